@@ -1,0 +1,14 @@
+#pragma once
+// clothlab-cli subcommands. Each returns the process exit code.
+#include <string>
+#include <vector>
+
+namespace clothlab::cli {
+
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 2;
+constexpr int kExitDiverged = 3;
+
+int runBench(const std::vector<std::string>& scenes, int steps, const std::string& jsonPath);
+
+}  // namespace clothlab::cli

@@ -1,0 +1,281 @@
+// clothlab-cli: headless runs of ClothLab scenes (batch work, benchmarks, tests).
+//
+//   clothlab-cli scenes
+//   clothlab-cli info MESH.obj|SCENE [--solver ID]
+//   clothlab-cli run SCENE [--solver ID] [--steps N] [--dt S] [--tol M] [--density KG_PER_M2]
+//                [--bending K] [--stats FILE] [--out DIR] [--every K] [--quiet]
+//   clothlab-cli bench [SCENE ...] [--steps N] [--json FILE]
+// Exit codes: 0 success, 2 bad input (message on stderr), 3 the simulation diverged.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "app/cli/commands.h"
+#include "sim/linear/runtime.h"
+#include "sim/obj_io.h"
+#include "sim/scene_library.h"
+#include "sim/simulation.h"
+#include "sim/solver_registry.h"
+
+namespace clothlab::cli {
+namespace {
+
+int fail(const std::string& message) {
+  std::cerr << "clothlab-cli: " << message << "\n";
+  return kExitBadInput;
+}
+
+int commandScenes() {
+  for (const SceneEntry& scene : builtinScenes())
+    std::cout << scene.name << "\t" << scene.description << "\n";
+  return kExitOk;
+}
+
+int commandInfo(const std::string& argument, const std::string& solverId) {
+  nlohmann::json out;
+  TriangleMesh mesh;
+  std::optional<Scene> scene;
+  std::string extension = std::filesystem::path(argument).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(), ::tolower);
+  if (extension == ".obj") {
+    auto loaded = loadObj(argument, /*validate=*/false);
+    if (!loaded) return fail(loaded.error());
+    mesh = loaded->mesh;
+    scene = sceneForObj(argument);
+    out["warnings"] = loaded->warnings;
+  } else {
+    auto resolved = resolveScene(argument);
+    if (!resolved) return fail(resolved.error());
+    scene = *resolved;
+    auto model = buildClothModel(*scene);
+    if (!model) return fail(model.error());
+    mesh = model->mesh;
+  }
+  if (!solverId.empty()) scene->solverId = solverId;
+  if (!createSolver(scene->solverId))
+    return fail("--solver: unknown solver '" + scene->solverId + "' (known: " + solverIdList() + ")");
+  const MeshTopology topology = buildTopology(mesh);
+  out["source"] = argument;
+  out["vertices"] = mesh.vertexCount();
+  out["triangles"] = mesh.triangleCount();
+  out["edges"] = topology.edgeCount();
+  out["boundary_edges"] = topology.boundaryEdges.size();
+  out["boundary_loops"] = topology.boundaryLoops.size();
+  out["components"] = topology.componentCount;
+  out["non_manifold_edges"] = topology.nonManifoldEdgeCount;
+  out["degenerate_triangles"] = topology.degenerateTriangleCount;
+  out["solver"] = scene->solverId;
+  auto simulation = Simulation::create(*scene);
+  if (simulation) {
+    const SolverCounts counts = (*simulation)->solver().counts();
+    out["particles"] = counts.particles;
+    out["constraints"] = counts.constraints;
+    out["boundary_constraints"] = counts.boundaryConstraints;
+  } else {
+    out["particles"] = nullptr;
+    out["constraints"] = nullptr;
+    out["boundary_constraints"] = nullptr;
+    out["solver_error"] = simulation.error();
+  }
+  std::cout << out.dump(2) << "\n";
+  return kExitOk;
+}
+
+struct RunOptions {
+  std::string scene, solver, statsPath, outDir;
+  std::optional<long> steps;
+  std::optional<double> dt, tolerance, density, bending;
+  int every = 1;
+  bool quiet = false;
+};
+
+nlohmann::json statsJson(const StepStats& s, const SolverCounts& counts, int pinned) {
+  nlohmann::json j{{"step", s.step},
+                   {"t", s.t},
+                   {"ms_total", s.msTotal},
+                   {"ms_factor", s.msFactor},
+                   {"ms_position", s.msPosition},
+                   {"ms_velocity", s.msVelocity},
+                   {"ms_collision", s.msCollision},
+                   {"ms_forces", s.msForces},
+                   {"position_iterations", s.positionIterations},
+                   {"backtracks", s.backtracks},
+                   {"max_position_error", s.maxPositionError},
+                   {"max_edge_strain", s.maxEdgeStrain},
+                   {"converged", s.converged},
+                   {"contacts", s.contacts},
+                   {"regularization", s.regularization},
+                   {"linear_solver", s.linearSolver},
+                   {"particles", counts.particles},
+                   {"constraints", counts.constraints},
+                   {"boundary_constraints", counts.boundaryConstraints},
+                   {"pinned", pinned}};
+  for (const auto& [key, value] : s.extra.items()) j[key] = value;
+  return j;
+}
+
+std::string frameName(long index) {
+  char name[32];
+  std::snprintf(name, sizeof name, "frame_%05ld.obj", index);
+  return name;
+}
+
+int commandRun(const RunOptions& options) {
+  auto resolved = resolveScene(options.scene);
+  if (!resolved) return fail(resolved.error());
+  Scene scene = *resolved;
+  if (!options.solver.empty()) scene.solverId = options.solver;
+  if (options.dt) scene.sim.dt = *options.dt;
+  if (options.density) scene.sim.density = *options.density;
+  if (options.bending) scene.sim.bending = *options.bending;
+  if (options.tolerance) scene.solverParams["tolerance"] = *options.tolerance;
+  if (options.dt && !(*options.dt > 0)) return fail("--dt: must be positive, got " + std::to_string(*options.dt));
+  if (options.density && !(*options.density > 0))
+    return fail("--density: must be positive, got " + std::to_string(*options.density));
+  if (options.every < 1) return fail("--every: must be at least 1");
+  const long steps = options.steps.value_or(std::max(1L, std::lround(1.0 / scene.sim.dt)));
+  if (steps < 0) return fail("--steps: must not be negative");
+  if (!createSolver(scene.solverId))
+    return fail("--solver: unknown solver '" + scene.solverId + "' (known: " + solverIdList() + ")");
+
+  auto created = Simulation::create(scene);
+  if (!created) return fail(created.error());
+  Simulation& simulation = **created;
+  for (const std::string& warning : simulation.cloth().warnings) std::cerr << "warning: " << warning << "\n";
+
+  // Outputs are opened only after everything above was valid.
+  std::ofstream stats;
+  if (!options.statsPath.empty()) {
+    stats.open(options.statsPath);
+    if (!stats) return fail(options.statsPath + ": cannot write");
+  }
+  if (!options.outDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.outDir, ec);
+    if (ec) return fail(options.outDir + ": cannot create: " + ec.message());
+  }
+  const auto& triangles = simulation.cloth().mesh.triangles;
+  long frames = 0;
+  auto writeFrame = [&]() -> bool {
+    const std::string path = (std::filesystem::path(options.outDir) / frameName(frames)).string();
+    if (auto e = writeObj(path, simulation.surface(), triangles)) {
+      std::cerr << "clothlab-cli: " << *e << "\n";
+      return false;
+    }
+    ++frames;
+    return true;
+  };
+  if (!options.outDir.empty() && !writeFrame()) return kExitBadInput;
+
+  const bool progress = !options.quiet && isatty(STDERR_FILENO);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<double> stepMs;
+  double worstError = 0, worstStrain = 0;
+  long iterations = 0, unconverged = 0;
+  std::optional<std::string> failure;
+  for (long i = 0; i < steps; ++i) {
+    if (auto e = simulation.step()) {
+      failure = e;
+      break;
+    }
+    const StepStats& s = simulation.lastStats();
+    stepMs.push_back(s.msTotal);
+    worstError = std::max(worstError, s.maxPositionError);
+    worstStrain = std::max(worstStrain, s.maxEdgeStrain);
+    iterations += s.positionIterations;
+    unconverged += s.converged ? 0 : 1;
+    if (stats.is_open())
+      stats << statsJson(s, simulation.solver().counts(), int(simulation.pins().size())).dump() << "\n";
+    if (!options.outDir.empty() && (i + 1) % options.every == 0 && !writeFrame()) return kExitBadInput;
+    if (progress && (i % 10 == 0 || i + 1 == steps)) {
+      const int width = 40, filled = int(width * (i + 1) / steps);
+      std::fprintf(stderr, "\r[%s%s] %ld/%ld steps", std::string(filled, '#').c_str(),
+                   std::string(width - filled, ' ').c_str(), i + 1, steps);
+      std::fflush(stderr);
+    }
+  }
+  if (progress) std::fprintf(stderr, "\n");
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::sort(stepMs.begin(), stepMs.end());
+  const double median = stepMs.empty() ? 0 : stepMs[stepMs.size() / 2];
+  const std::string framesNote =
+      options.outDir.empty() ? "" : ", " + std::to_string(frames) + " frames in " + options.outDir;
+  if (!options.quiet || failure) {
+    std::printf(
+        "%s: %s, %ld steps (%.3f s simulated) in %.2f s wall, median %.2f ms/step, "
+        "%.2f position solves/step, max position error %.3g m, max edge strain %.3g, "
+        "%ld steps above tolerance%s\n",
+        scene.name.c_str(), scene.solverId.c_str(), simulation.stepCount(), simulation.time(), wall,
+        median, simulation.stepCount() ? double(iterations) / simulation.stepCount() : 0.0,
+        worstError, worstStrain, unconverged, framesNote.c_str());
+  }
+  if (failure) {
+    std::cerr << "clothlab-cli: diverged at " << *failure << "\n";
+    return kExitDiverged;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace clothlab::cli
+
+int main(int argc, char** argv) {
+  using namespace clothlab::cli;
+  CLI::App app{"clothlab-cli: headless ClothLab (inextensible cloth solvers)"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for every subcommand");
+
+  app.add_subcommand("scenes", "List built-in scenes, one per line with a description");
+
+  auto* info = app.add_subcommand("info", "Mesh topology and solver counts as one JSON object");
+  std::string infoTarget, infoSolver;
+  info->add_option("target", infoTarget, "MESH.obj, scene .json or built-in scene name")->required();
+  info->add_option("--solver", infoSolver, "Solver id (default: the scene's)");
+
+  auto* run = app.add_subcommand("run", "Run a scene headless");
+  RunOptions options;
+  run->add_option("scene", options.scene, "Built-in scene name or scene .json path")->required();
+  run->add_option("--solver", options.solver, "Solver id");
+  run->add_option("--steps", options.steps, "Number of steps (default: 1 s of simulated time)");
+  run->add_option("--dt", options.dt, "Time step [s]");
+  run->add_option("--tol", options.tolerance, "Solver tolerance (impulse solvers: metres)");
+  run->add_option("--density", options.density, "Areal density [kg/m^2]");
+  run->add_option("--bending", options.bending, "Bending stiffness [N m]");
+  run->add_option("--stats", options.statsPath, "Per-step statistics, one JSON object per line");
+  run->add_option("--out", options.outDir, "Write surface OBJ frames to this folder");
+  run->add_option("--every", options.every, "Write a frame every K steps (default 1)");
+  run->add_flag("--quiet", options.quiet, "No progress bar or summary");
+
+  auto* bench = app.add_subcommand("bench", "Reproduce the paper's Table 1 timings");
+  std::vector<std::string> benchScenes;
+  int benchSteps = 100;
+  std::string benchJson;
+  bench->add_option("scenes", benchScenes, "Scenes (default: hanging tablecloth sphere-drop)");
+  bench->add_option("--steps", benchSteps, "Steps per scene and back end (default 100)");
+  bench->add_option("--json", benchJson, "Write the results as JSON");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "clothlab-cli: " << e.what() << "\n" << "Run with --help for usage.\n";
+    return kExitBadInput;
+  }
+  if (app.got_subcommand("scenes")) return commandScenes();
+  if (app.got_subcommand("info")) return commandInfo(infoTarget, infoSolver);
+  if (app.got_subcommand("run")) return commandRun(options);
+  if (app.got_subcommand("bench")) {
+    if (benchScenes.empty()) benchScenes = {"hanging", "tablecloth", "sphere-drop"};
+    return runBench(benchScenes, benchSteps, benchJson);
+  }
+  return kExitBadInput;
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages ClothLab builds and tests with. Needs root or sudo.
+# Usage: scripts/setup.sh            (build + test dependencies)
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config
+  libeigen3-dev               # Eigen 3.4: dense/sparse linear algebra
+  libsuitesparse-dev          # CHOLMOD 5.12 (with METIS) for the per-step factorization
+  libopenblas0-pthread        # OpenBLAS as the system BLAS CHOLMOD runs on (replaces netlib)
+  libtinyobjloader-dev        # OBJ loading
+  nlohmann-json3-dev          # scene files, stats, CLI JSON output
+  libcli11-dev                # command-line parsing
+  libgtest-dev                # unit and scenario tests
+)
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all packages present"
+fi

@@ -1,0 +1,73 @@
+#include "sim/bending.h"
+
+#include <vector>
+
+namespace clothlab {
+
+double cotangent(const Vec3& a, const Vec3& b) {
+  const double sine = a.cross(b).norm();
+  return a.dot(b) / std::max(sine, 1e-300);
+}
+
+SparseMatrix hingeBendingMatrix(const TriangleMesh& rest, const MeshTopology& topology) {
+  const int n = rest.vertexCount();
+  std::vector<Eigen::Triplet<double>> triplets;
+  auto opposite = [&](int t, int a, int b) {
+    for (int v : rest.triangles[t])
+      if (v != a && v != b) return v;
+    return -1;
+  };
+  for (int e = 0; e < topology.edgeCount(); ++e) {
+    if (topology.edgeTriCount[e] != 2) continue;
+    const int v0 = topology.edges[e][0], v1 = topology.edges[e][1];
+    const int v2 = opposite(topology.edgeTris[e][0], v0, v1);
+    const int v3 = opposite(topology.edgeTris[e][1], v0, v1);
+    const Vec3 x0 = rest.positions.row(v0), x1 = rest.positions.row(v1),
+               x2 = rest.positions.row(v2), x3 = rest.positions.row(v3);
+    const Vec3 e0 = x1 - x0, e1 = x2 - x0, e2 = x3 - x0, e3 = x2 - x1, e4 = x3 - x1;
+    const double c01 = cotangent(e0, e1), c02 = cotangent(e0, e2);
+    const double c03 = cotangent(-e0, e3), c04 = cotangent(-e0, e4);
+    const double a0 = 0.5 * e0.cross(e1).norm(), a1 = 0.5 * e0.cross(e2).norm();
+    const double k[4] = {c03 + c04, c01 + c02, -c01 - c03, -c02 - c04};
+    const int v[4] = {v0, v1, v2, v3};
+    const double scale = 3.0 / (a0 + a1);
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) triplets.emplace_back(v[i], v[j], scale * k[i] * k[j]);
+  }
+  SparseMatrix q(n, n);
+  q.setFromTriplets(triplets.begin(), triplets.end());
+  return q;
+}
+
+SparseMatrix crBendingMatrix(const TriangleMesh& rest, const MeshTopology& topology) {
+  const int edgeCount = topology.edgeCount();
+  std::vector<Eigen::Triplet<double>> stiffness;
+  Eigen::VectorXd mass = Eigen::VectorXd::Zero(edgeCount);
+  for (int t = 0; t < rest.triangleCount(); ++t) {
+    const Tri& f = rest.triangles[t];
+    const double area = triangleArea(rest, t);
+    for (int k = 0; k < 3; ++k) {
+      // Corner k: angle between the two edges leaving it; couples the other two edges' particles.
+      const Vec3 p = rest.positions.row(f[k]);
+      const Vec3 a = Vec3(rest.positions.row(f[(k + 1) % 3])) - p;
+      const Vec3 b = Vec3(rest.positions.row(f[(k + 2) % 3])) - p;
+      const double w = 2.0 * cotangent(a, b);
+      const int ej = topology.triEdges[t][(k + 1) % 3], el = topology.triEdges[t][(k + 2) % 3];
+      stiffness.emplace_back(ej, el, -w);
+      stiffness.emplace_back(el, ej, -w);
+      stiffness.emplace_back(ej, ej, w);
+      stiffness.emplace_back(el, el, w);
+      mass[topology.triEdges[t][k]] += area / 3.0;
+    }
+  }
+  SparseMatrix l(edgeCount, edgeCount);
+  l.setFromTriplets(stiffness.begin(), stiffness.end());
+  Eigen::VectorXd inverseMass = Eigen::VectorXd::Zero(edgeCount);
+  for (int e = 0; e < edgeCount; ++e)
+    if (topology.edgeTriCount[e] == 2) inverseMass[e] = 1.0 / mass[e];
+  SparseMatrix q = SparseMatrix(l.transpose()) * inverseMass.asDiagonal() * l;
+  q.prune(0.0);
+  return q;
+}
+
+}  // namespace clothlab

@@ -1,0 +1,23 @@
+#pragma once
+// Quadratic bending energies for cloth that is flat at rest (Bergou et al. 2006; Wardetzky et
+// al. 2007), E_b = k_b/2 * sum over coordinates of x^T Q x, with a constant Q built on the rest
+// mesh. The force is -k_b Q x, the Hessian k_b Q.
+//  - hingeBendingMatrix: on mesh vertices. Per interior edge (x0, x1) with opposite vertices x2,
+//    x3: Q_e = 3 / (A0 + A1) K K^T with the cotangent weights K of the hinge (methods 2.5).
+//  - crBendingMatrix: on edge midpoints (Crouzeix-Raviart, the nonconforming version used by
+//    impulse-nc): Q = sum over interior edges e of l_e l_e^T / M_ee, l_e a row of the CR
+//    stiffness matrix, M_ee = sum of adjacent areas / 3 (methods 1.10). Boundary rows are left
+//    out, otherwise a flat sheet would carry spurious in-plane forces.
+// Both annihilate any flat configuration, and E_cr(midpoints(x)) equals E_hinge(x).
+#include "sim/linear/spd_solver.h"
+#include "sim/mesh.h"
+
+namespace clothlab {
+
+SparseMatrix hingeBendingMatrix(const TriangleMesh& rest, const MeshTopology& topology);
+SparseMatrix crBendingMatrix(const TriangleMesh& rest, const MeshTopology& topology);
+
+// cot of the angle between a and b.
+double cotangent(const Vec3& a, const Vec3& b);
+
+}  // namespace clothlab

@@ -1,0 +1,63 @@
+#include "sim/linear/runtime.h"
+
+#include <cholmod.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+
+extern "C" long long clothlab_omp_inlined_regions() __attribute__((weak));
+
+namespace clothlab {
+
+void configureLinearAlgebra() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    using SetThreads = void (*)(int);
+    if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
+      int threads = 1;
+      if (const char* env = std::getenv("OPENBLAS_NUM_THREADS")) threads = std::max(1, std::atoi(env));
+      set(threads);
+    }
+  });
+}
+
+LinearAlgebraInfo linearAlgebraInfo() {
+  configureLinearAlgebra();
+  LinearAlgebraInfo info;
+  using GetConfig = char* (*)();
+  using GetThreads = int (*)();
+  auto config = reinterpret_cast<GetConfig>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
+  auto threads = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  if (config) {
+    info.blas = std::string("OpenBLAS (") + config() + ")";
+    if (threads) info.blas += ", " + std::to_string(threads()) + " thread(s)";
+  } else if (void* dgemm = dlsym(RTLD_DEFAULT, "dgemm_")) {
+    Dl_info where{};
+    dladdr(dgemm, &where);
+    info.blas = std::string("non-OpenBLAS BLAS from ") + (where.dli_fname ? where.dli_fname : "?") +
+                " (likely netlib reference: slow)";
+  } else {
+    info.blas = "no BLAS loaded";
+  }
+  info.cholmod = "CHOLMOD " + std::to_string(CHOLMOD_MAIN_VERSION) + "." +
+                 std::to_string(CHOLMOD_SUB_VERSION) + "." + std::to_string(CHOLMOD_SUBSUB_VERSION);
+  if (!clothlab_omp_inlined_regions) {
+    info.inlinedRegions = -1;
+    info.openmp = "libgomp teams (interposer not linked; slow on these VMs)";
+  } else if (clothlab_omp_inlined_regions() == -2) {
+    info.inlinedRegions = -1;
+    info.openmp = "libgomp teams (CLOTHLAB_CHOLMOD_OPENMP=1)";
+  } else {
+    info.inlinedRegions = clothlab_omp_inlined_regions();
+    info.openmp = "OpenMP regions inline on the calling thread";
+  }
+  return info;
+}
+
+std::string describeLinearAlgebra() {
+  const LinearAlgebraInfo info = linearAlgebraInfo();
+  return "BLAS: " + info.blas + "; " + info.cholmod + "; CHOLMOD OpenMP: " + info.openmp;
+}
+
+}  // namespace clothlab

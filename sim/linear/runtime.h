@@ -1,0 +1,24 @@
+#pragma once
+// The linear-algebra runtime ClothLab runs on, and its configuration (see shared perf notes):
+//  - OpenBLAS is kept at one thread (CHOLMOD's supernodes here are tiny; threads only cost);
+//  - Debian's CHOLMOD opens OpenMP regions inside supernodal factorization that cost ~20 us each
+//    on these machines. Executables link sim/linear/omp_inline.cpp, which runs those regions
+//    inline on the calling thread. CLOTHLAB_CHOLMOD_OPENMP=1 restores libgomp's behaviour.
+// Both are optional: without them everything stays correct, only slower, and describe() says so.
+#include <string>
+
+namespace clothlab {
+
+// Idempotent; called by the CHOLMOD solver before first use.
+void configureLinearAlgebra();
+
+struct LinearAlgebraInfo {
+  std::string blas;         // e.g. "OpenBLAS 0.3.21 ... (pthread), 1 thread"
+  std::string cholmod;      // e.g. "CHOLMOD 3.0.14 (SuiteSparse 5.12)"
+  std::string openmp;       // how CHOLMOD's OpenMP regions run
+  long long inlinedRegions = 0;  // OpenMP regions run inline so far (-1: interposer not linked)
+};
+LinearAlgebraInfo linearAlgebraInfo();
+std::string describeLinearAlgebra();  // one line of the above
+
+}  // namespace clothlab

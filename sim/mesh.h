@@ -1,0 +1,55 @@
+#pragma once
+// Triangle meshes and their topology.
+//
+// TriangleMesh is plain data (positions + triangles). MeshTopology is derived once from it:
+// unique edges, the edge opposite each triangle corner, edge-triangle adjacency, boundary edges
+// and loops, connected components, vertex one-rings, and counts of defects (non-manifold edges,
+// degenerate triangles) for validation and `clothlab-cli info`.
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+#include <array>
+#include <vector>
+
+namespace clothlab {
+
+using Vec3 = Eigen::Vector3d;
+using Positions = Eigen::MatrixX3d;  // one row per vertex or particle [m]
+using Tri = std::array<int, 3>;
+
+struct TriangleMesh {
+  Positions positions;          // vertexCount x 3 [m]
+  std::vector<Tri> triangles;   // counter-clockwise vertex indices
+  int vertexCount() const { return static_cast<int>(positions.rows()); }
+  int triangleCount() const { return static_cast<int>(triangles.size()); }
+};
+
+struct MeshTopology {
+  std::vector<std::array<int, 2>> edges;     // unique edges, v0 < v1
+  std::vector<std::array<int, 3>> triEdges;  // triEdges[t][k]: edge opposite local corner k of t
+  std::vector<std::array<int, 2>> edgeTris;  // first two adjacent triangles, -1 where absent
+  std::vector<int> edgeTriCount;             // number of triangles using each edge (1, 2, or >2)
+  std::vector<int> boundaryEdges;            // edges with exactly one triangle
+  std::vector<std::vector<int>> boundaryLoops;  // vertex cycles along the boundary
+  std::vector<int> triComponent;             // component id per triangle
+  int componentCount = 0;
+  std::vector<std::vector<int>> vertexNeighbours;  // one-ring vertices, sorted
+  std::vector<std::vector<int>> vertexTris;        // incident triangles per vertex
+  int nonManifoldEdgeCount = 0;  // edges shared by more than two triangles
+  int degenerateTriangleCount = 0;  // zero area or a repeated index
+  int edgeCount() const { return static_cast<int>(edges.size()); }
+  bool isBoundaryEdge(int e) const { return edgeTriCount[e] == 1; }
+};
+
+// Builds the topology. Works on any index-valid mesh, including non-manifold ones (counted).
+MeshTopology buildTopology(const TriangleMesh& mesh);
+
+// Area of triangle t [m^2].
+double triangleArea(const TriangleMesh& mesh, int t);
+
+// True when the triangle has a repeated index or an area below relTol * (longest edge)^2.
+bool isDegenerate(const TriangleMesh& mesh, int t, double relTol = 1e-12);
+
+// Per-vertex unit normals, area-weighted from incident triangles (zero for isolated vertices).
+Positions vertexNormals(const Positions& positions, const std::vector<Tri>& triangles);
+
+}  // namespace clothlab

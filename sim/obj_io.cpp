@@ -1,0 +1,285 @@
+#include "sim/obj_io.h"
+
+#include <tiny_obj_loader.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace clothlab {
+namespace {
+
+// Line numbers of the `v` and `f` records, so that errors found after parsing can point at the
+// line that caused them, and a check of every coordinate token (tinyobjloader reads "nan" or a
+// missing coordinate silently as a number).
+struct ObjLineIndex {
+  std::vector<int> vertexLines;  // 1-based line of the i-th `v` record
+  std::optional<std::string> coordinateError;
+  std::optional<std::string> indexError;  // a face index that is 0 or out of range
+  long long maxIndex = 0;  // largest positive face index, checked once all vertices are known
+  int maxIndexLine = 0;
+
+};
+
+ObjLineIndex indexObjLines(const std::string& path) {
+  ObjLineIndex index;
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  int lineNo = 0;
+  while (std::getline(in, line)) {
+    ++lineNo;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    size_t p = line.find_first_not_of(" \t");
+    if (p == std::string::npos) continue;
+    if (line.compare(p, 2, "v ") == 0 || line.compare(p, 2, "v\t") == 0) {
+      index.vertexLines.push_back(lineNo);
+      if (index.coordinateError) continue;
+      std::istringstream tokens(line.substr(p + 2));
+      std::string token;
+      int count = 0;
+      while (count < 3 && tokens >> token) {
+        if (token[0] == '#') break;
+        char* end = nullptr;
+        errno = 0;
+        const double value = std::strtod(token.c_str(), &end);
+        if (end == token.c_str() || *end != '\0') {
+          index.coordinateError = "line " + std::to_string(lineNo) + ": vertex coordinate '" +
+                                  token + "' is not a number";
+        } else if (!std::isfinite(value) || (errno == ERANGE && std::abs(value) > 1.0)) {
+          index.coordinateError = "line " + std::to_string(lineNo) + ": vertex coordinate '" +
+                                  token + "' is not finite";
+        }
+        ++count;
+        if (index.coordinateError) break;
+      }
+      if (!index.coordinateError && count < 3)
+        index.coordinateError = "line " + std::to_string(lineNo) + ": vertex has " +
+                                std::to_string(count) + " coordinate(s), 3 needed";
+    } else if (line.compare(p, 2, "f ") == 0 || line.compare(p, 2, "f\t") == 0) {
+      if (index.indexError) continue;
+      // OBJ indices are 1-based; negative ones count back from the latest vertex.
+      const long long defined = static_cast<long long>(index.vertexLines.size());
+      std::istringstream tokens(line.substr(p + 2));
+      std::string token;
+      while (tokens >> token && !index.indexError) {
+        if (token[0] == '#') break;
+        char* end = nullptr;
+        const long long value = std::strtoll(token.c_str(), &end, 10);
+        if (end == token.c_str()) continue;  // tinyobjloader reports the syntax itself
+        const std::string at = "line " + std::to_string(lineNo) + ": face index " + token;
+        if (value == 0) index.indexError = at + " is 0 (OBJ indices start at 1)";
+        else if (value < 0 && -value > defined)
+          index.indexError = at + " reaches before the first vertex (" + std::to_string(defined) +
+                             " defined so far)";
+        else if (value > index.maxIndex) {
+          index.maxIndex = value;
+          index.maxIndexLine = lineNo;
+        }
+      }
+    }
+  }
+  if (!index.indexError && index.maxIndex > static_cast<long long>(index.vertexLines.size()))
+    index.indexError = "line " + std::to_string(index.maxIndexLine) + ": face index " +
+                       std::to_string(index.maxIndex) + " is out of range (the file has " +
+                       std::to_string(index.vertexLines.size()) + " vertices)";
+  return index;
+}
+
+std::string firstLine(const std::string& text) {
+  std::string s = text.substr(0, text.find('\n'));
+  while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Error{path + ": file not found"};
+  if (std::filesystem::is_directory(path, ec)) return Error{path + ": is a directory, not a file"};
+  {
+    std::ifstream probe(path, std::ios::binary);
+    if (!probe) return Error{path + ": cannot open: " + std::strerror(errno)};
+  }
+  const ObjLineIndex lines = indexObjLines(path);
+  if (lines.coordinateError) return Error{path + ": " + *lines.coordinateError};
+  if (lines.indexError) return Error{path + ": " + *lines.indexError};
+
+  tinyobj::ObjReaderConfig config;
+  config.triangulate = true;
+  config.vertex_color = false;
+  config.mtl_search_path = std::filesystem::path(path).parent_path().string();
+  tinyobj::ObjReader reader;
+  const bool parsed = reader.ParseFromFile(path, config);
+  if (!parsed || !reader.Error().empty()) {
+    std::string message = reader.Error().empty() ? "unknown parse error" : firstLine(reader.Error());
+    return Error{path + ": malformed OBJ: " + message};
+  }
+
+  const auto& attrib = reader.GetAttrib();
+  const int rawVertexCount = static_cast<int>(attrib.vertices.size() / 3);
+  LoadedMesh out;
+  std::vector<Tri> triangles;
+  std::vector<std::array<int, 3>> texcoordCorners;
+  bool texcoordsComplete = true;
+  int faceRecord = 0;
+  for (const auto& shape : reader.GetShapes()) {
+    const auto& m = shape.mesh;
+    size_t offset = 0;
+    for (size_t f = 0; f < m.num_face_vertices.size(); ++f, ++faceRecord) {
+      const int arity = m.num_face_vertices[f];
+      if (arity != 3) {  // triangulate=true leaves only triangles; anything else is malformed
+        offset += arity;
+        continue;
+      }
+      Tri tri;
+      std::array<int, 3> uv{-1, -1, -1};
+      for (int k = 0; k < 3; ++k) {
+        const auto& idx = m.indices[offset + k];
+        if (idx.vertex_index < 0 || idx.vertex_index >= rawVertexCount) {
+          return Error{path + ": face " + std::to_string(faceRecord + 1) + " refers to vertex " +
+                       std::to_string(idx.vertex_index + 1) + ", but the file has " +
+                       std::to_string(rawVertexCount) + " vertices (indices are 1-based)"};
+        }
+        tri[k] = idx.vertex_index;
+        uv[k] = idx.texcoord_index;
+        if (idx.texcoord_index < 0) texcoordsComplete = false;
+      }
+      triangles.push_back(tri);
+      texcoordCorners.push_back(uv);
+      offset += 3;
+    }
+  }
+  if (triangles.empty())
+    return Error{path + ": empty mesh: no usable triangle faces (" +
+                 std::to_string(rawVertexCount) + " vertices)"};
+
+  // Drop zero-area triangles with a warning that names them (1-based, after triangulation).
+  TriangleMesh raw;
+  raw.positions.resize(rawVertexCount, 3);
+  for (int i = 0; i < rawVertexCount; ++i)
+    for (int d = 0; d < 3; ++d) raw.positions(i, d) = attrib.vertices[3 * i + d];
+  raw.triangles = triangles;
+  std::vector<Tri> kept;
+  std::vector<std::array<int, 3>> keptUv;
+  std::vector<int> dropped;
+  for (int t = 0; t < raw.triangleCount(); ++t) {
+    if (validate && isDegenerate(raw, t)) {
+      dropped.push_back(t);
+    } else {
+      kept.push_back(triangles[t]);
+      keptUv.push_back(texcoordCorners[t]);
+    }
+  }
+  if (!dropped.empty()) {
+    std::ostringstream w;
+    w << path << ": dropped " << dropped.size() << " zero-area triangle(s) (triangle";
+    for (size_t i = 0; i < dropped.size() && i < 10; ++i) w << ' ' << dropped[i] + 1;
+    if (dropped.size() > 10) w << " ...";
+    w << ")";
+    out.warnings.push_back(w.str());
+  }
+  if (kept.empty()) return Error{path + ": empty mesh: every triangle has zero area"};
+
+  // Compact away unreferenced vertices.
+  std::vector<int> remap(rawVertexCount, -1);
+  int vertexCount = 0;
+  for (auto& tri : kept)
+    for (int& v : tri) {
+      if (remap[v] < 0) remap[v] = vertexCount++;
+      v = remap[v];
+    }
+  if (vertexCount < rawVertexCount)
+    out.warnings.push_back(path + ": ignored " + std::to_string(rawVertexCount - vertexCount) +
+                           " vertex/vertices not used by any triangle");
+  out.mesh.positions.resize(vertexCount, 3);
+  for (int i = 0; i < rawVertexCount; ++i)
+    if (remap[i] >= 0) out.mesh.positions.row(remap[i]) = raw.positions.row(i);
+  out.mesh.triangles = std::move(kept);
+
+  // Texture coordinates become per-vertex data when every corner of a vertex names the same one.
+  if (texcoordsComplete && !attrib.texcoords.empty()) {
+    std::vector<int> vertexUv(vertexCount, -1);
+    bool consistent = true;
+    for (size_t t = 0; t < out.mesh.triangles.size() && consistent; ++t)
+      for (int k = 0; k < 3; ++k) {
+        int& slot = vertexUv[out.mesh.triangles[t][k]];
+        if (slot >= 0 && slot != keptUv[t][k]) consistent = false;
+        slot = keptUv[t][k];
+      }
+    if (consistent) {
+      Eigen::MatrixX2d uv(vertexCount, 2);
+      for (int i = 0; i < vertexCount; ++i)
+        uv.row(i) << attrib.texcoords[2 * vertexUv[i]], attrib.texcoords[2 * vertexUv[i] + 1];
+      out.texcoords = uv;
+    }
+  }
+
+  if (validate)
+    if (auto problem = validateMesh(out.mesh, path)) return Error{*problem};
+  return out;
+}
+
+std::optional<std::string> validateMesh(const TriangleMesh& mesh, const std::string& source) {
+  if (mesh.vertexCount() == 0 || mesh.triangleCount() == 0)
+    return source + ": empty mesh (" + std::to_string(mesh.vertexCount()) + " vertices, " +
+           std::to_string(mesh.triangleCount()) + " triangles)";
+  if (!mesh.positions.allFinite()) {
+    for (int i = 0; i < mesh.vertexCount(); ++i)
+      if (!mesh.positions.row(i).allFinite())
+        return source + ": vertex " + std::to_string(i + 1) + " has a non-finite coordinate";
+  }
+  for (int t = 0; t < mesh.triangleCount(); ++t)
+    for (int v : mesh.triangles[t])
+      if (v < 0 || v >= mesh.vertexCount())
+        return source + ": triangle " + std::to_string(t + 1) + " refers to vertex " +
+               std::to_string(v + 1) + " of " + std::to_string(mesh.vertexCount());
+  const MeshTopology topo = buildTopology(mesh);
+  if (topo.nonManifoldEdgeCount > 0) {
+    for (int e = 0; e < topo.edgeCount(); ++e)
+      if (topo.edgeTriCount[e] > 2)
+        return source + ": non-manifold mesh: " + std::to_string(topo.nonManifoldEdgeCount) +
+               " edge(s) shared by more than two triangles, e.g. the edge between vertices " +
+               std::to_string(topo.edges[e][0] + 1) + " and " + std::to_string(topo.edges[e][1] + 1) +
+               " is shared by " + std::to_string(topo.edgeTriCount[e]) + " triangles";
+  }
+  for (int t = 0; t < mesh.triangleCount(); ++t)
+    if (isDegenerate(mesh, t))
+      return source + ": triangle " + std::to_string(t + 1) + " has zero area";
+  return std::nullopt;
+}
+
+std::optional<std::string> writeObj(const std::string& path, const Positions& positions,
+                                    const std::vector<Tri>& triangles) {
+  if (!positions.allFinite()) return path + ": refusing to write non-finite positions";
+  const std::string temporary = path + ".tmp";
+  {
+    std::FILE* file = std::fopen(temporary.c_str(), "wb");
+    if (!file) return path + ": cannot write: " + std::strerror(errno);
+    std::fprintf(file, "# ClothLab surface: %d vertices, %d triangles\n",
+                 static_cast<int>(positions.rows()), static_cast<int>(triangles.size()));
+    for (Eigen::Index i = 0; i < positions.rows(); ++i)
+      std::fprintf(file, "v %.9g %.9g %.9g\n", positions(i, 0), positions(i, 1), positions(i, 2));
+    for (const Tri& f : triangles) std::fprintf(file, "f %d %d %d\n", f[0] + 1, f[1] + 1, f[2] + 1);
+    const bool failed = std::ferror(file) != 0;
+    if (std::fclose(file) != 0 || failed) {
+      std::remove(temporary.c_str());
+      return path + ": write failed";
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::remove(temporary.c_str());
+    return path + ": cannot write: " + ec.message();
+  }
+  return std::nullopt;
+}
+
+}  // namespace clothlab

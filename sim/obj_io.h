@@ -1,0 +1,37 @@
+#pragma once
+// OBJ input and output.
+//
+// loadObj reads a Wavefront OBJ with tinyobjloader (double precision), triangulates polygons,
+// merges all groups/objects into one mesh and validates it. Every failure names the file and,
+// where it is known, the line. Zero-area triangles are dropped with a warning; unreferenced
+// vertices are removed with a warning (indices are renumbered).
+#include <Eigen/Core>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/mesh.h"
+#include "sim/result.h"
+
+namespace clothlab {
+
+struct LoadedMesh {
+  TriangleMesh mesh;
+  std::optional<Eigen::MatrixX2d> texcoords;  // per vertex, when every corner agrees
+  std::vector<std::string> warnings;          // e.g. dropped triangles (which, and why)
+};
+
+// validate = false keeps degenerate triangles and skips validateMesh (for `info`, which reports
+// defects instead of refusing them); unreadable or malformed files are errors either way.
+Result<LoadedMesh> loadObj(const std::string& path, bool validate = true);
+
+// Validates a mesh for simulation: non-empty, finite, indices in range, no edge shared by more
+// than two triangles, no degenerate triangle. `source` names the mesh in messages.
+std::optional<std::string> validateMesh(const TriangleMesh& mesh, const std::string& source);
+
+// Writes positions + triangles as OBJ. Refuses non-finite positions (nothing is written then).
+// Writes to a temporary file and renames it, so a failure never leaves a partial file.
+std::optional<std::string> writeObj(const std::string& path, const Positions& positions,
+                                    const std::vector<Tri>& triangles);
+
+}  // namespace clothlab

@@ -1,0 +1,40 @@
+#pragma once
+// Analytic obstacles (ground plane, sphere, axis-aligned box) and the position-level contact
+// response used on the conforming surface: a point closer than `thickness` to an obstacle is
+// moved out along the surface normal, and its tangential motion over the step is reduced by
+// Coulomb friction (the tangential correction is at most friction x normal correction).
+#include <string>
+#include <vector>
+
+#include "sim/mesh.h"
+
+namespace clothlab {
+
+struct Obstacle {
+  enum class Type { Plane, Sphere, Box };
+  Type type = Type::Plane;
+  Vec3 point{0, 0, 0};        // plane: a point on it; sphere/box: centre [m]
+  Vec3 normal{0, 1, 0};       // plane: unit normal pointing to the free side
+  double radius = 0.5;        // sphere [m]
+  Vec3 halfExtents{0.5, 0.5, 0.5};  // box, axis-aligned [m]
+  double friction = 0.3;      // Coulomb coefficient, >= 0
+};
+
+std::string obstacleTypeName(Obstacle::Type type);
+
+// Signed distance from p to the obstacle surface (negative inside) and the outward unit normal.
+double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal);
+
+struct ContactResult {
+  int contactCount = 0;       // points moved this step
+  double maxDepth = 0;        // deepest penetration before correction [m]
+};
+
+// Moves every point of `positions` that lies within `thickness` of an obstacle out to that
+// distance, with friction against its displacement since `previous` (positions at the start of
+// the step). Writes the corrections into `correction` (same shape, zero where untouched).
+ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thickness,
+                              const Positions& previous, const Positions& positions,
+                              Positions& correction);
+
+}  // namespace clothlab

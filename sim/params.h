@@ -1,0 +1,111 @@
+#pragma once
+// Parameter structs described by tables.
+//
+// Each parameter struct (solver parameters, simulation parameters) is plain data with defaults.
+// A ParamTable lists its fields with key, unit, range and meaning, so that one generic piece of
+// code reads them from JSON with clear errors, validates them, writes them back, and (in app/)
+// draws a panel for them. sim/ never sees the panel.
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace clothlab {
+
+template <class Params>
+struct ParamInfo {
+  using Field = std::variant<double Params::*, int Params::*, bool Params::*, std::string Params::*>;
+  ParamInfo(std::string key_, std::string unit_, std::string description_, Field field_,
+            double min_ = 0, double max_ = 0, bool logarithmic_ = false,
+            std::vector<std::string> choices_ = std::vector<std::string>())
+      : key(std::move(key_)), unit(std::move(unit_)), description(std::move(description_)),
+        field(field_), min(min_), max(max_), logarithmic(logarithmic_), choices(std::move(choices_)) {}
+  std::string key;          // JSON key, e.g. "max_iterations"
+  std::string unit;         // SI unit or "" for dimensionless
+  std::string description;  // one line
+  Field field;
+  double min = 0, max = 0;  // valid closed range for numbers
+  bool logarithmic = false;  // range spans decades: logarithmic slider
+  std::vector<std::string> choices;  // for string fields
+};
+
+template <class Params>
+using ParamTable = std::vector<ParamInfo<Params>>;
+
+// Checks ranges and choices. Returns the first problem, naming `where` + key.
+template <class Params>
+std::optional<std::string> validateParams(const ParamTable<Params>& table, const Params& params,
+                                          const std::string& where) {
+  for (const auto& info : table) {
+    const std::string at = where + "." + info.key;
+    auto range = [&](double v) -> std::optional<std::string> {
+      if (!(v >= info.min && v <= info.max))  // also catches NaN
+        return at + ": " + nlohmann::json(v).dump() + " is outside the valid range [" +
+               nlohmann::json(info.min).dump() + ", " + nlohmann::json(info.max).dump() + "]" +
+               (info.unit.empty() ? "" : " " + info.unit);
+      return std::nullopt;
+    };
+    if (auto member = std::get_if<double Params::*>(&info.field)) {
+      if (auto e = range(params.*(*member))) return e;
+    } else if (auto member = std::get_if<int Params::*>(&info.field)) {
+      if (auto e = range(params.*(*member))) return e;
+    } else if (auto member = std::get_if<std::string Params::*>(&info.field)) {
+      const std::string& v = params.*(*member);
+      if (!info.choices.empty() &&
+          std::find(info.choices.begin(), info.choices.end(), v) == info.choices.end()) {
+        std::string list;
+        for (const auto& c : info.choices) list += (list.empty() ? "" : ", ") + c;
+        return at + ": '" + v + "' is not one of " + list;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// Reads the keys of `object` into `params`. Unknown keys, wrong types and out-of-range values are
+// errors naming `where` + key. Keys in `ignoredKeys` are skipped (handled by the caller).
+template <class Params>
+std::optional<std::string> readParams(const nlohmann::json& object, const ParamTable<Params>& table,
+                                      Params& params, const std::string& where,
+                                      const std::vector<std::string>& ignoredKeys = {}) {
+  if (!object.is_object()) return where + ": expected an object";
+  for (const auto& [key, value] : object.items()) {
+    if (std::find(ignoredKeys.begin(), ignoredKeys.end(), key) != ignoredKeys.end()) continue;
+    const ParamInfo<Params>* info = nullptr;
+    for (const auto& entry : table)
+      if (entry.key == key) info = &entry;
+    if (!info) {
+      std::string known;
+      for (const auto& entry : table) known += (known.empty() ? "" : ", ") + entry.key;
+      for (const auto& k : ignoredKeys) known += (known.empty() ? "" : ", ") + k;
+      return where + "." + key + ": unknown key (known: " + known + ")";
+    }
+    const std::string at = where + "." + key;
+    if (auto member = std::get_if<double Params::*>(&info->field)) {
+      if (!value.is_number()) return at + ": expected a number, got " + value.type_name();
+      params.*(*member) = value.template get<double>();
+    } else if (auto member = std::get_if<int Params::*>(&info->field)) {
+      if (!value.is_number_integer()) return at + ": expected an integer, got " + value.dump();
+      params.*(*member) = value.template get<int>();
+    } else if (auto member = std::get_if<bool Params::*>(&info->field)) {
+      if (!value.is_boolean()) return at + ": expected true or false, got " + value.dump();
+      params.*(*member) = value.template get<bool>();
+    } else if (auto member = std::get_if<std::string Params::*>(&info->field)) {
+      if (!value.is_string()) return at + ": expected a string, got " + value.dump();
+      params.*(*member) = value.template get<std::string>();
+    }
+  }
+  return validateParams(table, params, where);
+}
+
+template <class Params>
+nlohmann::json writeParams(const ParamTable<Params>& table, const Params& params) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& info : table)
+    std::visit([&](auto member) { out[info.key] = params.*member; }, info.field);
+  return out;
+}
+
+}  // namespace clothlab

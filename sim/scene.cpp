@@ -1,0 +1,450 @@
+#include "sim/scene.h"
+
+#include <Eigen/Geometry>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numbers>
+
+#include "sim/obj_io.h"
+
+namespace clothlab {
+
+using nlohmann::json;
+
+const ParamTable<SimParams>& SimParams::table() {
+  static const ParamTable<SimParams> table = {
+      {"density", "kg/m^2", "areal mass density of the cloth", &SimParams::density, 1e-4, 100, true},
+      {"dt", "s", "time step", &SimParams::dt, 1e-5, 0.1, true},
+      {"damping", "1/s", "linear velocity damping", &SimParams::damping, 0, 100, false},
+      {"bending", "N m", "bending stiffness k_b", &SimParams::bending, 0, 10, false},
+      {"thickness", "m", "distance kept from obstacles", &SimParams::thickness, 0, 0.1, false},
+      {"friction", "", "default obstacle friction coefficient", &SimParams::friction, 0, 10, false},
+  };
+  return table;
+}
+
+Vec3 Transform::apply(const Vec3& p) const {
+  const double k = std::numbers::pi / 180.0;
+  const Eigen::Matrix3d rotation =
+      (Eigen::AngleAxisd(rotateDeg.z() * k, Vec3::UnitZ()) *
+       Eigen::AngleAxisd(rotateDeg.y() * k, Vec3::UnitY()) *
+       Eigen::AngleAxisd(rotateDeg.x() * k, Vec3::UnitX()))
+          .toRotationMatrix();
+  return rotation * (scale * p) + translate;
+}
+
+const std::vector<std::string>& pinPresetNames() {
+  static const std::vector<std::string> names = {"top-corners", "four-corners", "top-edge"};
+  return names;
+}
+
+namespace {
+
+std::optional<std::string> readVec3(const json& value, const std::string& at, Vec3& out) {
+  if (!value.is_array() || value.size() != 3)
+    return at + ": expected an array of 3 numbers, got " + value.dump();
+  for (int d = 0; d < 3; ++d) {
+    if (!value[d].is_number()) return at + ": expected an array of 3 numbers, got " + value.dump();
+    out[d] = value[d].get<double>();
+    if (!std::isfinite(out[d])) return at + ": non-finite value";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> readNumber(const json& object, const std::string& key,
+                                      const std::string& where, double& out, double min,
+                                      double max) {
+  if (!object.contains(key)) return std::nullopt;
+  const json& v = object[key];
+  const std::string at = where + "." + key;
+  if (!v.is_number()) return at + ": expected a number, got " + v.dump();
+  out = v.get<double>();
+  if (!(out >= min && out <= max))
+    return at + ": " + v.dump() + " is outside the valid range [" + json(min).dump() + ", " +
+           json(max).dump() + "]";
+  return std::nullopt;
+}
+
+std::optional<std::string> readInt(const json& object, const std::string& key,
+                                   const std::string& where, int& out, int min, int max) {
+  if (!object.contains(key)) return std::nullopt;
+  const json& v = object[key];
+  const std::string at = where + "." + key;
+  if (!v.is_number_integer()) return at + ": expected an integer, got " + v.dump();
+  const long long value = v.get<long long>();
+  if (value < min || value > max)
+    return at + ": " + v.dump() + " is outside the valid range [" + std::to_string(min) + ", " +
+           std::to_string(max) + "]";
+  out = static_cast<int>(value);
+  return std::nullopt;
+}
+
+std::optional<std::string> checkKeys(const json& object, const std::string& where,
+                                     const std::vector<std::string>& known) {
+  if (!object.is_object()) return where + ": expected an object, got " + object.dump();
+  for (const auto& [key, value] : object.items())
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      return where + "." + key + ": unknown key (known: " + list + ")";
+    }
+  return std::nullopt;
+}
+
+std::optional<std::string> parseCloth(const json& cloth, const std::string& where,
+                                      const std::string& baseDir, Scene& scene) {
+  if (auto e = checkKeys(cloth, where, {"generator", "obj", "transform"})) return e;
+  ClothSource& source = scene.cloth;
+  source.json = cloth;
+  const bool hasGenerator = cloth.contains("generator"), hasObj = cloth.contains("obj");
+  if (hasGenerator == hasObj) return where + ": give exactly one of \"generator\" or \"obj\"";
+  if (hasObj) {
+    if (!cloth["obj"].is_string()) return where + ".obj: expected a path string";
+    std::filesystem::path path = cloth["obj"].get<std::string>();
+    if (path.is_relative() && !baseDir.empty()) path = std::filesystem::path(baseDir) / path;
+    source.kind = ClothSource::Kind::Obj;
+    source.objPath = path.lexically_normal().string();
+  } else {
+    const json& g = cloth["generator"];
+    const std::string at = where + ".generator";
+    if (!g.is_object() || !g.contains("type") || !g["type"].is_string())
+      return at + ".type: expected one of grid, irregular-rectangle, irregular-disk";
+    const std::string type = g["type"];
+    if (type == "grid") {
+      source.kind = ClothSource::Kind::Grid;
+      if (auto e = checkKeys(g, at, {"type", "width", "height", "columns", "rows", "diagonal", "seed"}))
+        return e;
+      if (g.contains("diagonal")) {
+        if (!g["diagonal"].is_string()) return at + ".diagonal: expected a string";
+        auto pattern = parseDiagonalPattern(g["diagonal"]);
+        if (!pattern) return at + ".diagonal: " + pattern.error();
+        source.diagonal = *pattern;
+      }
+    } else if (type == "irregular-rectangle") {
+      source.kind = ClothSource::Kind::IrregularRectangle;
+      if (auto e = checkKeys(g, at, {"type", "width", "height", "triangles", "seed"})) return e;
+    } else if (type == "irregular-disk") {
+      source.kind = ClothSource::Kind::IrregularDisk;
+      if (auto e = checkKeys(g, at, {"type", "radius", "triangles", "seed"})) return e;
+    } else {
+      return at + ".type: unknown generator '" + type +
+             "' (expected grid, irregular-rectangle or irregular-disk)";
+    }
+    if (auto e = readNumber(g, "width", at, source.width, 1e-4, 1e3)) return e;
+    if (auto e = readNumber(g, "height", at, source.height, 1e-4, 1e3)) return e;
+    if (auto e = readNumber(g, "radius", at, source.radius, 1e-4, 1e3)) return e;
+    if (auto e = readInt(g, "columns", at, source.columns, 2, 2000)) return e;
+    if (auto e = readInt(g, "rows", at, source.rows, 2, 2000)) return e;
+    if (auto e = readInt(g, "triangles", at, source.triangles, 2, 2000000)) return e;
+    int seed = 1;
+    if (auto e = readInt(g, "seed", at, seed, 0, 2147483647)) return e;
+    source.seed = static_cast<std::uint64_t>(seed);
+  }
+  if (cloth.contains("transform")) {
+    const json& t = cloth["transform"];
+    const std::string at = where + ".transform";
+    if (auto e = checkKeys(t, at, {"scale", "rotate_deg", "translate"})) return e;
+    if (auto e = readNumber(t, "scale", at, scene.transform.scale, 1e-6, 1e6)) return e;
+    if (t.contains("rotate_deg"))
+      if (auto e = readVec3(t["rotate_deg"], at + ".rotate_deg", scene.transform.rotateDeg)) return e;
+    if (t.contains("translate"))
+      if (auto e = readVec3(t["translate"], at + ".translate", scene.transform.translate)) return e;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> parsePins(const json& pins, const std::string& where, Scene& scene) {
+  if (!pins.is_array()) return where + ": expected an array";
+  for (size_t i = 0; i < pins.size(); ++i) {
+    const json& p = pins[i];
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    if (auto e = checkKeys(p, at, {"vertex", "near", "preset", "target"})) return e;
+    PinSpec pin;
+    const int kinds = int(p.contains("vertex")) + int(p.contains("near")) + int(p.contains("preset"));
+    if (kinds != 1) return at + ": give exactly one of \"vertex\", \"near\" or \"preset\"";
+    if (p.contains("vertex")) {
+      pin.kind = PinSpec::Kind::Vertex;
+      if (auto e = readInt(p, "vertex", at, pin.vertex, 0, 2147483647)) return e;
+    } else if (p.contains("near")) {
+      pin.kind = PinSpec::Kind::Near;
+      if (auto e = readVec3(p["near"], at + ".near", pin.point)) return e;
+    } else {
+      pin.kind = PinSpec::Kind::Preset;
+      if (!p["preset"].is_string()) return at + ".preset: expected a string";
+      pin.preset = p["preset"];
+      const auto& names = pinPresetNames();
+      if (std::find(names.begin(), names.end(), pin.preset) == names.end())
+        return at + ".preset: unknown preset '" + pin.preset +
+               "' (expected top-corners, four-corners or top-edge)";
+    }
+    if (p.contains("target")) {
+      if (pin.kind == PinSpec::Kind::Preset) return at + ".target: a preset pins at rest positions";
+      Vec3 target;
+      if (auto e = readVec3(p["target"], at + ".target", target)) return e;
+      pin.target = target;
+    }
+    scene.pins.push_back(pin);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> parseObstacles(const json& list, const std::string& where,
+                                          Scene& scene) {
+  if (!list.is_array()) return where + ": expected an array";
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& o = list[i];
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    if (!o.is_object() || !o.contains("type") || !o["type"].is_string())
+      return at + ".type: expected one of plane, sphere, box";
+    Obstacle obstacle;
+    obstacle.friction = scene.sim.friction;
+    const std::string type = o["type"];
+    if (type == "plane") {
+      obstacle.type = Obstacle::Type::Plane;
+      if (auto e = checkKeys(o, at, {"type", "point", "normal", "friction"})) return e;
+      if (o.contains("point"))
+        if (auto e = readVec3(o["point"], at + ".point", obstacle.point)) return e;
+      if (o.contains("normal"))
+        if (auto e = readVec3(o["normal"], at + ".normal", obstacle.normal)) return e;
+      if (obstacle.normal.norm() < 1e-12) return at + ".normal: must not be zero";
+      obstacle.normal.normalize();
+    } else if (type == "sphere") {
+      obstacle.type = Obstacle::Type::Sphere;
+      if (auto e = checkKeys(o, at, {"type", "center", "radius", "friction"})) return e;
+      if (o.contains("center"))
+        if (auto e = readVec3(o["center"], at + ".center", obstacle.point)) return e;
+      if (auto e = readNumber(o, "radius", at, obstacle.radius, 1e-6, 1e4)) return e;
+    } else if (type == "box") {
+      obstacle.type = Obstacle::Type::Box;
+      if (auto e = checkKeys(o, at, {"type", "center", "half_extents", "friction"})) return e;
+      if (o.contains("center"))
+        if (auto e = readVec3(o["center"], at + ".center", obstacle.point)) return e;
+      if (o.contains("half_extents"))
+        if (auto e = readVec3(o["half_extents"], at + ".half_extents", obstacle.halfExtents)) return e;
+      if (obstacle.halfExtents.minCoeff() <= 0) return at + ".half_extents: must be positive";
+    } else {
+      return at + ".type: unknown obstacle '" + type + "' (expected plane, sphere or box)";
+    }
+    if (auto e = readNumber(o, "friction", at, obstacle.friction, 0, 10)) return e;
+    scene.obstacles.push_back(obstacle);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<Scene> parseScene(const json& root, const std::string& source, const std::string& baseDir) {
+  Scene scene;
+  scene.sourcePath = source;
+  if (auto e = checkKeys(root, source,
+                         {"name", "description", "cloth", "simulation", "pins", "obstacles", "solver"}))
+    return Error{*e};
+  auto fail = [&](const std::string& message) { return Error{message}; };
+  const std::string at = source + ": ";
+  if (root.contains("name")) {
+    if (!root["name"].is_string()) return fail(at + "name: expected a string");
+    scene.name = root["name"];
+  }
+  if (root.contains("description")) {
+    if (!root["description"].is_string()) return fail(at + "description: expected a string");
+    scene.description = root["description"];
+  }
+  if (!root.contains("cloth")) return fail(at + "cloth: missing (a generator or an OBJ path)");
+  if (root.contains("simulation")) {
+    const json& sim = root["simulation"];
+    if (sim.is_object() && sim.contains("gravity"))
+      if (auto e = readVec3(sim["gravity"], at + "simulation.gravity", scene.sim.gravity))
+        return fail(*e);
+    if (auto e = readParams(sim, SimParams::table(), scene.sim, at + "simulation", {"gravity"}))
+      return fail(*e);
+  }
+  if (auto e = parseCloth(root["cloth"], at + "cloth", baseDir, scene)) return fail(*e);
+  if (root.contains("pins"))
+    if (auto e = parsePins(root["pins"], at + "pins", scene)) return fail(*e);
+  if (root.contains("obstacles"))
+    if (auto e = parseObstacles(root["obstacles"], at + "obstacles", scene)) return fail(*e);
+  if (root.contains("solver")) {
+    const json& solver = root["solver"];
+    if (!solver.is_object()) return fail(at + "solver: expected an object with an \"id\"");
+    if (solver.contains("id")) {
+      if (!solver["id"].is_string()) return fail(at + "solver.id: expected a string");
+      scene.solverId = solver["id"];
+    }
+    scene.solverParams = solver;
+    scene.solverParams.erase("id");
+  }
+  return scene;
+}
+
+Result<Scene> loadSceneFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Error{path + ": file not found"};
+  std::ifstream in(path);
+  if (!in) return Error{path + ": cannot open"};
+  json root;
+  try {
+    root = json::parse(in);
+  } catch (const json::parse_error& e) {
+    return Error{path + ": invalid JSON: " + e.what()};
+  }
+  const std::string baseDir = std::filesystem::path(path).parent_path().string();
+  return parseScene(root, path, baseDir);
+}
+
+Scene sceneForObj(const std::string& objPath) {
+  Scene scene;
+  scene.name = std::filesystem::path(objPath).stem().string();
+  scene.description = "cloth loaded from " + objPath;
+  scene.cloth.kind = ClothSource::Kind::Obj;
+  scene.cloth.objPath = objPath;
+  scene.cloth.json = json{{"obj", objPath}};
+  return scene;
+}
+
+json sceneToJson(const Scene& scene) {
+  json out;
+  out["name"] = scene.name;
+  if (!scene.description.empty()) out["description"] = scene.description;
+  json cloth = scene.cloth.json;
+  if (scene.cloth.kind == ClothSource::Kind::Obj) cloth["obj"] = scene.cloth.objPath;
+  const Transform& t = scene.transform;
+  cloth["transform"] = {{"scale", t.scale},
+                        {"rotate_deg", {t.rotateDeg.x(), t.rotateDeg.y(), t.rotateDeg.z()}},
+                        {"translate", {t.translate.x(), t.translate.y(), t.translate.z()}}};
+  out["cloth"] = cloth;
+  json sim = writeParams(SimParams::table(), scene.sim);
+  sim["gravity"] = {scene.sim.gravity.x(), scene.sim.gravity.y(), scene.sim.gravity.z()};
+  out["simulation"] = sim;
+  json pins = json::array();
+  for (const PinSpec& pin : scene.pins) {
+    json p;
+    if (pin.kind == PinSpec::Kind::Vertex) p["vertex"] = pin.vertex;
+    if (pin.kind == PinSpec::Kind::Near) p["near"] = {pin.point.x(), pin.point.y(), pin.point.z()};
+    if (pin.kind == PinSpec::Kind::Preset) p["preset"] = pin.preset;
+    if (pin.target) p["target"] = {pin.target->x(), pin.target->y(), pin.target->z()};
+    pins.push_back(p);
+  }
+  out["pins"] = pins;
+  json obstacles = json::array();
+  for (const Obstacle& o : scene.obstacles) {
+    json j{{"type", obstacleTypeName(o.type)}, {"friction", o.friction}};
+    const json point{o.point.x(), o.point.y(), o.point.z()};
+    if (o.type == Obstacle::Type::Plane) {
+      j["point"] = point;
+      j["normal"] = {o.normal.x(), o.normal.y(), o.normal.z()};
+    } else if (o.type == Obstacle::Type::Sphere) {
+      j["center"] = point;
+      j["radius"] = o.radius;
+    } else {
+      j["center"] = point;
+      j["half_extents"] = {o.halfExtents.x(), o.halfExtents.y(), o.halfExtents.z()};
+    }
+    obstacles.push_back(j);
+  }
+  out["obstacles"] = obstacles;
+  json solver = scene.solverParams;
+  solver["id"] = scene.solverId;
+  out["solver"] = solver;
+  return out;
+}
+
+std::vector<int> pinPresetVertices(const TriangleMesh& rest, const std::string& preset) {
+  // Work in the two axes of largest extent; "up" is y when y is one of them, else the second.
+  const Vec3 lo = rest.positions.colwise().minCoeff(), hi = rest.positions.colwise().maxCoeff();
+  const Vec3 extent = hi - lo;
+  int axes[3] = {0, 1, 2};
+  std::sort(axes, axes + 3, [&](int a, int b) { return extent[a] > extent[b]; });
+  int up = axes[1], across = axes[0];
+  if (axes[0] == 1) std::swap(up, across);
+  const double size = extent.maxCoeff();
+  auto nearest = [&](double a, double u) {
+    int best = 0;
+    double bestDistance = 1e300;
+    for (int i = 0; i < rest.vertexCount(); ++i) {
+      const double da = rest.positions(i, across) - a, du = rest.positions(i, up) - u;
+      const double d = da * da + du * du;
+      if (d < bestDistance) {
+        bestDistance = d;
+        best = i;
+      }
+    }
+    return best;
+  };
+  std::vector<int> out;
+  if (preset == "top-corners" || preset == "four-corners") {
+    out.push_back(nearest(lo[across], hi[up]));
+    out.push_back(nearest(hi[across], hi[up]));
+    if (preset == "four-corners") {
+      out.push_back(nearest(lo[across], lo[up]));
+      out.push_back(nearest(hi[across], lo[up]));
+    }
+  } else if (preset == "top-edge") {
+    const double band = 1e-6 * size + 1e-12;
+    for (int i = 0; i < rest.vertexCount(); ++i)
+      if (rest.positions(i, up) >= hi[up] - band) out.push_back(i);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Result<ClothModel> buildClothModel(const Scene& scene) {
+  ClothModel model;
+  TriangleMesh rest;
+  const ClothSource& c = scene.cloth;
+  switch (c.kind) {
+    case ClothSource::Kind::Grid:
+      rest = makeGrid(c.width, c.height, c.columns, c.rows, c.diagonal, c.seed);
+      break;
+    case ClothSource::Kind::IrregularRectangle:
+      rest = makeIrregularRectangle(c.width, c.height, c.triangles, c.seed);
+      break;
+    case ClothSource::Kind::IrregularDisk:
+      rest = makeIrregularDisk(c.radius, c.triangles, c.seed);
+      break;
+    case ClothSource::Kind::Obj: {
+      auto loaded = loadObj(c.objPath);
+      if (!loaded) return Error{loaded.error()};
+      rest = std::move(loaded->mesh);
+      model.warnings = loaded->warnings;
+      if (loaded->texcoords) model.materialCoords = loaded->texcoords;
+      break;
+    }
+  }
+  if (c.kind != ClothSource::Kind::Obj) model.materialCoords = rest.positions.leftCols<2>();
+  model.mesh = rest;
+  for (int i = 0; i < rest.vertexCount(); ++i)
+    model.mesh.positions.row(i) = scene.transform.apply(rest.positions.row(i).transpose());
+  const std::string name = c.kind == ClothSource::Kind::Obj ? c.objPath : scene.sourcePath + ": cloth";
+  if (auto problem = validateMesh(model.mesh, name)) return Error{*problem};
+  model.topology = buildTopology(model.mesh);
+
+  for (size_t i = 0; i < scene.pins.size(); ++i) {
+    const PinSpec& pin = scene.pins[i];
+    std::vector<int> vertices;
+    if (pin.kind == PinSpec::Kind::Vertex) {
+      if (pin.vertex >= model.mesh.vertexCount())
+        return Error{scene.sourcePath + ": pins[" + std::to_string(i) + "].vertex: " +
+                     std::to_string(pin.vertex) + " is out of range (the cloth has " +
+                     std::to_string(model.mesh.vertexCount()) + " vertices, 0-based)"};
+      vertices.push_back(pin.vertex);
+    } else if (pin.kind == PinSpec::Kind::Near) {
+      Eigen::Index best;
+      (model.mesh.positions.rowwise() - pin.point.transpose()).rowwise().squaredNorm().minCoeff(&best);
+      vertices.push_back(static_cast<int>(best));
+    } else {
+      vertices = pinPresetVertices(rest, pin.preset);
+    }
+    for (int v : vertices) {
+      const Vec3 target = pin.target ? *pin.target : Vec3(model.mesh.positions.row(v).transpose());
+      auto existing = std::find_if(model.pins.begin(), model.pins.end(),
+                                   [&](const auto& p) { return p.first == v; });
+      if (existing != model.pins.end()) existing->second = target;
+      else model.pins.emplace_back(v, target);
+    }
+  }
+  return model;
+}
+
+}  // namespace clothlab

@@ -1,0 +1,112 @@
+#pragma once
+// Scene descriptions (JSON) and the immutable ClothModel built from them.
+//
+// A scene names the cloth (a generator or an OBJ file, plus a transform), the material and
+// simulation parameters, pins, obstacles and the solver with its parameters. Format (all keys
+// optional except "cloth"; units SI):
+//   { "name": "hanging", "description": "...",
+//     "cloth": { "generator": {"type": "grid", "width": 1, "height": 1, "columns": 21, "rows": 21,
+//                              "diagonal": "alternating", "seed": 1}
+//                  | {"type": "irregular-rectangle", "width": 1, "height": 1, "triangles": 800, "seed": 1}
+//                  | {"type": "irregular-disk", "radius": 0.5, "triangles": 800, "seed": 1},
+//                "obj": "relative/or/absolute.obj",          (instead of "generator")
+//                "transform": {"scale": 1, "rotate_deg": [x, y, z], "translate": [x, y, z]} },
+//     "simulation": { "density": 0.1, "dt": 0.001, "gravity": [0, -9.81, 0], ... },
+//     "pins": [ {"vertex": 0} | {"near": [x, y, z]} | {"preset": "top-corners"}, "target": [...] ],
+//     "obstacles": [ {"type": "plane", "point": [...], "normal": [...], "friction": 0.3},
+//                    {"type": "sphere", "center": [...], "radius": 0.2},
+//                    {"type": "box", "center": [...], "half_extents": [...]} ],
+//     "solver": { "id": "impulse-nc", ...solver parameters... } }
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/generators.h"
+#include "sim/mesh.h"
+#include "sim/obstacles.h"
+#include "sim/params.h"
+#include "sim/result.h"
+
+namespace clothlab {
+
+// Material and integration parameters shared by every solver.
+struct SimParams {
+  double density = 0.1;     // areal density [kg/m^2], (0, 100]
+  double dt = 1e-3;         // time step [s], (0, 0.1]
+  double damping = 0.0;     // linear velocity damping [1/s], [0, 100]
+  double bending = 1e-6;    // bending stiffness k_b [N m] (J), [0, 10]
+  double thickness = 2e-3;  // collision distance kept from obstacles [m], [0, 0.1]
+  double friction = 0.3;    // default obstacle friction coefficient, [0, 10]
+  Vec3 gravity{0, -9.81, 0};  // [m/s^2]
+  static const ParamTable<SimParams>& table();
+};
+
+struct ClothSource {
+  enum class Kind { Grid, IrregularRectangle, IrregularDisk, Obj };
+  Kind kind = Kind::Grid;
+  double width = 1, height = 1, radius = 0.5;  // [m]
+  int columns = 21, rows = 21;                  // grid vertices
+  DiagonalPattern diagonal = DiagonalPattern::Alternating;
+  int triangles = 800;                          // irregular: requested triangle count
+  std::uint64_t seed = 1;
+  std::string objPath;                          // resolved path for Kind::Obj
+  nlohmann::json json;                          // as written (for saving)
+};
+
+struct Transform {
+  double scale = 1;
+  Vec3 rotateDeg{0, 0, 0};  // applied about x, then y, then z [degrees]
+  Vec3 translate{0, 0, 0};  // [m]
+  Vec3 apply(const Vec3& p) const;
+};
+
+struct PinSpec {
+  enum class Kind { Vertex, Near, Preset };
+  Kind kind = Kind::Vertex;
+  int vertex = 0;
+  Vec3 point{0, 0, 0};      // Near: rest-state world position
+  std::string preset;       // Preset: see pinPresetNames()
+  std::optional<Vec3> target;  // world target, default: the vertex's rest position
+};
+
+const std::vector<std::string>& pinPresetNames();  // top-corners, four-corners, top-edge
+
+struct Scene {
+  std::string name = "untitled";
+  std::string description;
+  std::string sourcePath;  // file the scene came from ("" for built in from memory)
+  ClothSource cloth;
+  Transform transform;
+  SimParams sim;
+  std::vector<PinSpec> pins;
+  std::vector<Obstacle> obstacles;
+  std::string solverId = "impulse-nc";
+  nlohmann::json solverParams = nlohmann::json::object();  // validated by the solver
+};
+
+// Parses a scene. `source` names it in messages; relative OBJ paths resolve against `baseDir`.
+Result<Scene> parseScene(const nlohmann::json& json, const std::string& source,
+                         const std::string& baseDir);
+Result<Scene> loadSceneFile(const std::string& path);
+// A scene that just holds an OBJ cloth with default parameters and no pins.
+Scene sceneForObj(const std::string& objPath);
+nlohmann::json sceneToJson(const Scene& scene);
+
+// The cloth as the solvers see it: rest mesh in world coordinates, its topology, the material
+// coordinates of the flat rest state where known, and the pins resolved to vertex indices.
+struct ClothModel {
+  TriangleMesh mesh;        // rest state, world coordinates [m]
+  MeshTopology topology;
+  std::optional<Eigen::MatrixX2d> materialCoords;  // flat rest coordinates [m] when known
+  std::vector<std::pair<int, Vec3>> pins;          // (vertex, world target)
+  std::vector<std::string> warnings;
+};
+
+// Builds the mesh (generator or OBJ), applies the transform, validates, resolves pins.
+Result<ClothModel> buildClothModel(const Scene& scene);
+
+// Vertices chosen by a pin preset on the untransformed rest mesh (`rest`).
+std::vector<int> pinPresetVertices(const TriangleMesh& rest, const std::string& preset);
+
+}  // namespace clothlab

@@ -1,0 +1,86 @@
+#include "sim/simulation.h"
+
+#include <algorithm>
+
+#include "sim/solver_registry.h"
+
+namespace clothlab {
+
+Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene) {
+  std::unique_ptr<Simulation> simulation(new Simulation());
+  simulation->scene_ = scene;
+  simulation->sim_ = scene.sim;
+  if (auto e = validateParams(SimParams::table(), scene.sim, scene.sourcePath + ": simulation"))
+    return Error{*e};
+  auto solver = createSolver(scene.solverId);
+  if (!solver)
+    return Error{scene.sourcePath + ": solver.id: unknown solver '" + scene.solverId +
+                 "' (known: " + solverIdList() + ")"};
+  auto cloth = buildClothModel(scene);
+  if (!cloth) return Error{cloth.error()};
+  simulation->cloth_ = std::make_shared<const ClothModel>(std::move(cloth).value());
+  if (auto e = solver->reset(simulation->cloth_, simulation->sim_, scene.solverParams))
+    return Error{scene.sourcePath + ": " + *e};
+  simulation->solver_ = std::move(solver);
+  simulation->pins_ = simulation->cloth_->pins;
+  simulation->obstacles_ = scene.obstacles;
+  return simulation;
+}
+
+std::optional<std::string> Simulation::step() {
+  if (diverged_) return "the simulation diverged earlier; reset it";
+  StepStats stats;
+  const StepContext context{sim_, obstacles_, pins_, grab_};
+  if (auto e = solver_->step(context, stats)) {
+    diverged_ = true;
+    return "step " + std::to_string(stepCount_ + 1) + " (t = " +
+           nlohmann::json(time_ + sim_.dt).dump() + " s): " + *e;
+  }
+  ++stepCount_;
+  time_ += sim_.dt;
+  stats.step = stepCount_;
+  stats.t = time_;
+  stats_ = std::move(stats);
+  return std::nullopt;
+}
+
+std::optional<std::string> Simulation::setSimParams(const SimParams& params) {
+  if (auto e = validateParams(SimParams::table(), params, "simulation")) return e;
+  if (!params.gravity.allFinite()) return std::string("simulation.gravity: non-finite value");
+  sim_ = params;
+  return std::nullopt;
+}
+
+std::optional<std::string> Simulation::setSolverParams(const nlohmann::json& params) {
+  return solver_->setParams(params);
+}
+
+void Simulation::setPin(int vertex, const Vec3& target) {
+  auto it = std::find_if(pins_.begin(), pins_.end(), [&](const auto& p) { return p.first == vertex; });
+  if (it != pins_.end()) it->second = target;
+  else pins_.emplace_back(vertex, target);
+}
+
+void Simulation::removePin(int vertex) {
+  std::erase_if(pins_, [&](const auto& p) { return p.first == vertex; });
+}
+
+void Simulation::clearPins() { pins_.clear(); }
+
+Scene Simulation::currentScene() const {
+  Scene scene = scene_;
+  scene.sim = sim_;
+  scene.obstacles = obstacles_;
+  scene.pins.clear();
+  for (const auto& [vertex, target] : pins_) {
+    PinSpec pin;
+    pin.kind = PinSpec::Kind::Vertex;
+    pin.vertex = vertex;
+    pin.target = target;
+    scene.pins.push_back(pin);
+  }
+  scene.solverParams = solver_->params();
+  return scene;
+}
+
+}  // namespace clothlab

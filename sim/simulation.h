@@ -1,0 +1,65 @@
+#pragma once
+// Simulation: one scene stepped by one solver. Owns the immutable ClothModel, the solver and the
+// inputs that change between steps (parameters, pins, grab, obstacles). Not thread-safe: the
+// viewer's simulation thread owns one and applies queued edits between steps; the CLI uses it
+// directly.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/scene.h"
+#include "sim/solver.h"
+
+namespace clothlab {
+
+class Simulation {
+ public:
+  // Builds the cloth and the solver named by scene.solverId with scene.solverParams.
+  static Result<std::unique_ptr<Simulation>> create(const Scene& scene);
+
+  // One step of sim().dt. On failure (divergence, failed factorization) the state stays at the
+  // last good step, diverged() turns true and the message says which step failed and why.
+  std::optional<std::string> step();
+  bool diverged() const { return diverged_; }
+
+  // Edits, applied at the next step.
+  std::optional<std::string> setSimParams(const SimParams& params);
+  std::optional<std::string> setSolverParams(const nlohmann::json& params);
+  void setPin(int vertex, const Vec3& target);  // adds or moves
+  void removePin(int vertex);
+  void clearPins();
+  void setGrab(std::optional<Grab> grab) { grab_ = std::move(grab); }
+  void setObstacles(std::vector<Obstacle> obstacles) { obstacles_ = std::move(obstacles); }
+
+  const Scene& scene() const { return scene_; }
+  const ClothModel& cloth() const { return *cloth_; }
+  const SimParams& sim() const { return sim_; }
+  const Solver& solver() const { return *solver_; }
+  Solver& solver() { return *solver_; }
+  const std::vector<std::pair<int, Vec3>>& pins() const { return pins_; }
+  const std::optional<Grab>& grab() const { return grab_; }
+  const std::vector<Obstacle>& obstacles() const { return obstacles_; }
+  const StepStats& lastStats() const { return stats_; }
+  long stepCount() const { return stepCount_; }
+  double time() const { return time_; }
+  const Positions& surface() const { return solver_->surface(); }
+  // The scene as it stands now (current parameters and pins), for saving.
+  Scene currentScene() const;
+
+ private:
+  Simulation() = default;
+  Scene scene_;
+  std::shared_ptr<const ClothModel> cloth_;
+  std::unique_ptr<Solver> solver_;
+  SimParams sim_;
+  std::vector<std::pair<int, Vec3>> pins_;
+  std::optional<Grab> grab_;
+  std::vector<Obstacle> obstacles_;
+  StepStats stats_;
+  long stepCount_ = 0;
+  double time_ = 0;
+  bool diverged_ = false;
+};
+
+}  // namespace clothlab

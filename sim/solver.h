@@ -1,0 +1,77 @@
+#pragma once
+// The solver interface. A solver owns its own degrees of freedom (NC particles, mesh vertices,
+// ...) built from an immutable ClothModel by reset(), and advances them by step(). Everything
+// it is told between steps (parameters, pins, grab, obstacles) arrives in a StepContext, so cheap
+// edits take effect at the next step without a reset. The conforming surface is the common
+// language: pins and grabs name surface vertices / points, and surface() returns vertex positions.
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/mesh.h"
+#include "sim/obstacles.h"
+#include "sim/scene.h"
+
+namespace clothlab {
+
+// A material point of the surface pulled toward a target (the mouse).
+struct Grab {
+  int triangle = 0;
+  Vec3 barycentric{1.0 / 3, 1.0 / 3, 1.0 / 3};
+  Vec3 target{0, 0, 0};   // world position the point is pulled to [m]
+  double timeConstant = 0.03;  // [s]: the point closes the gap to the target at rate 1/timeConstant
+};
+
+struct StepContext {
+  const SimParams& sim;
+  const std::vector<Obstacle>& obstacles;
+  const std::vector<std::pair<int, Vec3>>& pins;  // surface vertex -> world target [m]
+  const std::optional<Grab>& grab;
+};
+
+// Timings [ms] and convergence figures of one step. Solvers fill what applies to them.
+struct StepStats {
+  long step = 0;
+  double t = 0;               // simulated time after the step [s]
+  double msTotal = 0, msFactor = 0, msPosition = 0, msVelocity = 0, msCollision = 0, msForces = 0;
+  int positionIterations = 0;  // linear solves in the position pass
+  int backtracks = 0;          // halvings of a position correction that made things worse
+  double maxPositionError = 0;  // largest |C_pos| after the step [m] (constraint rows + pins)
+  double maxEdgeStrain = 0;     // largest | |e|/|e0| - 1 | over surface edges
+  bool converged = true;        // position error below tolerance within the iteration cap
+  int contacts = 0;             // surface vertices moved by obstacles
+  double regularization = 0;    // relative diagonal shift used by the factorization
+  std::string linearSolver;     // which factorization ran
+  nlohmann::json extra = nlohmann::json::object();  // solver-specific figures
+};
+
+struct SolverCounts {
+  int particles = 0;            // degrees of freedom carriers (3 DOF each)
+  int constraints = 0;          // all constraint rows excluding pins/grab
+  int boundaryConstraints = 0;  // of which boundary constraints
+};
+
+class Solver {
+ public:
+  virtual ~Solver() = default;
+  virtual std::string id() const = 0;
+  // Builds the solver's model from the cloth. `params` is the solver's parameter object (JSON);
+  // unknown keys and bad values are errors naming the key.
+  virtual std::optional<std::string> reset(std::shared_ptr<const ClothModel> cloth,
+                                           const SimParams& sim, const nlohmann::json& params) = 0;
+  // Replaces solver parameters between steps (validated; nothing changes on error).
+  virtual std::optional<std::string> setParams(const nlohmann::json& params) = 0;
+  virtual nlohmann::json params() const = 0;
+  // Advances one step of ctx.sim.dt. On divergence (non-finite or runaway state) or a failed
+  // factorization the state is left as it was before the step and a message is returned.
+  virtual std::optional<std::string> step(const StepContext& ctx, StepStats& stats) = 0;
+  // Positions of the conforming surface vertices [m], vertexCount x 3; always finite.
+  virtual const Positions& surface() const = 0;
+  // Velocities of the surface vertices [m/s].
+  virtual Positions surfaceVelocities() const = 0;
+  virtual SolverCounts counts() const = 0;
+};
+
+}  // namespace clothlab

@@ -1,0 +1,32 @@
+#include "sim/solver_registry.h"
+
+#include "sim/solvers/impulse/impulse_solver.h"
+
+namespace clothlab {
+
+const std::vector<SolverEntry>& solverRegistry() {
+  static const std::vector<SolverEntry> registry = {
+      {"impulse-nc",
+       "hard distance constraints on the edge-midpoint (nonconforming) mesh, impulses from one "
+       "sparse factorization per step (Bender, Diziol, Bayer 2011)",
+       [] { return std::make_unique<ImpulseSolver>(ImpulseSolver::Mode::Nonconforming); }},
+      {"conforming",
+       "the same impulses on the ordinary mesh edges: locks (baseline)",
+       [] { return std::make_unique<ImpulseSolver>(ImpulseSolver::Mode::Conforming); }},
+  };
+  return registry;
+}
+
+std::unique_ptr<Solver> createSolver(const std::string& id) {
+  for (const auto& entry : solverRegistry())
+    if (entry.id == id) return entry.create();
+  return nullptr;
+}
+
+std::string solverIdList() {
+  std::string list;
+  for (const auto& entry : solverRegistry()) list += (list.empty() ? "" : ", ") + entry.id;
+  return list;
+}
+
+}  // namespace clothlab

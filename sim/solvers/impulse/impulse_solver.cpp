@@ -1,0 +1,557 @@
+#include "sim/solvers/impulse/impulse_solver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include "sim/metrics.h"
+
+namespace clothlab {
+
+const ParamTable<ImpulseParams>& ImpulseParams::table() {
+  static const ParamTable<ImpulseParams> table = {
+      {"tolerance", "m", "largest position constraint error accepted", &ImpulseParams::tolerance,
+       1e-10, 0.1, true},
+      {"max_iterations", "", "cap on position solves per step", &ImpulseParams::maxIterations, 1,
+       1000, true},
+      {"regularization", "", "diagonal shift relative to max diag(A)",
+       &ImpulseParams::regularization, 0, 0.01, false},
+      {"backtrack_halvings", "", "halvings of a correction that increased the error",
+       &ImpulseParams::backtrackHalvings, 0, 30, false},
+      {"linear_solver", "", "sparse factorization", &ImpulseParams::linearSolver, 0, 0, false,
+       {"cholmod", "eigen-ldlt"}},
+      {"boundary_constraints", "", "nonconforming boundary constraints",
+       &ImpulseParams::boundaryConstraints},
+      {"max_speed", "m/s", "speed treated as divergence", &ImpulseParams::maxSpeed, 1, 1e6, true},
+  };
+  return table;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Upper triangle of a symmetric sparse matrix.
+SparseMatrix upperOf(const SparseMatrix& m) {
+  SparseMatrix upper = m.triangularView<Eigen::Upper>();
+  upper.makeCompressed();
+  return upper;
+}
+
+}  // namespace
+
+// Constraint rows as lists of (particle, gradient) slots, the fixed pattern of A with the value
+// slot of every particle-local contribution, and the factorizations.
+struct ImpulseSolver::Impl {
+  struct LinearRow {
+    double target = 0;  // [m]
+    int axis = 0;
+    int pin = -1;       // index into the pin list, or -1 for the grab
+    bool grab = false;  // the grab is pulled, but not counted in convergence and errors
+  };
+
+  // Rows: distance rows first, then linear rows (pins, grab).
+  std::vector<int> rowStart{0};  // slots of row r: [rowStart[r], rowStart[r+1])
+  std::vector<int> slotParticle;
+  std::vector<Vec3> slotGradient;  // dC_r / dx_particle
+  std::vector<LinearRow> linearRows;  // row distanceRows + i
+  int distanceRows = 0;
+  int rowCount() const { return static_cast<int>(rowStart.size()) - 1; }
+
+  // Assembly: contribution i adds k[particle] g[slotA] . g[slotB] to values[contributionValue].
+  std::vector<int> contributionSlotA, contributionSlotB, contributionParticle, contributionValue;
+  std::vector<int> diagonalValue;
+  SparseMatrix matrix;  // upper triangle of A, fixed pattern
+  std::unique_ptr<SpdSolver> factor;
+
+  // What the linear rows were built for: a change rebuilds the pattern.
+  std::vector<int> pinnedVertices;
+  int grabTriangle = -1;
+  bool structureDirty = true;
+
+  // Bending: factor of M + h^2 k_b Q, refreshed when k_b, h or density change.
+  std::unique_ptr<SpdSolver> bendingFactor;
+  SparseMatrix bendingSystem;
+  double bendingKey[3] = {-1, -1, -1};
+  // Collision transfer: factor of B B^T (nonconforming only).
+  std::unique_ptr<SpdSolver> surfaceFactor;
+
+  // Particle weights of the prediction that triangle t makes of a point with barycentric
+  // coordinates b: sum_k b_k (x_e(k+1) + x_e(k+2) - x_e(k)), e(k) the edge opposite corner k
+  // (the ghost-mesh rule of methods 1.8 restricted to one triangle); conforming: the vertices.
+  static std::map<int, double> trianglePointWeights(const ImpulseModel& model, const ClothModel& cloth,
+                                                     int t, const Vec3& b) {
+    std::map<int, double> weights;
+    for (int k = 0; k < 3; ++k) {
+      if (model.conforming) weights[cloth.mesh.triangles[t][k]] += b[k];
+      else weights[cloth.topology.triEdges[t][k]] += 1.0 - 2.0 * b[k];
+    }
+    return weights;
+  }
+
+  // Rebuilds all rows and the pattern of A; analyses it with the chosen back end.
+  std::optional<std::string> buildRows(const ImpulseModel& model, const ClothModel& cloth,
+                                       const std::vector<std::pair<int, Vec3>>& pins,
+                                       const std::optional<Grab>& grab, const std::string& backend) {
+    rowStart.assign(1, 0);
+    slotParticle.clear();
+    slotGradient.clear();
+    linearRows.clear();
+    for (const auto& con : model.constraints) {
+      slotParticle.push_back(con.a);
+      slotParticle.push_back(con.b);
+      slotGradient.emplace_back(0, 0, 0);
+      slotGradient.emplace_back(0, 0, 0);
+      rowStart.push_back(static_cast<int>(slotParticle.size()));
+    }
+    distanceRows = static_cast<int>(model.constraints.size());
+    auto addLinearRows = [&](const std::map<int, double>& weights, const Vec3& target, int pin) {
+      for (int axis = 0; axis < 3; ++axis) {
+        for (const auto& [particle, w] : weights) {
+          if (w == 0) continue;
+          slotParticle.push_back(particle);
+          Vec3 g = Vec3::Zero();
+          g[axis] = w;
+          slotGradient.push_back(g);
+        }
+        rowStart.push_back(static_cast<int>(slotParticle.size()));
+        linearRows.push_back({target[axis], axis, pin, pin < 0});
+      }
+    };
+    // A pin holds the vertex in every incident triangle (each triangle's own prediction of the
+    // vertex), so the triangles around it rotate about the pin instead of tearing apart.
+    pinnedVertices.clear();
+    for (size_t i = 0; i < pins.size(); ++i) {
+      const auto& [vertex, target] = pins[i];
+      for (int t : cloth.topology.vertexTris[vertex]) {
+        const Tri& f = cloth.mesh.triangles[t];
+        const Vec3 corner(f[0] == vertex ? 1 : 0, f[1] == vertex ? 1 : 0, f[2] == vertex ? 1 : 0);
+        addLinearRows(trianglePointWeights(model, cloth, t, corner), target, static_cast<int>(i));
+        if (model.conforming) break;  // the vertex itself: one set of rows is enough
+      }
+      pinnedVertices.push_back(vertex);
+    }
+    grabTriangle = -1;
+    if (grab) {
+      addLinearRows(trianglePointWeights(model, cloth, grab->triangle, grab->barycentric),
+                    grab->target, -1);
+      grabTriangle = grab->triangle;
+    }
+
+    // Pattern of A: rows r1 <= r2 that share a particle, one contribution per shared particle.
+    const int particleCount = model.particleCount();
+    std::vector<std::vector<int>> particleSlots(particleCount);
+    for (int r = 0; r < rowCount(); ++r)
+      for (int s = rowStart[r]; s < rowStart[r + 1]; ++s) particleSlots[slotParticle[s]].push_back(s);
+    std::vector<int> slotRow(slotParticle.size());
+    for (int r = 0; r < rowCount(); ++r)
+      for (int s = rowStart[r]; s < rowStart[r + 1]; ++s) slotRow[s] = r;
+    contributionSlotA.clear();
+    contributionSlotB.clear();
+    contributionParticle.clear();
+    std::vector<Eigen::Triplet<double>> pattern;
+    for (int p = 0; p < particleCount; ++p) {
+      const auto& slots = particleSlots[p];
+      for (size_t i = 0; i < slots.size(); ++i)
+        for (size_t j = 0; j < slots.size(); ++j) {
+          int a = slots[i], b = slots[j];
+          if (slotRow[a] > slotRow[b] || (slotRow[a] == slotRow[b] && j < i)) continue;
+          contributionSlotA.push_back(a);
+          contributionSlotB.push_back(b);
+          contributionParticle.push_back(p);
+          pattern.emplace_back(slotRow[a], slotRow[b], 1.0);
+        }
+    }
+    for (int r = 0; r < rowCount(); ++r) pattern.emplace_back(r, r, 1.0);  // diagonal always
+    matrix.resize(rowCount(), rowCount());
+    matrix.setFromTriplets(pattern.begin(), pattern.end());
+    matrix.makeCompressed();
+    auto valueIndex = [&](int row, int col) {
+      const int* begin = matrix.innerIndexPtr() + matrix.outerIndexPtr()[col];
+      const int* end = matrix.innerIndexPtr() + matrix.outerIndexPtr()[col + 1];
+      return static_cast<int>(std::lower_bound(begin, end, row) - matrix.innerIndexPtr());
+    };
+    contributionValue.resize(contributionSlotA.size());
+    for (size_t i = 0; i < contributionSlotA.size(); ++i)
+      contributionValue[i] = valueIndex(slotRow[contributionSlotA[i]], slotRow[contributionSlotB[i]]);
+    diagonalValue.resize(rowCount());
+    for (int r = 0; r < rowCount(); ++r) diagonalValue[r] = valueIndex(r, r);
+
+    factor = makeSpdSolver(backend);
+    if (!factor) return "unknown linear solver '" + backend + "'";
+    if (auto e = factor->analyze(matrix)) return e;
+    structureDirty = false;
+    return std::nullopt;
+  }
+
+  void updateDistanceGradients(const ImpulseModel& model, const Positions& x) {
+    for (int c = 0; c < distanceRows; ++c) {
+      const auto& con = model.constraints[c];
+      const Vec3 d = (x.row(con.b) - x.row(con.a)).transpose();
+      const double length = d.norm();
+      const Vec3 n = length > 1e-300 ? Vec3(d / length) : Vec3(1, 0, 0);
+      slotGradient[rowStart[c]] = -n;
+      slotGradient[rowStart[c] + 1] = n;
+    }
+  }
+
+  // A = J K J^T into the fixed pattern (no shift).
+  void assemble(const Eigen::VectorXd& inverseMass) {
+    double* values = matrix.valuePtr();
+    std::fill(values, values + matrix.nonZeros(), 0.0);
+    for (size_t i = 0; i < contributionValue.size(); ++i)
+      values[contributionValue[i]] += inverseMass[contributionParticle[i]] *
+                                      slotGradient[contributionSlotA[i]].dot(slotGradient[contributionSlotB[i]]);
+  }
+
+  // Factorizes A + shift * max diag * I. The shift grows (x100, three tries) while the matrix is
+  // not positive definite, then the back end's indefinite fallback is tried.
+  std::optional<std::string> factorize(double baseShift, double& usedShift) {
+    double* values = matrix.valuePtr();
+    double maxDiagonal = 0;
+    std::vector<double> diagonal(diagonalValue.size());
+    for (size_t r = 0; r < diagonalValue.size(); ++r) {
+      diagonal[r] = values[diagonalValue[r]];
+      maxDiagonal = std::max(maxDiagonal, diagonal[r]);
+    }
+    const double grow = std::max(baseShift, 1e-8);
+    const double shifts[3] = {baseShift, grow * 1e2, grow * 1e4};
+    std::string tried;
+    for (int pass = 0; pass < 2; ++pass) {
+      if (pass == 1 && !factor->useIndefiniteFallback()) break;
+      for (double shift : shifts) {
+        for (size_t r = 0; r < diagonalValue.size(); ++r)
+          values[diagonalValue[r]] = diagonal[r] + shift * maxDiagonal;
+        std::string message;
+        if (factor->factorize(matrix, &message) == SpdSolver::Status::Ok) {
+          usedShift = shift;
+          return std::nullopt;
+        }
+        tried += (tried.empty() ? "" : "; ") + factor->name() + " with relative shift " +
+                 nlohmann::json(shift).dump() + " (" + message + ")";
+      }
+    }
+    return "factorization of the constraint matrix failed; tried " + tried;
+  }
+
+  // C(x) for every row.
+  void evaluate(const ImpulseModel& model, const Positions& x, Eigen::VectorXd& c) const {
+    c.resize(rowCount());
+    for (int r = 0; r < distanceRows; ++r) {
+      const auto& con = model.constraints[r];
+      c[r] = (x.row(con.b) - x.row(con.a)).norm() - con.restLength;
+    }
+    for (int r = distanceRows; r < rowCount(); ++r) {
+      const LinearRow& row = linearRows[r - distanceRows];
+      double value = 0;
+      for (int s = rowStart[r]; s < rowStart[r + 1]; ++s)
+        value += slotGradient[s][row.axis] * x(slotParticle[s], row.axis);
+      c[r] = value - row.target;
+    }
+  }
+
+  // Largest |C| over the rows that must converge (all but the grab).
+  double maxError(const Eigen::VectorXd& c) const {
+    double worst = 0;
+    for (int r = 0; r < rowCount(); ++r)
+      if (r < distanceRows || !linearRows[r - distanceRows].grab) worst = std::max(worst, std::abs(c[r]));
+    return worst;
+  }
+
+  // J v for every row.
+  void velocityErrors(const Positions& v, Eigen::VectorXd& c) const {
+    c.resize(rowCount());
+    for (int r = 0; r < rowCount(); ++r) {
+      double value = 0;
+      for (int s = rowStart[r]; s < rowStart[r + 1]; ++s)
+        value += slotGradient[s].dot(v.row(slotParticle[s]).transpose());
+      c[r] = value;
+    }
+  }
+
+  // v += scale * K J^T p
+  void applyImpulses(const Eigen::VectorXd& p, double scale, const Eigen::VectorXd& inverseMass,
+                     Positions& v) const {
+    for (int r = 0; r < rowCount(); ++r) {
+      const double magnitude = scale * p[r];
+      if (magnitude == 0) continue;
+      for (int s = rowStart[r]; s < rowStart[r + 1]; ++s) {
+        const int particle = slotParticle[s];
+        v.row(particle) += (inverseMass[particle] * magnitude) * slotGradient[s].transpose();
+      }
+    }
+  }
+
+  void solve(Eigen::VectorXd& rhs) {
+    Eigen::MatrixXd column = rhs;
+    factor->solve(column);
+    rhs = column.col(0);
+  }
+};
+
+ImpulseSolver::ImpulseSolver(Mode mode) : impl_(std::make_unique<Impl>()), mode_(mode) {}
+ImpulseSolver::~ImpulseSolver() = default;
+
+std::string ImpulseSolver::id() const {
+  return mode_ == Mode::Nonconforming ? "impulse-nc" : "conforming";
+}
+
+nlohmann::json ImpulseSolver::params() const { return writeParams(ImpulseParams::table(), params_); }
+
+SolverCounts ImpulseSolver::counts() const {
+  return {model_.particleCount(), static_cast<int>(model_.constraints.size()),
+          model_.boundaryConstraintCount};
+}
+
+std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel> cloth,
+                                                const SimParams& sim, const nlohmann::json& params) {
+  ImpulseParams parsed;
+  if (auto e = readParams(params, ImpulseParams::table(), parsed, "solver")) return e;
+  params_ = parsed;
+  cloth_ = std::move(cloth);
+  model_ = mode_ == Mode::Nonconforming
+               ? buildNonconformingModel(cloth_->mesh, cloth_->topology, params_.boundaryConstraints)
+               : buildConformingModel(cloth_->mesh, cloth_->topology);
+  x_ = model_.restPositions;
+  v_ = Positions::Zero(x_.rows(), 3);
+  surface_ = surfaceFromParticles(model_, x_);
+  impl_ = std::make_unique<Impl>();
+  inverseMass_ = (sim.density * model_.areaShare).cwiseInverse();
+  if (!model_.conforming) {
+    impl_->surfaceFactor = makeSpdSolver("cholmod");
+    const SparseMatrix bbt = upperOf(SparseMatrix(model_.surfaceMap * model_.surfaceMap.transpose()));
+    std::string message;
+    if (auto e = impl_->surfaceFactor->analyze(bbt)) return *e;
+    if (impl_->surfaceFactor->factorize(bbt, &message) != SpdSolver::Status::Ok)
+      return "B B^T factorization failed: " + message;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> ImpulseSolver::setParams(const nlohmann::json& params) {
+  ImpulseParams parsed = params_;
+  if (auto e = readParams(params, ImpulseParams::table(), parsed, "solver")) return e;
+  const bool rebuild = parsed.boundaryConstraints != params_.boundaryConstraints;
+  if (parsed.linearSolver != params_.linearSolver || rebuild) impl_->structureDirty = true;
+  params_ = parsed;
+  if (rebuild && mode_ == Mode::Nonconforming) {
+    ImpulseModel rebuilt =
+        buildNonconformingModel(cloth_->mesh, cloth_->topology, params_.boundaryConstraints);
+    model_.constraints = std::move(rebuilt.constraints);
+    model_.boundaryConstraintCount = rebuilt.boundaryConstraintCount;
+    model_.duplicateBoundaryConstraints = rebuilt.duplicateBoundaryConstraints;
+  }
+  return std::nullopt;
+}
+
+void ImpulseSolver::setParticleState(const Positions& x, const Positions& v) {
+  x_ = x;
+  v_ = v;
+  surface_ = surfaceFromParticles(model_, x_);
+}
+
+Positions ImpulseSolver::surfaceVelocities() const { return surfaceFromParticles(model_, v_); }
+
+Eigen::VectorXd ImpulseSolver::distanceErrors() const {
+  Eigen::VectorXd c(model_.constraints.size());
+  for (size_t i = 0; i < model_.constraints.size(); ++i) {
+    const auto& con = model_.constraints[i];
+    c[i] = (x_.row(con.b) - x_.row(con.a)).norm() - con.restLength;
+  }
+  return c;
+}
+
+std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats& stats) {
+  const auto stepStart = Clock::now();
+  Impl& s = *impl_;
+  const double h = ctx.sim.dt;
+
+  // Parameters that changed since the last step.
+  inverseMass_ = (ctx.sim.density * model_.areaShare).cwiseInverse();
+  std::vector<int> pinned;
+  for (const auto& pin : ctx.pins) pinned.push_back(pin.first);
+  const int grabTriangle = ctx.grab ? ctx.grab->triangle : -1;
+  if (s.structureDirty || pinned != s.pinnedVertices || grabTriangle != s.grabTriangle) {
+    if (auto e = s.buildRows(model_, *cloth_, ctx.pins, ctx.grab, params_.linearSolver)) return e;
+  }
+  // Targets move without changing the pattern. The grab's target approaches the mouse at a
+  // bounded rate, so that a far jump of the mouse pulls instead of teleporting the cloth.
+  Vec3 grabTarget = Vec3::Zero();
+  if (ctx.grab) {
+    const Tri& f = cloth_->mesh.triangles[ctx.grab->triangle];
+    Vec3 point = Vec3::Zero();
+    for (int k = 0; k < 3; ++k) point += ctx.grab->barycentric[k] * Vec3(surface_.row(f[k]).transpose());
+    const double rate = std::min(1.0, h / std::max(ctx.grab->timeConstant, 1e-9));
+    grabTarget = point + rate * (ctx.grab->target - point);
+  }
+  for (auto& row : s.linearRows)
+    row.target = row.pin >= 0 ? ctx.pins[row.pin].second[row.axis] : grabTarget[row.axis];
+  const Positions x0 = x_, v0 = v_;
+  auto restore = [&](const std::string& why) {
+    x_ = x0;
+    v_ = v0;
+    surface_ = surfaceFromParticles(model_, x_);
+    return std::optional<std::string>(why);
+  };
+
+  // 1. A at x(t), one factorization.
+  auto t0 = Clock::now();
+  s.updateDistanceGradients(model_, x_);
+  s.assemble(inverseMass_);
+  double shift = 0;
+  if (auto e = s.factorize(params_.regularization, shift)) return restore(*e);
+  stats.msFactor = msSince(t0);
+  stats.regularization = shift;
+  stats.linearSolver = s.factor->name();
+
+  // 2. Forces: gravity, implicit quadratic bending, damping.
+  t0 = Clock::now();
+  const Eigen::RowVector3d gravityStep = h * ctx.sim.gravity.transpose();
+  if (ctx.sim.bending > 0) {
+    const double key[3] = {ctx.sim.bending, h, ctx.sim.density};
+    if (!s.bendingFactor || !std::equal(key, key + 3, s.bendingKey)) {
+      Eigen::VectorXd mass = ctx.sim.density * model_.areaShare;
+      SparseMatrix system = (h * h * ctx.sim.bending) * model_.bending;
+      system += SparseMatrix(mass.asDiagonal());
+      s.bendingSystem = upperOf(system);
+      s.bendingFactor = makeSpdSolver("cholmod");
+      std::string message;
+      if (auto e = s.bendingFactor->analyze(s.bendingSystem)) return restore(*e);
+      if (s.bendingFactor->factorize(s.bendingSystem, &message) != SpdSolver::Status::Ok) {
+        s.bendingFactor.reset();
+        return restore("bending system (M + h^2 k_b Q) factorization failed: " + message);
+      }
+      std::copy(key, key + 3, s.bendingKey);
+    }
+    const Eigen::VectorXd mass = ctx.sim.density * model_.areaShare;
+    Eigen::MatrixXd rhs = mass.asDiagonal() * (v_.rowwise() + gravityStep);
+    rhs -= (h * ctx.sim.bending) * (model_.bending * x_);
+    s.bendingFactor->solve(rhs);
+    v_ = rhs;
+  } else {
+    v_.rowwise() += gravityStep;
+  }
+  if (ctx.sim.damping > 0) v_ /= 1.0 + h * ctx.sim.damping;
+  stats.msForces = msSince(t0);
+
+  // 3. Velocity pass: J v = 0 after one solve.
+  t0 = Clock::now();
+  Eigen::VectorXd rhs;
+  s.velocityErrors(v_, rhs);
+  rhs = -rhs;
+  s.solve(rhs);
+  s.applyImpulses(rhs, 1.0, inverseMass_, v_);
+  stats.msVelocity = msSince(t0);
+
+  // 4. Position pass on the preview x~ = x + h v.
+  t0 = Clock::now();
+  Eigen::VectorXd c, trialC;
+  Positions preview = x_ + h * v_;
+  s.evaluate(model_, preview, c);
+  double error = s.maxError(c);
+  int iterations = 0;
+  bool stalled = false;
+  while (error > params_.tolerance && iterations < params_.maxIterations && !stalled) {
+    Eigen::VectorXd p = -c / h;
+    s.solve(p);
+    ++iterations;
+    // Back-tracking: halve the correction while it makes the error grow; a correction that
+    // still does after all halvings is rejected and the residual accepted for this step.
+    double scale = 1.0;
+    Positions trialV;
+    for (int halving = 0;; ++halving) {
+      trialV = v_;
+      s.applyImpulses(p, scale, inverseMass_, trialV);
+      Positions trialPreview = x_ + h * trialV;
+      s.evaluate(model_, trialPreview, trialC);
+      const double trialError = s.maxError(trialC);
+      if (trialError < error) {
+        error = trialError;
+        v_ = std::move(trialV);
+        preview = std::move(trialPreview);
+        c = trialC;
+        break;
+      }
+      if (halving >= params_.backtrackHalvings) {
+        stalled = true;
+        break;
+      }
+      scale *= 0.5;
+      ++stats.backtracks;
+    }
+  }
+  stats.positionIterations = iterations;
+  stats.msPosition = msSince(t0);
+  x_ = preview;
+
+  // 5. Contacts on the surface, sent back to the particles.
+  t0 = Clock::now();
+  const Positions previousSurface = surface_;
+  surface_ = surfaceFromParticles(model_, x_);
+  if (!ctx.obstacles.empty()) {
+    Positions correction;
+    const ContactResult contacts =
+        resolveContacts(ctx.obstacles, ctx.sim.thickness, previousSurface, surface_, correction);
+    stats.contacts = contacts.contactCount;
+    if (contacts.contactCount > 0) {
+      Eigen::MatrixXd particleCorrection;
+      if (model_.conforming) {
+        particleCorrection = correction;
+      } else {
+        Eigen::MatrixXd lambda = correction;
+        s.surfaceFactor->solve(lambda);
+        particleCorrection = model_.surfaceMap.transpose() * lambda;
+      }
+      x_ += particleCorrection;
+      v_ += particleCorrection / h;
+      surface_ = surfaceFromParticles(model_, x_);
+    }
+  }
+  stats.msCollision = msSince(t0);
+
+  // Divergence: caught here, at the step that produced it.
+  if (!x_.allFinite() || !v_.allFinite() || !surface_.allFinite())
+    return restore("the state became non-finite (position iterations " + std::to_string(iterations) +
+                   ", last max |C| " + nlohmann::json(error).dump() + " m)");
+  const double maxSpeed = v_.rowwise().norm().maxCoeff();
+  if (maxSpeed > params_.maxSpeed)
+    return restore("a particle reached " + nlohmann::json(maxSpeed).dump() +
+                   " m/s, above max_speed " + nlohmann::json(params_.maxSpeed).dump() + " m/s");
+
+  s.evaluate(model_, x_, c);
+  stats.maxPositionError = s.maxError(c);
+  stats.converged = error <= params_.tolerance;
+  stats.extra["stalled"] = stalled;
+  stats.maxEdgeStrain = maxEdgeStrain(cloth_->mesh, cloth_->topology, surface_);
+  stats.extra["duplicate_boundary_constraints"] = model_.duplicateBoundaryConstraints;
+  stats.extra["max_speed"] = maxSpeed;
+  stats.msTotal = msSince(stepStart);
+  return std::nullopt;
+}
+
+SparseMatrix ImpulseSolver::jacobian() const {
+  if (impl_->structureDirty) impl_->buildRows(model_, *cloth_, {}, std::nullopt, params_.linearSolver);
+  impl_->updateDistanceGradients(model_, x_);
+  std::vector<Eigen::Triplet<double>> t;
+  for (int r = 0; r < impl_->rowCount(); ++r)
+    for (int s = impl_->rowStart[r]; s < impl_->rowStart[r + 1]; ++s)
+      for (int d = 0; d < 3; ++d)
+        t.emplace_back(r, 3 * impl_->slotParticle[s] + d, impl_->slotGradient[s][d]);
+  SparseMatrix j(impl_->rowCount(), 3 * model_.particleCount());
+  j.setFromTriplets(t.begin(), t.end());
+  return j;
+}
+
+SparseMatrix ImpulseSolver::constraintMatrix() const {
+  if (impl_->structureDirty) impl_->buildRows(model_, *cloth_, {}, std::nullopt, params_.linearSolver);
+  impl_->updateDistanceGradients(model_, x_);
+  impl_->assemble(inverseMass_);
+  SparseMatrix full = impl_->matrix.selfadjointView<Eigen::Upper>();
+  return full;
+}
+
+}  // namespace clothlab
