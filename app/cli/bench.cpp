@@ -100,9 +100,9 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
   std::printf("machine: %s %s, %u hardware threads; simulation on 1 thread\n", host.nodename,
               host.machine, std::thread::hardware_concurrency());
   std::printf("%s\n\n", config.c_str());
-  std::printf("%-12s %-10s %-24s %8s %8s %9s %9s %9s %9s %9s %7s %9s\n", "scene", "solver",
-              "factorization", "particles", "constr.", "asm+fact", "position", "velocity",
-              "collision", "total", "iters", "max|C|");
+  std::printf("%-12s %-10s %-22s %9s %8s %9s %9s %9s %9s %9s %9s %6s %8s\n", "scene", "solver",
+              "factorization", "particles", "constr.", "asm+fact", "forces", "velocity",
+              "position", "collision", "total", "iters", "max|C|");
 
   std::vector<BenchRow> rows;
   nlohmann::json json{{"config", config}, {"steps", steps}, {"results", nlohmann::json::array()}};
@@ -111,13 +111,13 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
     BenchRow reference = benchScene(scene, "eigen-ldlt", steps);
     for (const BenchRow* row : {&fast, &reference}) {
       if (!row->failure.empty()) {
-        std::printf("%-12s %-10s %-24s failed: %s\n", row->scene.c_str(), row->solver.c_str(),
+        std::printf("%-12s %-10s %-22s failed: %s\n", row->scene.c_str(), row->solver.c_str(),
                     row->backend.c_str(), row->failure.c_str());
       } else {
-        std::printf("%-12s %-10s %-24s %8d %8d %9.2f %9.2f %9.2f %9.2f %9.2f %7.2f %9.2g\n",
+        std::printf("%-12s %-10s %-22s %9d %8d %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %6.2f %8.2g\n",
                     row->scene.c_str(), row->solver.c_str(), row->factorization.c_str(),
-                    row->particles, row->constraints, row->factor, row->position, row->velocity,
-                    row->collision, row->total, row->iterations, row->maxError);
+                    row->particles, row->constraints, row->factor, row->forces, row->velocity,
+                    row->position, row->collision, row->total, row->iterations, row->maxError);
       }
       json["results"].push_back({{"scene", row->scene},
                                   {"solver", row->solver},

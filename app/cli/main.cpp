@@ -254,10 +254,10 @@ int main(int argc, char** argv) {
 
   auto* bench = app.add_subcommand("bench", "Reproduce the paper's Table 1 timings");
   std::vector<std::string> benchScenes;
-  int benchSteps = 100;
+  int benchSteps = 300;
   std::string benchJson;
   bench->add_option("scenes", benchScenes, "Scenes (default: hanging tablecloth sphere-drop)");
-  bench->add_option("--steps", benchSteps, "Steps per scene and back end (default 100)");
+  bench->add_option("--steps", benchSteps, "Steps per scene and back end (default 300)");
   bench->add_option("--json", benchJson, "Write the results as JSON");
 
   try {

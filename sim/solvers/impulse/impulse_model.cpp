@@ -91,7 +91,39 @@ ImpulseModel buildNonconformingModel(const TriangleMesh& rest, const MeshTopolog
   model.surfaceMap.resize(rest.vertexCount(), particleCount);
   model.surfaceMap.setFromTriplets(triplets.begin(), triplets.end());
   model.surfaceMap.makeCompressed();
+  std::vector<Eigen::Triplet<double>> midpoints;
+  for (int e = 0; e < particleCount; ++e) {
+    midpoints.emplace_back(e, topology.edges[e][0], 0.5);
+    midpoints.emplace_back(e, topology.edges[e][1], 0.5);
+  }
+  model.midpointMap.resize(particleCount, rest.vertexCount());
+  model.midpointMap.setFromTriplets(midpoints.begin(), midpoints.end());
   model.bending = crBendingMatrix(rest, topology);
+
+  std::vector<Eigen::Triplet<double>> difference;  // rows: (vertex, triangle) pairs
+  int row = 0;
+  for (int i = 0; i < rest.vertexCount(); ++i)
+    for (int t : topology.vertexTris[i]) {
+      const Tri& f = rest.triangles[t];
+      const int k = f[0] == i ? 0 : f[1] == i ? 1 : 2;
+      difference.emplace_back(row, topology.triEdges[t][(k + 1) % 3], 1.0);
+      difference.emplace_back(row, topology.triEdges[t][(k + 2) % 3], 1.0);
+      difference.emplace_back(row, topology.triEdges[t][k], -1.0);
+      ++row;
+    }
+  SparseMatrix predictions(row, particleCount);
+  predictions.setFromTriplets(difference.begin(), difference.end());
+  // Subtract B_i from each prediction row of vertex i.
+  std::vector<int> rowVertex;
+  for (int i = 0; i < rest.vertexCount(); ++i)
+    for (size_t n = 0; n < topology.vertexTris[i].size(); ++n) rowVertex.push_back(i);
+  std::vector<Eigen::Triplet<double>> selector;
+  for (int r = 0; r < row; ++r) selector.emplace_back(r, rowVertex[r], 1.0);
+  SparseMatrix select(row, rest.vertexCount());
+  select.setFromTriplets(selector.begin(), selector.end());
+  const SparseMatrix d = predictions - select * model.surfaceMap;
+  model.nonconformity = SparseMatrix(d.transpose()) * d;
+  model.nonconformity.prune(1e-14);
   return model;
 }
 

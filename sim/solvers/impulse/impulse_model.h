@@ -29,7 +29,12 @@ struct ImpulseModel {
   int duplicateBoundaryConstraints = 0;  // dropped duplicates (see header comment)
   bool conforming = false;              // B is the identity
   SparseMatrix surfaceMap;              // B: vertexCount x particleCount (empty if conforming)
+  SparseMatrix midpointMap;             // M: particleCount x vertexCount, edge midpoints; B M = I
   SparseMatrix bending;                 // Q: particleCount x particleCount
+  // R = sum over vertices i and incident triangles t of (P_ti - B_i)^T (P_ti - B_i), P_ti the
+  // row of triangle t's own prediction of vertex i. R u = 0 exactly when u is the midpoint field
+  // of a conforming field, so -R v damps only nonconforming motion (empty if conforming).
+  SparseMatrix nonconformity;
   int particleCount() const { return static_cast<int>(restPositions.rows()); }
 };
 

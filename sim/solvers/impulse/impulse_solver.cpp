@@ -24,6 +24,12 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
       {"boundary_constraints", "", "nonconforming boundary constraints",
        &ImpulseParams::boundaryConstraints},
       {"max_speed", "m/s", "speed treated as divergence", &ImpulseParams::maxSpeed, 1, 1e6, true},
+      {"max_refactorizations", "", "re-linearizations per step when the position pass stalls",
+       &ImpulseParams::maxRefactorizations, 0, 20, false},
+      {"nonconforming_damping", "1/s", "damping of nonconforming (zig-zag) motion",
+       &ImpulseParams::nonconformingDamping, 0, 1e4, false},
+      {"collision_transfer", "", "contact corrections to NC particles",
+       &ImpulseParams::collisionTransfer, 0, 0, false, {"midpoint", "bbt"}},
   };
   return table;
 }
@@ -76,7 +82,7 @@ struct ImpulseSolver::Impl {
   // Bending: factor of M + h^2 k_b Q, refreshed when k_b, h or density change.
   std::unique_ptr<SpdSolver> bendingFactor;
   SparseMatrix bendingSystem;
-  double bendingKey[3] = {-1, -1, -1};
+  double bendingKey[4] = {-1, -1, -1, -1};
   // Collision transfer: factor of B B^T (nonconforming only).
   std::unique_ptr<SpdSolver> surfaceFactor;
 
@@ -261,6 +267,8 @@ struct ImpulseSolver::Impl {
       if (r < distanceRows || !linearRows[r - distanceRows].grab) worst = std::max(worst, std::abs(c[r]));
     return worst;
   }
+  // Sum of C^2 over all rows: the Gauss-Newton correction is a descent direction for it.
+  static double squaredError(const Eigen::VectorXd& c) { return c.squaredNorm(); }
 
   // J v for every row.
   void velocityErrors(const Positions& v, Eigen::VectorXd& c) const {
@@ -411,11 +419,13 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // 2. Forces: gravity, implicit quadratic bending, damping.
   t0 = Clock::now();
   const Eigen::RowVector3d gravityStep = h * ctx.sim.gravity.transpose();
-  if (ctx.sim.bending > 0) {
-    const double key[3] = {ctx.sim.bending, h, ctx.sim.density};
-    if (!s.bendingFactor || !std::equal(key, key + 3, s.bendingKey)) {
-      Eigen::VectorXd mass = ctx.sim.density * model_.areaShare;
+  const double ncDamping = model_.conforming ? 0.0 : params_.nonconformingDamping;
+  if (ctx.sim.bending > 0 || ncDamping > 0) {
+    const double key[4] = {ctx.sim.bending, h, ctx.sim.density, ncDamping};
+    if (!s.bendingFactor || !std::equal(key, key + 4, s.bendingKey)) {
+      const Eigen::VectorXd mass = ctx.sim.density * model_.areaShare;
       SparseMatrix system = (h * h * ctx.sim.bending) * model_.bending;
+      if (ncDamping > 0) system += (h * ncDamping * mass.mean()) * model_.nonconformity;
       system += SparseMatrix(mass.asDiagonal());
       s.bendingSystem = upperOf(system);
       s.bendingFactor = makeSpdSolver("cholmod");
@@ -423,13 +433,13 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       if (auto e = s.bendingFactor->analyze(s.bendingSystem)) return restore(*e);
       if (s.bendingFactor->factorize(s.bendingSystem, &message) != SpdSolver::Status::Ok) {
         s.bendingFactor.reset();
-        return restore("bending system (M + h^2 k_b Q) factorization failed: " + message);
+        return restore("force system (M + h c R + h^2 k_b Q) factorization failed: " + message);
       }
-      std::copy(key, key + 3, s.bendingKey);
+      std::copy(key, key + 4, s.bendingKey);
     }
     const Eigen::VectorXd mass = ctx.sim.density * model_.areaShare;
     Eigen::MatrixXd rhs = mass.asDiagonal() * (v_.rowwise() + gravityStep);
-    rhs -= (h * ctx.sim.bending) * (model_.bending * x_);
+    if (ctx.sim.bending > 0) rhs -= (h * ctx.sim.bending) * (model_.bending * x_);
     s.bendingFactor->solve(rhs);
     v_ = rhs;
   } else {
@@ -447,7 +457,31 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   s.applyImpulses(rhs, 1.0, inverseMass_, v_);
   stats.msVelocity = msSince(t0);
 
-  // 4. Position pass on the preview x~ = x + h v.
+  // Surface corrections reach the particles through a right inverse of B.
+  auto toParticles = [&](const Positions& surfaceCorrection) -> Positions {
+    if (model_.conforming) return surfaceCorrection;
+    if (params_.collisionTransfer == "midpoint") return model_.midpointMap * surfaceCorrection;
+    Eigen::MatrixXd lambda = surfaceCorrection;
+    s.surfaceFactor->solve(lambda);
+    return model_.surfaceMap.transpose() * lambda;
+  };
+
+  // 4a. Contacts predicted on the preview: velocities of surface points that would end up
+  // inside an obstacle are changed so they land on it (with friction), before the position pass,
+  // so that the pass resolves the constraints around the contacts.
+  t0 = Clock::now();
+  const Positions previousSurface = surface_;
+  if (!ctx.obstacles.empty()) {
+    const Positions predicted = surface_ + h * surfaceFromParticles(model_, v_);
+    Positions correction;
+    const ContactResult contacts =
+        resolveContacts(ctx.obstacles, ctx.sim.thickness, previousSurface, predicted, correction);
+    stats.contacts = contacts.contactCount;
+    if (contacts.contactCount > 0) v_ += toParticles(correction) / h;
+  }
+  stats.msCollision = msSince(t0);
+
+  // 4b. Position pass on the preview x~ = x + h v.
   t0 = Clock::now();
   Eigen::VectorXd c, trialC;
   Positions preview = x_ + h * v_;
@@ -455,22 +489,36 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   double error = s.maxError(c);
   int iterations = 0;
   bool stalled = false;
-  while (error > params_.tolerance && iterations < params_.maxIterations && !stalled) {
+  int refactorizations = 0;
+  double squared = Impl::squaredError(c);
+  while (error > params_.tolerance && iterations < params_.maxIterations) {
+    if (stalled) {
+      // Re-linearize at the preview: new impulse directions, one more factorization.
+      if (refactorizations >= params_.maxRefactorizations) break;
+      // Levenberg-Marquardt: a larger shift makes the step shorter and a descent direction.
+      ++refactorizations;
+      s.updateDistanceGradients(model_, preview);
+      s.assemble(inverseMass_);
+      const double damped = std::max(params_.regularization, 1e-8) * std::pow(100.0, refactorizations - 1);
+      if (s.factorize(std::min(damped, 1.0), shift)) break;  // keep the residual
+      stalled = false;
+    }
     Eigen::VectorXd p = -c / h;
     s.solve(p);
     ++iterations;
-    // Back-tracking: halve the correction while it makes the error grow; a correction that
-    // still does after all halvings is rejected and the residual accepted for this step.
+    // Back-tracking: halve the correction while it makes the squared error grow (the solve's
+    // direction decreases it for a small enough step); if it still does after all halvings the
+    // correction is rejected.
     double scale = 1.0;
-    Positions trialV;
     for (int halving = 0;; ++halving) {
-      trialV = v_;
+      Positions trialV = v_;
       s.applyImpulses(p, scale, inverseMass_, trialV);
       Positions trialPreview = x_ + h * trialV;
       s.evaluate(model_, trialPreview, trialC);
-      const double trialError = s.maxError(trialC);
-      if (trialError < error) {
-        error = trialError;
+      const double trialSquared = Impl::squaredError(trialC);
+      if (trialSquared < squared) {
+        squared = trialSquared;
+        error = s.maxError(trialC);
         v_ = std::move(trialV);
         preview = std::move(trialPreview);
         c = trialC;
@@ -488,30 +536,22 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   stats.msPosition = msSince(t0);
   x_ = preview;
 
-  // 5. Contacts on the surface, sent back to the particles.
+  // 5. Points the pass moved inside an obstacle (not just into the thickness band, which the
+  // next step's prediction handles) are put back on its surface.
   t0 = Clock::now();
-  const Positions previousSurface = surface_;
   surface_ = surfaceFromParticles(model_, x_);
   if (!ctx.obstacles.empty()) {
     Positions correction;
     const ContactResult contacts =
-        resolveContacts(ctx.obstacles, ctx.sim.thickness, previousSurface, surface_, correction);
-    stats.contacts = contacts.contactCount;
+        resolveContacts(ctx.obstacles, 0.0, previousSurface, surface_, correction);
     if (contacts.contactCount > 0) {
-      Eigen::MatrixXd particleCorrection;
-      if (model_.conforming) {
-        particleCorrection = correction;
-      } else {
-        Eigen::MatrixXd lambda = correction;
-        s.surfaceFactor->solve(lambda);
-        particleCorrection = model_.surfaceMap.transpose() * lambda;
-      }
+      const Positions particleCorrection = toParticles(correction);
       x_ += particleCorrection;
       v_ += particleCorrection / h;
       surface_ = surfaceFromParticles(model_, x_);
     }
   }
-  stats.msCollision = msSince(t0);
+  stats.msCollision += msSince(t0);
 
   // Divergence: caught here, at the step that produced it.
   if (!x_.allFinite() || !v_.allFinite() || !surface_.allFinite())
@@ -526,6 +566,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   stats.maxPositionError = s.maxError(c);
   stats.converged = error <= params_.tolerance;
   stats.extra["stalled"] = stalled;
+  stats.extra["factorizations"] = 1 + refactorizations;
   stats.maxEdgeStrain = maxEdgeStrain(cloth_->mesh, cloth_->topology, surface_);
   stats.extra["duplicate_boundary_constraints"] = model_.duplicateBoundaryConstraints;
   stats.extra["max_speed"] = maxSpeed;

@@ -13,12 +13,15 @@
 //
 // One step of length h:
 //   1. assemble A at x, factorize (CHOLMOD supernodal; shift grows, then LDL', if needed)
-//   2. forces: v <- (M + h^2 k_b Q)^-1 (M (v + h g) - h k_b Q x)  (implicit bending), damping
+//   2. forces: v <- (M + h c R + h^2 k_b Q)^-1 (M (v + h g) - h k_b Q x): implicit bending and
+//      damping of nonconforming motion (R, see ImpulseModel), then linear damping
 //   3. velocity pass: solve A p = -J v, v += K J^T p  (exact: velocity constraints hold)
 //   4. position pass: x~ = x + h v; while max|C(x~)| > tol: solve A p = -C(x~)/h, v += K J^T p,
-//      halving the correction while it makes the error grow (back-tracking), at most N solves
-//   5. x <- x~; surface x_c = B x; obstacle contacts on x_c give dx_c, sent back through the
-//      prefactored B B^T: x += B^T l, v += B^T l / h with (B B^T) l = dx_c
+//      halving the correction while it makes the error grow (back-tracking), at most N solves;
+//      if no halving helps, re-linearize at x~ and factorize again (bounded, reported)
+//   5. x <- x~; surface x_c = B x; obstacle contacts on x_c give dx_c, sent back to the particles
+//      by a right inverse R of B (B R = I): x += R dx_c, v += R dx_c / h. R is the midpoint map
+//      M by default, or the paper's B^T (B B^T)^-1 with B B^T prefactored (see ImpulseParams).
 // A non-finite or runaway state restores the state before the step and reports the step.
 #include <memory>
 
@@ -31,12 +34,25 @@ namespace clothlab {
 
 struct ImpulseParams {
   double tolerance = 1e-6;       // position constraint tolerance max|C| [m], [1e-10, 0.1]
-  int maxIterations = 30;        // cap on position solves per step, [1, 1000]
+  int maxIterations = 50;        // cap on position solves per step, [1, 1000]
   double regularization = 1e-6;  // diagonal shift relative to max diag(A), [0, 0.01]
   int backtrackHalvings = 4;     // halvings of a correction that increased the error, [0, 30]
   std::string linearSolver = "cholmod";  // cholmod | eigen-ldlt
   bool boundaryConstraints = true;  // nonconforming boundary constraints (methods 1.3)
   double maxSpeed = 1000;        // speed treated as divergence [m/s], [1, 1e6]
+  // How surface contact corrections reach the NC particles: "midpoint" moves each particle by the
+  // mean correction of its edge's two vertices (a conforming displacement, B M = I); "bbt" is the
+  // paper's least-change transfer B^T (B B^T)^-1 dx_c. Both reproduce dx_c exactly on the surface.
+  std::string collisionTransfer = "midpoint";
+  // When the position pass stalls (the correction cannot reduce the error because the constraint
+  // directions at x(t) no longer describe the preview, e.g. in fast whips), re-linearize at the
+  // preview and factorize again, at most this many times per step. 0: the paper's strict one
+  // factorization per step. [0, 20]
+  int maxRefactorizations = 3;
+  // Damping of nonconforming motion (impulse-nc): force -rate * mean particle mass * R v, with R
+  // zero on conforming motion, so smooth motion and equilibria are unchanged while the spurious
+  // zig-zag modes of the edge-midpoint mesh die out. [1/s], [0, 1e4]
+  double nonconformingDamping = 100;
   static const ParamTable<ImpulseParams>& table();
 };
 
