@@ -16,7 +16,9 @@
 
 namespace clothlab {
 
-// A material point of the surface pulled toward a target (the mouse).
+// A material point of the surface pulled toward a target (the mouse). The point approaches the
+// target at rate 1/timeConstant (a first-order lag, so a far jump of the mouse pulls instead of
+// teleporting the cloth); releasing keeps the cloth's motion.
 struct Grab {
   int triangle = 0;
   Vec3 barycentric{1.0 / 3, 1.0 / 3, 1.0 / 3};

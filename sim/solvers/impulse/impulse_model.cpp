@@ -91,6 +91,7 @@ ImpulseModel buildNonconformingModel(const TriangleMesh& rest, const MeshTopolog
   model.surfaceMap.resize(rest.vertexCount(), particleCount);
   model.surfaceMap.setFromTriplets(triplets.begin(), triplets.end());
   model.surfaceMap.makeCompressed();
+  model.surfaceMapRowsTransposed = model.surfaceMap.transpose();
   std::vector<Eigen::Triplet<double>> midpoints;
   for (int e = 0; e < particleCount; ++e) {
     midpoints.emplace_back(e, topology.edges[e][0], 0.5);

@@ -29,6 +29,7 @@ struct ImpulseModel {
   int duplicateBoundaryConstraints = 0;  // dropped duplicates (see header comment)
   bool conforming = false;              // B is the identity
   SparseMatrix surfaceMap;              // B: vertexCount x particleCount (empty if conforming)
+  SparseMatrix surfaceMapRowsTransposed;  // B^T (column v lists the particles of vertex v)
   SparseMatrix midpointMap;             // M: particleCount x vertexCount, edge midpoints; B M = I
   SparseMatrix bending;                 // Q: particleCount x particleCount
   // R = sum over vertices i and incident triangles t of (P_ti - B_i)^T (P_ti - B_i), P_ti the

@@ -89,12 +89,29 @@ struct ImpulseSolver::Impl {
   // Particle weights of the prediction that triangle t makes of a point with barycentric
   // coordinates b: sum_k b_k (x_e(k+1) + x_e(k+2) - x_e(k)), e(k) the edge opposite corner k
   // (the ghost-mesh rule of methods 1.8 restricted to one triangle); conforming: the vertices.
-  static std::map<int, double> trianglePointWeights(const ImpulseModel& model, const ClothModel& cloth,
-                                                     int t, const Vec3& b) {
+  static std::map<int, double> trianglePredictionWeights(const ImpulseModel& model,
+                                                          const ClothModel& cloth, int t, const Vec3& b) {
     std::map<int, double> weights;
     for (int k = 0; k < 3; ++k) {
       if (model.conforming) weights[cloth.mesh.triangles[t][k]] += b[k];
       else weights[cloth.topology.triEdges[t][k]] += 1.0 - 2.0 * b[k];
+    }
+    return weights;
+  }
+
+  // Particle weights of the surface point with barycentric coordinates b in triangle t: the
+  // barycentric mix of the rows of B (what the viewer shows and the user drags).
+  static std::map<int, double> surfacePointWeights(const ImpulseModel& model, const ClothModel& cloth,
+                                                   int t, const Vec3& b) {
+    std::map<int, double> weights;
+    for (int k = 0; k < 3; ++k) {
+      const int vertex = cloth.mesh.triangles[t][k];
+      if (model.conforming) {
+        weights[vertex] += b[k];
+        continue;
+      }
+      for (SparseMatrix::InnerIterator it(model.surfaceMapRowsTransposed, vertex); it; ++it)
+        weights[it.row()] += b[k] * it.value();
     }
     return weights;
   }
@@ -136,14 +153,14 @@ struct ImpulseSolver::Impl {
       for (int t : cloth.topology.vertexTris[vertex]) {
         const Tri& f = cloth.mesh.triangles[t];
         const Vec3 corner(f[0] == vertex ? 1 : 0, f[1] == vertex ? 1 : 0, f[2] == vertex ? 1 : 0);
-        addLinearRows(trianglePointWeights(model, cloth, t, corner), target, static_cast<int>(i));
+        addLinearRows(trianglePredictionWeights(model, cloth, t, corner), target, static_cast<int>(i));
         if (model.conforming) break;  // the vertex itself: one set of rows is enough
       }
       pinnedVertices.push_back(vertex);
     }
     grabTriangle = -1;
     if (grab) {
-      addLinearRows(trianglePointWeights(model, cloth, grab->triangle, grab->barycentric),
+      addLinearRows(surfacePointWeights(model, cloth, grab->triangle, grab->barycentric),
                     grab->target, -1);
       grabTriangle = grab->triangle;
     }
@@ -260,11 +277,13 @@ struct ImpulseSolver::Impl {
     }
   }
 
-  // Largest |C| over the rows that must converge (all but the grab).
-  double maxError(const Eigen::VectorXd& c) const {
+  // Largest |C| over the rows; the grab's rows drive the iteration but are not reported as a
+  // constraint error (withGrab = false).
+  double maxError(const Eigen::VectorXd& c, bool withGrab = true) const {
     double worst = 0;
     for (int r = 0; r < rowCount(); ++r)
-      if (r < distanceRows || !linearRows[r - distanceRows].grab) worst = std::max(worst, std::abs(c[r]));
+      if (withGrab || r < distanceRows || !linearRows[r - distanceRows].grab)
+        worst = std::max(worst, std::abs(c[r]));
     return worst;
   }
   // Sum of C^2 over all rows: the Gauss-Newton correction is a descent direction for it.
@@ -390,9 +409,11 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // bounded rate, so that a far jump of the mouse pulls instead of teleporting the cloth.
   Vec3 grabTarget = Vec3::Zero();
   if (ctx.grab) {
-    const Tri& f = cloth_->mesh.triangles[ctx.grab->triangle];
+    // The rate limit starts from the quantity the grab rows constrain: the surface point.
     Vec3 point = Vec3::Zero();
-    for (int k = 0; k < 3; ++k) point += ctx.grab->barycentric[k] * Vec3(surface_.row(f[k]).transpose());
+    for (const auto& [particle, w] :
+         Impl::surfacePointWeights(model_, *cloth_, ctx.grab->triangle, ctx.grab->barycentric))
+      point += w * Vec3(x_.row(particle).transpose());
     const double rate = std::min(1.0, h / std::max(ctx.grab->timeConstant, 1e-9));
     grabTarget = point + rate * (ctx.grab->target - point);
   }
@@ -563,7 +584,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
                    " m/s, above max_speed " + nlohmann::json(params_.maxSpeed).dump() + " m/s");
 
   s.evaluate(model_, x_, c);
-  stats.maxPositionError = s.maxError(c);
+  stats.maxPositionError = s.maxError(c, /*withGrab=*/false);
   stats.converged = error <= params_.tolerance;
   stats.extra["stalled"] = stalled;
   stats.extra["factorizations"] = 1 + refactorizations;
@@ -571,6 +592,22 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   stats.extra["duplicate_boundary_constraints"] = model_.duplicateBoundaryConstraints;
   stats.extra["max_speed"] = maxSpeed;
   stats.msTotal = msSince(stepStart);
+  return std::nullopt;
+}
+
+std::optional<std::string> ImpulseSolver::projectVelocities(const StepContext& ctx) {
+  Impl& s = *impl_;
+  inverseMass_ = (ctx.sim.density * model_.areaShare).cwiseInverse();
+  if (auto e = s.buildRows(model_, *cloth_, ctx.pins, ctx.grab, params_.linearSolver)) return e;
+  s.updateDistanceGradients(model_, x_);
+  s.assemble(inverseMass_);
+  double shift = 0;
+  if (auto e = s.factorize(params_.regularization, shift)) return e;
+  Eigen::VectorXd rhs;
+  s.velocityErrors(v_, rhs);
+  rhs = -rhs;
+  s.solve(rhs);
+  s.applyImpulses(rhs, 1.0, inverseMass_, v_);
   return std::nullopt;
 }
 

@@ -82,6 +82,9 @@ class ImpulseSolver final : public Solver {
   // current positions, for the distance rows and the current pin/grab rows.
   SparseMatrix jacobian() const;
   SparseMatrix constraintMatrix() const;
+  // The velocity pass alone at the current state: velocities become tangent to the constraints
+  // (J v = 0 up to the regularization). Rows for ctx's pins and grab.
+  std::optional<std::string> projectVelocities(const StepContext& ctx);
   // Position errors of all distance rows at the current positions [m].
   Eigen::VectorXd distanceErrors() const;
 

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The clothlab-cli contract: commands, outputs, exit codes (0 ok, 2 bad input, 3 diverged) and
+# that bad input writes nothing. Usage: cli_test.sh PATH/TO/clothlab-cli
+set -uo pipefail
+cli=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+check() {  # check NAME CONDITION-COMMAND...
+  local name=$1
+  shift
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $name"; fi
+}
+expect_exit() {  # expect_exit CODE MESSAGE-REGEX -- ARGS...
+  local code=$1 pattern=$2
+  shift 3
+  "$cli" "$@" >"$work/out" 2>"$work/err"
+  local got=$?
+  if [ "$got" -ne "$code" ]; then
+    echo "  '$*': exit $got, expected $code; stderr: $(head -c 300 "$work/err")"
+    return 1
+  fi
+  if [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$work/err"; then
+    echo "  '$*': stderr does not match /$pattern/: $(head -c 300 "$work/err")"
+    return 1
+  fi
+  return 0
+}
+
+# scenes
+"$cli" scenes >"$work/scenes"
+check "scenes lists the paper's scenes" grep -q "^hanging	" "$work/scenes"
+check "scenes lists sphere-drop" grep -q "^sphere-drop	" "$work/scenes"
+check "scenes lists tablecloth" grep -q "^tablecloth	" "$work/scenes"
+
+# info on an OBJ and on a scene
+printf 'v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n' >"$work/quad.obj"
+"$cli" info "$work/quad.obj" >"$work/info.json"
+for key in vertices triangles edges boundary_edges boundary_loops components non_manifold_edges \
+           degenerate_triangles particles constraints boundary_constraints; do
+  check "info has $key" grep -q "\"$key\"" "$work/info.json"
+done
+check "info counts a quad" grep -q '"triangles": 2' "$work/info.json"
+check "info particles = edges for impulse-nc" grep -q '"particles": 5' "$work/info.json"
+"$cli" info hanging --solver conforming >"$work/info2.json"
+check "info --solver conforming" grep -q '"solver": "conforming"' "$work/info2.json"
+printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\nf 1 2 3\nf 2 1 4\nf 1 2 5\n' >"$work/fan.obj"
+"$cli" info "$work/fan.obj" >"$work/fan.json"
+check "info reports non-manifold edges" grep -q '"non_manifold_edges": 1' "$work/fan.json"
+
+# run: stats lines with the contract's keys, frames every K steps
+"$cli" run hanging --steps 40 --every 10 --stats "$work/stats.jsonl" --out "$work/frames" --quiet
+check "run exits 0" test $? -eq 0
+check "run writes one stats line per step" test "$(wc -l <"$work/stats.jsonl")" -eq 40
+for key in step t ms_total ms_factor ms_position ms_velocity ms_collision position_iterations \
+           max_position_error max_edge_strain particles constraints boundary_constraints pinned; do
+  check "stats has $key" grep -q "\"$key\"" <(head -1 "$work/stats.jsonl")
+done
+check "run writes frames 0..4" test -f "$work/frames/frame_00004.obj" -a ! -f "$work/frames/frame_00005.obj"
+check "frames hold no NaN" bash -c "! grep -qi nan '$work'/frames/*.obj"
+"$cli" run hanging --steps 5 --dt 0.0005 --tol 1e-5 --density 0.2 --bending 1e-5 --solver conforming \
+  --stats "$work/overrides.jsonl" --quiet
+check "run accepts overrides" test "$(wc -l <"$work/overrides.jsonl")" -eq 5
+check "dt override reaches the run" grep -q '"t":0.0025' "$work/overrides.jsonl"
+"$cli" run hanging --steps 3 >"$work/summary" 2>&1
+check "run prints a one-line summary" grep -q "hanging: impulse-nc, 3 steps" "$work/summary"
+
+# bad input: message naming the problem, exit 2, nothing written
+check "missing scene file" expect_exit 2 "missing.json: file not found" -- run "$work/missing.json" --out "$work/none1" --stats "$work/none1.jsonl"
+check "unknown built-in scene" expect_exit 2 "no such built-in scene" -- run nosuchscene
+printf '{"cloth": {"generator": {"type": "grid", "columns": "x"}}}' >"$work/badtype.json"
+check "scene key of the wrong type" expect_exit 2 "cloth.generator.columns: expected an integer" -- run "$work/badtype.json" --out "$work/none2"
+printf '{"cloth": {"generator": {"type": "grid"}}, "solver": {"id": "magic"}}' >"$work/badsolver.json"
+check "unknown solver in scene" expect_exit 2 "unknown solver 'magic'" -- run "$work/badsolver.json"
+check "unknown solver flag" expect_exit 2 "unknown solver 'magic'" -- run hanging --solver magic
+printf '{"cloth": {"generator": {"type": "grid"}}, "simulation": {"density": -1}}' >"$work/baddensity.json"
+check "negative density in scene" expect_exit 2 "simulation.density" -- run "$work/baddensity.json"
+check "zero density flag" expect_exit 2 "density" -- run hanging --density 0
+check "zero time step flag" expect_exit 2 "dt" -- run hanging --dt 0
+printf '{"cloth": ' >"$work/broken.json"
+check "invalid JSON" expect_exit 2 "broken.json: invalid JSON" -- run "$work/broken.json"
+printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n' >"$work/range.obj"
+check "face index out of range (OBJ)" expect_exit 2 "range.obj: line 4" -- run "$work/range.obj" --out "$work/none3"
+printf 'v 0 0 0\nv nan 0 0\nv 0 1 0\nf 1 2 3\n' >"$work/nan.obj"
+check "non-finite coordinate (OBJ)" expect_exit 2 "nan.obj: line 2" -- info "$work/nan.obj"
+: >"$work/empty.obj"
+check "empty mesh" expect_exit 2 "empty.obj: empty mesh" -- run "$work/empty.obj"
+check "non-manifold mesh" expect_exit 2 "fan.obj: non-manifold" -- run "$work/fan.obj"
+check "unknown flag" expect_exit 2 "" -- run hanging --frobnicate
+check "nothing written on bad input" test ! -e "$work/none1" -a ! -e "$work/none1.jsonl" -a ! -e "$work/none2" -a ! -e "$work/none3"
+
+# divergence: exit 3 at the failing step, frames before it are clean
+cat >"$work/diverge.json" <<'JSON'
+{"cloth": {"generator": {"type": "grid", "columns": 8, "rows": 8},
+           "transform": {"rotate_deg": [-90, 0, 0]}},
+ "pins": [{"preset": "top-corners"}],
+ "solver": {"id": "impulse-nc", "max_speed": 1.0}}
+JSON
+check "divergence exits 3" expect_exit 3 "diverged at step [0-9]+" -- run "$work/diverge.json" --steps 2000 --out "$work/dframes" --every 50
+check "no NaN frame after divergence" bash -c "! grep -qi nan '$work'/dframes/*.obj"
+
+# bench: runs, prints the configuration and the ratio
+"$cli" bench hanging --steps 3 --json "$work/bench.json" >"$work/bench.txt" 2>&1
+check "bench exits 0" test $? -eq 0
+check "bench prints BLAS configuration" grep -q "BLAS:" "$work/bench.txt"
+check "bench prints the Eigen ratio" grep -q "Eigen SimplicialLDLT / CHOLMOD total" "$work/bench.txt"
+check "bench writes JSON" grep -q '"ms_factor"' "$work/bench.json"
+
+echo "cli_contract: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

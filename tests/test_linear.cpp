@@ -1,0 +1,80 @@
+// The sparse SPD solvers and the linear-algebra runtime configuration.
+#include <gtest/gtest.h>
+
+#include "sim/generators.h"
+#include "sim/linear/runtime.h"
+#include "sim/linear/spd_solver.h"
+
+using namespace clothlab;
+
+namespace {
+// Upper triangle of a 2D Laplacian + shift on an n x n grid (SPD).
+SparseMatrix laplacian(int n, double shift) {
+  std::vector<Eigen::Triplet<double>> t;
+  auto id = [n](int i, int j) { return i * n + j; };
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      t.emplace_back(id(i, j), id(i, j), 4.0 + shift);
+      if (i + 1 < n) t.emplace_back(id(i, j), id(i + 1, j), -1.0);
+      if (j + 1 < n) t.emplace_back(id(i, j), id(i, j + 1), -1.0);
+    }
+  SparseMatrix m(n * n, n * n);
+  m.setFromTriplets(t.begin(), t.end());
+  return m;
+}
+}  // namespace
+
+TEST(SpdSolver, BothBackEndsSolveAndAgree) {
+  const SparseMatrix upper = laplacian(40, 0.01);
+  const SparseMatrix full = upper.selfadjointView<Eigen::Upper>();
+  Eigen::MatrixXd rhs = Eigen::MatrixXd::Random(upper.rows(), 3);
+  for (const char* id : {"cholmod", "eigen-ldlt"}) {
+    auto solver = makeSpdSolver(id);
+    ASSERT_TRUE(solver);
+    ASSERT_FALSE(solver->analyze(upper).has_value());
+    std::string message;
+    ASSERT_EQ(solver->factorize(upper, &message), SpdSolver::Status::Ok) << message;
+    Eigen::MatrixXd x = rhs;
+    solver->solve(x);
+    EXPECT_LT((full * x - rhs).norm() / rhs.norm(), 1e-10) << id;
+  }
+  EXPECT_EQ(makeSpdSolver("pardiso"), nullptr);
+}
+
+TEST(SpdSolver, IndefiniteMatrixIsReportedAndLdlFallbackSolves) {
+  SparseMatrix upper(2, 2);
+  upper.insert(0, 0) = 1.0;
+  upper.insert(0, 1) = 2.0;
+  upper.insert(1, 1) = 1.0;  // eigenvalues 3 and -1
+  upper.makeCompressed();
+  auto solver = makeSpdSolver("cholmod");
+  ASSERT_FALSE(solver->analyze(upper).has_value());
+  std::string message;
+  EXPECT_EQ(solver->factorize(upper, &message), SpdSolver::Status::NotPositiveDefinite);
+  EXPECT_NE(message.find("not positive definite"), std::string::npos) << message;
+  ASSERT_TRUE(solver->useIndefiniteFallback());
+  EXPECT_EQ(solver->factorize(upper, &message), SpdSolver::Status::Ok) << message;
+  Eigen::MatrixXd x = Eigen::Vector2d(3, 3);
+  solver->solve(x);
+  EXPECT_NEAR(x(0), 1.0, 1e-12);
+  EXPECT_NEAR(x(1), 1.0, 1e-12);
+  EXPECT_FALSE(solver->useIndefiniteFallback());  // nothing left to try
+}
+
+TEST(Runtime, OpenMpRegionsRunInlineAndConfigurationIsDescribed) {
+  // A matrix large enough for supernodal factorization with parallel regions.
+  const SparseMatrix upper = laplacian(120, 0.01);
+  auto solver = makeSpdSolver("cholmod");
+  ASSERT_FALSE(solver->analyze(upper).has_value());
+  std::string message;
+  ASSERT_EQ(solver->factorize(upper, &message), SpdSolver::Status::Ok);
+  const LinearAlgebraInfo info = linearAlgebraInfo();
+  EXPECT_NE(info.cholmod.find("CHOLMOD"), std::string::npos);
+  EXPECT_FALSE(info.blas.empty());
+  const std::string line = describeLinearAlgebra();
+  EXPECT_NE(line.find("BLAS:"), std::string::npos);
+  if (info.inlinedRegions >= 0) {
+    EXPECT_GT(info.inlinedRegions, 0) << line;
+  }
+  RecordProperty("linear_algebra", line);
+}

@@ -1,0 +1,147 @@
+// OBJ loading and validation: every bad input gets a message naming the file (and line).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "sim/obj_io.h"
+#include "test_util.h"
+
+using namespace clothlab;
+using clothlab::test::writeFile;
+
+namespace {
+std::string loadError(const std::string& name, const std::string& text) {
+  const std::string path = writeFile(name, text);
+  auto result = loadObj(path);
+  EXPECT_FALSE(result.ok()) << name << " should fail";
+  if (!result.ok()) {
+    EXPECT_NE(result.error().find(path), std::string::npos) << result.error();
+  }
+  return result.ok() ? "" : result.error();
+}
+const char* kSquare = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n";
+}  // namespace
+
+TEST(Obj, LoadsQuadsAsTrianglesWithTexcoords) {
+  const std::string path = writeFile("quad.obj", std::string(kSquare) +
+                                                     "vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\n"
+                                                     "f 1/1 2/2 3/3 4/4\n");
+  auto result = loadObj(path);
+  ASSERT_TRUE(result.ok()) << result.error();
+  EXPECT_EQ(result->mesh.triangleCount(), 2);
+  EXPECT_EQ(result->mesh.vertexCount(), 4);
+  ASSERT_TRUE(result->texcoords.has_value());
+  // In this file every vertex's texture coordinate equals its (x, y).
+  EXPECT_TRUE(result->texcoords->isApprox(result->mesh.positions.leftCols<2>()));
+}
+
+TEST(Obj, MissingFileAndDirectory) {
+  auto missing = loadObj("/nonexistent/cloth.obj");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().find("/nonexistent/cloth.obj: file not found"), std::string::npos);
+  auto directory = loadObj(clothlab::test::tempDir().string());
+  ASSERT_FALSE(directory.ok());
+  EXPECT_NE(directory.error().find("directory"), std::string::npos);
+}
+
+TEST(Obj, ZeroIndexNamesLine) {
+  const std::string e = loadError("zero.obj", std::string(kSquare) + "f 0 1 2\n");
+  EXPECT_NE(e.find("line 5"), std::string::npos) << e;
+  EXPECT_NE(e.find("is 0"), std::string::npos) << e;
+}
+
+TEST(Obj, OutOfRangeIndexNamesLine) {
+  const std::string e = loadError("range.obj", std::string(kSquare) + "f 1 2 3\nf 1 3 9\n");
+  EXPECT_NE(e.find("line 6"), std::string::npos) << e;
+  EXPECT_NE(e.find("out of range"), std::string::npos) << e;
+  const std::string negative = loadError("negative.obj", "v 0 0 0\nf -1 -2 -3\n");
+  EXPECT_NE(negative.find("line 2"), std::string::npos) << negative;
+}
+
+TEST(Obj, NonFiniteCoordinateNamesLine) {
+  const std::string e = loadError("nan.obj", "v 0 0 0\nv nan 0 0\nv 0 1 0\nf 1 2 3\n");
+  EXPECT_NE(e.find("line 2"), std::string::npos) << e;
+  const std::string inf = loadError("inf.obj", "v 0 0 0\nv 1 0 0\nv 0 1e999 0\nf 1 2 3\n");
+  EXPECT_NE(inf.find("line 3"), std::string::npos) << inf;
+  const std::string shortLine = loadError("short.obj", "v 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  EXPECT_NE(shortLine.find("line 1"), std::string::npos) << shortLine;
+}
+
+TEST(Obj, EmptyMesh) {
+  EXPECT_NE(loadError("empty.obj", "").find("empty mesh"), std::string::npos);
+  EXPECT_NE(loadError("points.obj", kSquare).find("empty mesh"), std::string::npos);
+}
+
+TEST(Obj, NonManifoldEdge) {
+  const std::string e = loadError(
+      "fan.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\nf 1 2 3\nf 2 1 4\nf 1 2 5\n");
+  EXPECT_NE(e.find("non-manifold"), std::string::npos) << e;
+  EXPECT_NE(e.find("between vertices 1 and 2"), std::string::npos) << e;
+}
+
+TEST(Obj, ZeroAreaTrianglesDroppedWithWarning) {
+  const std::string path =
+      writeFile("sliver.obj", std::string(kSquare) + "v 2 0 0\nf 1 2 3\nf 1 3 4\nf 1 2 5\n");
+  auto result = loadObj(path);
+  ASSERT_TRUE(result.ok()) << result.error();
+  EXPECT_EQ(result->mesh.triangleCount(), 2);
+  ASSERT_FALSE(result->warnings.empty());
+  EXPECT_NE(result->warnings[0].find("dropped 1 zero-area triangle(s) (triangle 3)"), std::string::npos)
+      << result->warnings[0];
+}
+
+TEST(Obj, MalformedFaceSyntax) {
+  const std::string path = writeFile("garbage.obj", std::string(kSquare) + "f a b c\n");
+  auto result = loadObj(path);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.error().find(path), std::string::npos);
+}
+
+TEST(Obj, WriteRefusesNonFiniteAndRoundTrips) {
+  Positions p(3, 3);
+  p << 0, 0, 0, 1, 0, 0, 0, 1, 0;
+  const std::vector<Tri> tris = {{0, 1, 2}};
+  const std::string path = (clothlab::test::tempDir() / "round.obj").string();
+  ASSERT_FALSE(writeObj(path, p, tris).has_value());
+  auto loaded = loadObj(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.error();
+  EXPECT_TRUE(loaded->mesh.positions.isApprox(p));
+  p(1, 1) = std::nan("");
+  const std::string bad = (clothlab::test::tempDir() / "nan_out.obj").string();
+  EXPECT_TRUE(writeObj(bad, p, tris).has_value());
+  EXPECT_FALSE(std::filesystem::exists(bad));
+  EXPECT_FALSE(std::filesystem::exists(bad + ".tmp"));
+}
+
+// The loader stress corpus of ../shared/testdata/loader, when it is present: no crash, no hang,
+// and a clear result (a mesh, or a message naming the file) for every file.
+TEST(Obj, SharedLoaderCorpus) {
+  const std::filesystem::path dir = std::filesystem::path(CLOTHLAB_SHARED_TESTDATA) / "loader";
+  if (!std::filesystem::is_directory(dir))
+    GTEST_SKIP() << dir << " is absent (the shared test data is not part of the repository)";
+  int files = 0, loaded = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (entry.path().extension() != ".obj") continue;
+    ++files;
+    auto result = loadObj(entry.path().string());
+    if (result.ok()) {
+      ++loaded;
+      EXPECT_GT(result->mesh.triangleCount(), 0);
+      EXPECT_TRUE(result->mesh.positions.allFinite());
+      EXPECT_FALSE(validateMesh(result->mesh, "x").has_value());
+    } else {
+      EXPECT_NE(result.error().find(entry.path().string()), std::string::npos) << result.error();
+    }
+    // The lenient mode used by `info` also gives a clear answer.
+    auto lenient = loadObj(entry.path().string(), false);
+    if (!lenient.ok()) {
+      EXPECT_FALSE(lenient.error().empty());
+    }
+  }
+  EXPECT_GT(files, 5);
+  RecordProperty("loader_files", files);
+  RecordProperty("loaded", loaded);
+  // The documented must-fail cases fail.
+  EXPECT_FALSE(loadObj((dir / "tinyobjloader/models/issue-140-zero-face-idx.obj").string()).ok());
+  EXPECT_FALSE(loadObj((dir / "tinyobjloader/models/invalid-relative-vertex-index.obj").string()).ok());
+}

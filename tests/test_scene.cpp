@@ -1,0 +1,139 @@
+// Scene files: parsing, validation messages naming keys, round trip, built-in scenes.
+#include <gtest/gtest.h>
+
+#include "sim/scene_library.h"
+#include "sim/simulation.h"
+#include "test_util.h"
+
+using namespace clothlab;
+using nlohmann::json;
+
+namespace {
+json minimal() {
+  return json::parse(R"({"cloth": {"generator": {"type": "grid", "columns": 5, "rows": 5}}})");
+}
+std::string parseError(const json& j) {
+  auto result = parseScene(j, "scene.json", "");
+  EXPECT_FALSE(result.ok()) << j.dump();
+  return result.ok() ? "" : result.error();
+}
+}  // namespace
+
+TEST(Scene, MinimalParsesWithDefaults) {
+  auto scene = parseScene(minimal(), "scene.json", "");
+  ASSERT_TRUE(scene.ok()) << scene.error();
+  EXPECT_EQ(scene->solverId, "impulse-nc");
+  EXPECT_DOUBLE_EQ(scene->sim.dt, 1e-3);
+}
+
+TEST(Scene, WrongTypeNamesKey) {
+  json j = minimal();
+  j["cloth"]["generator"]["columns"] = "many";
+  EXPECT_NE(parseError(j).find("scene.json: cloth.generator.columns: expected an integer"), std::string::npos);
+  j = minimal();
+  j["simulation"] = {{"density", "heavy"}};
+  EXPECT_NE(parseError(j).find("simulation.density: expected a number"), std::string::npos);
+  j = minimal();
+  j["simulation"] = {{"gravity", {0, 1}}};
+  EXPECT_NE(parseError(j).find("simulation.gravity"), std::string::npos);
+}
+
+TEST(Scene, NonPositiveDensityAndTimeStep) {
+  for (double bad : {0.0, -1.0}) {
+    json j = minimal();
+    j["simulation"] = {{"density", bad}};
+    EXPECT_NE(parseError(j).find("simulation.density"), std::string::npos);
+    j = minimal();
+    j["simulation"] = {{"dt", bad}};
+    EXPECT_NE(parseError(j).find("simulation.dt"), std::string::npos);
+  }
+}
+
+TEST(Scene, UnknownKeysAndGenerators) {
+  json j = minimal();
+  j["simulaton"] = json::object();
+  EXPECT_NE(parseError(j).find("simulaton: unknown key"), std::string::npos);
+  j = minimal();
+  j["cloth"]["generator"]["type"] = "hexagon";
+  EXPECT_NE(parseError(j).find("unknown generator 'hexagon'"), std::string::npos);
+  j = minimal();
+  j["obstacles"] = {{{"type", "cone"}}};
+  EXPECT_NE(parseError(j).find("obstacles[0].type: unknown obstacle 'cone'"), std::string::npos);
+}
+
+TEST(Scene, UnknownSolverAndSolverParameter) {
+  json j = minimal();
+  j["solver"] = {{"id", "magic"}};
+  auto scene = parseScene(j, "scene.json", "");
+  ASSERT_TRUE(scene.ok());
+  auto simulation = Simulation::create(*scene);
+  ASSERT_FALSE(simulation.ok());
+  EXPECT_NE(simulation.error().find("solver.id: unknown solver 'magic'"), std::string::npos);
+  j["solver"] = {{"id", "impulse-nc"}, {"tolerance", "tight"}};
+  simulation = Simulation::create(*parseScene(j, "scene.json", ""));
+  ASSERT_FALSE(simulation.ok());
+  EXPECT_NE(simulation.error().find("solver.tolerance: expected a number"), std::string::npos);
+  j["solver"] = {{"id", "impulse-nc"}, {"linear_solver", "pardiso"}};
+  simulation = Simulation::create(*parseScene(j, "scene.json", ""));
+  ASSERT_FALSE(simulation.ok());
+  EXPECT_NE(simulation.error().find("'pardiso' is not one of"), std::string::npos);
+}
+
+TEST(Scene, PinOutOfRangeNamesPin) {
+  json j = minimal();
+  j["pins"] = {{{"vertex", 3}}, {{"vertex", 25}}};
+  auto simulation = Simulation::create(*parseScene(j, "scene.json", ""));
+  ASSERT_FALSE(simulation.ok());
+  EXPECT_NE(simulation.error().find("pins[1].vertex: 25 is out of range"), std::string::npos);
+}
+
+TEST(Scene, InvalidJsonAndMissingObj) {
+  const std::string path = clothlab::test::writeFile("broken.json", "{\"cloth\": ");
+  auto broken = loadSceneFile(path);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.error().find(path + ": invalid JSON"), std::string::npos);
+  const std::string objScene =
+      clothlab::test::writeFile("objscene.json", R"({"cloth": {"obj": "missing.obj"}})");
+  auto scene = loadSceneFile(objScene);
+  ASSERT_TRUE(scene.ok());
+  auto simulation = Simulation::create(*scene);
+  ASSERT_FALSE(simulation.ok());
+  EXPECT_NE(simulation.error().find("missing.obj: file not found"), std::string::npos);
+}
+
+TEST(Scene, RoundTripThroughJson) {
+  json j = minimal();
+  j["pins"] = {{{"preset", "top-corners"}}, {{"vertex", 12}, {"target", {0, 1, 0}}}};
+  j["obstacles"] = {{{"type", "sphere"}, {"center", {0, -1, 0}}, {"radius", 0.3}}};
+  j["simulation"] = {{"density", 0.2}, {"gravity", {0, 0, -9.81}}};
+  auto scene = parseScene(j, "scene.json", "");
+  ASSERT_TRUE(scene.ok()) << scene.error();
+  auto again = parseScene(sceneToJson(*scene), "again.json", "");
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(sceneToJson(*again), sceneToJson(*scene));
+  auto a = buildClothModel(*scene), b = buildClothModel(*again);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->pins.size(), 3u);
+  EXPECT_EQ(a->pins, b->pins);
+}
+
+TEST(Scene, BuiltinScenesLoadAndMatchPaper) {
+  const auto scenes = builtinScenes();
+  std::vector<std::string> names;
+  for (const auto& s : scenes) names.push_back(s.name);
+  for (const char* expected : {"hanging", "tablecloth", "sphere-drop"})
+    EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
+  for (const auto& entry : scenes) {
+    auto scene = loadSceneFile(entry.path);
+    ASSERT_TRUE(scene.ok()) << scene.error();
+    EXPECT_DOUBLE_EQ(scene->sim.dt, 1e-3) << entry.name;
+    EXPECT_FALSE(entry.description.empty());
+  }
+  auto table = buildClothModel(*resolveScene("tablecloth"));
+  ASSERT_TRUE(table.ok());
+  EXPECT_NEAR(table->mesh.triangleCount(), 4722, 0.02 * 4722);
+  auto sphere = buildClothModel(*resolveScene("sphere-drop"));
+  ASSERT_TRUE(sphere.ok());
+  EXPECT_EQ(sphere->mesh.vertexCount(), 10000);
+  EXPECT_FALSE(resolveScene("no-such-scene").ok());
+}

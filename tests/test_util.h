@@ -1,0 +1,50 @@
+#pragma once
+// Small helpers shared by the tests: temporary files and scenes built in code.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "sim/scene.h"
+
+namespace clothlab::test {
+
+inline std::filesystem::path tempDir() {
+  static const std::filesystem::path dir = [] {
+    auto d = std::filesystem::temp_directory_path() / ("clothlab_tests_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+inline std::string writeFile(const std::string& name, const std::string& text) {
+  const auto path = tempDir() / name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path.string();
+}
+
+// A flat square in the x-z plane at height `height`, hanging from two corners (no obstacles).
+inline Scene hangingScene(ClothSource::Kind kind, int resolution, const std::string& solver,
+                          double height = 1.0) {
+  Scene scene;
+  scene.name = "test-hanging";
+  scene.sourcePath = "test";
+  scene.cloth.kind = kind;
+  scene.cloth.columns = scene.cloth.rows = resolution;
+  scene.cloth.triangles = 2 * (resolution - 1) * (resolution - 1);
+  scene.cloth.seed = 5;
+  scene.transform.rotateDeg = Vec3(-90, 0, 0);
+  scene.transform.translate = Vec3(0, height, 0);
+  scene.sim.bending = 1e-4;
+  scene.sim.damping = 0.05;
+  PinSpec pins;
+  pins.kind = PinSpec::Kind::Preset;
+  pins.preset = "top-corners";
+  scene.pins.push_back(pins);
+  scene.solverId = solver;
+  return scene;
+}
+
+}  // namespace clothlab::test
