@@ -469,15 +469,6 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   if (ctx.sim.damping > 0) v_ /= 1.0 + h * ctx.sim.damping;
   stats.msForces = msSince(t0);
 
-  // 3. Velocity pass: J v = 0 after one solve.
-  t0 = Clock::now();
-  Eigen::VectorXd rhs;
-  s.velocityErrors(v_, rhs);
-  rhs = -rhs;
-  s.solve(rhs);
-  s.applyImpulses(rhs, 1.0, inverseMass_, v_);
-  stats.msVelocity = msSince(t0);
-
   // Surface corrections reach the particles through a right inverse of B.
   auto toParticles = [&](const Positions& surfaceCorrection) -> Positions {
     if (model_.conforming) return surfaceCorrection;
@@ -487,7 +478,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     return model_.surfaceMap.transpose() * lambda;
   };
 
-  // 4a. Contacts predicted on the preview: velocities of surface points that would end up
+  // 3. Contacts predicted on the preview: velocities of surface points that would end up
   // inside an obstacle are changed so they land on it (with friction), before the position pass,
   // so that the pass resolves the constraints around the contacts.
   t0 = Clock::now();
@@ -502,7 +493,17 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   }
   stats.msCollision = msSince(t0);
 
-  // 4b. Position pass on the preview x~ = x + h v.
+  // 4. Velocity pass, after the contact filter so that its velocity jumps are made
+  // consistent with the constraints: J v = 0 after one solve.
+  t0 = Clock::now();
+  Eigen::VectorXd rhs;
+  s.velocityErrors(v_, rhs);
+  rhs = -rhs;
+  s.solve(rhs);
+  s.applyImpulses(rhs, 1.0, inverseMass_, v_);
+  stats.msVelocity = msSince(t0);
+
+  // 5. Position pass on the preview x~ = x + h v.
   t0 = Clock::now();
   Eigen::VectorXd c, trialC;
   Positions preview = x_ + h * v_;
@@ -557,7 +558,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   stats.msPosition = msSince(t0);
   x_ = preview;
 
-  // 5. Points the pass moved inside an obstacle (not just into the thickness band, which the
+  // 6. Points the pass moved inside an obstacle (not just into the thickness band, which the
   // next step's prediction handles) are put back on its surface.
   t0 = Clock::now();
   surface_ = surfaceFromParticles(model_, x_);

@@ -15,13 +15,15 @@
 //   1. assemble A at x, factorize (CHOLMOD supernodal; shift grows, then LDL', if needed)
 //   2. forces: v <- (M + h c R + h^2 k_b Q)^-1 (M (v + h g) - h k_b Q x): implicit bending and
 //      damping of nonconforming motion (R, see ImpulseModel), then linear damping
-//   3. velocity pass: solve A p = -J v, v += K J^T p  (exact: velocity constraints hold)
-//   4. position pass: x~ = x + h v; while max|C(x~)| > tol: solve A p = -C(x~)/h, v += K J^T p,
-//      halving the correction while it makes the error grow (back-tracking), at most N solves;
-//      if no halving helps, re-linearize at x~ and factorize again (bounded, reported)
-//   5. x <- x~; surface x_c = B x; obstacle contacts on x_c give dx_c, sent back to the particles
-//      by a right inverse R of B (B R = I): x += R dx_c, v += R dx_c / h. R is the midpoint map
-//      M by default, or the paper's B^T (B B^T)^-1 with B B^T prefactored (see ImpulseParams).
+//   3. contacts predicted on the surface (x_c + h v_c against the obstacles, with friction):
+//      the velocity changes that land those points on the obstacles reach the particles through a
+//      right inverse R of B (B R = I): the paper's least-change B^T (B B^T)^-1 with B B^T
+//      prefactored, or the midpoint map M (ImpulseParams::collisionTransfer)
+//   4. velocity pass: solve A p = -J v, v += K J^T p  (exact: velocity constraints hold)
+//   5. position pass on the preview x~ = x + h v: while max|C(x~)| > tol: solve A p = -C/h,
+//      v += K J^T p, halving a correction that increases the squared error (back-tracking);
+//      if none helps, re-linearize at x~ with a growing shift (bounded, reported)
+//   6. x <- x~; surface points the pass left inside an obstacle are put back on it (through R)
 // A non-finite or runaway state restores the state before the step and reports the step.
 #include <memory>
 
@@ -43,7 +45,7 @@ struct ImpulseParams {
   // How surface contact corrections reach the NC particles: "midpoint" moves each particle by the
   // mean correction of its edge's two vertices (a conforming displacement, B M = I); "bbt" is the
   // paper's least-change transfer B^T (B B^T)^-1 dx_c. Both reproduce dx_c exactly on the surface.
-  std::string collisionTransfer = "midpoint";
+  std::string collisionTransfer = "bbt";
   // When the position pass stalls (the correction cannot reduce the error because the constraint
   // directions at x(t) no longer describe the preview, e.g. in fast whips), re-linearize at the
   // preview and factorize again, at most this many times per step. 0: the paper's strict one

@@ -1,0 +1,120 @@
+// Analytic obstacles: distances, contact response, and the cloth resting on / sliding over them.
+#include <gtest/gtest.h>
+
+#include <numbers>
+
+#include "sim/obstacles.h"
+#include "sim/simulation.h"
+#include "test_util.h"
+
+using namespace clothlab;
+
+TEST(Obstacles, SignedDistancesAndNormals) {
+  Obstacle plane;
+  plane.point = Vec3(0, 1, 0);
+  Obstacle sphere;
+  sphere.type = Obstacle::Type::Sphere;
+  sphere.radius = 0.5;
+  Obstacle box;
+  box.type = Obstacle::Type::Box;
+  box.halfExtents = Vec3(1, 0.5, 2);
+  Vec3 n;
+  EXPECT_DOUBLE_EQ(signedDistance(plane, Vec3(3, 0.25, 1), &n), -0.75);
+  EXPECT_TRUE(n.isApprox(Vec3(0, 1, 0)));
+  EXPECT_DOUBLE_EQ(signedDistance(sphere, Vec3(0, 0, 2), &n), 1.5);
+  EXPECT_TRUE(n.isApprox(Vec3(0, 0, 1)));
+  EXPECT_DOUBLE_EQ(signedDistance(box, Vec3(0, 0.4, 0), &n), -0.1);  // nearest face: top
+  EXPECT_TRUE(n.isApprox(Vec3(0, 1, 0)));
+  EXPECT_NEAR(signedDistance(box, Vec3(2, 1.5, 0), &n), std::sqrt(2.0), 1e-12);  // edge region
+  EXPECT_TRUE(n.isApprox(Vec3(1, 1, 0).normalized()));
+}
+
+TEST(Obstacles, ContactMovesPointsOutAndFrictionLimitsSlip) {
+  Obstacle ground;
+  ground.friction = 0.5;
+  Positions previous(2, 3), now(2, 3), correction;
+  previous << 0, 0.01, 0, 5, 0.01, 0;
+  now << 1.0, -0.02, 0, 5, 0.5, 0;  // the first slid 1 m and sank 2 cm; the second is free
+  const ContactResult result = resolveContacts({ground}, 0.001, previous, now, correction);
+  EXPECT_EQ(result.contactCount, 1);
+  EXPECT_NEAR(result.maxDepth, 0.021, 1e-12);
+  const Vec3 resolved = (now + correction).row(0).transpose();
+  EXPECT_NEAR(resolved.y(), 0.001, 1e-12);
+  EXPECT_NEAR(resolved.x(), 1.0 - 0.5 * 0.021, 1e-12);  // tangential correction = mu x depth
+  EXPECT_TRUE(correction.row(1).isZero());
+}
+
+namespace {
+// A small cloth dropped onto one obstacle; returns the simulation after `steps`.
+std::unique_ptr<Simulation> drop(const std::string& solver, const Obstacle& obstacle, int steps,
+                                 double* deepest, int* mostContacts) {
+  Scene scene = test::hangingScene(ClothSource::Kind::Grid, 9, solver, 0.55);
+  scene.cloth.width = scene.cloth.height = 0.4;
+  scene.pins.clear();
+  scene.sim.thickness = 0.003;
+  scene.obstacles = {obstacle};
+  auto created = Simulation::create(scene);
+  EXPECT_TRUE(created.ok()) << created.error();
+  auto simulation = std::move(created).value();
+  *deepest = 1e9;
+  *mostContacts = 0;
+  for (int i = 0; i < steps; ++i) {
+    EXPECT_FALSE(simulation->step().has_value());
+    *mostContacts = std::max(*mostContacts, simulation->lastStats().contacts);
+    for (int v = 0; v < simulation->surface().rows(); ++v) {
+      Vec3 n;
+      *deepest = std::min(*deepest, signedDistance(obstacle, simulation->surface().row(v).transpose(), &n));
+    }
+  }
+  return simulation;
+}
+}  // namespace
+
+TEST(Obstacles, ClothRestsOnPlaneSphereAndBoxWithoutPenetrating) {
+  Obstacle plane;
+  plane.point = Vec3(0, 0.5, 0);
+  Obstacle sphere;
+  sphere.type = Obstacle::Type::Sphere;
+  sphere.point = Vec3(0, 0.35, 0);
+  sphere.radius = 0.15;
+  Obstacle box;
+  box.type = Obstacle::Type::Box;
+  box.point = Vec3(0, 0.4, 0);
+  box.halfExtents = Vec3(0.1, 0.1, 0.1);
+  for (const std::string solver : {"impulse-nc", "conforming"})
+    for (const Obstacle& obstacle : {plane, sphere, box}) {
+      double deepest = 0;
+      int contacts = 0;
+      auto simulation = drop(solver, obstacle, 400, &deepest, &contacts);
+      const std::string what = solver + " on " + obstacleTypeName(obstacle.type);
+      EXPECT_GT(deepest, -0.002) << what;  // never more than 2 mm inside the surface
+      EXPECT_GT(contacts, 0) << what;
+      if (obstacle.type == Obstacle::Type::Plane) {  // settled flat on the ground
+        EXPECT_LT(simulation->solver().surfaceVelocities().rowwise().norm().maxCoeff(), 0.05) << what;
+      }
+    }
+}
+
+TEST(Obstacles, FrictionHoldsOrLetsSlideOnASlope) {
+  auto slide = [](double friction) {
+    const double angle = 20.0 * std::numbers::pi / 180;
+    Scene scene = test::hangingScene(ClothSource::Kind::Grid, 6, "impulse-nc", 0.0);
+    scene.cloth.width = scene.cloth.height = 0.2;
+    scene.pins.clear();
+    scene.sim.thickness = 0.002;
+    scene.transform.rotateDeg = Vec3(-90, 0, 20);  // lie on the slope (rising to +x), 2 mm above it
+    scene.transform.translate = Vec3(0, 0.002, 0);
+    Obstacle slope;
+    slope.normal = Vec3(-std::sin(angle), std::cos(angle), 0);
+    slope.friction = friction;
+    scene.obstacles = {slope};
+    auto simulation = std::move(Simulation::create(scene)).value();
+    const Vec3 start = simulation->surface().colwise().mean().transpose();
+    for (int i = 0; i < 500; ++i) EXPECT_FALSE(simulation->step().has_value());
+    return (Vec3(simulation->surface().colwise().mean().transpose()) - start).norm();
+  };
+  const double sticky = slide(1.0), slippery = slide(0.0);
+  // tan(20 deg) = 0.36 < 1: static friction holds; without friction it slides g sin(20) t^2 / 2.
+  EXPECT_LT(sticky, 0.01);
+  EXPECT_GT(slippery, 0.2);
+}
