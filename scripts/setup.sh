@@ -6,7 +6,7 @@ packages=(
   build-essential cmake pkg-config
   libeigen3-dev               # Eigen 3.4: dense/sparse linear algebra
   libsuitesparse-dev          # CHOLMOD 5.12 (with METIS) for the per-step factorization
-  libopenblas0-pthread        # OpenBLAS as the system BLAS CHOLMOD runs on (replaces netlib)
+  libopenblas0-serial         # OpenBLAS (serial build) as the BLAS CHOLMOD runs on (not netlib)
   libtinyobjloader-dev        # OBJ loading
   nlohmann-json3-dev          # scene files, stats, CLI JSON output
   libcli11-dev                # command-line parsing

@@ -54,8 +54,8 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
   for (Eigen::Index i = 0; i < positions.rows(); ++i) {
     Vec3 p = positions.row(i).transpose();
     bool touched = false;
-    // A few sweeps so that a point squeezed between two obstacles settles.
-    for (int sweep = 0; sweep < 2; ++sweep)
+    // A second sweep settles a point squeezed between two obstacles.
+    for (int sweep = 0; sweep < 2 && (sweep == 0 || (touched && obstacles.size() > 1)); ++sweep)
       for (const Obstacle& obstacle : obstacles) {
         Vec3 n;
         const double distance = signedDistance(obstacle, p, &n);

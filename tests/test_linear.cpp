@@ -28,7 +28,7 @@ TEST(SpdSolver, BothBackEndsSolveAndAgree) {
   const SparseMatrix upper = laplacian(40, 0.01);
   const SparseMatrix full = upper.selfadjointView<Eigen::Upper>();
   Eigen::MatrixXd rhs = Eigen::MatrixXd::Random(upper.rows(), 3);
-  for (const char* id : {"cholmod", "eigen-ldlt"}) {
+  for (const char* id : {"cholmod", "cholmod-simplicial", "eigen-ldlt"}) {
     auto solver = makeSpdSolver(id);
     ASSERT_TRUE(solver);
     ASSERT_FALSE(solver->analyze(upper).has_value());
@@ -77,4 +77,12 @@ TEST(Runtime, OpenMpRegionsRunInlineAndConfigurationIsDescribed) {
     EXPECT_GT(info.inlinedRegions, 0) << line;
   }
   RecordProperty("linear_algebra", line);
+}
+
+TEST(Runtime, ExecutablesRunOnASingleThreadedBlas) {
+  // The serial OpenBLAS build is linked first (third_party/); a threaded one is set to 1 thread.
+  const LinearAlgebraInfo info = linearAlgebraInfo();
+  const bool single = info.blas.find("SINGLE_THREADED") != std::string::npos ||
+                      info.blas.find("1 thread") != std::string::npos;
+  EXPECT_TRUE(single) << info.blas;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The linear-algebra runtime ClothLab runs on, and its configuration (see shared perf notes):
-//  - OpenBLAS is kept at one thread (CHOLMOD's supernodes here are tiny; threads only cost);
+//  - OpenBLAS runs on one thread: the executables load Debian's serial build (third_party/), and
+//    a threaded build is set to one thread (CHOLMOD's supernodes here are tiny);
 //  - Debian's CHOLMOD opens OpenMP regions inside supernodal factorization that cost ~20 us each
 //    on these machines. Executables link sim/linear/omp_inline.cpp, which runs those regions
 //    inline on the calling thread. CLOTHLAB_CHOLMOD_OPENMP=1 restores libgomp's behaviour.

@@ -13,13 +13,14 @@ namespace {
 // caller's regularization, it falls back to simplicial LDL' which accepts indefinite pivots.
 class CholmodSolver final : public SpdSolver {
  public:
-  CholmodSolver() {
+  explicit CholmodSolver(bool simplicial = false) : simplicial_(simplicial) {
     configureLinearAlgebra();
     cholmod_start(&common_);
     common_.nmethods = 1;
     common_.method[0].ordering = CHOLMOD_AMD;
     common_.postorder = 1;
-    common_.supernodal = CHOLMOD_SUPERNODAL;
+    common_.supernodal = simplicial ? CHOLMOD_SIMPLICIAL : CHOLMOD_SUPERNODAL;
+    common_.final_ll = 1;  // simplicial: keep LL' (the solves are cheaper than with LDL')
     common_.print = 0;
     common_.error_handler = nullptr;
   }
@@ -28,7 +29,8 @@ class CholmodSolver final : public SpdSolver {
     cholmod_finish(&common_);
   }
   std::string name() const override {
-    return ldlFallback_ ? "cholmod-simplicial-ldl" : "cholmod-supernodal";
+    if (ldlFallback_) return "cholmod-simplicial-ldl";
+    return simplicial_ ? "cholmod-simplicial" : "cholmod-supernodal";
   }
 
   std::optional<std::string> analyze(const SparseMatrix& upper) override {
@@ -109,6 +111,7 @@ class CholmodSolver final : public SpdSolver {
   cholmod_factor* factor_ = nullptr;
   cholmod_dense *x_ = nullptr, *y_ = nullptr, *e_ = nullptr;  // solve workspaces, reused
   SparseMatrix pattern_;
+  bool simplicial_ = false;
   bool ldlFallback_ = false;
 };
 
@@ -138,6 +141,7 @@ class EigenLdltSolver final : public SpdSolver {
 
 std::unique_ptr<SpdSolver> makeSpdSolver(const std::string& id) {
   if (id == "cholmod") return std::make_unique<CholmodSolver>();
+  if (id == "cholmod-simplicial") return std::make_unique<CholmodSolver>(/*simplicial=*/true);
   if (id == "eigen-ldlt") return std::make_unique<EigenLdltSolver>();
   return nullptr;
 }

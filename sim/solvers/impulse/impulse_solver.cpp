@@ -349,7 +349,8 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
   impl_ = std::make_unique<Impl>();
   inverseMass_ = (sim.density * model_.areaShare).cwiseInverse();
   if (!model_.conforming) {
-    impl_->surfaceFactor = makeSpdSolver("cholmod");
+    // Factorized once, solved at every contact step: simplicial LL' solves are the cheaper ones.
+    impl_->surfaceFactor = makeSpdSolver("cholmod-simplicial");
     const SparseMatrix bbt = upperOf(SparseMatrix(model_.surfaceMap * model_.surfaceMap.transpose()));
     std::string message;
     if (auto e = impl_->surfaceFactor->analyze(bbt)) return *e;
