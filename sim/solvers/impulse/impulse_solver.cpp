@@ -450,7 +450,11 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       if (ncDamping > 0) system += (h * ncDamping * mass.mean()) * model_.nonconformity;
       system += SparseMatrix(mass.asDiagonal());
       s.bendingSystem = upperOf(system);
-      s.bendingFactor = makeSpdSolver("cholmod");
+      // Factorized rarely, solved every step. Simplicial solves are cheaper for small systems,
+      // supernodal (BLAS) ones for large: measured 1.48 vs 1.73 ms at 7k particles (tablecloth)
+      // and 12.5 vs 11 ms at 30k (sphere-drop).
+      s.bendingFactor =
+          makeSpdSolver(model_.particleCount() < 15000 ? "cholmod-simplicial" : "cholmod");
       std::string message;
       if (auto e = s.bendingFactor->analyze(s.bendingSystem)) return restore(*e);
       if (s.bendingFactor->factorize(s.bendingSystem, &message) != SpdSolver::Status::Ok) {
