@@ -55,10 +55,28 @@ std::optional<std::string> Simulation::setSolverParams(const nlohmann::json& par
   return solver_->setParams(params);
 }
 
-void Simulation::setPin(int vertex, const Vec3& target) {
+std::optional<std::string> Simulation::setPin(int vertex, const Vec3& target) {
+  if (vertex < 0 || vertex >= cloth_->mesh.vertexCount())
+    return "pin: vertex " + std::to_string(vertex) + " is out of range (the cloth has " +
+           std::to_string(cloth_->mesh.vertexCount()) + " vertices)";
+  if (!target.allFinite()) return std::string("pin: the target is not finite");
   auto it = std::find_if(pins_.begin(), pins_.end(), [&](const auto& p) { return p.first == vertex; });
   if (it != pins_.end()) it->second = target;
   else pins_.emplace_back(vertex, target);
+  return std::nullopt;
+}
+
+std::optional<std::string> Simulation::setGrab(std::optional<Grab> grab) {
+  if (grab) {
+    if (grab->triangle < 0 || grab->triangle >= cloth_->mesh.triangleCount())
+      return "grab: triangle " + std::to_string(grab->triangle) + " is out of range (the cloth has " +
+             std::to_string(cloth_->mesh.triangleCount()) + " triangles)";
+    if (!grab->barycentric.allFinite() || !grab->target.allFinite() || !(grab->timeConstant > 0))
+      return std::string("grab: barycentric coordinates, target and time constant must be finite "
+                         "(and the time constant positive)");
+  }
+  grab_ = std::move(grab);
+  return std::nullopt;
 }
 
 void Simulation::removePin(int vertex) {

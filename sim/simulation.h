@@ -26,10 +26,14 @@ class Simulation {
   // Edits, applied at the next step.
   std::optional<std::string> setSimParams(const SimParams& params);
   std::optional<std::string> setSolverParams(const nlohmann::json& params);
-  void setPin(int vertex, const Vec3& target);  // adds or moves
+  // Adds or moves a pin. Refused (with a message, nothing changed) for a vertex out of range or a
+  // non-finite target.
+  std::optional<std::string> setPin(int vertex, const Vec3& target);
   void removePin(int vertex);
   void clearPins();
-  void setGrab(std::optional<Grab> grab) { grab_ = std::move(grab); }
+  // Starts, moves or (nullopt) releases the grab. Refused for a triangle out of range or
+  // non-finite coordinates.
+  std::optional<std::string> setGrab(std::optional<Grab> grab);
   void setObstacles(std::vector<Obstacle> obstacles) { obstacles_ = std::move(obstacles); }
 
   const Scene& scene() const { return scene_; }

@@ -208,12 +208,19 @@ TEST(ImpulseSolver, PinsHoldAndFollowTheirTargetWithoutFreezingParticles) {
   Vec3 target = pin.second;
   for (int i = 0; i < 300; ++i) {
     target += Vec3(0, 0, 1e-4);
-    simulation->setPin(pin.first, target);
+    ASSERT_FALSE(simulation->setPin(pin.first, target).has_value());
     ASSERT_FALSE(simulation->step().has_value());
   }
   EXPECT_LT((simulation->surface().row(pin.first).transpose() - target).norm(), 1e-5);
   simulation->removePin(pin.first);
   EXPECT_EQ(simulation->pins().size(), 1u);
+  // Bad edits are refused and change nothing.
+  EXPECT_TRUE(simulation->setPin(-1, target).has_value());
+  EXPECT_TRUE(simulation->setPin(simulation->cloth().mesh.vertexCount(), target).has_value());
+  EXPECT_TRUE(simulation->setPin(0, Vec3(std::nan(""), 0, 0)).has_value());
+  EXPECT_TRUE(simulation->setGrab(Grab{simulation->cloth().mesh.triangleCount(), Vec3(1, 0, 0), target}).has_value());
+  EXPECT_EQ(simulation->pins().size(), 1u);
+  EXPECT_FALSE(simulation->grab().has_value());
   ASSERT_FALSE(simulation->step().has_value());
 }
 
@@ -229,7 +236,7 @@ TEST(ImpulseSolver, GrabPullsTheMaterialPointToTheTarget) {
     return p;
   };
   const Vec3 target = point() + Vec3(0, 0.2, 0);
-  simulation->setGrab(Grab{5, bary, target, 0.03});
+  ASSERT_FALSE(simulation->setGrab(Grab{5, bary, target, 0.03}).has_value());
   for (int i = 0; i < 300; ++i) ASSERT_FALSE(simulation->step().has_value());
   EXPECT_LT((point() - target).norm(), 0.01);
   simulation->setGrab(std::nullopt);
