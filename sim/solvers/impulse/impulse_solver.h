@@ -2,9 +2,10 @@
 // impulse-nc and conforming: inextensible cloth by impulses (Bender, Diziol, Bayer 2011).
 //
 // Constraints. Distance rows C_c = |x_b - x_a| - d_c between particles (ImpulseModel), and linear
-// rows for pins and the grab: C = w . x_(axis) - target, where w maps particles to a surface
-// vertex (a row of B) or a surface point (barycentric mix of rows of B). A pin therefore holds
-// the *surface vertex* at its target without freezing any particle.
+// rows for pins and the grab: C = w . x_(axis) - target. For a pin, w is each incident
+// triangle's own prediction of the vertex (x_j + x_k - x_opposite), one set of rows per triangle,
+// so the triangles around a pin rotate about it instead of tearing apart, and no particle is
+// frozen. For the grab, w is the surface point the user sees (barycentric mix of rows of B).
 //
 // Impulses. With J the constraint Jacobian at x(t) and K the inverse masses, impulse magnitudes
 // p solve A p = r with A = J K J^T (+ a small diagonal shift: A is singular whenever the cloth is
@@ -17,13 +18,13 @@
 //      damping of nonconforming motion (R, see ImpulseModel), then linear damping
 //   3. contacts predicted on the surface (x_c + h v_c against the obstacles, with friction):
 //      the velocity changes that land those points on the obstacles reach the particles through a
-//      right inverse R of B (B R = I): the paper's least-change B^T (B B^T)^-1 with B B^T
+//      right inverse T of B (B T = I): the paper's least-change B^T (B B^T)^-1 with B B^T
 //      prefactored, or the midpoint map M (ImpulseParams::collisionTransfer)
 //   4. velocity pass: solve A p = -J v, v += K J^T p  (exact: velocity constraints hold)
 //   5. position pass on the preview x~ = x + h v: while max|C(x~)| > tol: solve A p = -C/h,
 //      v += K J^T p, halving a correction that increases the squared error (back-tracking);
 //      if none helps, re-linearize at x~ with a growing shift (bounded, reported)
-//   6. x <- x~; surface points the pass left inside an obstacle are put back on it (through R)
+//   6. x <- x~; surface points the pass left inside an obstacle are put back on it (through T)
 // A non-finite or runaway state restores the state before the step and reports the step.
 #include <memory>
 
