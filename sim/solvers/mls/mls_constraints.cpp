@@ -1,0 +1,110 @@
+#include "sim/solvers/mls/mls_constraints.h"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+
+namespace clothlab {
+
+Result<MlsNeighbourhoods> buildMlsNeighbourhoods(const TriangleMesh& mesh, const MeshTopology& topology,
+                                                 const Eigen::MatrixX2d& material, int rings,
+                                                 MlsWeighting weighting, const Eigen::VectorXd& mass) {
+  if (rings < 1 || rings > 2) return Error{"MLS neighbourhood: rings must be 1 or 2"};
+  if (material.rows() != mesh.vertexCount())
+    return Error{"MLS neighbourhood: need one material coordinate per vertex"};
+  MlsNeighbourhoods n;
+  n.start.push_back(0);
+  std::vector<int> ring;
+  for (int i = 0; i < mesh.vertexCount(); ++i) {
+    ring = topology.vertexNeighbours[i];
+    if (rings == 2) {
+      for (int j : topology.vertexNeighbours[i])
+        for (int k : topology.vertexNeighbours[j])
+          if (k != i) ring.push_back(k);
+      std::sort(ring.begin(), ring.end());
+      ring.erase(std::unique(ring.begin(), ring.end()), ring.end());
+    }
+    // Moment matrix U W U^T; its inverse maps offsets to coefficients.
+    Eigen::Matrix2d moment = Eigen::Matrix2d::Zero();
+    std::vector<double> weights;
+    double scale = 0;
+    for (int j : ring) {
+      const Eigen::Vector2d d = material.row(j) - material.row(i);
+      const double w = weighting == MlsWeighting::Mass ? mass[j] : 1.0;
+      weights.push_back(w);
+      moment += w * d * d.transpose();
+      scale = std::max(scale, w * d.squaredNorm());
+    }
+    // Two non-collinear offsets make the moment matrix invertible; test it scale-free.
+    if (ring.size() < 2 || !(moment.determinant() > 1e-10 * scale * scale))
+      return Error{"MLS neighbourhood of vertex " + std::to_string(i) + " has " +
+                   std::to_string(ring.size()) +
+                   " neighbour(s) that do not span the plane (collinear or too few): F is "
+                   "undefined there; use the 2-ring or fix the mesh"};
+    const Eigen::Matrix2d inverse = moment.inverse();
+    for (size_t k = 0; k < ring.size(); ++k) {
+      const Eigen::Vector2d d = material.row(ring[k]) - material.row(i);
+      n.neighbour.push_back(ring[k]);
+      n.coefficient.push_back(weights[k] * inverse * d);
+    }
+    n.start.push_back(static_cast<int>(n.neighbour.size()));
+  }
+  return n;
+}
+
+Mat32 mlsDeformationGradient(const MlsNeighbourhoods& n, int sample, const Positions& x) {
+  Mat32 f = Mat32::Zero();
+  const Vec3 xi = x.row(sample).transpose();
+  for (int k = n.start[sample]; k < n.start[sample + 1]; ++k)
+    f += (Vec3(x.row(n.neighbour[k]).transpose()) - xi) * n.coefficient[k].transpose();
+  return f;
+}
+
+Eigen::Matrix2Xd mlsConstraints(const MlsNeighbourhoods& n, const Positions& x) {
+  Eigen::Matrix2Xd c(2, n.sampleCount());
+  for (int i = 0; i < n.sampleCount(); ++i) {
+    const Mat32 f = mlsDeformationGradient(n, i, x);
+    const Eigen::Matrix2d metric = f.transpose() * f;
+    c(0, i) = metric.trace() - 2.0;
+    c(1, i) = metric.determinant() - 1.0;
+  }
+  return c;
+}
+
+void mlsConstraintGradient(const MlsNeighbourhoods& n, int sample, const Positions& x, int which,
+                           std::vector<int>& particles, Eigen::MatrixX3d& gradient) {
+  const Mat32 f = mlsDeformationGradient(n, sample, x);
+  Mat32 g = 2.0 * f;  // d c / d F = 2 F (trace) or 2 F adj(F^T F) (determinant)
+  if (which == 1) {
+    const Eigen::Matrix2d metric = f.transpose() * f;
+    Eigen::Matrix2d adjugate;
+    adjugate << metric(1, 1), -metric(0, 1), -metric(1, 0), metric(0, 0);
+    g = 2.0 * f * adjugate;
+  }
+  const int count = n.start[sample + 1] - n.start[sample];
+  particles.assign(1, sample);
+  gradient.setZero(count + 1, 3);
+  for (int k = 0; k < count; ++k) {
+    const int entry = n.start[sample] + k;
+    particles.push_back(n.neighbour[entry]);
+    const Vec3 row = g * n.coefficient[entry];
+    gradient.row(k + 1) = row.transpose();
+    gradient.row(0) -= row.transpose();
+  }
+}
+
+Eigen::Matrix3d mlsDeterminantHessianBlock(const MlsNeighbourhoods& n, int sample, const Positions& x,
+                                           int localJ, int localL) {
+  const Mat32 f = mlsDeformationGradient(n, sample, x);
+  const Vec3 f1 = f.col(0), f2 = f.col(1);
+  const Eigen::Matrix3d identity = Eigen::Matrix3d::Identity();
+  const Eigen::Matrix3d h11 = 2 * f2.squaredNorm() * identity - 2 * f2 * f2.transpose();
+  const Eigen::Matrix3d h22 = 2 * f1.squaredNorm() * identity - 2 * f1 * f1.transpose();
+  const Eigen::Matrix3d h12 = 4 * f1 * f2.transpose() - 2 * f2 * f1.transpose() - 2 * f1.dot(f2) * identity;
+  const Eigen::Vector2d aj = n.coefficient[n.start[sample] + localJ];
+  const Eigen::Vector2d al = n.coefficient[n.start[sample] + localL];
+  return aj[0] * al[0] * h11 + aj[1] * al[1] * h22 + aj[0] * al[1] * h12 +
+         aj[1] * al[0] * h12.transpose();
+}
+
+}  // namespace clothlab
