@@ -1,6 +1,11 @@
 #include "sim/metrics.h"
 
+#include <Eigen/SVD>
+
 #include <cmath>
+#include <functional>
+#include <limits>
+#include <queue>
 
 namespace clothlab {
 
@@ -24,6 +29,66 @@ Eigen::VectorXd vertexEdgeStrain(const TriangleMesh& rest, const MeshTopology& t
     strain[e[1]] = std::max(strain[e[1]], value);
   }
   return strain;
+}
+
+double pinnedSag(const TriangleMesh& rest, const Positions& current, int pinA, int pinB,
+                 const Vec3& up) {
+  const Vec3 restMiddle = 0.5 * (rest.positions.row(pinA) + rest.positions.row(pinB)).transpose();
+  Eigen::Index reference = 0;
+  (rest.positions.rowwise() - restMiddle.transpose()).rowwise().squaredNorm().minCoeff(&reference);
+  const double pinHeight = 0.5 * (current.row(pinA) + current.row(pinB)).dot(up.transpose());
+  return pinHeight - current.row(reference).dot(up.transpose());
+}
+
+double meanHeight(const Positions& current, const std::vector<int>& vertices, const Vec3& up) {
+  if (vertices.empty()) return 0;
+  double sum = 0;
+  for (int v : vertices) sum += current.row(v).dot(up.transpose());
+  return sum / static_cast<double>(vertices.size());
+}
+
+double bendingEnergy(const SparseMatrix& hinge, double bendingStiffness, const Positions& current) {
+  return 0.5 * bendingStiffness * (current.transpose() * (hinge * current)).trace();
+}
+
+double maxDistanceIncrease(const TriangleMesh& rest, const MeshTopology& topology,
+                           const Positions& current, int reference, double minDistance) {
+  const int count = rest.vertexCount();
+  // Flat rest mesh: straight distances are the geodesics.
+  const Eigen::RowVector3d centre = rest.positions.colwise().mean();
+  const Eigen::MatrixX3d centred = rest.positions.rowwise() - centre;
+  Eigen::JacobiSVD<Eigen::MatrixXd> svd(centred);
+  const double size = std::max(svd.singularValues()[0], 1e-300);
+  const bool flat = svd.singularValues()[2] <= 1e-9 * size;
+  Eigen::VectorXd geodesic(count);
+  if (flat) {
+    for (int j = 0; j < count; ++j) geodesic[j] = (rest.positions.row(j) - rest.positions.row(reference)).norm();
+  } else {  // Dijkstra along rest edges
+    geodesic.setConstant(std::numeric_limits<double>::infinity());
+    geodesic[reference] = 0;
+    using Item = std::pair<double, int>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
+    queue.emplace(0.0, reference);
+    while (!queue.empty()) {
+      const auto [d, v] = queue.top();
+      queue.pop();
+      if (d > geodesic[v]) continue;
+      for (int w : topology.vertexNeighbours[v]) {
+        const double candidate = d + (rest.positions.row(w) - rest.positions.row(v)).norm();
+        if (candidate < geodesic[w]) {
+          geodesic[w] = candidate;
+          queue.emplace(candidate, w);
+        }
+      }
+    }
+  }
+  double worst = 0;
+  for (int j = 0; j < count; ++j) {
+    if (!(geodesic[j] >= minDistance) || !std::isfinite(geodesic[j])) continue;
+    const double now = (current.row(j) - current.row(reference)).norm();
+    worst = std::max(worst, (now - geodesic[j]) / geodesic[j]);
+  }
+  return worst;
 }
 
 }  // namespace clothlab

@@ -1,0 +1,65 @@
+// Locking metrics: each on a configuration whose value is known.
+#include <gtest/gtest.h>
+
+#include <Eigen/Geometry>
+#include <numbers>
+
+#include "sim/bending.h"
+#include "sim/generators.h"
+#include "sim/metrics.h"
+
+using namespace clothlab;
+
+namespace {
+// Wrap the flat sheet (x, y) onto a cylinder of radius r around the y axis: an isometry.
+Positions cylinder(const Positions& flat, double radius) {
+  Positions out = flat;
+  for (int i = 0; i < flat.rows(); ++i) {
+    const double angle = flat(i, 0) / radius;
+    out.row(i) << radius * std::sin(angle), flat(i, 1), radius * (1 - std::cos(angle));
+  }
+  return out;
+}
+}  // namespace
+
+TEST(Metrics, PinnedSagAndMeanHeight) {
+  const TriangleMesh rest = makeGrid(1, 1, 11, 11, DiagonalPattern::Alternating);
+  const int left = 10 * 11, right = 10 * 11 + 10;  // the two corners of the y = +0.5 edge
+  Positions now = rest.positions;
+  const Vec3 up(0, 1, 0);
+  EXPECT_NEAR(pinnedSag(rest, now, left, right, up), 0.0, 1e-15);
+  now(10 * 11 + 5, 1) -= 0.2;  // the edge's middle vertex drops 20 cm
+  EXPECT_NEAR(pinnedSag(rest, now, left, right, up), 0.2, 1e-12);
+  EXPECT_NEAR(meanHeight(now, {0, 1, 2}, up), -0.5, 1e-12);
+  EXPECT_NEAR(meanHeight(now, {0, 1, 2}, Vec3(0, 0, 1)), 0.0, 1e-12);
+}
+
+TEST(Metrics, BendingEnergyIsZeroFlatAndMatchesACylinder) {
+  const TriangleMesh rest = makeGrid(1, 1, 33, 33, DiagonalPattern::Same);
+  const MeshTopology topology = buildTopology(rest);
+  const SparseMatrix q = hingeBendingMatrix(rest, topology);
+  EXPECT_NEAR(bendingEnergy(q, 1.0, rest.positions), 0.0, 1e-12);
+  // Continuum: k_b/2 * integral of curvature^2 = k_b/2 * area / r^2. The hinge energy on
+  // right-triangle grids is 3x that (methods 1.10 calibration).
+  const double radius = 0.5;
+  const double energy = bendingEnergy(q, 1.0, cylinder(rest.positions, radius));
+  EXPECT_NEAR(energy / (0.5 * 1.0 / (radius * radius)), 3.0, 0.3);
+  EXPECT_NEAR(bendingEnergy(q, 2.0, cylinder(rest.positions, radius)), 2 * energy, 1e-9 * energy);
+}
+
+TEST(Metrics, DistanceIncreaseIsZeroForIsometriesAndMeasuresStretch) {
+  const TriangleMesh rest = makeIrregularRectangle(1, 1, 400, 3);
+  const MeshTopology topology = buildTopology(rest);
+  const Eigen::Matrix3d rotation = Eigen::AngleAxisd(1.0, Vec3(0, 1, 1).normalized()).toRotationMatrix();
+  const Positions moved = (rest.positions * rotation.transpose()).rowwise() + Eigen::RowVector3d(1, 2, 3);
+  EXPECT_LT(std::abs(maxDistanceIncrease(rest, topology, moved, 0)), 1e-12);
+  Positions stretched = rest.positions;
+  stretched.col(0) *= 1.02;  // 2% along x
+  EXPECT_NEAR(maxDistanceIncrease(rest, topology, stretched, 0), 0.02, 1e-9);
+  // Bending is an isometry for geodesics but shortens straight distances: no increase.
+  EXPECT_LE(maxDistanceIncrease(rest, topology, cylinder(rest.positions, 0.4), 0), 1e-12);
+  // A curved rest mesh uses path lengths along edges.
+  TriangleMesh curved = rest;
+  curved.positions = cylinder(rest.positions, 0.4);
+  EXPECT_LE(maxDistanceIncrease(curved, topology, curved.positions, 0), 1e-12);
+}
