@@ -81,7 +81,6 @@ struct ImpulseSolver::Impl {
 
   // Bending: factor of M + h^2 k_b Q, refreshed when k_b, h or density change.
   std::unique_ptr<SpdSolver> bendingFactor;
-  SparseMatrix bendingSystem;
   double bendingKey[4] = {-1, -1, -1, -1};
   // Collision transfer: factor of B B^T (nonconforming only).
   std::unique_ptr<SpdSolver> surfaceFactor;
@@ -261,6 +260,32 @@ struct ImpulseSolver::Impl {
     return "factorization of the constraint matrix failed; tried " + tried;
   }
 
+  // Impulse directions at x, A = J K J^T, and its factorization (shift reported in usedShift).
+  std::optional<std::string> linearize(const ImpulseModel& model, const Positions& x,
+                                       const Eigen::VectorXd& inverseMass, double baseShift,
+                                       double& usedShift) {
+    updateDistanceGradients(model, x);
+    assemble(inverseMass);
+    return factorize(baseShift, usedShift);
+  }
+
+  // The velocity pass: solve A p = -J v, v += K J^T p.
+  void velocityPass(const Eigen::VectorXd& inverseMass, Positions& v) {
+    Eigen::VectorXd rhs;
+    velocityErrors(v, rhs);
+    rhs = -rhs;
+    solve(rhs);
+    applyImpulses(rhs, 1.0, inverseMass, v);
+  }
+
+  // w . x_(axis) of linear row r (a pin or the grab).
+  double linearRowValue(int r, const Positions& x) const {
+    const int axis = linearRows[r - distanceRows].axis;
+    double value = 0;
+    for (int s = rowStart[r]; s < rowStart[r + 1]; ++s) value += slotGradient[s][axis] * x(slotParticle[s], axis);
+    return value;
+  }
+
   // C(x) for every row.
   void evaluate(const ImpulseModel& model, const Positions& x, Eigen::VectorXd& c) const {
     c.resize(rowCount());
@@ -268,13 +293,7 @@ struct ImpulseSolver::Impl {
       const auto& con = model.constraints[r];
       c[r] = (x.row(con.b) - x.row(con.a)).norm() - con.restLength;
     }
-    for (int r = distanceRows; r < rowCount(); ++r) {
-      const LinearRow& row = linearRows[r - distanceRows];
-      double value = 0;
-      for (int s = rowStart[r]; s < rowStart[r + 1]; ++s)
-        value += slotGradient[s][row.axis] * x(slotParticle[s], row.axis);
-      c[r] = value - row.target;
-    }
+    for (int r = distanceRows; r < rowCount(); ++r) c[r] = linearRowValue(r, x) - linearRows[r - distanceRows].target;
   }
 
   // Largest |C| over the rows; the grab's rows drive the iteration but are not reported as a
@@ -412,9 +431,10 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   if (ctx.grab) {
     // The rate limit starts from the quantity the grab rows constrain: the surface point.
     Vec3 point = Vec3::Zero();
-    for (const auto& [particle, w] :
-         Impl::surfacePointWeights(model_, *cloth_, ctx.grab->triangle, ctx.grab->barycentric))
-      point += w * Vec3(x_.row(particle).transpose());
+    for (int r = s.distanceRows; r < s.rowCount(); ++r) {
+      const auto& row = s.linearRows[r - s.distanceRows];
+      if (row.grab) point[row.axis] = s.linearRowValue(r, x_);
+    }
     const double rate = std::min(1.0, h / std::max(ctx.grab->timeConstant, 1e-9));
     grabTarget = point + rate * (ctx.grab->target - point);
   }
@@ -430,10 +450,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
 
   // 1. A at x(t), one factorization.
   auto t0 = Clock::now();
-  s.updateDistanceGradients(model_, x_);
-  s.assemble(inverseMass_);
   double shift = 0;
-  if (auto e = s.factorize(params_.regularization, shift)) return restore(*e);
+  if (auto e = s.linearize(model_, x_, inverseMass_, params_.regularization, shift)) return restore(*e);
   stats.msFactor = msSince(t0);
   stats.regularization = shift;
   stats.linearSolver = s.factor->name();
@@ -444,26 +462,25 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   const double ncDamping = model_.conforming ? 0.0 : params_.nonconformingDamping;
   if (ctx.sim.bending > 0 || ncDamping > 0) {
     const double key[4] = {ctx.sim.bending, h, ctx.sim.density, ncDamping};
+    const Eigen::VectorXd mass = ctx.sim.density * model_.areaShare;
     if (!s.bendingFactor || !std::equal(key, key + 4, s.bendingKey)) {
-      const Eigen::VectorXd mass = ctx.sim.density * model_.areaShare;
       SparseMatrix system = (h * h * ctx.sim.bending) * model_.bending;
       if (ncDamping > 0) system += (h * ncDamping * mass.mean()) * model_.nonconformity;
       system += SparseMatrix(mass.asDiagonal());
-      s.bendingSystem = upperOf(system);
+      const SparseMatrix upper = upperOf(system);
       // Factorized rarely, solved every step. Simplicial solves are cheaper for small systems,
       // supernodal (BLAS) ones for large: measured 1.48 vs 1.73 ms at 7k particles (tablecloth)
       // and 12.5 vs 11 ms at 30k (sphere-drop).
       s.bendingFactor =
           makeSpdSolver(model_.particleCount() < 15000 ? "cholmod-simplicial" : "cholmod");
       std::string message;
-      if (auto e = s.bendingFactor->analyze(s.bendingSystem)) return restore(*e);
-      if (s.bendingFactor->factorize(s.bendingSystem, &message) != SpdSolver::Status::Ok) {
+      if (auto e = s.bendingFactor->analyze(upper)) return restore(*e);
+      if (s.bendingFactor->factorize(upper, &message) != SpdSolver::Status::Ok) {
         s.bendingFactor.reset();
         return restore("force system (M + h c R + h^2 k_b Q) factorization failed: " + message);
       }
       std::copy(key, key + 4, s.bendingKey);
     }
-    const Eigen::VectorXd mass = ctx.sim.density * model_.areaShare;
     Eigen::MatrixXd rhs = mass.asDiagonal() * (v_.rowwise() + gravityStep);
     if (ctx.sim.bending > 0) rhs -= (h * ctx.sim.bending) * (model_.bending * x_);
     s.bendingFactor->solve(rhs);
@@ -501,11 +518,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // 4. Velocity pass, after the contact filter so that its velocity jumps are made
   // consistent with the constraints: J v = 0 after one solve.
   t0 = Clock::now();
-  Eigen::VectorXd rhs;
-  s.velocityErrors(v_, rhs);
-  rhs = -rhs;
-  s.solve(rhs);
-  s.applyImpulses(rhs, 1.0, inverseMass_, v_);
+  s.velocityPass(inverseMass_, v_);
   stats.msVelocity = msSince(t0);
 
   // 5. Position pass on the preview x~ = x + h v.
@@ -524,10 +537,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       if (refactorizations >= params_.maxRefactorizations) break;
       // Levenberg-Marquardt: a larger shift makes the step shorter and a descent direction.
       ++refactorizations;
-      s.updateDistanceGradients(model_, preview);
-      s.assemble(inverseMass_);
       const double damped = std::max(params_.regularization, 1e-8) * std::pow(100.0, refactorizations - 1);
-      if (s.factorize(std::min(damped, 1.0), shift)) break;  // keep the residual
+      if (s.linearize(model_, preview, inverseMass_, std::min(damped, 1.0), shift)) break;  // keep the residual
       stalled = false;
     }
     Eigen::VectorXd p = -c / h;
@@ -605,15 +616,9 @@ std::optional<std::string> ImpulseSolver::projectVelocities(const StepContext& c
   Impl& s = *impl_;
   inverseMass_ = (ctx.sim.density * model_.areaShare).cwiseInverse();
   if (auto e = s.buildRows(model_, *cloth_, ctx.pins, ctx.grab, params_.linearSolver)) return e;
-  s.updateDistanceGradients(model_, x_);
-  s.assemble(inverseMass_);
   double shift = 0;
-  if (auto e = s.factorize(params_.regularization, shift)) return e;
-  Eigen::VectorXd rhs;
-  s.velocityErrors(v_, rhs);
-  rhs = -rhs;
-  s.solve(rhs);
-  s.applyImpulses(rhs, 1.0, inverseMass_, v_);
+  if (auto e = s.linearize(model_, x_, inverseMass_, params_.regularization, shift)) return e;
+  s.velocityPass(inverseMass_, v_);
   return std::nullopt;
 }
 
