@@ -130,6 +130,12 @@ MeshTopology buildTopology(const TriangleMesh& mesh) {
   return topo;
 }
 
+int nearestVertex(const Positions& positions, const Vec3& point) {
+  Eigen::Index best = 0;
+  (positions.rowwise() - point.transpose()).rowwise().squaredNorm().minCoeff(&best);
+  return static_cast<int>(best);
+}
+
 Positions vertexNormals(const Positions& positions, const std::vector<Tri>& triangles) {
   Positions normals = Positions::Zero(positions.rows(), 3);
   for (const Tri& f : triangles) {

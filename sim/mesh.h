@@ -49,6 +49,9 @@ double triangleArea(const TriangleMesh& mesh, int t);
 // True when the triangle has a repeated index or an area below relTol * (longest edge)^2.
 bool isDegenerate(const TriangleMesh& mesh, int t, double relTol = 1e-12);
 
+// Index of the vertex nearest to `point` (positions must not be empty).
+int nearestVertex(const Positions& positions, const Vec3& point);
+
 // Per-vertex unit normals, area-weighted from incident triangles (zero for isolated vertices).
 Positions vertexNormals(const Positions& positions, const std::vector<Tri>& triangles);
 

@@ -8,14 +8,17 @@
 #include <queue>
 
 namespace clothlab {
+namespace {
+// | |e| / |e0| - 1 | of edge e.
+double edgeStrain(const TriangleMesh& rest, const Positions& current, const std::array<int, 2>& e) {
+  const double restLength = (rest.positions.row(e[1]) - rest.positions.row(e[0])).norm();
+  return std::abs((current.row(e[1]) - current.row(e[0])).norm() / restLength - 1.0);
+}
+}  // namespace
 
 double maxEdgeStrain(const TriangleMesh& rest, const MeshTopology& topology, const Positions& current) {
   double worst = 0;
-  for (const auto& e : topology.edges) {
-    const double rest0 = (rest.positions.row(e[1]) - rest.positions.row(e[0])).norm();
-    const double now = (current.row(e[1]) - current.row(e[0])).norm();
-    worst = std::max(worst, std::abs(now / rest0 - 1.0));
-  }
+  for (const auto& e : topology.edges) worst = std::max(worst, edgeStrain(rest, current, e));
   return worst;
 }
 
@@ -23,8 +26,7 @@ Eigen::VectorXd vertexEdgeStrain(const TriangleMesh& rest, const MeshTopology& t
                                  const Positions& current) {
   Eigen::VectorXd strain = Eigen::VectorXd::Zero(rest.vertexCount());
   for (const auto& e : topology.edges) {
-    const double rest0 = (rest.positions.row(e[1]) - rest.positions.row(e[0])).norm();
-    const double value = std::abs((current.row(e[1]) - current.row(e[0])).norm() / rest0 - 1.0);
+    const double value = edgeStrain(rest, current, e);
     strain[e[0]] = std::max(strain[e[0]], value);
     strain[e[1]] = std::max(strain[e[1]], value);
   }
@@ -34,8 +36,7 @@ Eigen::VectorXd vertexEdgeStrain(const TriangleMesh& rest, const MeshTopology& t
 double pinnedSag(const TriangleMesh& rest, const Positions& current, int pinA, int pinB,
                  const Vec3& up) {
   const Vec3 restMiddle = 0.5 * (rest.positions.row(pinA) + rest.positions.row(pinB)).transpose();
-  Eigen::Index reference = 0;
-  (rest.positions.rowwise() - restMiddle.transpose()).rowwise().squaredNorm().minCoeff(&reference);
+  const int reference = nearestVertex(rest.positions, restMiddle);
   const double pinHeight = 0.5 * (current.row(pinA) + current.row(pinB)).dot(up.transpose());
   return pinHeight - current.row(reference).dot(up.transpose());
 }

@@ -19,7 +19,7 @@ namespace {
 // line that caused them, and a check of every coordinate token (tinyobjloader reads "nan" or a
 // missing coordinate silently as a number).
 struct ObjLineIndex {
-  std::vector<int> vertexLines;  // 1-based line of the i-th `v` record
+  long long vertexCount = 0;  // `v` records seen so far
   std::optional<std::string> coordinateError;
   std::optional<std::string> indexError;  // a face index that is 0 or out of range
   long long maxIndex = 0;  // largest positive face index, checked once all vertices are known
@@ -38,7 +38,7 @@ ObjLineIndex indexObjLines(const std::string& path) {
     size_t p = line.find_first_not_of(" \t");
     if (p == std::string::npos) continue;
     if (line.compare(p, 2, "v ") == 0 || line.compare(p, 2, "v\t") == 0) {
-      index.vertexLines.push_back(lineNo);
+      ++index.vertexCount;
       if (index.coordinateError) continue;
       std::istringstream tokens(line.substr(p + 2));
       std::string token;
@@ -64,7 +64,7 @@ ObjLineIndex indexObjLines(const std::string& path) {
     } else if (line.compare(p, 2, "f ") == 0 || line.compare(p, 2, "f\t") == 0) {
       if (index.indexError) continue;
       // OBJ indices are 1-based; negative ones count back from the latest vertex.
-      const long long defined = static_cast<long long>(index.vertexLines.size());
+      const long long defined = index.vertexCount;
       std::istringstream tokens(line.substr(p + 2));
       std::string token;
       while (tokens >> token && !index.indexError) {
@@ -84,10 +84,10 @@ ObjLineIndex indexObjLines(const std::string& path) {
       }
     }
   }
-  if (!index.indexError && index.maxIndex > static_cast<long long>(index.vertexLines.size()))
+  if (!index.indexError && index.maxIndex > index.vertexCount)
     index.indexError = "line " + std::to_string(index.maxIndexLine) + ": face index " +
                        std::to_string(index.maxIndex) + " is out of range (the file has " +
-                       std::to_string(index.vertexLines.size()) + " vertices)";
+                       std::to_string(index.vertexCount) + " vertices)";
   return index;
 }
 

@@ -430,9 +430,7 @@ Result<ClothModel> buildClothModel(const Scene& scene) {
                      std::to_string(model.mesh.vertexCount()) + " vertices, 0-based)"};
       vertices.push_back(pin.vertex);
     } else if (pin.kind == PinSpec::Kind::Near) {
-      Eigen::Index best;
-      (model.mesh.positions.rowwise() - pin.point.transpose()).rowwise().squaredNorm().minCoeff(&best);
-      vertices.push_back(static_cast<int>(best));
+      vertices.push_back(nearestVertex(model.mesh.positions, pin.point));
     } else {
       vertices = pinPresetVertices(rest, pin.preset);
     }

@@ -35,16 +35,20 @@ std::vector<SceneEntry> builtinScenes() {
   return scenes;
 }
 
+bool isObjPath(const std::string& path) {
+  std::string extension = fs::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(), ::tolower);
+  return extension == ".obj";
+}
+
 Result<Scene> resolveScene(const std::string& argument) {
   const fs::path path(argument);
-  std::string extension = path.extension().string();
-  std::transform(extension.begin(), extension.end(), extension.begin(), ::tolower);
-  if (extension == ".obj") {
+  if (isObjPath(argument)) {
     std::error_code ec;
     if (!fs::exists(path, ec)) return Error{argument + ": file not found"};
     return sceneForObj(argument);
   }
-  if (extension == ".json" || argument.find('/') != std::string::npos) return loadSceneFile(argument);
+  if (path.extension() == ".json" || argument.find('/') != std::string::npos) return loadSceneFile(argument);
   for (const SceneEntry& scene : builtinScenes())
     if (scene.name == argument) return loadSceneFile(scene.path);
   std::string names;

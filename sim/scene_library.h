@@ -17,5 +17,6 @@ struct SceneEntry {
 std::string assetDirectory();
 std::vector<SceneEntry> builtinScenes();
 Result<Scene> resolveScene(const std::string& argument);
+bool isObjPath(const std::string& path);  // extension .obj, any case
 
 }  // namespace clothlab

@@ -33,6 +33,14 @@ Positions warp(const Positions& p) {
   return out;
 }
 
+// A generator mesh (x-y plane) laid into the x-z plane, the plane warp() bends.
+Positions laidIntoXZ(const Positions& p) {
+  Positions out = p;
+  out.col(2) = p.col(1);
+  out.col(1).setZero();
+  return out;
+}
+
 Scene freeScene(int resolution, const std::string& solver) {
   Scene scene = test::hangingScene(ClothSource::Kind::IrregularRectangle, resolution, solver);
   scene.pins.clear();
@@ -302,10 +310,7 @@ TEST(Bending, FlatStatesAreFreeAndCrEqualsHinge) {
   EXPECT_LT((hinge * affine).cwiseAbs().maxCoeff(), 1e-9);
   EXPECT_LT((cr * (nc.midpointMap * affine)).cwiseAbs().maxCoeff(), 1e-9);
   // E_cr(midpoints(x)) = E_hinge(x) for a curved x (methods 1.10).
-  Positions inPlaneXZ = mesh.positions;  // the generator's x-y plane laid into x-z
-  inPlaneXZ.col(2) = mesh.positions.col(1);
-  inPlaneXZ.col(1).setZero();
-  const Positions curved = warp(inPlaneXZ);
+  const Positions curved = warp(laidIntoXZ(mesh.positions));
   const Positions mid = nc.midpointMap * curved;
   const double eHinge = (curved.transpose() * hinge * curved).trace();
   const double eCr = (mid.transpose() * cr * mid).trace();
@@ -318,10 +323,7 @@ TEST(Bending, ForceIsMinusEnergyGradient) {
   const MeshTopology topo = buildTopology(mesh);
   const SparseMatrix q = crBendingMatrix(mesh, topo);
   const ImpulseModel nc = buildNonconformingModel(mesh, topo, true);
-  Positions inPlaneXZ = mesh.positions;
-  inPlaneXZ.col(2) = mesh.positions.col(1);
-  inPlaneXZ.col(1).setZero();
-  Positions x = nc.midpointMap * warp(inPlaneXZ);
+  Positions x = nc.midpointMap * warp(laidIntoXZ(mesh.positions));
   const double kb = 0.01;
   auto energy = [&](const Positions& p) { return 0.5 * kb * (p.transpose() * q * p).trace(); };
   const Positions force = -kb * (q * x);
@@ -342,10 +344,7 @@ TEST(ImpulseModel, NonconformityVanishesOnConformingFields) {
   const TriangleMesh mesh = makeIrregularRectangle(1, 1, 300, 12);
   const MeshTopology topo = buildTopology(mesh);
   const ImpulseModel nc = buildNonconformingModel(mesh, topo, true);
-  Positions inPlaneXZ = mesh.positions;
-  inPlaneXZ.col(2) = mesh.positions.col(1);
-  inPlaneXZ.col(1).setZero();
-  const Positions conforming = nc.midpointMap * warp(inPlaneXZ);
+  const Positions conforming = nc.midpointMap * warp(laidIntoXZ(mesh.positions));
   EXPECT_LT((nc.nonconformity * conforming).cwiseAbs().maxCoeff(), 1e-10);
   Positions zigzag = conforming;
   zigzag(10, 1) += 0.01;

@@ -27,11 +27,15 @@ struct BenchRow {
   std::string failure;
 };
 
+}  // namespace
+
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
 }
+
+namespace {
 
 BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
   Scene scene = base;

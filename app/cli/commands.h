@@ -9,6 +9,9 @@ constexpr int kExitOk = 0;
 constexpr int kExitBadInput = 2;
 constexpr int kExitDiverged = 3;
 
+// Median of the values (0 for none).
+double median(std::vector<double> values);
+
 int runBench(const std::vector<std::string>& scenes, int steps, const std::string& jsonPath);
 
 }  // namespace clothlab::cli

@@ -41,9 +41,7 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
   nlohmann::json out;
   TriangleMesh mesh;
   std::optional<Scene> scene;
-  std::string extension = std::filesystem::path(argument).extension().string();
-  std::transform(extension.begin(), extension.end(), extension.begin(), ::tolower);
-  if (extension == ".obj") {
+  if (isObjPath(argument)) {
     auto loaded = loadObj(argument, /*validate=*/false);
     if (!loaded) return fail(loaded.error());
     mesh = loaded->mesh;
@@ -202,8 +200,7 @@ int commandRun(const RunOptions& options) {
   }
   if (progress) std::fprintf(stderr, "\n");
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::sort(stepMs.begin(), stepMs.end());
-  const double median = stepMs.empty() ? 0 : stepMs[stepMs.size() / 2];
+  const double medianMs = median(stepMs);
   const std::string framesNote =
       options.outDir.empty() ? "" : ", " + std::to_string(frames) + " frames in " + options.outDir;
   if (!options.quiet || failure) {
@@ -212,7 +209,7 @@ int commandRun(const RunOptions& options) {
         "%.2f position solves/step, max position error %.3g m, max edge strain %.3g, "
         "%ld steps above tolerance%s\n",
         scene.name.c_str(), scene.solverId.c_str(), simulation.stepCount(), simulation.time(), wall,
-        median, simulation.stepCount() ? double(iterations) / simulation.stepCount() : 0.0,
+        medianMs, simulation.stepCount() ? double(iterations) / simulation.stepCount() : 0.0,
         worstError, worstStrain, unconverged, framesNote.c_str());
   }
   if (failure) {
