@@ -146,4 +146,8 @@ std::unique_ptr<SpdSolver> makeSpdSolver(const std::string& id) {
   return nullptr;
 }
 
+std::unique_ptr<SpdSolver> makeSolveOftenSpdSolver(int rows) {
+  return makeSpdSolver(rows < 15000 ? "cholmod-simplicial" : "cholmod");
+}
+
 }  // namespace clothlab

@@ -368,8 +368,7 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
   impl_ = std::make_unique<Impl>();
   inverseMass_ = (sim.density * model_.areaShare).cwiseInverse();
   if (!model_.conforming) {
-    // Factorized once, solved at every contact step: simplicial LL' solves are the cheaper ones.
-    impl_->surfaceFactor = makeSpdSolver("cholmod-simplicial");
+    impl_->surfaceFactor = makeSolveOftenSpdSolver(model_.surfaceMap.rows());
     const SparseMatrix bbt = upperOf(SparseMatrix(model_.surfaceMap * model_.surfaceMap.transpose()));
     std::string message;
     if (auto e = impl_->surfaceFactor->analyze(bbt)) return *e;
@@ -468,11 +467,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       if (ncDamping > 0) system += (h * ncDamping * mass.mean()) * model_.nonconformity;
       system += SparseMatrix(mass.asDiagonal());
       const SparseMatrix upper = upperOf(system);
-      // Factorized rarely, solved every step. Simplicial solves are cheaper for small systems,
-      // supernodal (BLAS) ones for large: measured 1.48 vs 1.73 ms at 7k particles (tablecloth)
-      // and 12.5 vs 11 ms at 30k (sphere-drop).
-      s.bendingFactor =
-          makeSpdSolver(model_.particleCount() < 15000 ? "cholmod-simplicial" : "cholmod");
+      s.bendingFactor = makeSolveOftenSpdSolver(model_.particleCount());
       std::string message;
       if (auto e = s.bendingFactor->analyze(upper)) return restore(*e);
       if (s.bendingFactor->factorize(upper, &message) != SpdSolver::Status::Ok) {
