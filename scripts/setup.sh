@@ -11,6 +11,15 @@ packages=(
   nlohmann-json3-dev          # scene files, stats, CLI JSON output
   libcli11-dev                # command-line parsing
   libgtest-dev                # unit and scenario tests
+  # viewer
+  libglfw3-dev                # GLFW 3.3 window and input
+  python3-glad                # generates the OpenGL 3.3 core loader at build time (offline)
+  libimgui-dev                # Dear ImGui 1.86 (+ its GLFW/OpenGL3 back-end sources)
+  libglm-dev                  # camera and transform maths
+  libstb-dev                  # stb_image_write for screenshots
+  libgl1-mesa-dri libegl-mesa0 libegl-dev  # Mesa (llvmpipe when there is no GPU), EGL for X-less tests
+  # GUI tests: a real X server and real input
+  xvfb xauth xdotool imagemagick
 )
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi

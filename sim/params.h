@@ -108,4 +108,35 @@ nlohmann::json writeParams(const ParamTable<Params>& table, const Params& params
   return out;
 }
 
+// A parameter table without its struct type: what a panel needs to draw an editor for a
+// parameter object it only knows as JSON (solver parameters in the viewer).
+struct ParamDescription {
+  enum class Type { Number, Integer, Boolean, Text };
+  std::string key, unit, description;
+  Type type = Type::Number;
+  double min = 0, max = 0;
+  bool logarithmic = false;
+  std::vector<std::string> choices;  // Text: the allowed values (empty: free text)
+};
+
+template <class Params>
+std::vector<ParamDescription> describeParams(const ParamTable<Params>& table) {
+  std::vector<ParamDescription> out;
+  for (const auto& info : table) {
+    ParamDescription d;
+    d.key = info.key;
+    d.unit = info.unit;
+    d.description = info.description;
+    d.min = info.min;
+    d.max = info.max;
+    d.logarithmic = info.logarithmic;
+    d.choices = info.choices;
+    if (std::holds_alternative<int Params::*>(info.field)) d.type = ParamDescription::Type::Integer;
+    else if (std::holds_alternative<bool Params::*>(info.field)) d.type = ParamDescription::Type::Boolean;
+    else if (std::holds_alternative<std::string Params::*>(info.field)) d.type = ParamDescription::Type::Text;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 }  // namespace clothlab

@@ -16,9 +16,9 @@ const ParamTable<SimParams>& SimParams::table() {
   static const ParamTable<SimParams> table = {
       {"density", "kg/m^2", "areal mass density of the cloth", &SimParams::density, 1e-4, 100, true},
       {"dt", "s", "time step", &SimParams::dt, 1e-5, 0.1, true},
-      {"damping", "1/s", "linear velocity damping", &SimParams::damping, 0, 100, false},
-      {"bending", "N m", "bending stiffness k_b", &SimParams::bending, 0, 10, false},
-      {"thickness", "m", "distance kept from obstacles", &SimParams::thickness, 0, 0.1, false},
+      {"damping", "1/s", "linear velocity damping", &SimParams::damping, 0, 100, true},
+      {"bending", "N m", "bending stiffness k_b", &SimParams::bending, 0, 10, true},
+      {"thickness", "m", "distance kept from obstacles", &SimParams::thickness, 0, 0.1, true},
       {"friction", "", "default obstacle friction coefficient", &SimParams::friction, 0, 10, false},
   };
   return table;

@@ -74,6 +74,12 @@ class Solver {
   // Velocities of the surface vertices [m/s].
   virtual Positions surfaceVelocities() const = 0;
   virtual SolverCounts counts() const = 0;
+  // Optional debug geometry for overlays: points [m] and index pairs of lines between them
+  // (impulse solvers: the particles and their distance constraints). Default: none.
+  virtual void debugGeometry(Positions& points, std::vector<std::pair<int, int>>& lines) const {
+    points.resize(0, 3);
+    lines.clear();
+  }
 };
 
 }  // namespace clothlab

@@ -9,18 +9,25 @@ const std::vector<SolverEntry>& solverRegistry() {
       {"impulse-nc",
        "hard distance constraints on the edge-midpoint (nonconforming) mesh, impulses from one "
        "sparse factorization per step (Bender, Diziol, Bayer 2011)",
-       [] { return std::make_unique<ImpulseSolver>(ImpulseSolver::Mode::Nonconforming); }},
+       [] { return std::make_unique<ImpulseSolver>(ImpulseSolver::Mode::Nonconforming); },
+       describeParams(ImpulseParams::table())},
       {"conforming",
        "the same impulses on the ordinary mesh edges: locks (baseline)",
-       [] { return std::make_unique<ImpulseSolver>(ImpulseSolver::Mode::Conforming); }},
+       [] { return std::make_unique<ImpulseSolver>(ImpulseSolver::Mode::Conforming); },
+       describeParams(ImpulseParams::table())},
   };
   return registry;
 }
 
-std::unique_ptr<Solver> createSolver(const std::string& id) {
+const SolverEntry* findSolver(const std::string& id) {
   for (const auto& entry : solverRegistry())
-    if (entry.id == id) return entry.create();
+    if (entry.id == id) return &entry;
   return nullptr;
+}
+
+std::unique_ptr<Solver> createSolver(const std::string& id) {
+  const SolverEntry* entry = findSolver(id);
+  return entry ? entry->create() : nullptr;
 }
 
 std::string solverIdList() {

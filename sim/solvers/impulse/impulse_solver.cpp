@@ -353,6 +353,14 @@ SolverCounts ImpulseSolver::counts() const {
           model_.boundaryConstraintCount};
 }
 
+void ImpulseSolver::debugGeometry(Positions& points,
+                                  std::vector<std::pair<int, int>>& lines) const {
+  points = x_;
+  lines.clear();
+  lines.reserve(model_.constraints.size());
+  for (const auto& c : model_.constraints) lines.emplace_back(c.a, c.b);
+}
+
 std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel> cloth,
                                                 const SimParams& sim, const nlohmann::json& params) {
   ImpulseParams parsed;

@@ -74,6 +74,7 @@ class ImpulseSolver final : public Solver {
   const Positions& surface() const override { return surface_; }
   Positions surfaceVelocities() const override;
   SolverCounts counts() const override;
+  void debugGeometry(Positions& points, std::vector<std::pair<int, int>>& lines) const override;
 
   // Inspection (tests, overlays).
   const ImpulseModel& model() const { return model_; }

@@ -1,0 +1,29 @@
+// clothlab: the interactive viewer. See README "Viewer" and `clothlab --help`.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "app/viewer/viewer.h"
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // tests read stdout while the window runs
+  clothlab::ViewerOptions o;
+  CLI::App app{"ClothLab: drape, drag and pin inextensible cloth"};
+  app.add_option("scene", o.scene, "built-in scene name, scene .json or cloth .obj (default: hanging)");
+  app.add_option("--solver", o.solver, "solver id (overrides the scene's)");
+  app.add_option("--frames", o.frames, "quit after N frames")->check(CLI::NonNegativeNumber);
+  app.add_option("--seconds", o.seconds, "quit after S seconds of wall time")->check(CLI::NonNegativeNumber);
+  app.add_option("--screenshot", o.screenshot, "write a PNG of the last frame (with --frames/--seconds)");
+  app.add_option("--log", o.logPath, "JSON-lines log of user actions and drawn snapshots");
+  app.add_option("--width", o.width, "window width")->check(CLI::Range(200, 8192));
+  app.add_option("--height", o.height, "window height")->check(CLI::Range(200, 8192));
+  app.add_flag("--paused", o.paused, "start paused");
+  app.add_flag("--layout", o.layout, "print LAYOUT lines with widget rectangles (GUI tests)");
+  app.add_option("--max-fps", o.maxFps, "frame rate cap (0: none)")->check(CLI::NonNegativeNumber);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  clothlab::Viewer viewer(o);
+  return viewer.run();
+}

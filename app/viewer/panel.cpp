@@ -1,0 +1,442 @@
+// The viewer's ImGui panel (Dear ImGui 1.86 API). Every edit is posted to the simulation thread and
+// takes effect at its next step.
+#include <imgui.h>
+
+#include <GLFW/glfw3.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "app/viewer/viewer.h"
+#include "render/colormap.h"
+#include "sim/scene_library.h"
+#include "sim/solver_registry.h"
+
+namespace clothlab {
+
+namespace {
+
+const char* const kObjAsNames[] = {"cloth", "obstacle (bounding box)", "obstacle (bounding sphere)"};
+
+std::string formatValue(double v, const std::string& unit) {
+  char buf[64];
+  if (v == 0) std::snprintf(buf, sizeof buf, "0");
+  else if (std::abs(v) >= 1e-3 && std::abs(v) < 1e4) std::snprintf(buf, sizeof buf, "%.4g", v);
+  else std::snprintf(buf, sizeof buf, "%.3e", v);
+  std::string out = buf;
+  if (!unit.empty()) out += " " + unit;
+  // ImGui treats the text as a format string.
+  std::string escaped;
+  for (char c : out) escaped += (c == '%') ? std::string("%%") : std::string(1, c);
+  return escaped;
+}
+
+// A slider on log10 of the value over [lo, hi]; with lo == 0 the left end is exactly 0 and the
+// decades start 9 below hi.
+bool logSlider(const char* label, double& value, double lo, double hi, const std::string& unit) {
+  const double floor = lo > 0 ? lo : hi * 1e-9;
+  float e = static_cast<float>(std::log10(std::max(value, floor)));
+  const float eLo = static_cast<float>(std::log10(floor)), eHi = static_cast<float>(std::log10(hi));
+  if (!ImGui::SliderFloat(label, &e, eLo, eHi, formatValue(value, unit).c_str())) return false;
+  value = (lo == 0 && e <= eLo + 1e-3f) ? 0.0 : std::clamp(std::pow(10.0, double(e)), lo, hi);
+  return true;
+}
+
+bool numberEditor(const char* label, double& value, double lo, double hi, bool logarithmic,
+                  const std::string& unit) {
+  if (logarithmic) return logSlider(label, value, lo, hi, unit);
+  return ImGui::SliderScalar(label, ImGuiDataType_Double, &value, &lo, &hi, formatValue(value, unit).c_str());
+}
+
+void tooltip(const std::string& text) {
+  if (!text.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text.c_str());
+}
+
+}  // namespace
+
+void Viewer::layout(const char* name) {
+  if (!options_.layout) return;
+  static std::map<std::string, std::array<int, 4>> printed;
+  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  const std::array<int, 4> rect = {int(a.x), int(a.y), int(b.x), int(b.y)};
+  auto it = printed.find(name);
+  if (it != printed.end() && it->second == rect) return;
+  printed[name] = rect;
+  std::printf("LAYOUT %s %d %d %d %d\n", name, rect[0], rect[1], rect[2], rect[3]);
+  std::fflush(stdout);
+}
+
+void Viewer::drawPanel() {
+  ImGui::SetNextWindowPos(ImVec2(8, 8), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowSize(ImVec2(370, static_cast<float>(winHeight_) - 16), ImGuiCond_FirstUseEver);
+  ImGui::Begin("ClothLab");
+
+  // Run controls.
+  const bool paused = runner_->paused();
+  if (ImGui::Button(paused ? "Resume" : "Pause", ImVec2(70, 0))) runner_->setPaused(!paused);
+  layout("pause");
+  ImGui::SameLine();
+  if (ImGui::Button("Step")) runner_->stepOnce();
+  ImGui::SameLine();
+  if (ImGui::Button("Reset")) {
+    runner_->reset();
+    log_.write("reset");
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Help (F1)")) showHelp_ = !showHelp_;
+  ImGui::SetNextItemWidth(150);
+  if (ImGui::SliderFloat("speed", &speed_, 0.05f, 4.0f, "%.2fx", ImGuiSliderFlags_Logarithmic)) runner_->setSpeed(speed_);
+  tooltip("simulated seconds per wall-clock second (the simulation falls behind when a step is slower)");
+  ImGui::SameLine();
+  ImGui::Text("real time x%.2f", runner_->realTimeFactor());
+  if (snapshot_)
+    ImGui::Text("t = %.3f s  step %ld  %s", snapshot_->time, snapshot_->step, snapshot_->diverged ? "(diverged)" : "");
+
+  const LoadProgress progress = runner_->loadProgress();
+  if (progress.active) {
+    const float phase = static_cast<float>(std::fmod(progress.seconds, 1.0));
+    char text[256];
+    std::snprintf(text, sizeof text, "loading %s: %s (%.1f s)", progress.what.c_str(), progress.stage.c_str(), progress.seconds);
+    ImGui::ProgressBar(phase, ImVec2(-1, 0), text);
+  }
+
+  // Messages, newest first; errors in red.
+  if (!messages_.empty()) {
+    ImGui::BeginChild("messages", ImVec2(0, 70), true);
+    for (const auto& m : messages_) {
+      const ImVec4 color = m.kind == RunnerMessage::Kind::Error ? ImVec4(1.0f, 0.45f, 0.4f, 1) : ImVec4(0.7f, 0.9f, 0.7f, 1);
+      ImGui::PushStyleColor(ImGuiCol_Text, color);
+      ImGui::TextWrapped("%s", m.text.c_str());
+      ImGui::PopStyleColor();
+    }
+    ImGui::EndChild();
+    if (ImGui::SmallButton("clear messages")) messages_.clear();
+  }
+
+  drawSceneSection();
+  drawSolverSection();
+  drawParameterSection();
+  drawPinSection();
+  drawViewSection();
+  drawStatsSection();
+  ImGui::End();
+}
+
+void Viewer::drawSceneSection() {
+  if (!ImGui::CollapsingHeader("Scene", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  const std::string current = snapshot_ ? snapshot_->sceneName : "";
+  if (ImGui::BeginCombo("built-in", current.c_str())) {
+    for (const auto& entry : builtinScenes()) {
+      if (ImGui::Selectable(entry.name.c_str(), entry.name == current)) {
+        log_.write("open", {{"path", entry.name}, {"via", "builtin"}});
+        runner_->load(entry.name);
+      }
+      tooltip(entry.description);
+    }
+    ImGui::EndCombo();
+  }
+  ImGui::SetNextItemWidth(-60);
+  const bool enter = ImGui::InputTextWithHint("##path", "scene.json, cloth.obj or a scene name", pathField_,
+                                              sizeof pathField_, ImGuiInputTextFlags_EnterReturnsTrue);
+  layout("open_path");
+  ImGui::SameLine();
+  if (ImGui::Button("Open") || enter) openPath(pathField_, "panel");
+  layout("open_button");
+  ImGui::Text("an .obj is");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(-1);
+  ImGui::Combo("##objas", &objAs_, kObjAsNames, IM_ARRAYSIZE(kObjAsNames));
+  tooltip("what an opened or dropped .obj becomes: the cloth, or an obstacle approximated by its bounds");
+  if (!recent_.empty() && ImGui::TreeNode("recent files")) {
+    for (const auto& r : recent_)
+      if (ImGui::Selectable(r.c_str())) {
+        std::snprintf(pathField_, sizeof pathField_, "%s", r.c_str());
+        openPath(r, "recent");
+      }
+    ImGui::TreePop();
+  }
+  ImGui::SetNextItemWidth(-110);
+  ImGui::InputText("##save", savePath_, sizeof savePath_);
+  ImGui::SameLine();
+  if (ImGui::Button("Save scene", ImVec2(-1, 0))) saveScene(savePath_);
+  tooltip("writes the scene with its current parameters, pins and obstacles as JSON");
+  ImGui::SetNextItemWidth(-110);
+  ImGui::InputText("##export", exportPath_, sizeof exportPath_);
+  ImGui::SameLine();
+  if (ImGui::Button("Export OBJ", ImVec2(-1, 0))) exportObj(exportPath_);
+  tooltip("writes the current cloth surface as OBJ");
+  ImGui::TextDisabled("drop .obj / .json files onto the window to open them");
+}
+
+void Viewer::drawSolverSection() {
+  if (!ImGui::CollapsingHeader("Solver", ImGuiTreeNodeFlags_DefaultOpen) || !snapshot_) return;
+  if (ImGui::BeginCombo("solver", snapshot_->solverId.c_str())) {
+    for (const auto& entry : solverRegistry()) {
+      if (ImGui::Selectable(entry.id.c_str(), entry.id == snapshot_->solverId) && entry.id != snapshot_->solverId) {
+        runner_->switchSolver(entry.id);
+        log_.write("solver", {{"id", entry.id}});
+      }
+      tooltip(entry.description);
+    }
+    ImGui::EndCombo();
+  }
+  const SolverEntry* entry = findSolver(snapshot_->solverId);
+  if (!entry || !ImGui::TreeNodeEx("solver parameters", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  for (const auto& d : entry->parameters) {
+    if (!solverParams_.contains(d.key)) continue;
+    nlohmann::json& v = solverParams_[d.key];
+    bool changed = false;
+    const std::string label = d.key;
+    ImGui::SetNextItemWidth(170);
+    switch (d.type) {
+      case ParamDescription::Type::Number: {
+        double x = v.get<double>();
+        if ((changed = numberEditor(label.c_str(), x, d.min, d.max, d.logarithmic, d.unit))) v = x;
+        break;
+      }
+      case ParamDescription::Type::Integer: {
+        int x = v.get<int>();
+        const int lo = static_cast<int>(d.min), hi = static_cast<int>(d.max);
+        if ((changed = ImGui::SliderInt(label.c_str(), &x, lo, hi, "%d",
+                                        d.logarithmic ? ImGuiSliderFlags_Logarithmic : 0)))
+          v = x;
+        break;
+      }
+      case ParamDescription::Type::Boolean: {
+        bool x = v.get<bool>();
+        if ((changed = ImGui::Checkbox(label.c_str(), &x))) v = x;
+        break;
+      }
+      case ParamDescription::Type::Text: {
+        const std::string x = v.get<std::string>();
+        if (ImGui::BeginCombo(label.c_str(), x.c_str())) {
+          for (const auto& c : d.choices)
+            if (ImGui::Selectable(c.c_str(), c == x) && c != x) {
+              v = c;
+              changed = true;
+            }
+          ImGui::EndCombo();
+        }
+        break;
+      }
+    }
+    tooltip(d.description + (d.unit.empty() ? "" : " [" + d.unit + "]"));
+    layout(("solver." + d.key).c_str());
+    if (changed) postSolverParams(d.key);
+  }
+  ImGui::TreePop();
+}
+
+void Viewer::drawParameterSection() {
+  if (!ImGui::CollapsingHeader("Cloth and simulation", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  bool changed = false;
+  for (const auto& info : SimParams::table()) {
+    double& value = sim_.*std::get<double SimParams::*>(info.field);
+    ImGui::SetNextItemWidth(170);
+    changed |= numberEditor(info.key.c_str(), value, info.min, info.max, info.logarithmic, info.unit);
+    tooltip(info.description + (info.unit.empty() ? "" : " [" + info.unit + "]"));
+    layout(("sim." + info.key).c_str());
+  }
+  double lo = -50, hi = 50;
+  ImGui::SetNextItemWidth(170);
+  changed |= ImGui::SliderScalarN("gravity", ImGuiDataType_Double, sim_.gravity.data(), 3, &lo, &hi, "%.2f");
+  tooltip("gravitational acceleration [m/s^2]");
+  if (ImGui::SmallButton("earth")) {
+    sim_.gravity = Vec3(0, -9.81, 0);
+    changed = true;
+  }
+  ImGui::SameLine();
+  if (ImGui::SmallButton("zero-g")) {
+    sim_.gravity = Vec3::Zero();
+    changed = true;
+  }
+  if (changed) postSimParams();
+}
+
+void Viewer::drawPinSection() {
+  if (!ImGui::CollapsingHeader("Pins", ImGuiTreeNodeFlags_DefaultOpen) || !snapshot_) return;
+  if (ImGui::Button("top corners")) applyPreset("top-corners");
+  ImGui::SameLine();
+  if (ImGui::Button("four corners")) applyPreset("four-corners");
+  ImGui::SameLine();
+  if (ImGui::Button("top edge")) applyPreset("top-edge");
+  ImGui::SameLine();
+  if (ImGui::Button("clear all")) {
+    runner_->post("clear pins", [](Simulation& s) {
+      s.clearPins();
+      return std::optional<std::string>();
+    });
+    log_.write("pins_cleared");
+  }
+  ImGui::TextDisabled("Ctrl+click the cloth: pin / unpin; drag a pin to move it");
+  if (snapshot_->pinVertices.empty()) {
+    ImGui::TextDisabled("no pins");
+    return;
+  }
+  ImGui::BeginChild("pins", ImVec2(0, std::min(110.0f, 22.0f * snapshot_->pinVertices.size() + 6)), true);
+  for (size_t i = 0; i < snapshot_->pinVertices.size(); ++i) {
+    const int v = snapshot_->pinVertices[i];
+    const Vec3& t = snapshot_->pinTargets[i];
+    ImGui::PushID(v);
+    if (ImGui::SmallButton("unpin")) removePin(v);
+    ImGui::SameLine();
+    ImGui::Text("vertex %d at (%.3f, %.3f, %.3f)", v, t.x(), t.y(), t.z());
+    ImGui::PopID();
+  }
+  ImGui::EndChild();
+}
+
+void Viewer::drawViewSection() {
+  if (!ImGui::CollapsingHeader("View", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  ImGui::Checkbox("wireframe (W)", &render_.wireframe);
+  ImGui::SameLine(180);
+  ImGui::Checkbox("strain heat map (H)", &render_.heatMap);
+  if (ImGui::Checkbox("solver overlay (O)", &render_.overlay)) runner_->setOverlay(render_.overlay);
+  tooltip("impulse-nc: the edge-midpoint particles and their distance constraints");
+  ImGui::SameLine(180);
+  ImGui::Checkbox("constraints", &render_.overlayLines);
+  ImGui::Checkbox("shadows", &render_.shadows);
+  ImGui::SameLine(180);
+  ImGui::Checkbox("ground grid", &render_.grid);
+  if (render_.heatMap) {
+    double heatMax = render_.heatMax;
+    ImGui::SetNextItemWidth(170);
+    if (logSlider("strain range", heatMax, 1e-7, 1.0, "")) render_.heatMax = static_cast<float>(heatMax);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("fit") && snapshot_) {
+      float m = 0;
+      for (float s : snapshot_->strain) m = std::max(m, s);
+      render_.heatMax = std::max(m, 1e-7f);
+    }
+    // Legend: the colour map from 0 to the range.
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float w = ImGui::GetContentRegionAvail().x, h = 14;
+    const int segments = 24;
+    for (int i = 0; i < segments; ++i) {
+      const auto a = heatColor(float(i) / segments), b = heatColor(float(i + 1) / segments);
+      const ImU32 ca = ImGui::ColorConvertFloat4ToU32(ImVec4(a[0], a[1], a[2], 1));
+      const ImU32 cb = ImGui::ColorConvertFloat4ToU32(ImVec4(b[0], b[1], b[2], 1));
+      draw->AddRectFilledMultiColor(ImVec2(p.x + w * i / segments, p.y), ImVec2(p.x + w * (i + 1) / segments, p.y + h), ca, cb, cb, ca);
+    }
+    ImGui::Dummy(ImVec2(w, h));
+    ImGui::Text("0");
+    ImGui::SameLine(w - 90);
+    ImGui::Text("%.2e strain", render_.heatMax);
+  }
+  if (ImGui::Button("Fit camera (F)") && snapshot_) {
+    Vec3 lo, hi;
+    snapshot_->bounds(lo, hi);
+    camera_.fit({lo.x(), lo.y(), lo.z()}, {hi.x(), hi.y(), hi.z()}, true);
+  }
+  ImGui::SetNextItemWidth(-110);
+  ImGui::InputText("##shot", screenshotPath_, sizeof screenshotPath_);
+  ImGui::SameLine();
+  if (ImGui::Button("Screenshot (P)", ImVec2(-1, 0))) screenshotRequested_ = true;
+  layout("screenshot_button");
+  ImGui::SetNextItemWidth(-110);
+  ImGui::InputText("##record", recordDir_, sizeof recordDir_);
+  ImGui::SameLine();
+  if (ImGui::Checkbox("record PNGs", &recording_)) {
+    recordIndex_ = 0;
+    log_.write(recording_ ? "record_start" : "record_stop", {{"dir", recordDir_}});
+  }
+  tooltip("writes every drawn frame to this folder as frame_00000.png, ...");
+}
+
+void Viewer::drawStatsSection() {
+  if (!ImGui::CollapsingHeader("Statistics", ImGuiTreeNodeFlags_DefaultOpen) || !snapshot_) return;
+  const StepStats& s = snapshot_->stats;
+  if (ImGui::BeginTable("phases", 2, ImGuiTableFlags_SizingStretchProp)) {
+    auto row = [](const char* name, const char* fmt, double v) {
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      ImGui::TextUnformatted(name);
+      ImGui::TableSetColumnIndex(1);
+      ImGui::Text(fmt, v);
+    };
+    row("step total", "%.2f ms", s.msTotal);
+    row("  factorization", "%.2f ms", s.msFactor);
+    row("  forces", "%.2f ms", s.msForces);
+    row("  velocity pass", "%.2f ms", s.msVelocity);
+    row("  position pass", "%.2f ms", s.msPosition);
+    row("  collisions", "%.2f ms", s.msCollision);
+    row("position iterations", "%.0f", s.positionIterations);
+    row("max constraint error", "%.2e m", s.maxPositionError);
+    row("max edge strain", "%.2e", s.maxEdgeStrain);
+    row("contacts", "%.0f", s.contacts);
+    row("real-time factor", "%.2f", runner_->realTimeFactor());
+    ImGui::EndTable();
+  }
+  if (history_.size() < 2) return;
+  auto plot = [&](const char* label, float Sample::*field, const char* fmt) {
+    std::vector<float> values;
+    values.reserve(history_.size());
+    float hi = 0;
+    for (const auto& h : history_) {
+      values.push_back(h.*field);
+      hi = std::max(hi, h.*field);
+    }
+    char overlay[64];
+    std::snprintf(overlay, sizeof overlay, fmt, values.back(), hi);
+    ImGui::PlotLines(label, values.data(), static_cast<int>(values.size()), 0, overlay, 0.0f,
+                     hi > 0 ? hi * 1.1f : 1.0f, ImVec2(-80, 40));
+  };
+  ImGui::TextDisabled("last %.0f s", history_.back().wall - history_.front().wall);
+  plot("ms/step", &Sample::msTotal, "%.2f ms (max %.2f)");
+  plot("iterations", &Sample::iterations, "%.0f (max %.0f)");
+  plot("error [m]", &Sample::error, "%.1e (max %.1e)");
+  plot("strain", &Sample::strain, "%.1e (max %.1e)");
+  plot("real time", &Sample::rtf, "x%.2f (max %.2f)");
+}
+
+void Viewer::drawOverlayText() {
+  // A one-line hint at the bottom of the window so the controls are discoverable.
+  ImGui::SetNextWindowPos(ImVec2(static_cast<float>(winWidth_) - 8, static_cast<float>(winHeight_) - 8),
+                          ImGuiCond_Always, ImVec2(1, 1));
+  ImGui::SetNextWindowBgAlpha(0.45f);
+  ImGui::Begin("hint", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
+                                    ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);
+  ImGui::Text("drag: pull cloth   Ctrl+click: pin/unpin   right-drag: orbit   wheel: zoom   F1: help");
+  ImGui::End();
+}
+
+void Viewer::drawHelpWindow() {
+  ImGui::SetNextWindowPos(ImVec2(static_cast<float>(winWidth_) * 0.5f, static_cast<float>(winHeight_) * 0.5f),
+                          ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+  ImGui::Begin("Controls", &showHelp_, ImGuiWindowFlags_AlwaysAutoResize);
+  static const char* const rows[][2] = {
+      {"Left-drag on the cloth", "grab the point under the cursor and pull it in the view plane"},
+      {"Release", "let go; the cloth keeps its motion"},
+      {"Ctrl + left-click on the cloth", "pin the nearest vertex where it is (click a pin: unpin)"},
+      {"Left-drag on a pin", "move the pin"},
+      {"Right-drag / left-drag on empty space", "orbit the camera"},
+      {"Middle-drag / Shift + right-drag", "pan"},
+      {"Mouse wheel", "zoom"},
+      {"Space", "pause / resume"},
+      {"N or .", "single step (pauses)"},
+      {"R", "reset the scene (keeps parameters and pins)"},
+      {"F", "fit the camera to the scene"},
+      {"W / H / O", "wireframe / strain heat map / solver overlay"},
+      {"C", "clear all pins"},
+      {"P", "screenshot (path in the View section)"},
+      {"F1 or ?", "this window"},
+      {"Esc / Ctrl+Q", "close help / quit"},
+      {"Drop files on the window", ".obj (cloth or obstacle, see Scene) or scene .json"},
+  };
+  if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders)) {
+    for (const auto& r : rows) {
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      ImGui::TextUnformatted(r[0]);
+      ImGui::TableSetColumnIndex(1);
+      ImGui::TextUnformatted(r[1]);
+    }
+    ImGui::EndTable();
+  }
+  ImGui::End();
+}
+
+}  // namespace clothlab

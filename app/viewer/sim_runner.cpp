@@ -1,0 +1,269 @@
+#include "app/viewer/sim_runner.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "sim/scene_library.h"
+
+namespace clothlab {
+
+using Clock = std::chrono::steady_clock;
+
+SimRunner::SimRunner(std::unique_ptr<Simulation> simulation, bool paused)
+    : simulation_(std::move(simulation)), paused_(paused) {
+  publish(*simulation_);
+  thread_ = std::thread([this] { run(); });
+}
+
+SimRunner::~SimRunner() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+  if (loader_.joinable()) loader_.join();
+}
+
+void SimRunner::post(std::string label, Edit edit) {
+  {
+    std::lock_guard lock(mutex_);
+    edits_.emplace_back(std::move(label), std::move(edit));
+  }
+  wake_.notify_all();
+}
+
+void SimRunner::report(RunnerMessage::Kind kind, std::string text) {
+  std::lock_guard lock(mutex_);
+  messages_.push_back({kind, std::move(text)});
+  if (messages_.size() > 100) messages_.erase(messages_.begin());
+}
+
+std::vector<RunnerMessage> SimRunner::takeMessages() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(messages_, {});
+}
+
+LoadProgress SimRunner::loadProgress() const {
+  std::lock_guard lock(mutex_);
+  LoadProgress p = progress_;
+  if (p.active) p.seconds = std::chrono::duration<double>(Clock::now() - loadStart_).count();
+  return p;
+}
+
+std::shared_ptr<const Snapshot> SimRunner::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return snapshot_;
+}
+
+void SimRunner::startLoad(std::string label,
+                          std::function<Result<std::unique_ptr<Simulation>>(LoadProgress&)> job) {
+  std::unique_lock lock(mutex_);
+  if (progress_.active) {
+    messages_.push_back({RunnerMessage::Kind::Error,
+                         "cannot load " + label + " while " + progress_.what + " is loading"});
+    return;
+  }
+  if (loader_.joinable()) loader_.join();  // the previous load has finished
+  progress_ = {true, label, "starting", 0};
+  loadStart_ = Clock::now();
+  loader_ = std::thread([this, label, job = std::move(job)] {
+    LoadProgress stage;
+    auto setStage = [this](const std::string& s) {
+      std::lock_guard lock(mutex_);
+      progress_.stage = s;
+    };
+    setStage("reading");
+    Result<std::unique_ptr<Simulation>> result = job(stage);
+    std::lock_guard lock(mutex_);
+    progress_.active = false;
+    if (!result) {
+      messages_.push_back({RunnerMessage::Kind::Error,
+                           "could not load " + label + ": " + result.error()});
+    } else {
+      loaded_ = std::move(*result);
+    }
+    wake_.notify_all();
+  });
+}
+
+namespace {
+Result<std::unique_ptr<Simulation>> buildSimulation(Scene scene) {
+  return Simulation::create(scene);
+}
+}  // namespace
+
+void SimRunner::load(Scene scene, std::string label) {
+  startLoad(std::move(label), [scene = std::move(scene)](LoadProgress&) { return buildSimulation(scene); });
+}
+
+void SimRunner::load(std::string argument) {
+  startLoad(argument, [argument](LoadProgress&) -> Result<std::unique_ptr<Simulation>> {
+    auto scene = resolveScene(argument);
+    if (!scene) return Error{scene.error()};
+    if (isObjPath(argument) && scene->obstacles.empty()) {
+      // A bare OBJ cloth falls onto a ground plane just below it instead of forever.
+      auto probe = Simulation::create(*scene);
+      if (!probe) return Error{probe.error()};
+      const Positions& p = (*probe)->surface();
+      const double size = (p.colwise().maxCoeff() - p.colwise().minCoeff()).norm();
+      Obstacle ground;
+      ground.type = Obstacle::Type::Plane;
+      ground.point = Vec3(0, p.col(1).minCoeff() - 0.5 * size, 0);
+      ground.friction = scene->sim.friction;
+      (*probe)->setObstacles({ground});
+      return probe;
+    }
+    return buildSimulation(*scene);
+  });
+}
+
+void SimRunner::reset() {
+  post("reset", [this](Simulation& simulation) -> std::optional<std::string> {
+    auto fresh = Simulation::create(simulation.currentScene());
+    if (!fresh) return fresh.error();
+    (*fresh)->setObstacles(simulation.obstacles());
+    std::lock_guard lock(mutex_);
+    loaded_ = std::move(*fresh);  // swapped in right after this edit
+    return std::nullopt;
+  });
+}
+
+void SimRunner::switchSolver(const std::string& solverId) {
+  post("solver " + solverId, [this, solverId](Simulation& simulation) -> std::optional<std::string> {
+    Scene scene = simulation.currentScene();
+    if (scene.solverId != solverId) scene.solverParams = nlohmann::json::object();
+    scene.solverId = solverId;
+    auto fresh = Simulation::create(scene);
+    if (!fresh) return fresh.error();
+    (*fresh)->setObstacles(simulation.obstacles());
+    std::lock_guard lock(mutex_);
+    loaded_ = std::move(*fresh);
+    return std::nullopt;
+  });
+}
+
+void SimRunner::setPaused(bool paused) {
+  paused_ = paused;
+  wake_.notify_all();
+}
+
+void SimRunner::stepOnce() {
+  paused_ = true;
+  ++stepRequests_;
+  wake_.notify_all();
+}
+
+void SimRunner::setSpeed(double speed) { speed_ = std::clamp(speed, 1e-3, 10.0); }
+
+void SimRunner::setOverlay(bool overlay) {
+  overlay_ = overlay;
+  post("overlay", [](Simulation&) { return std::optional<std::string>(); });
+}
+
+void SimRunner::publish(Simulation& simulation) {
+  auto snapshot = std::make_shared<const Snapshot>(makeSnapshot(simulation, overlay_, triangles_));
+  triangles_ = snapshot->triangles;
+  std::lock_guard lock(mutex_);
+  snapshot_ = std::move(snapshot);
+}
+
+void SimRunner::run() {
+  Clock::time_point last = Clock::now(), lastPublish = last, rtfStart = last;
+  double debt = 0;          // simulated seconds owed to wall time
+  double rtfSimulated = 0;  // simulated seconds since rtfStart
+  bool dirty = false;       // state changed since the last publish
+  for (;;) {
+    // 1. Edits and finished loads, in order.
+    std::deque<std::pair<std::string, Edit>> edits;
+    std::unique_ptr<Simulation> loaded;
+    {
+      std::lock_guard lock(mutex_);
+      if (stop_) return;
+      edits.swap(edits_);
+    }
+    for (auto& [label, edit] : edits) {
+      if (auto error = edit(*simulation_)) report(RunnerMessage::Kind::Error, label + ": " + *error);
+      ++editsApplied_;
+      dirty = true;
+      std::lock_guard lock(mutex_);
+      if (loaded_) loaded = std::move(loaded_);
+      if (loaded) {
+        // An edit that rebuilt the simulation: later edits apply to the new one.
+        simulation_ = std::move(loaded);
+        triangles_.reset();
+        debt = 0;
+      }
+    }
+    {
+      std::lock_guard lock(mutex_);
+      loaded = std::move(loaded_);
+    }
+    if (loaded) {
+      report(RunnerMessage::Kind::Info, "loaded " + loaded->scene().name + " (" +
+                                            std::to_string(loaded->cloth().mesh.vertexCount()) +
+                                            " vertices, solver " + loaded->solver().id() + ")");
+      simulation_ = std::move(loaded);
+      triangles_.reset();
+      debt = 0;
+      dirty = true;
+    }
+
+    // 2. Step when wall time says so (or a single step was asked for).
+    const Clock::time_point now = Clock::now();
+    const double wall = std::chrono::duration<double>(now - last).count();
+    last = now;
+    const double dt = simulation_->sim().dt;
+    bool stepped = false;
+    const bool running = !paused_ && !simulation_->diverged();
+    if (running) {
+      // Owe at most 0.1 s of wall time: a slow step makes the simulation fall behind, never
+      // race to catch up.
+      debt = std::min(debt + wall * speed_, std::max(0.1 * speed_, dt));
+    } else {
+      debt = 0;
+    }
+    const bool single = stepRequests_ > 0;
+    if ((running && debt >= dt) || single) {
+      if (single) --stepRequests_;
+      if (auto error = simulation_->step()) {
+        paused_ = true;
+        report(RunnerMessage::Kind::Error,
+               *error + " (state kept at the last good step; paused: lower dt, raise the "
+                        "tolerance or reset)");
+      } else {
+        debt -= dt;
+        rtfSimulated += dt;
+      }
+      stepped = true;
+      dirty = true;
+    }
+    const double rtfWall = std::chrono::duration<double>(now - rtfStart).count();
+    if (rtfWall >= 0.5) {
+      realTimeFactor_ = running ? rtfSimulated / rtfWall : 0.0;
+      rtfSimulated = 0;
+      rtfStart = now;
+    }
+
+    // 3. Publish.
+    const double sincePublish = std::chrono::duration<double>(Clock::now() - lastPublish).count();
+    if (dirty && (!running || single || sincePublish >= 1.0 / publishHz_)) {
+      publish(*simulation_);
+      lastPublish = Clock::now();
+      dirty = false;
+    }
+
+    // 4. Wait: for the next step's wall time while running, for an edit while paused.
+    if (!stepped) {
+      std::unique_lock lock(mutex_);
+      if (stop_) return;
+      if (edits_.empty() && !loaded_ && stepRequests_ == 0) {
+        double wait = running ? std::max(0.0, (dt - debt) / speed_) : 0.05;
+        if (dirty) wait = std::min(wait, 1.0 / publishHz_);
+        wake_.wait_for(lock, std::chrono::duration<double>(std::min(wait, 0.05)));
+      }
+    }
+  }
+}
+
+}  // namespace clothlab

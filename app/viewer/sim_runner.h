@@ -1,0 +1,112 @@
+#pragma once
+// SimRunner: the viewer's simulation thread. It owns the Simulation; the UI thread never touches
+// it and never waits for a step. The UI posts edits (applied in order between steps), reads the
+// newest published Snapshot, and collects messages (errors, divergence reports).
+//
+// Pacing: simulated time follows wall time times `speed`. A step slower than real time makes the
+// simulation fall behind (the debt is capped, so it never tries to catch up in a burst); the UI
+// is unaffected. Snapshots are published after a step at most `publishHz` times per second of
+// wall time, and after every edit, single step or load.
+//
+// Loading a scene builds the new Simulation on a loader thread while the current one keeps
+// running; it is swapped in at a step boundary, or, on failure, the message is reported and
+// nothing changes.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/simulation.h"
+#include "sim/snapshot.h"
+
+namespace clothlab {
+
+struct RunnerMessage {
+  enum class Kind { Info, Error };
+  Kind kind = Kind::Info;
+  std::string text;
+};
+
+struct LoadProgress {
+  bool active = false;
+  std::string what;   // what is being loaded
+  std::string stage;  // "reading", "building the solver", ...
+  double seconds = 0;  // since the load started
+};
+
+class SimRunner {
+ public:
+  using Edit = std::function<std::optional<std::string>(Simulation&)>;
+
+  // Starts the thread with `simulation` (paused if `paused`).
+  explicit SimRunner(std::unique_ptr<Simulation> simulation, bool paused = false);
+  ~SimRunner();
+  SimRunner(const SimRunner&) = delete;
+  SimRunner& operator=(const SimRunner&) = delete;
+
+  // Queues an edit; `label` names it in messages. An edit that returns a message is reported as
+  // an error and changes nothing (the Simulation's setters validate before changing).
+  void post(std::string label, Edit edit);
+  // Rebuilds the simulation from `scene` on the loader thread (see above). `label` names it.
+  void load(Scene scene, std::string label);
+  // Same, but resolving `argument` (built-in name, scene .json or .obj) on the loader thread.
+  void load(std::string argument);
+  // Restarts the current scene from rest, keeping its current parameters and pins.
+  void reset();
+  // Replaces the solver, re-initializing from the current scene.
+  void switchSolver(const std::string& solverId);
+
+  void setPaused(bool paused);
+  bool paused() const { return paused_; }
+  void stepOnce();                 // one step while paused
+  void setSpeed(double speed);     // simulated seconds per wall second, (0, 10]
+  double speed() const { return speed_; }
+  void setOverlay(bool overlay);   // ask the solver for debug geometry in snapshots
+  void setPublishHz(double hz) { publishHz_ = hz; }
+
+  // Newest published snapshot (never null after construction).
+  std::shared_ptr<const Snapshot> snapshot() const;
+  std::vector<RunnerMessage> takeMessages();
+  LoadProgress loadProgress() const;
+  // Simulated seconds per wall second over the last ~0.5 s of running (0 while paused).
+  double realTimeFactor() const { return realTimeFactor_; }
+  long editsApplied() const { return editsApplied_; }
+
+ private:
+  void run();
+  void publish(Simulation& simulation);
+  void report(RunnerMessage::Kind kind, std::string text);
+  void startLoad(std::string label, std::function<Result<std::unique_ptr<Simulation>>(LoadProgress&)> job);
+
+  std::unique_ptr<Simulation> simulation_;  // touched by the simulation thread only
+  std::shared_ptr<const std::vector<std::uint32_t>> triangles_;
+
+  mutable std::mutex mutex_;  // guards everything below up to the atomics
+  std::condition_variable wake_;
+  std::deque<std::pair<std::string, Edit>> edits_;
+  std::shared_ptr<const Snapshot> snapshot_;
+  std::vector<RunnerMessage> messages_;
+  std::unique_ptr<Simulation> loaded_;  // finished load waiting to be swapped in
+  LoadProgress progress_;
+  std::chrono::steady_clock::time_point loadStart_;
+  std::thread loader_;
+  bool stop_ = false;
+
+  std::atomic<bool> paused_{false};
+  std::atomic<int> stepRequests_{0};
+  std::atomic<double> speed_{1.0};
+  std::atomic<bool> overlay_{false};
+  std::atomic<double> publishHz_{60.0};
+  std::atomic<double> realTimeFactor_{0.0};
+  std::atomic<long> editsApplied_{0};
+  std::thread thread_;
+};
+
+}  // namespace clothlab

@@ -1,0 +1,559 @@
+#include "app/viewer/viewer.h"
+
+#include <glad/gl.h>
+// glad first: GLFW must not pull in the system GL header.
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "sim/obj_io.h"
+#include "sim/scene_library.h"
+
+namespace clothlab {
+
+namespace fs = std::filesystem;
+
+namespace {
+Viewer* self(GLFWwindow* w) { return static_cast<Viewer*>(glfwGetWindowUserPointer(w)); }
+
+nlohmann::json vecJson(const Vec3& v) { return {v.x(), v.y(), v.z()}; }
+
+std::string recentFile() {
+  const char* config = std::getenv("XDG_CONFIG_HOME");
+  const char* home = std::getenv("HOME");
+  if (config && *config) return std::string(config) + "/clothlab/recent.txt";
+  if (home && *home) return std::string(home) + "/.config/clothlab/recent.txt";
+  return "";
+}
+}  // namespace
+
+Viewer::Viewer(ViewerOptions options) : options_(std::move(options)) {}
+
+Viewer::~Viewer() {
+  runner_.reset();  // stop the simulation thread first
+  if (window_) {
+    renderer_.reset();
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window_);
+    glfwTerminate();
+  }
+}
+
+int Viewer::run() {
+  if (!log_.open(options_.logPath)) {
+    std::fprintf(stderr, "clothlab: %s: cannot write the log file\n", options_.logPath.c_str());
+    return 2;
+  }
+  // The first scene: a bad one is an error before any window opens.
+  auto scene = resolveScene(options_.scene);
+  if (!scene) {
+    std::fprintf(stderr, "clothlab: %s\n", scene.error().c_str());
+    return 2;
+  }
+  if (!options_.solver.empty()) {
+    if (scene->solverId != options_.solver) scene->solverParams = nlohmann::json::object();
+    scene->solverId = options_.solver;
+  }
+  auto simulation = Simulation::create(*scene);
+  if (!simulation) {
+    std::fprintf(stderr, "clothlab: %s\n", simulation.error().c_str());
+    return 2;
+  }
+  if (isObjPath(options_.scene)) {
+    // Same ground as a dropped OBJ gets (SimRunner::load).
+    const Positions& p = (*simulation)->surface();
+    Obstacle ground;
+    ground.point = Vec3(0, p.col(1).minCoeff() - 0.5 * (p.colwise().maxCoeff() - p.colwise().minCoeff()).norm(), 0);
+    (*simulation)->setObstacles({ground});
+  }
+
+  glfwSetErrorCallback([](int code, const char* text) { std::fprintf(stderr, "GLFW error %d: %s\n", code, text); });
+  if (!glfwInit()) {
+    std::fprintf(stderr, "clothlab: cannot initialise GLFW (no display? set DISPLAY or use xvfb-run)\n");
+    return 1;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  glfwWindowHint(GLFW_STENCIL_BITS, 8);
+  window_ = glfwCreateWindow(options_.width, options_.height, "ClothLab", nullptr, nullptr);
+  if (!window_) {
+    std::fprintf(stderr, "clothlab: cannot open an OpenGL 3.3 core window\n");
+    glfwTerminate();
+    return 1;
+  }
+  glfwMakeContextCurrent(window_);
+  glfwSwapInterval(1);
+  if (!gladLoadGL(reinterpret_cast<GLADloadfunc>(glfwGetProcAddress))) {
+    std::fprintf(stderr, "clothlab: cannot load OpenGL functions\n");
+    return 1;
+  }
+  glfwSetWindowUserPointer(window_, this);
+  // Our callbacks first: ImGui's GLFW back end chains to them.
+  glfwSetMouseButtonCallback(window_, [](GLFWwindow* w, int b, int a, int m) { self(w)->onMouseButton(b, a, m); });
+  glfwSetCursorPosCallback(window_, [](GLFWwindow* w, double x, double y) { self(w)->onCursor(x, y); });
+  glfwSetScrollCallback(window_, [](GLFWwindow* w, double, double dy) { self(w)->onScroll(dy); });
+  glfwSetKeyCallback(window_, [](GLFWwindow* w, int k, int, int a, int m) { self(w)->onKey(k, a, m); });
+  glfwSetDropCallback(window_, [](GLFWwindow* w, int n, const char** p) { self(w)->onDrop(n, p); });
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;
+  ImGui::StyleColorsDark();
+  ImGui::GetStyle().WindowRounding = 4;
+  ImGui_ImplGlfw_InitForOpenGL(window_, true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+
+  renderer_ = std::make_unique<Renderer>();
+  if (auto e = renderer_->init()) {
+    std::fprintf(stderr, "clothlab: %s\n", e->c_str());
+    return 1;
+  }
+  std::printf("[clothlab] %s\n", renderer_->glInfo().c_str());
+
+  if (const std::string file = recentFile(); !file.empty()) {
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) recent_.push_back(line);
+  }
+  if (isObjPath(options_.scene) || fs::path(options_.scene).extension() == ".json") addRecent(options_.scene);
+
+  runner_ = std::make_unique<SimRunner>(std::move(*simulation), options_.paused);
+  log_.write("start", {{"scene", scene->name}, {"solver", scene->solverId}});
+  std::printf("READY\n");
+  std::fflush(stdout);
+
+  startWall_ = glfwGetTime();
+  double lastFrame = startWall_;
+  while (!glfwWindowShouldClose(window_)) {
+    glfwPollEvents();
+    const bool last = (options_.frames > 0 && frameCount_ + 1 >= options_.frames) ||
+                      (options_.seconds > 0 && glfwGetTime() - startWall_ >= options_.seconds);
+    frame(last);
+    ++frameCount_;
+    if (last) glfwSetWindowShouldClose(window_, GLFW_TRUE);
+    // Frame limiter: vsync is not honoured everywhere (Xvfb), and spinning would starve the
+    // simulation thread of a core.
+    if (options_.maxFps > 0) {
+      const double wait = 1.0 / options_.maxFps - (glfwGetTime() - lastFrame);
+      if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    }
+    lastFrame = glfwGetTime();
+  }
+  log_.write("quit", {{"frames", frameCount_}});
+  std::printf("FINAL frames=%ld\n", frameCount_);
+  return 0;
+}
+
+void Viewer::consumeSnapshot() {
+  auto latest = runner_->snapshot();
+  if (!latest) return;
+  const bool newScene = latest->triangles.get() != sceneIdentity_;
+  const bool newSolver = latest->solverId != solverIdentity_;
+  if (newScene || newSolver) {
+    // A new scene or solver: the panel's copies start from what it runs with.
+    sim_ = latest->sim;
+    solverParams_ = latest->solverParams;
+    if (newScene) {
+      Vec3 lo, hi;
+      latest->bounds(lo, hi);
+      camera_.fit({lo.x(), lo.y(), lo.z()}, {hi.x(), hi.y(), hi.z()});
+      history_.clear();
+      render_.heatMax = 0.01f;
+    }
+    sceneIdentity_ = latest->triangles.get();
+    solverIdentity_ = latest->solverId;
+    log_.write("scene", {{"name", latest->sceneName}, {"solver", latest->solverId},
+                         {"vertices", latest->vertexCount()}, {"triangles", latest->triangleCount()}});
+  }
+  if (latest != snapshot_ && latest->step != lastLoggedStep_) {
+    const StepStats& st = latest->stats;
+    history_.push_back({static_cast<float>(glfwGetTime() - startWall_), float(st.msTotal), float(st.msFactor),
+                        float(st.msForces), float(st.msVelocity), float(st.msPosition), float(st.msCollision),
+                        float(st.positionIterations), float(st.maxPositionError), float(st.maxEdgeStrain),
+                        float(runner_->realTimeFactor())});
+    while (!history_.empty() && history_.back().wall - history_.front().wall > 10.0f) history_.pop_front();
+    if (log_.enabled()) {
+      nlohmann::json e = {{"step", latest->step}, {"t", latest->time}, {"ms_total", st.msTotal},
+                          {"max_position_error", st.maxPositionError},
+                          {"max_edge_strain", st.maxEdgeStrain}, {"density", latest->sim.density},
+                          {"dt", latest->sim.dt}, {"bending", latest->sim.bending},
+                          {"solver", latest->solverId}, {"scene", latest->sceneName},
+                          {"vertices", latest->vertexCount()}, {"obstacles", latest->obstacles.size()}};
+      nlohmann::json pins = nlohmann::json::array();
+      for (size_t i = 0; i < latest->pinVertices.size(); ++i)
+        pins.push_back({{"vertex", latest->pinVertices[i]},
+                        {"position", vecJson(latest->vertex(latest->pinVertices[i]))},
+                        {"target", vecJson(latest->pinTargets[i])}});
+      e["pins"] = pins;
+      if (latest->grab)
+        e["grab"] = {{"triangle", latest->grab->triangle}, {"point", vecJson(latest->grabPoint)},
+                     {"target", vecJson(latest->grab->target)}};
+      log_.write("snapshot", e);
+    }
+    lastLoggedStep_ = latest->step;
+  }
+  snapshot_ = latest;
+}
+
+void Viewer::frame(bool last) {
+  for (auto& m : runner_->takeMessages()) message(m.kind, m.text);
+  consumeSnapshot();
+
+  glfwGetFramebufferSize(window_, &fbWidth_, &fbHeight_);
+  glfwGetWindowSize(window_, &winWidth_, &winHeight_);
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+  drawPanel();
+  drawOverlayText();
+  if (showHelp_) drawHelpWindow();
+  ImGui::Render();
+
+  if (snapshot_ && fbWidth_ > 0 && fbHeight_ > 0)
+    renderer_->draw(*snapshot_, camera_, render_, 0, 0, fbWidth_, fbHeight_);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+
+  const double now = glfwGetTime();
+  frameTimes_.push_back(now);
+  while (frameTimes_.size() > 2 && frameTimes_.back() - frameTimes_.front() > 2.0) frameTimes_.pop_front();
+  if (now - lastFpsLog_ >= 1.0 && frameTimes_.size() > 1) {
+    const double fps = (frameTimes_.size() - 1) / (frameTimes_.back() - frameTimes_.front());
+    log_.write("fps", {{"fps", fps}, {"rtf", runner_->realTimeFactor()}, {"step", snapshot_ ? snapshot_->step : 0}});
+    lastFpsLog_ = now;
+  }
+
+  // Screenshots read the back buffer before the swap.
+  if (screenshotRequested_) {
+    takeScreenshot(screenshotPath_);
+    screenshotRequested_ = false;
+  }
+  if (last && !options_.screenshot.empty()) takeScreenshot(options_.screenshot);
+  if (recording_) {
+    char name[64];
+    std::snprintf(name, sizeof name, "frame_%05ld.png", recordIndex_++);
+    if (auto e = writePng((fs::path(recordDir_) / name).string(), fbWidth_, fbHeight_, readPixels(fbWidth_, fbHeight_))) {
+      message(RunnerMessage::Kind::Error, "recording stopped: " + *e);
+      recording_ = false;
+    }
+  }
+  glfwSwapBuffers(window_);
+}
+
+void Viewer::message(RunnerMessage::Kind kind, const std::string& text) {
+  messages_.push_front({kind, text, glfwGetTime()});
+  while (messages_.size() > 12) messages_.pop_back();
+  log_.write(kind == RunnerMessage::Kind::Error ? "error" : "info", {{"message", text}});
+  std::fprintf(kind == RunnerMessage::Kind::Error ? stderr : stdout, "[clothlab] %s\n", text.c_str());
+}
+
+void Viewer::takeScreenshot(const std::string& path) {
+  if (auto e = writePng(path, fbWidth_, fbHeight_, readPixels(fbWidth_, fbHeight_))) {
+    message(RunnerMessage::Kind::Error, *e);
+    return;
+  }
+  log_.write("screenshot", {{"path", path}, {"width", fbWidth_}, {"height", fbHeight_}});
+  std::printf("[clothlab] screenshot %dx%d -> %s\n", fbWidth_, fbHeight_, path.c_str());
+}
+
+// ---- Mouse and keyboard --------------------------------------------------------------------
+
+Vec3 Viewer::viewPlanePoint(double x, double y, const Vec3& through) const {
+  const glm::dvec3 p = camera_.onViewPlane(x, y, winWidth_, winHeight_, {through.x(), through.y(), through.z()});
+  return {p.x, p.y, p.z};
+}
+
+std::optional<int> Viewer::pinNearCursor(double x, double y, double radius) const {
+  if (!snapshot_) return std::nullopt;
+  std::optional<int> best;
+  double bestDistance = radius;
+  for (int v : snapshot_->pinVertices) {
+    const Vec3 p = snapshot_->vertex(v);
+    bool front = false;
+    const glm::dvec2 s = camera_.project({p.x(), p.y(), p.z()}, winWidth_, winHeight_, &front);
+    const double d = std::hypot(s.x - x, s.y - y);
+    if (front && d <= bestDistance) {
+      bestDistance = d;
+      best = v;
+    }
+  }
+  return best;
+}
+
+void Viewer::onMouseButton(int button, int action, int mods) {
+  const bool press = action == GLFW_PRESS;
+  if (press && ImGui::GetIO().WantCaptureMouse) return;  // the panel has it
+  if (!press) {
+    if (drag_ == Drag::Grab) {
+      runner_->post("release", [](Simulation& s) { return s.setGrab(std::nullopt); });
+      log_.write("grab_release", {{"x", cursorX_}, {"y", cursorY_}});
+    } else if (drag_ == Drag::Pin) {
+      if (unpinOnClick_ && !moved_) removePin(dragVertex_);
+      else log_.write("pin_drag_end", {{"vertex", dragVertex_}});
+    }
+    drag_ = Drag::None;
+    return;
+  }
+  pressX_ = cursorX_;
+  pressY_ = cursorY_;
+  moved_ = false;
+  unpinOnClick_ = false;
+  if (button == GLFW_MOUSE_BUTTON_RIGHT) {
+    drag_ = (mods & GLFW_MOD_SHIFT) ? Drag::Pan : Drag::Orbit;
+    return;
+  }
+  if (button == GLFW_MOUSE_BUTTON_MIDDLE) {
+    drag_ = Drag::Pan;
+    return;
+  }
+  if (button != GLFW_MOUSE_BUTTON_LEFT || !snapshot_) return;
+  const bool modifier = (mods & GLFW_MOD_CONTROL) != 0;
+  // A pinned vertex near the cursor: drag its pin (Ctrl-click without moving unpins it).
+  if (auto pinned = pinNearCursor(cursorX_, cursorY_, 12)) {
+    drag_ = Drag::Pin;
+    dragVertex_ = *pinned;
+    dragThrough_ = snapshot_->vertex(*pinned);
+    unpinOnClick_ = modifier;
+    log_.write("pin_drag_start", {{"vertex", dragVertex_}, {"x", cursorX_}, {"y", cursorY_}});
+    return;
+  }
+  const Ray ray = camera_.ray(cursorX_, cursorY_, winWidth_, winHeight_);
+  const auto hit = pickSurface(*snapshot_, ray);
+  if (!hit) {
+    drag_ = Drag::Orbit;  // a left drag on empty space turns the camera
+    return;
+  }
+  if (modifier) {
+    // Pin the triangle corner nearest the click where it is now, then let a drag move it.
+    const auto& tris = *snapshot_->triangles;
+    int vertex = static_cast<int>(tris[3 * hit->triangle]);
+    for (int k = 1; k < 3; ++k) {
+      const int v = static_cast<int>(tris[3 * hit->triangle + k]);
+      if ((snapshot_->vertex(v) - hit->point).norm() < (snapshot_->vertex(vertex) - hit->point).norm()) vertex = v;
+    }
+    setPin(vertex, snapshot_->vertex(vertex), "click");
+    drag_ = Drag::Pin;
+    dragVertex_ = vertex;
+    dragThrough_ = snapshot_->vertex(vertex);
+    return;
+  }
+  drag_ = Drag::Grab;
+  grab_ = Grab{};
+  grab_.triangle = hit->triangle;
+  grab_.barycentric = hit->barycentric;
+  grab_.target = hit->point;
+  dragThrough_ = hit->point;
+  const Grab g = grab_;
+  runner_->post("grab", [g](Simulation& s) { return s.setGrab(g); });
+  log_.write("grab_start", {{"x", cursorX_}, {"y", cursorY_}, {"triangle", hit->triangle},
+                            {"barycentric", vecJson(hit->barycentric)}, {"point", vecJson(hit->point)}});
+}
+
+void Viewer::onCursor(double x, double y) {
+  const double dx = x - cursorX_, dy = y - cursorY_;
+  cursorX_ = x;
+  cursorY_ = y;
+  if (std::hypot(x - pressX_, y - pressY_) > 3) moved_ = true;
+  switch (drag_) {
+    case Drag::Orbit: camera_.orbit(dx, dy); break;
+    case Drag::Pan: camera_.pan(dx, dy, winHeight_); break;
+    case Drag::Grab: {
+      grab_.target = viewPlanePoint(x, y, dragThrough_);
+      const Grab g = grab_;
+      runner_->post("drag", [g](Simulation& s) { return s.setGrab(g); });
+      log_.write("grab_move", {{"x", x}, {"y", y}, {"target", vecJson(g.target)}});
+      break;
+    }
+    case Drag::Pin:
+      if (moved_) {
+        const Vec3 target = viewPlanePoint(x, y, dragThrough_);
+        const int vertex = dragVertex_;
+        runner_->post("move pin", [vertex, target](Simulation& s) { return s.setPin(vertex, target); });
+        log_.write("pin_move", {{"vertex", vertex}, {"target", vecJson(target)}});
+      }
+      break;
+    case Drag::None: break;
+  }
+}
+
+void Viewer::onScroll(double dy) {
+  if (ImGui::GetIO().WantCaptureMouse) return;
+  camera_.zoom(dy);
+}
+
+void Viewer::onKey(int key, int action, int mods) {
+  if (action != GLFW_PRESS || ImGui::GetIO().WantCaptureKeyboard) return;
+  const bool ctrl = (mods & GLFW_MOD_CONTROL) != 0;
+  switch (key) {
+    case GLFW_KEY_SPACE: runner_->setPaused(!runner_->paused()); break;
+    case GLFW_KEY_PERIOD:
+    case GLFW_KEY_N: runner_->stepOnce(); break;
+    case GLFW_KEY_R: runner_->reset(); log_.write("reset"); break;
+    case GLFW_KEY_F:
+      if (snapshot_) {
+        Vec3 lo, hi;
+        snapshot_->bounds(lo, hi);
+        camera_.fit({lo.x(), lo.y(), lo.z()}, {hi.x(), hi.y(), hi.z()}, true);
+      }
+      break;
+    case GLFW_KEY_W: render_.wireframe = !render_.wireframe; break;
+    case GLFW_KEY_H: render_.heatMap = !render_.heatMap; break;
+    case GLFW_KEY_O: render_.overlay = !render_.overlay; runner_->setOverlay(render_.overlay); break;
+    case GLFW_KEY_P: screenshotRequested_ = true; break;
+    case GLFW_KEY_C: runner_->post("clear pins", [](Simulation& s) { s.clearPins(); return std::optional<std::string>(); }); log_.write("pins_cleared"); break;
+    case GLFW_KEY_F1: showHelp_ = !showHelp_; break;
+    case GLFW_KEY_SLASH: showHelp_ = !showHelp_; break;
+    case GLFW_KEY_Q: if (ctrl) glfwSetWindowShouldClose(window_, GLFW_TRUE); break;
+    case GLFW_KEY_ESCAPE:
+      if (showHelp_) showHelp_ = false;
+      else glfwSetWindowShouldClose(window_, GLFW_TRUE);
+      break;
+    default: break;
+  }
+  log_.write("key", {{"key", key}, {"mods", mods}});
+}
+
+void Viewer::onDrop(int count, const char** paths) {
+  for (int i = 0; i < count; ++i) {
+    log_.write("drop", {{"path", paths[i]}});
+    openPath(paths[i], "drop");
+  }
+}
+
+// ---- Files ---------------------------------------------------------------------------------
+
+void Viewer::addRecent(const std::string& path) {
+  std::error_code ec;
+  const std::string absolute = fs::absolute(path, ec).string();
+  recent_.erase(std::remove(recent_.begin(), recent_.end(), absolute), recent_.end());
+  recent_.insert(recent_.begin(), absolute);
+  if (recent_.size() > 10) recent_.resize(10);
+  const std::string file = recentFile();
+  if (file.empty()) return;
+  fs::create_directories(fs::path(file).parent_path(), ec);
+  std::ofstream out(file, std::ios::trunc);
+  for (const auto& r : recent_) out << r << '\n';
+}
+
+void Viewer::openPath(const std::string& path, const std::string& how) {
+  if (path.empty()) {
+    message(RunnerMessage::Kind::Error, "open: type a path, a built-in scene name, or drop a file");
+    return;
+  }
+  log_.write("open", {{"path", path}, {"via", how}, {"as", objAs_}});
+  if (isObjPath(path) && objAs_ != static_cast<int>(ObjAs::Cloth)) {
+    loadObjObstacle(path, objAs_ == static_cast<int>(ObjAs::ObstacleSphere));
+    return;
+  }
+  std::error_code ec;
+  if ((isObjPath(path) || fs::path(path).extension() == ".json") && fs::exists(path, ec)) addRecent(path);
+  runner_->load(path);
+}
+
+void Viewer::loadObjObstacle(const std::string& path, bool sphere) {
+  // Analytic stand-in for a mesh obstacle: its bounding box or bounding sphere.
+  auto mesh = loadObj(path);
+  if (!mesh) {
+    message(RunnerMessage::Kind::Error, mesh.error());
+    return;
+  }
+  addRecent(path);
+  const Positions& p = mesh->mesh.positions;
+  const Vec3 lo = p.colwise().minCoeff(), hi = p.colwise().maxCoeff();
+  Obstacle ob;
+  ob.point = 0.5 * (lo + hi);
+  ob.friction = sim_.friction;
+  if (sphere) {
+    ob.type = Obstacle::Type::Sphere;
+    ob.radius = 0;
+    for (Eigen::Index i = 0; i < p.rows(); ++i) ob.radius = std::max(ob.radius, (p.row(i).transpose() - ob.point).norm());
+  } else {
+    ob.type = Obstacle::Type::Box;
+    ob.halfExtents = (0.5 * (hi - lo)).cwiseMax(1e-3);
+  }
+  runner_->post("add obstacle", [ob](Simulation& s) {
+    auto obstacles = s.obstacles();
+    obstacles.push_back(ob);
+    s.setObstacles(obstacles);
+    return std::optional<std::string>();
+  });
+  message(RunnerMessage::Kind::Info, path + ": added as a " + (sphere ? "bounding sphere" : "bounding box") + " obstacle");
+}
+
+void Viewer::saveScene(const std::string& path) {
+  // The runner owns the Simulation; the scene is serialized on its thread, written here.
+  runner_->post("save scene", [this, path](Simulation& s) -> std::optional<std::string> {
+    const std::string text = sceneToJson(s.currentScene()).dump(2) + "\n";
+    std::ofstream out(path, std::ios::trunc);
+    if (!out || !(out << text)) return path + ": cannot write the scene file";
+    log_.write("saved_scene", {{"path", path}});
+    return std::nullopt;
+  });
+  addRecent(path);
+  message(RunnerMessage::Kind::Info, "saving the scene to " + path);
+}
+
+void Viewer::exportObj(const std::string& path) {
+  if (!snapshot_) return;
+  TriangleMesh mesh;
+  mesh.positions.resize(snapshot_->vertexCount(), 3);
+  for (int v = 0; v < snapshot_->vertexCount(); ++v) mesh.positions.row(v) = snapshot_->vertex(v).transpose();
+  const auto& tris = *snapshot_->triangles;
+  for (size_t i = 0; i + 2 < tris.size(); i += 3)
+    mesh.triangles.push_back({int(tris[i]), int(tris[i + 1]), int(tris[i + 2])});
+  if (auto e = writeObj(path, mesh.positions, mesh.triangles)) {
+    message(RunnerMessage::Kind::Error, *e);
+    return;
+  }
+  log_.write("exported_obj", {{"path", path}, {"step", snapshot_->step}});
+  message(RunnerMessage::Kind::Info, "wrote the surface at step " + std::to_string(snapshot_->step) + " to " + path);
+}
+
+// ---- Pins and parameters --------------------------------------------------------------------
+
+void Viewer::setPin(int vertex, const Vec3& target, const std::string& why) {
+  runner_->post("pin", [vertex, target](Simulation& s) { return s.setPin(vertex, target); });
+  log_.write("pin_add", {{"vertex", vertex}, {"target", vecJson(target)}, {"via", why}});
+}
+
+void Viewer::removePin(int vertex) {
+  runner_->post("unpin", [vertex](Simulation& s) {
+    s.removePin(vertex);
+    return std::optional<std::string>();
+  });
+  log_.write("pin_remove", {{"vertex", vertex}});
+}
+
+void Viewer::applyPreset(const std::string& preset) {
+  runner_->post("pin preset " + preset, [preset](Simulation& s) -> std::optional<std::string> {
+    for (int v : pinPresetVertices(s.cloth().mesh, preset))
+      if (auto e = s.setPin(v, s.surface().row(v).transpose())) return e;
+    return std::nullopt;
+  });
+  log_.write("pin_preset", {{"preset", preset}});
+}
+
+void Viewer::postSimParams() {
+  const SimParams p = sim_;
+  runner_->post("parameters", [p](Simulation& s) { return s.setSimParams(p); });
+  log_.write("param", {{"simulation", writeParams(SimParams::table(), p)},
+                       {"gravity", vecJson(p.gravity)}});
+}
+
+void Viewer::postSolverParams(const std::string& key) {
+  const nlohmann::json p = solverParams_;
+  runner_->post("solver parameter " + key, [p](Simulation& s) { return s.setSolverParams(p); });
+  log_.write("param", {{"solver", p}, {"key", key}});
+}
+
+}  // namespace clothlab

@@ -1,0 +1,135 @@
+#pragma once
+// The clothlab window: GLFW + OpenGL 3.3 core + Dear ImGui 1.86. The main thread handles events,
+// the panel and drawing; a SimRunner steps the simulation on its own thread. See README "Viewer".
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/viewer/event_log.h"
+#include "app/viewer/sim_runner.h"
+#include "render/camera.h"
+#include "render/picking.h"
+#include "render/renderer.h"
+
+struct GLFWwindow;
+
+namespace clothlab {
+
+struct ViewerOptions {
+  std::string scene = "hanging";  // built-in name, scene .json or cloth .obj
+  std::string solver;             // overrides the scene's solver when set
+  int width = 1280, height = 760;
+  long frames = 0;                // quit after this many frames (0: run until closed)
+  double seconds = 0;             // quit after this much wall time (0: run until closed)
+  std::string screenshot;         // PNG written at the last frame (with --frames / --seconds)
+  std::string logPath;            // JSON-lines event log
+  bool paused = false;
+  bool layout = false;            // print LAYOUT lines for widget positions (GUI tests)
+  double maxFps = 240;            // frame limiter (vsync is ignored under Xvfb)
+};
+
+class Viewer {
+ public:
+  explicit Viewer(ViewerOptions options);
+  ~Viewer();
+  // Runs until the window closes or the frame/second limit. Returns the process exit code.
+  int run();
+
+  // GLFW callbacks (static trampolines forward here).
+  void onMouseButton(int button, int action, int mods);
+  void onCursor(double x, double y);
+  void onScroll(double dy);
+  void onKey(int key, int action, int mods);
+  void onDrop(int count, const char** paths);
+
+ private:
+  enum class Drag { None, Grab, Pin, Orbit, Pan };
+  enum class ObjAs { Cloth, ObstacleBox, ObstacleSphere };
+
+  void frame(bool last);
+  void drawPanel();
+  void drawSceneSection();
+  void drawSolverSection();
+  void drawParameterSection();
+  void drawPinSection();
+  void drawStatsSection();
+  void drawViewSection();
+  void drawHelpWindow();
+  void drawOverlayText();
+  void layout(const char* name);  // prints LAYOUT name x0 y0 x1 y1 of the last item
+  void consumeSnapshot();
+  void openPath(const std::string& path, const std::string& how);
+  void loadObjObstacle(const std::string& path, bool sphere);
+  void saveScene(const std::string& path);
+  void exportObj(const std::string& path);
+  void takeScreenshot(const std::string& path);
+  void addRecent(const std::string& path);
+  void setPin(int vertex, const Vec3& target, const std::string& why);
+  void removePin(int vertex);
+  void applyPreset(const std::string& preset);
+  void postSimParams();
+  void postSolverParams(const std::string& key);
+  void message(RunnerMessage::Kind kind, const std::string& text);
+  Vec3 viewPlanePoint(double x, double y, const Vec3& through) const;
+  std::optional<int> pinNearCursor(double x, double y, double radiusPixels) const;
+  int framebufferWidth() const { return fbWidth_; }
+
+  ViewerOptions options_;
+  GLFWwindow* window_ = nullptr;
+  std::unique_ptr<SimRunner> runner_;
+  std::unique_ptr<Renderer> renderer_;
+  Camera camera_;
+  RenderOptions render_;
+  EventLog log_;
+  std::shared_ptr<const Snapshot> snapshot_;
+  long lastLoggedStep_ = -1;
+  const void* sceneIdentity_ = nullptr;  // triangles of the scene the panel copies belong to
+  std::string solverIdentity_;
+  int fbWidth_ = 0, fbHeight_ = 0, winWidth_ = 0, winHeight_ = 0;
+
+  // Mouse.
+  Drag drag_ = Drag::None;
+  double cursorX_ = 0, cursorY_ = 0, pressX_ = 0, pressY_ = 0;
+  bool moved_ = false;
+  bool unpinOnClick_ = false;
+  Grab grab_;
+  int dragVertex_ = -1;
+  Vec3 dragThrough_{0, 0, 0};
+
+  // Panel state (the UI's own copies; edits are posted to the runner).
+  SimParams sim_;
+  nlohmann::json solverParams_ = nlohmann::json::object();
+  char pathField_[1024] = "";
+  char savePath_[1024] = "scene.json";
+  char exportPath_[1024] = "surface.obj";
+  char screenshotPath_[1024] = "clothlab.png";
+  char recordDir_[1024] = "frames";
+  int objAs_ = 0;
+  std::vector<std::string> recent_;
+  struct Message {
+    RunnerMessage::Kind kind;
+    std::string text;
+    double wall;
+  };
+  std::deque<Message> messages_;
+  bool showHelp_ = false;
+  bool screenshotRequested_ = false;
+  bool recording_ = false;
+  long recordIndex_ = 0;
+  float speed_ = 1.0f;
+
+  // Rolling statistics (one sample per new snapshot) and frame times.
+  struct Sample {
+    float wall, msTotal, msFactor, msForces, msVelocity, msPosition, msCollision, iterations, error,
+        strain, rtf;
+  };
+  std::deque<Sample> history_;
+  std::deque<double> frameTimes_;  // wall time of recent frames [s]
+  double lastFpsLog_ = 0;
+  long frameCount_ = 0;
+  double startWall_ = 0;
+};
+
+}  // namespace clothlab

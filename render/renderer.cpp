@@ -1,0 +1,518 @@
+#include "render/renderer.h"
+
+#include <glad/gl.h>
+#include <stb_image_write.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <glm/gtc/matrix_transform.hpp>
+#include <glm/gtc/type_ptr.hpp>
+#include <numbers>
+#include <set>
+
+#include "shaders/embedded_shaders.h"
+
+namespace clothlab {
+
+namespace {
+
+struct FlatVertex {
+  glm::vec3 position;
+  glm::vec4 color;
+};
+
+// A lit triangle mesh in GPU buffers: positions, normals, one scalar per vertex, indices.
+struct GpuMesh {
+  GLuint vao = 0, positions = 0, normals = 0, scalars = 0, indices = 0;
+  GLsizei indexCount = 0;
+  void create() {
+    glGenVertexArrays(1, &vao);
+    glGenBuffers(1, &positions);
+    glGenBuffers(1, &normals);
+    glGenBuffers(1, &scalars);
+    glGenBuffers(1, &indices);
+    glBindVertexArray(vao);
+    auto attribute = [](GLuint buffer, GLuint location, GLint size) {
+      glBindBuffer(GL_ARRAY_BUFFER, buffer);
+      glEnableVertexAttribArray(location);
+      glVertexAttribPointer(location, size, GL_FLOAT, GL_FALSE, 0, nullptr);
+    };
+    attribute(positions, 0, 3);
+    attribute(normals, 1, 3);
+    attribute(scalars, 2, 1);
+    glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, indices);
+    glBindVertexArray(0);
+  }
+  void destroy() {
+    glDeleteBuffers(1, &positions);
+    glDeleteBuffers(1, &normals);
+    glDeleteBuffers(1, &scalars);
+    glDeleteBuffers(1, &indices);
+    glDeleteVertexArrays(1, &vao);
+  }
+  void upload(const std::vector<float>& p, const std::vector<float>& n, const std::vector<float>& s) {
+    auto fill = [](GLuint buffer, const std::vector<float>& data) {
+      glBindBuffer(GL_ARRAY_BUFFER, buffer);
+      glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(data.size() * sizeof(float)), data.data(),
+                   GL_STREAM_DRAW);
+    };
+    fill(positions, p);
+    fill(normals, n);
+    fill(scalars, s.empty() ? std::vector<float>(p.size() / 3, 0.0f) : s);
+  }
+  void uploadIndices(const std::vector<std::uint32_t>& idx) {
+    glBindVertexArray(vao);
+    glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(idx.size() * sizeof(std::uint32_t)),
+                 idx.data(), GL_STATIC_DRAW);
+    glBindVertexArray(0);
+    indexCount = static_cast<GLsizei>(idx.size());
+  }
+  void draw(GLenum mode = GL_TRIANGLES) const {
+    glBindVertexArray(vao);
+    glDrawElements(mode, indexCount, GL_UNSIGNED_INT, nullptr);
+  }
+};
+
+GLuint compileShader(GLenum type, const char* name, std::string& error) {
+  const char* source = embeddedShader(name);
+  if (!source) {
+    error = std::string("shader ") + name + " is not embedded";
+    return 0;
+  }
+  GLuint shader = glCreateShader(type);
+  glShaderSource(shader, 1, &source, nullptr);
+  glCompileShader(shader);
+  GLint ok = 0;
+  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+  if (!ok) {
+    char log[2048];
+    glGetShaderInfoLog(shader, sizeof log, nullptr, log);
+    error = std::string("shaders/") + name + ": " + log;
+    glDeleteShader(shader);
+    return 0;
+  }
+  return shader;
+}
+
+GLuint linkProgram(const char* vertex, const char* fragment, std::string& error) {
+  GLuint vs = compileShader(GL_VERTEX_SHADER, vertex, error);
+  if (!vs) return 0;
+  GLuint fs = compileShader(GL_FRAGMENT_SHADER, fragment, error);
+  if (!fs) {
+    glDeleteShader(vs);
+    return 0;
+  }
+  GLuint program = glCreateProgram();
+  glAttachShader(program, vs);
+  glAttachShader(program, fs);
+  glLinkProgram(program);
+  glDeleteShader(vs);
+  glDeleteShader(fs);
+  GLint ok = 0;
+  glGetProgramiv(program, GL_LINK_STATUS, &ok);
+  if (!ok) {
+    char log[2048];
+    glGetProgramInfoLog(program, sizeof log, nullptr, log);
+    error = std::string("linking ") + vertex + " + " + fragment + ": " + log;
+    glDeleteProgram(program);
+    return 0;
+  }
+  return program;
+}
+
+void buildSphere(std::vector<float>& p, std::vector<float>& n, std::vector<std::uint32_t>& idx) {
+  const int slices = 48, stacks = 24;
+  for (int i = 0; i <= stacks; ++i) {
+    const double phi = std::numbers::pi * i / stacks;
+    for (int j = 0; j <= slices; ++j) {
+      const double theta = 2 * std::numbers::pi * j / slices;
+      const float x = static_cast<float>(std::sin(phi) * std::cos(theta));
+      const float y = static_cast<float>(std::cos(phi));
+      const float z = static_cast<float>(std::sin(phi) * std::sin(theta));
+      p.insert(p.end(), {x, y, z});
+      n.insert(n.end(), {x, y, z});
+    }
+  }
+  for (int i = 0; i < stacks; ++i)
+    for (int j = 0; j < slices; ++j) {
+      const std::uint32_t a = i * (slices + 1) + j, b = a + slices + 1;
+      idx.insert(idx.end(), {a, b, a + 1, a + 1, b, b + 1});
+    }
+}
+
+void buildCube(std::vector<float>& p, std::vector<float>& n, std::vector<std::uint32_t>& idx) {
+  for (int axis = 0; axis < 3; ++axis)
+    for (int sign = -1; sign <= 1; sign += 2) {
+      const std::uint32_t base = static_cast<std::uint32_t>(p.size() / 3);
+      const int u = (axis + 1) % 3, v = (axis + 2) % 3;
+      for (int corner = 0; corner < 4; ++corner) {
+        float q[3];
+        q[axis] = static_cast<float>(sign);
+        q[u] = (corner & 1) ? 1.0f : -1.0f;
+        q[v] = (corner & 2) ? 1.0f : -1.0f;
+        float m[3] = {0, 0, 0};
+        m[axis] = static_cast<float>(sign);
+        p.insert(p.end(), q, q + 3);
+        n.insert(n.end(), m, m + 3);
+      }
+      idx.insert(idx.end(), {base, base + 1, base + 3, base, base + 3, base + 2});
+    }
+}
+
+glm::vec3 toGlm(const Vec3& v) { return {float(v.x()), float(v.y()), float(v.z())}; }
+
+}  // namespace
+
+struct Renderer::Impl {
+  GLuint meshProgram = 0, flatProgram = 0;
+  GpuMesh cloth, sphere, cube, quad;
+  GLuint edgeBuffer = 0, edgeVao = 0;
+  GLsizei edgeCount = 0;
+  std::shared_ptr<const std::vector<std::uint32_t>> clothTriangles;  // what `cloth` holds
+  GLuint flatVao = 0, flatBuffer = 0;
+  std::vector<FlatVertex> lines, points, bigPoints;
+
+  void setMat4(GLuint program, const char* name, const glm::mat4& m) {
+    glUniformMatrix4fv(glGetUniformLocation(program, name), 1, GL_FALSE, glm::value_ptr(m));
+  }
+  void setVec3(GLuint program, const char* name, const glm::vec3& v) {
+    glUniform3fv(glGetUniformLocation(program, name), 1, glm::value_ptr(v));
+  }
+  void setFloat(GLuint program, const char* name, float f) {
+    glUniform1f(glGetUniformLocation(program, name), f);
+  }
+  void setInt(GLuint program, const char* name, int i) {
+    glUniform1i(glGetUniformLocation(program, name), i);
+  }
+
+  void drawFlat(const std::vector<FlatVertex>& vertices, GLenum mode, float pointSize, float bias,
+                bool round) {
+    if (vertices.empty()) return;
+    glUseProgram(flatProgram);
+    setFloat(flatProgram, "uPointSize", pointSize);
+    setFloat(flatProgram, "uDepthBias", bias);
+    setInt(flatProgram, "uRoundPoints", round ? 1 : 0);
+    glBindVertexArray(flatVao);
+    glBindBuffer(GL_ARRAY_BUFFER, flatBuffer);
+    glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(vertices.size() * sizeof(FlatVertex)),
+                 vertices.data(), GL_STREAM_DRAW);
+    glDrawArrays(mode, 0, static_cast<GLsizei>(vertices.size()));
+  }
+
+  void uploadCloth(const Snapshot& s) {
+    cloth.upload(s.positions, s.normals, s.strain);
+    if (clothTriangles != s.triangles) {
+      clothTriangles = s.triangles;
+      cloth.uploadIndices(*s.triangles);
+      std::set<std::pair<std::uint32_t, std::uint32_t>> edges;
+      const auto& t = *s.triangles;
+      for (size_t i = 0; i + 2 < t.size(); i += 3)
+        for (int k = 0; k < 3; ++k) {
+          std::uint32_t a = t[i + k], b = t[i + (k + 1) % 3];
+          edges.emplace(std::min(a, b), std::max(a, b));
+        }
+      std::vector<std::uint32_t> idx;
+      idx.reserve(edges.size() * 2);
+      for (const auto& [a, b] : edges) idx.insert(idx.end(), {a, b});
+      glBindVertexArray(edgeVao);
+      glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(idx.size() * sizeof(std::uint32_t)),
+                   idx.data(), GL_STATIC_DRAW);
+      edgeCount = static_cast<GLsizei>(idx.size());
+    }
+  }
+
+  // Lit draw of a mesh with a model matrix.
+  void drawLit(const GpuMesh& mesh, const glm::mat4& model, const glm::vec3& front,
+               const glm::vec3& back, bool heat) {
+    setMat4(meshProgram, "uModel", model);
+    const glm::mat3 normalMatrix = glm::transpose(glm::inverse(glm::mat3(model)));
+    glUniformMatrix3fv(glGetUniformLocation(meshProgram, "uNormalMatrix"), 1, GL_FALSE,
+                       glm::value_ptr(normalMatrix));
+    setVec3(meshProgram, "uFrontColor", front);
+    setVec3(meshProgram, "uBackColor", back);
+    setInt(meshProgram, "uHeat", heat ? 1 : 0);
+    mesh.draw();
+  }
+};
+
+Renderer::Renderer() : impl_(std::make_unique<Impl>()) {}
+
+Renderer::~Renderer() {
+  if (!impl_->meshProgram) return;
+  impl_->cloth.destroy();
+  impl_->sphere.destroy();
+  impl_->cube.destroy();
+  impl_->quad.destroy();
+  glDeleteBuffers(1, &impl_->edgeBuffer);
+  glDeleteVertexArrays(1, &impl_->edgeVao);
+  glDeleteBuffers(1, &impl_->flatBuffer);
+  glDeleteVertexArrays(1, &impl_->flatVao);
+  glDeleteProgram(impl_->meshProgram);
+  glDeleteProgram(impl_->flatProgram);
+}
+
+std::optional<std::string> Renderer::init() {
+  std::string error;
+  impl_->meshProgram = linkProgram("mesh.vert", "mesh.frag", error);
+  if (!impl_->meshProgram) return error;
+  impl_->flatProgram = linkProgram("flat.vert", "flat.frag", error);
+  if (!impl_->flatProgram) return error;
+
+  impl_->cloth.create();
+  std::vector<float> p, n;
+  std::vector<std::uint32_t> idx;
+  impl_->sphere.create();
+  buildSphere(p, n, idx);
+  impl_->sphere.upload(p, n, {});
+  impl_->sphere.uploadIndices(idx);
+  p.clear(), n.clear(), idx.clear();
+  impl_->cube.create();
+  buildCube(p, n, idx);
+  impl_->cube.upload(p, n, {});
+  impl_->cube.uploadIndices(idx);
+  impl_->quad.create();
+  impl_->quad.upload({-1, 0, -1, 1, 0, -1, 1, 0, 1, -1, 0, 1}, {0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0}, {});
+  impl_->quad.uploadIndices({0, 2, 1, 0, 3, 2});
+
+  // Wireframe: the cloth's position buffer with an edge index list; colour is a constant attribute.
+  glGenVertexArrays(1, &impl_->edgeVao);
+  glGenBuffers(1, &impl_->edgeBuffer);
+  glBindVertexArray(impl_->edgeVao);
+  glBindBuffer(GL_ARRAY_BUFFER, impl_->cloth.positions);
+  glEnableVertexAttribArray(0);
+  glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
+  glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, impl_->edgeBuffer);
+
+  glGenVertexArrays(1, &impl_->flatVao);
+  glGenBuffers(1, &impl_->flatBuffer);
+  glBindVertexArray(impl_->flatVao);
+  glBindBuffer(GL_ARRAY_BUFFER, impl_->flatBuffer);
+  glEnableVertexAttribArray(0);
+  glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, sizeof(FlatVertex), nullptr);
+  glEnableVertexAttribArray(1);
+  glVertexAttribPointer(1, 4, GL_FLOAT, GL_FALSE, sizeof(FlatVertex),
+                        reinterpret_cast<void*>(offsetof(FlatVertex, color)));
+  glBindVertexArray(0);
+  return std::nullopt;
+}
+
+std::string Renderer::glInfo() const {
+  auto str = [](GLenum e) {
+    const GLubyte* s = glGetString(e);
+    return s ? std::string(reinterpret_cast<const char*>(s)) : std::string("?");
+  };
+  return "GL_VERSION=" + str(GL_VERSION) + " GL_RENDERER=" + str(GL_RENDERER);
+}
+
+void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions& o, int x, int y,
+                    int width, int height) {
+  Impl& r = *impl_;
+  glViewport(x, y, width, height);
+  glEnable(GL_SCISSOR_TEST);
+  glScissor(x, y, width, height);
+  glClearColor(o.background.r, o.background.g, o.background.b, 1);
+  glClearStencil(0);
+  glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT | GL_STENCIL_BUFFER_BIT);
+  glEnable(GL_DEPTH_TEST);
+  glDepthFunc(GL_LEQUAL);
+  glDisable(GL_CULL_FACE);
+  glEnable(GL_PROGRAM_POINT_SIZE);
+  glEnable(GL_BLEND);
+  glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+
+  if (s.vertexCount() > 0) r.uploadCloth(s);
+  Vec3 lo, hi;
+  s.bounds(lo, hi);
+  const double size = std::max((hi - lo).norm(), 0.1);
+
+  // The ground: the first upward plane obstacle, else just below everything.
+  std::optional<double> groundY;
+  for (const auto& ob : s.obstacles)
+    if (ob.type == Obstacle::Type::Plane && ob.normal.y() > 0.99) groundY = ob.point.y();
+  const double gridY = groundY ? *groundY : lo.y() - 0.05 * size;
+  const glm::vec3 center = toGlm(0.5 * (lo + hi));
+  const glm::mat4 viewProj = camera.viewProjection(width, height);
+  const glm::vec3 lightDir = glm::normalize(glm::vec3(0.35f, 1.0f, 0.45f));
+
+  glUseProgram(r.meshProgram);
+  r.setMat4(r.meshProgram, "uViewProj", viewProj);
+  r.setMat4(r.meshProgram, "uShadow", glm::mat4(1));
+  r.setVec3(r.meshProgram, "uEye", glm::vec3(camera.eye()));
+  r.setVec3(r.meshProgram, "uLightDir", lightDir);
+  r.setFloat(r.meshProgram, "uHeatMax", o.heatMax);
+  r.setInt(r.meshProgram, "uShadowPass", 0);
+  r.setFloat(r.meshProgram, "uAlpha", 1.0f);
+
+  // Obstacles.
+  const float extent = static_cast<float>(std::max(4.0 * size, 4.0));
+  auto obstacleModel = [&](const Obstacle& ob) {
+    const glm::vec3 c = toGlm(ob.point);
+    if (ob.type == Obstacle::Type::Sphere)
+      return glm::scale(glm::translate(glm::mat4(1), c), glm::vec3(float(ob.radius)));
+    if (ob.type == Obstacle::Type::Box)
+      return glm::scale(glm::translate(glm::mat4(1), c), toGlm(ob.halfExtents));
+    // Plane: a large square around the scene's centre, rotated from +y to the normal.
+    const glm::vec3 nrm = glm::normalize(toGlm(ob.normal));
+    const glm::vec3 onPlane = center - glm::dot(center - c, nrm) * nrm;
+    glm::mat4 m = glm::translate(glm::mat4(1), onPlane);
+    const glm::vec3 axis = glm::cross(glm::vec3(0, 1, 0), nrm);
+    const float angle = std::acos(std::clamp(nrm.y, -1.0f, 1.0f));
+    if (glm::length(axis) > 1e-6f) m = glm::rotate(m, angle, glm::normalize(axis));
+    return glm::scale(m, glm::vec3(extent, 1, extent));
+  };
+  const glm::vec3 planeColor(0.70f, 0.71f, 0.69f), solidColor(0.62f, 0.66f, 0.72f);
+  glEnable(GL_POLYGON_OFFSET_FILL);
+  glPolygonOffset(1.0f, 1.0f);  // surfaces behind lines and shadows
+  for (const auto& ob : s.obstacles)
+    if (ob.type == Obstacle::Type::Plane)
+      r.drawLit(r.quad, obstacleModel(ob), planeColor, planeColor * 0.7f, false);
+  glDisable(GL_POLYGON_OFFSET_FILL);
+
+  // Ground grid.
+  if (o.grid) {
+    r.lines.clear();
+    const double step = std::pow(10.0, std::floor(std::log10(size / 2)));
+    const int count = static_cast<int>(std::ceil(2.0 * size / step));
+    const double cx = std::round(center.x / step) * step, cz = std::round(center.z / step) * step;
+    for (int i = -count; i <= count; ++i) {
+      const float alpha = (i % 10 == 0) ? 0.45f : 0.18f;
+      const glm::vec4 color(0.25f, 0.27f, 0.30f, alpha);
+      const float a = static_cast<float>(i * step), e = static_cast<float>(count * step);
+      const float gy = static_cast<float>(gridY);
+      r.lines.push_back({{float(cx) + a, gy, float(cz) - e}, color});
+      r.lines.push_back({{float(cx) + a, gy, float(cz) + e}, color});
+      r.lines.push_back({{float(cx) - e, gy, float(cz) + a}, color});
+      r.lines.push_back({{float(cx) + e, gy, float(cz) + a}, color});
+    }
+    glUseProgram(r.flatProgram);
+    r.setMat4(r.flatProgram, "uViewProj", viewProj);
+    r.drawFlat(r.lines, GL_LINES, 1, 0.0005f, false);
+  }
+
+  // Planar shadows of the cloth and solid obstacles on the ground, each pixel darkened once.
+  if (o.shadows && groundY) {
+    const float gy = static_cast<float>(*groundY) + 1e-4f * static_cast<float>(size);
+    glm::mat4 shadow(1);
+    shadow[1] = glm::vec4(-lightDir.x / lightDir.y, 0, -lightDir.z / lightDir.y, 0);
+    shadow[3] = glm::vec4(lightDir.x / lightDir.y * gy, gy, lightDir.z / lightDir.y * gy, 1);
+    glUseProgram(r.meshProgram);
+    r.setMat4(r.meshProgram, "uShadow", shadow);
+    r.setInt(r.meshProgram, "uShadowPass", 1);
+    r.setFloat(r.meshProgram, "uAlpha", 0.28f);
+    glEnable(GL_STENCIL_TEST);
+    glStencilFunc(GL_EQUAL, 0, 0xff);
+    glStencilOp(GL_KEEP, GL_KEEP, GL_INCR);
+    glDepthMask(GL_FALSE);
+    if (s.vertexCount() > 0) r.drawLit(r.cloth, glm::mat4(1), {}, {}, false);
+    for (const auto& ob : s.obstacles)
+      if (ob.type != Obstacle::Type::Plane)
+        r.drawLit(ob.type == Obstacle::Type::Sphere ? r.sphere : r.cube, obstacleModel(ob), {}, {}, false);
+    glDepthMask(GL_TRUE);
+    glDisable(GL_STENCIL_TEST);
+    r.setMat4(r.meshProgram, "uShadow", glm::mat4(1));
+    r.setInt(r.meshProgram, "uShadowPass", 0);
+    r.setFloat(r.meshProgram, "uAlpha", 1.0f);
+  }
+
+  glUseProgram(r.meshProgram);
+  for (const auto& ob : s.obstacles)
+    if (ob.type != Obstacle::Type::Plane)
+      r.drawLit(ob.type == Obstacle::Type::Sphere ? r.sphere : r.cube, obstacleModel(ob), solidColor,
+                solidColor, false);
+
+  // The cloth.
+  if (s.vertexCount() > 0) {
+    glEnable(GL_POLYGON_OFFSET_FILL);
+    glPolygonOffset(1.0f, 1.0f);
+    r.drawLit(r.cloth, glm::mat4(1), o.clothFront, o.clothBack, o.heatMap);
+    glDisable(GL_POLYGON_OFFSET_FILL);
+    if (o.wireframe) {
+      glUseProgram(r.flatProgram);
+      r.setMat4(r.flatProgram, "uViewProj", viewProj);
+      r.setFloat(r.flatProgram, "uPointSize", 1);
+      r.setFloat(r.flatProgram, "uDepthBias", 0.0002f);
+      r.setInt(r.flatProgram, "uRoundPoints", 0);
+      glVertexAttrib4f(1, 0.08f, 0.08f, 0.10f, 0.55f);
+      glBindVertexArray(r.edgeVao);
+      glDrawElements(GL_LINES, r.edgeCount, GL_UNSIGNED_INT, nullptr);
+    }
+  }
+
+  glUseProgram(r.flatProgram);
+  r.setMat4(r.flatProgram, "uViewProj", viewProj);
+  // Solver overlay.
+  if (o.overlay && !s.overlayPoints.empty()) {
+    auto point = [&](std::uint32_t i) {
+      return glm::vec3(s.overlayPoints[3 * i], s.overlayPoints[3 * i + 1], s.overlayPoints[3 * i + 2]);
+    };
+    r.lines.clear();
+    if (o.overlayLines)
+      for (size_t i = 0; i + 1 < s.overlayLines.size(); i += 2) {
+        r.lines.push_back({point(s.overlayLines[i]), {0.10f, 0.35f, 0.15f, 0.7f}});
+        r.lines.push_back({point(s.overlayLines[i + 1]), {0.10f, 0.35f, 0.15f, 0.7f}});
+      }
+    r.drawFlat(r.lines, GL_LINES, 1, 0.0008f, false);
+    r.points.clear();
+    for (std::uint32_t i = 0; i < s.overlayPoints.size() / 3; ++i)
+      r.points.push_back({point(i), {0.05f, 0.55f, 0.20f, 1.0f}});
+    r.drawFlat(r.points, GL_POINTS, 4, 0.001f, true);
+  }
+
+  // Pins and the grab, always visible.
+  if (o.markers) {
+    glDisable(GL_DEPTH_TEST);
+    r.lines.clear();
+    r.bigPoints.clear();
+    for (size_t i = 0; i < s.pinVertices.size(); ++i) {
+      const glm::vec3 at = toGlm(s.vertex(s.pinVertices[i]));
+      r.bigPoints.push_back({at, {0.85f, 0.10f, 0.12f, 1}});
+      r.lines.push_back({at, {0.85f, 0.10f, 0.12f, 0.8f}});
+      r.lines.push_back({toGlm(s.pinTargets[i]), {0.85f, 0.10f, 0.12f, 0.8f}});
+    }
+    if (s.grab) {
+      r.bigPoints.push_back({toGlm(s.grabPoint), {1.0f, 0.85f, 0.10f, 1}});
+      r.bigPoints.push_back({toGlm(s.grab->target), {1.0f, 0.95f, 0.55f, 0.9f}});
+      r.lines.push_back({toGlm(s.grabPoint), {1.0f, 0.85f, 0.10f, 1}});
+      r.lines.push_back({toGlm(s.grab->target), {1.0f, 0.85f, 0.10f, 1}});
+    }
+    r.drawFlat(r.lines, GL_LINES, 1, 0, false);
+    r.drawFlat(r.bigPoints, GL_POINTS, 11, 0, true);
+    glEnable(GL_DEPTH_TEST);
+  }
+  glBindVertexArray(0);
+  glDisable(GL_SCISSOR_TEST);
+  glDisable(GL_BLEND);
+}
+
+std::vector<unsigned char> readPixels(int width, int height) {
+  std::vector<unsigned char> rgba(static_cast<size_t>(width) * height * 4);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+  // GL rows are bottom-up.
+  const size_t row = static_cast<size_t>(width) * 4;
+  for (int yy = 0; yy < height / 2; ++yy)
+    std::swap_ranges(rgba.begin() + yy * row, rgba.begin() + (yy + 1) * row,
+                     rgba.begin() + (height - 1 - yy) * row);
+  for (size_t i = 3; i < rgba.size(); i += 4) rgba[i] = 255;  // opaque PNGs
+  return rgba;
+}
+
+std::optional<std::string> writePng(const std::string& path, int width, int height,
+                                    const std::vector<unsigned char>& rgba) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  const std::string temp = path + ".part";
+  stbi_flip_vertically_on_write(0);
+  if (!stbi_write_png(temp.c_str(), width, height, 4, rgba.data(), width * 4)) {
+    fs::remove(temp, ec);
+    return path + ": could not write the PNG (folder missing or not writable?)";
+  }
+  fs::rename(temp, path, ec);
+  if (ec) return path + ": " + ec.message();
+  return std::nullopt;
+}
+
+}  // namespace clothlab

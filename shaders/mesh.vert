@@ -1,0 +1,22 @@
+#version 330 core
+// Lit surfaces: cloth and obstacles. Per-vertex scalar for the strain heat map.
+layout(location = 0) in vec3 aPosition;
+layout(location = 1) in vec3 aNormal;
+layout(location = 2) in float aScalar;
+
+uniform mat4 uViewProj;
+uniform mat4 uModel;       // obstacles: unit shape -> world; cloth: identity
+uniform mat3 uNormalMatrix;
+uniform mat4 uShadow;      // flattens onto the ground plane (shadow pass), identity otherwise
+
+out vec3 vWorld;
+out vec3 vNormal;
+out float vScalar;
+
+void main() {
+  vec4 world = uShadow * uModel * vec4(aPosition, 1.0);
+  vWorld = world.xyz / world.w;
+  vNormal = uNormalMatrix * aNormal;
+  vScalar = aScalar;
+  gl_Position = uViewProj * world;
+}

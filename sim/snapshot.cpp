@@ -1,0 +1,87 @@
+#include "sim/snapshot.h"
+
+#include <limits>
+
+#include "sim/metrics.h"
+#include "sim/simulation.h"
+
+namespace clothlab {
+
+Vec3 Snapshot::surfacePoint(int t, const Vec3& b) const {
+  const auto& tris = *triangles;
+  return b[0] * vertex(static_cast<int>(tris[3 * t])) + b[1] * vertex(static_cast<int>(tris[3 * t + 1])) +
+         b[2] * vertex(static_cast<int>(tris[3 * t + 2]));
+}
+
+void Snapshot::bounds(Vec3& lo, Vec3& hi) const {
+  lo.setConstant(std::numeric_limits<double>::infinity());
+  hi = -lo;
+  for (int v = 0; v < vertexCount(); ++v) {
+    lo = lo.cwiseMin(vertex(v));
+    hi = hi.cwiseMax(vertex(v));
+  }
+  for (const auto& o : obstacles) {
+    Vec3 half = Vec3::Zero();
+    if (o.type == Obstacle::Type::Sphere) half.setConstant(o.radius);
+    else if (o.type == Obstacle::Type::Box) half = o.halfExtents;
+    else continue;
+    lo = lo.cwiseMin(o.point - half);
+    hi = hi.cwiseMax(o.point + half);
+  }
+}
+
+namespace {
+void appendRows(const Positions& rows, std::vector<float>& out) {
+  out.resize(static_cast<size_t>(rows.rows()) * 3);
+  for (Eigen::Index i = 0; i < rows.rows(); ++i)
+    for (int k = 0; k < 3; ++k) out[3 * i + k] = static_cast<float>(rows(i, k));
+}
+}  // namespace
+
+Snapshot makeSnapshot(const Simulation& simulation, bool overlay,
+                      std::shared_ptr<const std::vector<std::uint32_t>> triangles) {
+  const ClothModel& cloth = simulation.cloth();
+  const Positions& surface = simulation.surface();
+  Snapshot s;
+  s.step = simulation.stepCount();
+  s.time = simulation.time();
+  s.sceneName = simulation.scene().name;
+  s.solverId = simulation.solver().id();
+  appendRows(surface, s.positions);
+  appendRows(vertexNormals(surface, cloth.mesh.triangles), s.normals);
+  const Eigen::VectorXd strain = vertexEdgeStrain(cloth.mesh, cloth.topology, surface);
+  s.strain.assign(strain.data(), strain.data() + strain.size());
+  if (!triangles) {
+    auto tris = std::make_shared<std::vector<std::uint32_t>>();
+    tris->reserve(cloth.mesh.triangles.size() * 3);
+    for (const Tri& t : cloth.mesh.triangles)
+      for (int k = 0; k < 3; ++k) tris->push_back(static_cast<std::uint32_t>(t[k]));
+    triangles = std::move(tris);
+  }
+  s.triangles = std::move(triangles);
+  if (overlay) {
+    Positions points;
+    std::vector<std::pair<int, int>> lines;
+    simulation.solver().debugGeometry(points, lines);
+    appendRows(points, s.overlayPoints);
+    s.overlayLines.reserve(lines.size() * 2);
+    for (const auto& [a, b] : lines) {
+      s.overlayLines.push_back(static_cast<std::uint32_t>(a));
+      s.overlayLines.push_back(static_cast<std::uint32_t>(b));
+    }
+  }
+  for (const auto& [vertex, target] : simulation.pins()) {
+    s.pinVertices.push_back(vertex);
+    s.pinTargets.push_back(target);
+  }
+  s.grab = simulation.grab();
+  if (s.grab) s.grabPoint = s.surfacePoint(s.grab->triangle, s.grab->barycentric);
+  s.obstacles = simulation.obstacles();
+  s.sim = simulation.sim();
+  s.solverParams = simulation.solver().params();
+  s.stats = simulation.lastStats();
+  s.diverged = simulation.diverged();
+  return s;
+}
+
+}  // namespace clothlab

@@ -1,0 +1,56 @@
+#pragma once
+// Snapshot: a self-contained copy of what one moment of a Simulation looks like, for drawing,
+// picking and logging on another thread. Plain data (floats for the GPU, doubles where the value
+// is logged); nothing in it refers back to the Simulation or the solver.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/obstacles.h"
+#include "sim/scene.h"
+#include "sim/solver.h"
+
+namespace clothlab {
+
+class Simulation;
+
+struct Snapshot {
+  long step = 0;
+  double time = 0;           // simulated time [s]
+  std::string sceneName, solverId;
+  // Surface: positions and smooth normals per vertex (x, y, z floats), triangles (3 indices each,
+  // shared between snapshots of one scene), strain per vertex (largest | |e|/|e0| - 1 | of its
+  // edges).
+  std::vector<float> positions, normals, strain;
+  std::shared_ptr<const std::vector<std::uint32_t>> triangles;
+  // Solver overlay (impulse solvers: NC particles and their distance constraints): points
+  // (x, y, z) and index pairs into them. Empty when not requested or not offered by the solver.
+  std::vector<float> overlayPoints;
+  std::vector<std::uint32_t> overlayLines;
+  std::vector<int> pinVertices;  // pinned surface vertices
+  std::vector<Vec3> pinTargets;  // their targets [m]
+  std::optional<Grab> grab;
+  Vec3 grabPoint{0, 0, 0};       // current position of the grabbed material point [m]
+  std::vector<Obstacle> obstacles;
+  SimParams sim;
+  nlohmann::json solverParams;
+  StepStats stats;
+  bool diverged = false;
+
+  int vertexCount() const { return static_cast<int>(positions.size() / 3); }
+  int triangleCount() const { return triangles ? static_cast<int>(triangles->size() / 3) : 0; }
+  Vec3 vertex(int v) const { return {positions[3 * v], positions[3 * v + 1], positions[3 * v + 2]}; }
+  // The surface point of triangle t at barycentric coordinates b.
+  Vec3 surfacePoint(int t, const Vec3& b) const;
+  // Axis-aligned bounds of the surface and the obstacles (planes excluded) [m].
+  void bounds(Vec3& lo, Vec3& hi) const;
+};
+
+// Copies the simulation's current state. `triangles` may be passed to share the index list of an
+// earlier snapshot of the same simulation; `overlay` asks the solver for its debug geometry.
+Snapshot makeSnapshot(const Simulation& simulation, bool overlay,
+                      std::shared_ptr<const std::vector<std::uint32_t>> triangles = nullptr);
+
+}  // namespace clothlab
