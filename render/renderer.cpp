@@ -166,8 +166,8 @@ glm::vec3 toGlm(const Vec3& v) { return {float(v.x()), float(v.y()), float(v.z()
 
 struct Renderer::Impl {
   GLuint meshProgram = 0, flatProgram = 0;
-  GpuMesh cloth, sphere, cube, quad;
-  GLuint edgeBuffer = 0, edgeVao = 0;
+  GpuMesh cloth, sphere, cube;
+  GLuint edgeBuffer = 0, edgeVao = 0, clothShadowVao = 0;
   GLsizei edgeCount = 0;
   std::shared_ptr<const std::vector<std::uint32_t>> clothTriangles;  // what `cloth` holds
   GLuint flatVao = 0, flatBuffer = 0;
@@ -243,9 +243,9 @@ Renderer::~Renderer() {
   impl_->cloth.destroy();
   impl_->sphere.destroy();
   impl_->cube.destroy();
-  impl_->quad.destroy();
   glDeleteBuffers(1, &impl_->edgeBuffer);
   glDeleteVertexArrays(1, &impl_->edgeVao);
+  glDeleteVertexArrays(1, &impl_->clothShadowVao);
   glDeleteBuffers(1, &impl_->flatBuffer);
   glDeleteVertexArrays(1, &impl_->flatVao);
   glDeleteProgram(impl_->meshProgram);
@@ -271,9 +271,6 @@ std::optional<std::string> Renderer::init() {
   buildCube(p, n, idx);
   impl_->cube.upload(p, n, {});
   impl_->cube.uploadIndices(idx);
-  impl_->quad.create();
-  impl_->quad.upload({-1, 0, -1, 1, 0, -1, 1, 0, 1, -1, 0, 1}, {0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0}, {});
-  impl_->quad.uploadIndices({0, 2, 1, 0, 3, 2});
 
   // Wireframe: the cloth's position buffer with an edge index list; colour is a constant attribute.
   glGenVertexArrays(1, &impl_->edgeVao);
@@ -283,6 +280,14 @@ std::optional<std::string> Renderer::init() {
   glEnableVertexAttribArray(0);
   glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
   glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, impl_->edgeBuffer);
+
+  // Shadow of the cloth: its positions and triangles, colour a constant attribute.
+  glGenVertexArrays(1, &impl_->clothShadowVao);
+  glBindVertexArray(impl_->clothShadowVao);
+  glBindBuffer(GL_ARRAY_BUFFER, impl_->cloth.positions);
+  glEnableVertexAttribArray(0);
+  glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
+  glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, impl_->cloth.indices);
 
   glGenVertexArrays(1, &impl_->flatVao);
   glGenBuffers(1, &impl_->flatBuffer);
@@ -362,11 +367,24 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
     return glm::scale(m, glm::vec3(extent, 1, extent));
   };
   const glm::vec3 planeColor(0.70f, 0.71f, 0.69f), solidColor(0.62f, 0.66f, 0.72f);
+  // Planes are flat: lit once here and filled with the unlit program (a large area is the most
+  // expensive thing to shade in software rendering).
   glEnable(GL_POLYGON_OFFSET_FILL);
   glPolygonOffset(1.0f, 1.0f);  // surfaces behind lines and shadows
-  for (const auto& ob : s.obstacles)
-    if (ob.type == Obstacle::Type::Plane)
-      r.drawLit(r.quad, obstacleModel(ob), planeColor, planeColor * 0.7f, false);
+  glUseProgram(r.flatProgram);
+  r.setMat4(r.flatProgram, "uViewProj", viewProj);
+  for (const auto& ob : s.obstacles) {
+    if (ob.type != Obstacle::Type::Plane) continue;
+    const glm::mat4 m = obstacleModel(ob);
+    const glm::vec3 n = glm::normalize(toGlm(ob.normal));
+    const float light = 0.55f + 0.45f * std::max(glm::dot(n, lightDir), 0.0f);
+    const glm::vec4 color(planeColor * light, 1.0f);
+    r.points.clear();
+    for (const glm::vec4 corner : {glm::vec4(-1, 0, -1, 1), glm::vec4(1, 0, -1, 1), glm::vec4(1, 0, 1, 1),
+                                   glm::vec4(-1, 0, 1, 1)})
+      r.points.push_back({glm::vec3(m * corner), color});
+    r.drawFlat(r.points, GL_TRIANGLE_FAN, 1, 0, false);
+  }
   glDisable(GL_POLYGON_OFFSET_FILL);
 
   // Ground grid.
@@ -396,15 +414,23 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
     glm::mat4 shadow(1);
     shadow[1] = glm::vec4(-lightDir.x / lightDir.y, 0, -lightDir.z / lightDir.y, 0);
     shadow[3] = glm::vec4(lightDir.x / lightDir.y * gy, gy, lightDir.z / lightDir.y * gy, 1);
-    glUseProgram(r.meshProgram);
-    r.setMat4(r.meshProgram, "uShadow", shadow);
-    r.setInt(r.meshProgram, "uShadowPass", 1);
-    r.setFloat(r.meshProgram, "uAlpha", 0.28f);
     glEnable(GL_STENCIL_TEST);
     glStencilFunc(GL_EQUAL, 0, 0xff);
     glStencilOp(GL_KEEP, GL_KEEP, GL_INCR);
     glDepthMask(GL_FALSE);
-    if (s.vertexCount() > 0) r.drawLit(r.cloth, glm::mat4(1), {}, {}, false);
+    if (s.vertexCount() > 0) {  // the cloth's shadow with the unlit program: it is the larger one
+      glUseProgram(r.flatProgram);
+      r.setMat4(r.flatProgram, "uViewProj", viewProj * shadow);
+      r.setFloat(r.flatProgram, "uDepthBias", 0);
+      r.setInt(r.flatProgram, "uRoundPoints", 0);
+      glVertexAttrib4f(1, 0, 0, 0, 0.28f);
+      glBindVertexArray(r.clothShadowVao);
+      glDrawElements(GL_TRIANGLES, r.cloth.indexCount, GL_UNSIGNED_INT, nullptr);
+    }
+    glUseProgram(r.meshProgram);
+    r.setMat4(r.meshProgram, "uShadow", shadow);
+    r.setInt(r.meshProgram, "uShadowPass", 1);
+    r.setFloat(r.meshProgram, "uAlpha", 0.28f);
     for (const auto& ob : s.obstacles)
       if (ob.type != Obstacle::Type::Plane)
         r.drawLit(ob.type == Obstacle::Type::Sphere ? r.sphere : r.cube, obstacleModel(ob), {}, {}, false);

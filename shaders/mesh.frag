@@ -43,6 +43,6 @@ void main() {
   float hemi = 0.5 + 0.5 * n.y;
   vec3 h = normalize(uLightDir + view);
   float spec = pow(max(dot(n, h), 0.0), 48.0) * 0.18;
-  vec3 color = base * (0.22 + 0.18 * hemi + 0.65 * diffuse + 0.15 * fill) + vec3(spec);
+  vec3 color = base * (0.30 + 0.20 * hemi + 0.55 * diffuse + 0.15 * fill) + vec3(spec);
   fragColor = vec4(pow(color, vec3(1.0 / 1.1)), uAlpha);
 }

@@ -183,7 +183,7 @@ void Viewer::drawSolverSection() {
     ImGui::EndCombo();
   }
   const SolverEntry* entry = findSolver(snapshot_->solverId);
-  if (!entry || !ImGui::TreeNodeEx("solver parameters", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  if (!entry || !ImGui::TreeNode("solver parameters")) return;
   for (const auto& d : entry->parameters) {
     if (!solverParams_.contains(d.key)) continue;
     nlohmann::json& v = solverParams_[d.key];

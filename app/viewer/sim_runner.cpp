@@ -3,11 +3,21 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include "sim/scene_library.h"
 
 namespace clothlab {
 
 using Clock = std::chrono::steady_clock;
+
+namespace {
+// The simulation yields to the window: on Linux a thread has its own nice value, and a slightly
+// lower priority than the UI (and the software rasterizer's threads) keeps redraws and mouse
+// answers smooth when steps are slow; the simulation falls behind instead (see the header).
+void lowerThreadPriority() { setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 5); }
+}  // namespace
 
 SimRunner::SimRunner(std::unique_ptr<Simulation> simulation, bool paused)
     : simulation_(std::move(simulation)), paused_(paused) {
@@ -68,6 +78,7 @@ void SimRunner::startLoad(std::string label,
   progress_ = {true, label, "starting", 0};
   loadStart_ = Clock::now();
   loader_ = std::thread([this, label, job = std::move(job)] {
+    lowerThreadPriority();
     LoadProgress stage;
     auto setStage = [this](const std::string& s) {
       std::lock_guard lock(mutex_);
@@ -169,6 +180,7 @@ void SimRunner::publish(Simulation& simulation) {
 }
 
 void SimRunner::run() {
+  lowerThreadPriority();
   Clock::time_point last = Clock::now(), lastPublish = last, rtfStart = last;
   double debt = 0;          // simulated seconds owed to wall time
   double rtfSimulated = 0;  // simulated seconds since rtfStart

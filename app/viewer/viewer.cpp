@@ -220,6 +220,7 @@ void Viewer::frame(bool last) {
   if (showHelp_) drawHelpWindow();
   ImGui::Render();
 
+  if (options_.layout && snapshot_) printProbes();
   if (snapshot_ && fbWidth_ > 0 && fbHeight_ > 0)
     renderer_->draw(*snapshot_, camera_, render_, 0, 0, fbWidth_, fbHeight_);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
@@ -248,6 +249,40 @@ void Viewer::frame(bool last) {
     }
   }
   glfwSwapBuffers(window_);
+}
+
+void Viewer::printProbes() {
+  // Two material points for GUI tests to aim at: the vertex nearest the cloth's centroid and one
+  // halfway from there to the lowest vertex, chosen once per scene, printed where they are on
+  // screen whenever that moves by 2 pixels or more.
+  const Snapshot& s = *snapshot_;
+  if (probeScene_ != s.triangles.get()) {
+    probeScene_ = s.triangles.get();
+    Vec3 centroid = Vec3::Zero();
+    int lowest = 0;
+    for (int v = 0; v < s.vertexCount(); ++v) {
+      centroid += s.vertex(v) / s.vertexCount();
+      if (s.vertex(v).y() < s.vertex(lowest).y()) lowest = v;
+    }
+    auto nearest = [&](const Vec3& p) {
+      int best = 0;
+      for (int v = 1; v < s.vertexCount(); ++v)
+        if ((s.vertex(v) - p).norm() < (s.vertex(best) - p).norm()) best = v;
+      return best;
+    };
+    probes_[0].vertex = nearest(centroid);
+    probes_[1].vertex = nearest(0.5 * (centroid + s.vertex(lowest)));
+  }
+  const char* names[2] = {"cloth_center", "cloth_lower"};
+  for (int i = 0; i < 2; ++i) {
+    const Vec3 p = s.vertex(probes_[i].vertex);
+    const glm::dvec2 q = camera_.project({p.x(), p.y(), p.z()}, winWidth_, winHeight_);
+    if (std::hypot(q.x - probes_[i].x, q.y - probes_[i].y) < 2) continue;
+    probes_[i].x = q.x;
+    probes_[i].y = q.y;
+    std::printf("LAYOUT %s %d %d %d %d vertex %d\n", names[i], int(q.x), int(q.y), int(q.x), int(q.y),
+                probes_[i].vertex);
+  }
 }
 
 void Viewer::message(RunnerMessage::Kind kind, const std::string& text) {

@@ -60,6 +60,7 @@ class Viewer {
   void drawOverlayText();
   void layout(const char* name);  // prints LAYOUT name x0 y0 x1 y1 of the last item
   void consumeSnapshot();
+  void printProbes();
   void openPath(const std::string& path, const std::string& how);
   void loadObjObstacle(const std::string& path, bool sphere);
   void saveScene(const std::string& path);
@@ -130,6 +131,12 @@ class Viewer {
   double lastFpsLog_ = 0;
   long frameCount_ = 0;
   double startWall_ = 0;
+  struct Probe {
+    int vertex = 0;
+    double x = -1e9, y = -1e9;
+  };
+  Probe probes_[2];
+  const void* probeScene_ = nullptr;
 };
 
 }  // namespace clothlab

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Checks on the viewer's JSON-lines log (--log), used by gui_test.sh.
+
+  grab LOG            the grabbed point followed the cursor: over the drag the target moved, the
+                      point moved most of the way with it and ended close to it
+  pin LOG             after the first pin_add, every snapshot has that vertex at its target (1 mm)
+  density LOG         a param event changed the density and a later snapshot runs with it
+  running LOG SCENE   snapshots of SCENE keep coming after the last error (the scene kept running)
+  fps LOG MIN         median frames per second (after the first 3 s) at least MIN; prints it
+"""
+import json
+import math
+import statistics
+import sys
+
+
+def events(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def dist(a, b):
+    return math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b)))
+
+
+def grab(log):
+    grabbed = [e for e in log if e["event"] == "snapshot" and "grab" in e]
+    if len(grabbed) < 5:
+        print(f"only {len(grabbed)} snapshots with a grab")
+        return False
+    first, last = grabbed[0]["grab"], grabbed[-1]["grab"]
+    target_move = [b - a for a, b in zip(first["target"], last["target"])]
+    point_move = [b - a for a, b in zip(first["point"], last["point"])]
+    moved_target = math.sqrt(sum(x * x for x in target_move))
+    along = sum(p * t for p, t in zip(point_move, target_move)) / max(moved_target, 1e-12)
+    gap = dist(last["point"], last["target"])
+    print(f"target moved {moved_target:.3f} m, the point {along:.3f} m along it, final gap {gap:.3f} m "
+          f"over {len(grabbed)} snapshots")
+    # The cloth is pinned and inextensible, so the point may lag a target it cannot reach; it
+    # must still have come most of the way.
+    return moved_target > 0.05 and along > 0.6 * moved_target and gap < 0.4 * moved_target
+
+
+def pin(log):
+    added = [i for i, e in enumerate(log) if e["event"] == "pin_add"]
+    if not added:
+        return False
+    vertex = log[added[0]]["vertex"]
+    worst, count = 0.0, 0
+    for e in log[added[0] + 1:]:
+        if e["event"] != "snapshot" or e.get("scene") != "hanging":
+            continue
+        for p in e.get("pins", []):
+            if p["vertex"] == vertex:
+                worst = max(worst, dist(p["position"], p["target"]))
+                count += 1
+    print(f"vertex {vertex}: {count} snapshots, largest distance from target {worst:.2e} m")
+    return count >= 5 and worst < 1e-3
+
+
+def density(log):
+    changed = [i for i, e in enumerate(log) if e["event"] == "param" and "simulation" in e]
+    if not changed:
+        print("no param event")
+        return False
+    wanted = log[changed[-1]]["simulation"]["density"]
+    seen = [e["density"] for e in log[changed[-1]:] if e["event"] == "snapshot"]
+    print(f"density set to {wanted}, snapshots after it run with {seen[-1] if seen else None}")
+    return abs(wanted - 0.1) > 1e-6 and bool(seen) and abs(seen[-1] - wanted) < 1e-12
+
+
+def running(log, scene):
+    errors = [i for i, e in enumerate(log) if e["event"] == "error"]
+    if not errors:
+        return False
+    after = [e["step"] for e in log[errors[-1]:] if e["event"] == "snapshot" and e.get("scene") == scene]
+    print(f"{len(after)} snapshots of {scene} after the error (steps {after[:1]}..{after[-1:]})")
+    return len(after) >= 3 and after[-1] > after[0]
+
+
+def fps(log, minimum):
+    values = [e["fps"] for e in log if e["event"] == "fps" and e["wall"] > 3.0]
+    steps = [e for e in log if e["event"] == "snapshot"]
+    ms = [e["ms_total"] for e in steps if e["step"] > 0]
+    if not values:
+        return False
+    print(f"frames per second: median {statistics.median(values):.1f}, min {min(values):.1f} "
+          f"over {len(values)} s; simulation reached step {steps[-1]['step'] if steps else 0}, "
+          f"median {statistics.median(ms) if ms else 0:.1f} ms per step")
+    return statistics.median(values) >= minimum
+
+
+if __name__ == "__main__":
+    what, path = sys.argv[1], sys.argv[2]
+    log = events(path)
+    if what == "running":
+        ok = running(log, sys.argv[3])
+    elif what == "fps":
+        ok = fps(log, float(sys.argv[3]))
+    else:
+        ok = {"grab": grab, "pin": pin, "density": density}[what](log)
+    sys.exit(0 if ok else 1)

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# GUI test of the clothlab viewer in a real X window (Xvfb) driven by real X input (xdotool):
+#   drag the cloth (the grabbed point follows the cursor), Ctrl+click pins a vertex (it stays),
+#   a panel slider reaches the simulation, an OBJ opens through the Open field (a bad one leaves
+#   an error and the scene running), a screenshot (P) is not blank, and with sphere-drop running the window keeps redrawing (frame rate measured).
+# Usage: gui_test.sh CLOTHLAB_BINARY OUT_DIR
+# Exit 0 all passed, 1 a check failed, 77 skipped (no Xvfb/xdotool: run scripts/setup.sh).
+set -uo pipefail
+APP=$(readlink -f "$1")
+OUT=$(readlink -m "$2")
+HERE=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$OUT" && mkdir -p "$OUT"
+for tool in Xvfb xdotool convert python3; do
+  command -v $tool > /dev/null || { echo "SKIP: $tool not installed (scripts/setup.sh installs it)"; exit 77; }
+done
+
+pass=0 fail=0
+check() {  # check NAME COMMAND...
+  if "${@:2}"; then echo "PASS $1"; pass=$((pass + 1)); else echo "FAIL $1"; fail=$((fail + 1)); fi
+}
+
+# A private X server on a free display.
+exec 3> "$OUT/displayfd"
+Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp -noreset > "$OUT/xvfb.log" 2>&1 &
+XVFB_PID=$!
+exec 3>&-
+for _ in $(seq 100); do [ -s "$OUT/displayfd" ] && break; sleep 0.1; done
+export DISPLAY=:$(head -n1 "$OUT/displayfd")
+APP_PID=
+cleanup() { [ -n "$APP_PID" ] && kill $APP_PID 2> /dev/null; kill $XVFB_PID 2> /dev/null; wait 2> /dev/null; }
+trap cleanup EXIT
+export XDG_CONFIG_HOME="$OUT/config"   # recent-files list stays inside the test folder
+
+start_app() {  # start_app NAME ARGS...
+  local name=$1; shift
+  (cd "$OUT" && exec "$APP" "$@" --layout --log "$OUT/$name.jsonl") > "$OUT/$name.out" 2>&1 &
+  APP_PID=$!
+  for _ in $(seq 300); do grep -q '^READY' "$OUT/$name.out" 2> /dev/null && break; sleep 0.1; done
+  grep -q '^READY' "$OUT/$name.out" || { echo "FAIL $name did not start:"; cat "$OUT/$name.out"; exit 1; }
+  WID=$(xdotool search --sync --onlyvisible --name '^ClothLab$' | head -n1)
+  sleep 1
+}
+# layout NAME FILE -> "x y" of the centre of the last LAYOUT rectangle printed for NAME
+layout() { grep "^LAYOUT $1 " "$2" | tail -n1 | awk '{print int(($3+$5)/2), int(($4+$6)/2)}'; }
+stop_app() {
+  xdotool mousemove --window "$WID" 900 700 sleep 0.2 key ctrl+q 2> /dev/null
+  for _ in $(seq 50); do kill -0 $APP_PID 2> /dev/null || break; sleep 0.1; done
+  kill $APP_PID 2> /dev/null
+  wait $APP_PID 2> /dev/null
+  APP_PID=
+}
+
+# ---- hanging: drag, pin, slider, open, screenshot --------------------------------------------
+start_app hanging hanging
+LOG="$OUT/hanging.jsonl"
+sleep 1.5   # let the cloth settle a little so the probe stays under the cursor
+
+# 1. Drag the cloth: press on its centre, move 160 px right and 60 px up in steps, hold, release.
+read -r cx cy <<< "$(layout cloth_center "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$cx" "$cy" sleep 0.3 mousedown 1 sleep 0.3
+for i in 1 2 3 4 5 6 7 8; do
+  xdotool mousemove --window "$WID" $((cx + 20 * i)) $((cy - 8 * i)) sleep 0.1
+done
+sleep 1.5
+xdotool mouseup 1
+sleep 0.5
+check "drag: grab started on the cloth" grep -q '"event":"grab_start"' "$LOG"
+check "drag: the grabbed point followed the cursor" python3 "$HERE/check_log.py" grab "$LOG"
+check "drag: released" grep -q '"event":"grab_release"' "$LOG"
+
+# 2. Ctrl+click pins the vertex under the cursor; it must then stay at its target.
+read -r lx ly <<< "$(layout cloth_lower "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$lx" "$ly" sleep 0.3 keydown ctrl sleep 0.2 click 1 sleep 0.2 keyup ctrl
+sleep 2
+check "pin: Ctrl+click added a pin" grep -q '"event":"pin_add"' "$LOG"
+check "pin: the pinned vertex stays at its target" python3 "$HERE/check_log.py" pin "$LOG"
+
+# 3. Drag the density slider to the right: the new density must reach the simulation.
+read -r sx sy <<< "$(layout sim.density "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$sx" "$sy" sleep 0.3 mousedown 1 sleep 0.3 \
+  mousemove --window "$WID" $((sx + 40)) "$sy" sleep 0.3 mousemove --window "$WID" $((sx + 60)) "$sy" sleep 0.3 mouseup 1
+sleep 1
+check "slider: density changed in the simulation" python3 "$HERE/check_log.py" density "$LOG"
+
+# 4. Open an OBJ through the panel's Open field (the mesh becomes the cloth).
+python3 - "$OUT/flag.obj" << 'PY'
+import sys
+n = 12
+with open(sys.argv[1], "w") as f:
+    for j in range(n):
+        for i in range(n):
+            f.write(f"v {i/(n-1)*0.8:.6f} {1.2 - j/(n-1)*0.6:.6f} 0\n")
+    for j in range(n - 1):
+        for i in range(n - 1):
+            a = j * n + i + 1
+            f.write(f"f {a} {a+1} {a+n}\nf {a+1} {a+n+1} {a+n}\n")
+PY
+read -r px py <<< "$(layout open_path "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$px" "$py" sleep 0.3 click 1 sleep 0.3 type --delay 20 "$OUT/flag.obj"
+sleep 0.3
+read -r ox oy <<< "$(layout open_button "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$ox" "$oy" sleep 0.3 click 1
+sleep 3
+check "open: the OBJ became the cloth (144 vertices)" grep -q '"event":"scene".*"name":"flag".*"vertices":144' "$LOG"
+
+# 5. A bad file in the Open field: an error in the panel, the current scene keeps running.
+printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n' > "$OUT/bad.obj"
+read -r px py <<< "$(layout open_path "$OUT/hanging.out")"     # the panel grew a message box
+read -r ox oy <<< "$(layout open_button "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$px" "$py" sleep 0.3 click 1 sleep 0.2 keydown ctrl+a sleep 0.2 keyup ctrl+a sleep 0.2 type --delay 20 "$OUT/bad.obj"
+sleep 0.3
+xdotool mousemove --window "$WID" "$ox" "$oy" sleep 0.3 click 1
+sleep 2
+check "bad file: the error names the file and line" grep -q '"event":"error".*bad.obj: line 4: face index 7 is out of range' "$LOG"
+check "bad file: the flag scene kept running" python3 "$HERE/check_log.py" running "$LOG" flag
+
+# 6. Screenshot key (P, pointer over the scene): a PNG that is not blank.
+xdotool mousemove --window "$WID" 900 400 sleep 0.3 key p
+sleep 1
+SHOT=$(python3 -c "import json,sys
+for l in open(sys.argv[1]):
+    e=json.loads(l)
+    if e['event']=='screenshot': print(e['path'])" "$LOG" | tail -n1)
+[ -n "$SHOT" ] && [ "${SHOT#/}" = "$SHOT" ] && SHOT="$OUT/$SHOT"
+colours() { convert "$1" -format '%k' info: 2> /dev/null || echo 0; }
+check "screenshot: written" test -s "$SHOT"
+check "screenshot: not blank (>= 100 colours)" test "$(colours "$SHOT")" -ge 100
+import -window "$WID" "$OUT/window.png" 2> /dev/null
+stop_app
+
+# ---- sphere-drop: the window keeps redrawing while slow steps run -----------------------------
+start_app sphere sphere-drop --screenshot "$OUT/sphere.png" --seconds 14
+# Orbit and wiggle the mouse the whole time (real input), as a user would.
+xdotool mousemove --window "$WID" 900 300 sleep 0.2 mousedown 3
+for i in $(seq 40); do xdotool mousemove --window "$WID" $((900 + (i % 10) * 8)) $((300 + (i % 7) * 5)) sleep 0.2; done
+xdotool mouseup 3
+for _ in $(seq 100); do kill -0 $APP_PID 2> /dev/null || break; sleep 0.2; done
+wait $APP_PID 2> /dev/null; APP_PID=
+check "sphere-drop: frame rate while stepping" python3 "$HERE/check_log.py" fps "$OUT/sphere.jsonl" 15
+check "sphere-drop: final screenshot not blank" test "$(colours "$OUT/sphere.png")" -ge 100
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
