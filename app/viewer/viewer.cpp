@@ -167,6 +167,8 @@ void Viewer::consumeSnapshot() {
     if (newScene) {
       Vec3 lo, hi;
       latest->bounds(lo, hi);
+      // Pinned cloth will hang: frame the room below it too.
+      if (!latest->pinVertices.empty()) lo.y() -= std::max(hi.x() - lo.x(), hi.z() - lo.z());
       camera_.fit({lo.x(), lo.y(), lo.z()}, {hi.x(), hi.y(), hi.z()});
       history_.clear();
       render_.heatMax = 0.01f;

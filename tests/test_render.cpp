@@ -1,0 +1,242 @@
+// X-less render tests of render/: an EGL surfaceless context (Mesa), an FBO, real draws of real
+// snapshots, and checks on the pixels read back.
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <glad/gl.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "render/camera.h"
+#include "render/picking.h"
+#include "render/renderer.h"
+#include "sim/scene_library.h"
+#include "sim/simulation.h"
+
+namespace clothlab {
+namespace {
+
+constexpr int kWidth = 480, kHeight = 360;
+
+class RenderTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto getPlatformDisplay =
+        reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
+    if (!getPlatformDisplay) return;
+    display_ = getPlatformDisplay(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
+    EGLint major = 0, minor = 0;
+    if (display_ == EGL_NO_DISPLAY || !eglInitialize(display_, &major, &minor)) return;
+    eglBindAPI(EGL_OPENGL_API);
+    const EGLint configAttributes[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT,
+                                       EGL_RED_SIZE, 8, EGL_GREEN_SIZE, 8, EGL_BLUE_SIZE, 8, EGL_NONE};
+    EGLConfig config;
+    EGLint count = 0;
+    if (!eglChooseConfig(display_, configAttributes, &config, 1, &count) || count == 0) return;
+    const EGLint contextAttributes[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 3,
+                                        EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
+                                        EGL_NONE};
+    context_ = eglCreateContext(display_, config, EGL_NO_CONTEXT, contextAttributes);
+    if (context_ == EGL_NO_CONTEXT || !eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, context_)) return;
+    if (!gladLoadGL(reinterpret_cast<GLADloadfunc>(eglGetProcAddress))) return;
+    // The default framebuffer does not exist: draw into our own, with a stencil for shadows.
+    GLuint fbo, color, depth;
+    glGenFramebuffers(1, &fbo);
+    glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+    glGenRenderbuffers(1, &color);
+    glBindRenderbuffer(GL_RENDERBUFFER, color);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, kWidth, kHeight);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, color);
+    glGenRenderbuffers(1, &depth);
+    glBindRenderbuffer(GL_RENDERBUFFER, depth);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_DEPTH24_STENCIL8, kWidth, kHeight);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_STENCIL_ATTACHMENT, GL_RENDERBUFFER, depth);
+    ready_ = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+  }
+  static void TearDownTestSuite() {
+    if (context_ != EGL_NO_CONTEXT) eglDestroyContext(display_, context_);
+    if (display_ != EGL_NO_DISPLAY) eglTerminate(display_);
+  }
+  void SetUp() override {
+    if (!ready_) GTEST_SKIP() << "no EGL surfaceless OpenGL 3.3 context (Mesa's libegl-mesa0 missing?)";
+  }
+
+  // Draws `snapshot` framed by the camera and returns RGBA pixels, top row first.
+  std::vector<unsigned char> draw(Renderer& renderer, const Snapshot& snapshot, const RenderOptions& options,
+                                  Camera& camera) {
+    renderer.draw(snapshot, camera, options, 0, 0, kWidth, kHeight);
+    glFinish();
+    return readPixels(kWidth, kHeight);
+  }
+  static std::array<int, 3> pixel(const std::vector<unsigned char>& px, int x, int y) {
+    const size_t i = (static_cast<size_t>(y) * kWidth + x) * 4;
+    return {px[i], px[i + 1], px[i + 2]};
+  }
+
+  static inline EGLDisplay display_ = EGL_NO_DISPLAY;
+  static inline EGLContext context_ = EGL_NO_CONTEXT;
+  static inline bool ready_ = false;
+};
+
+std::unique_ptr<Simulation> hanging(int steps) {
+  auto scene = resolveScene("hanging");
+  EXPECT_TRUE(scene) << scene.error();
+  auto sim = Simulation::create(*scene);
+  EXPECT_TRUE(sim) << sim.error();
+  for (int i = 0; i < steps; ++i) EXPECT_FALSE((*sim)->step());
+  return std::move(*sim);
+}
+
+Camera framed(const Snapshot& s) {
+  Vec3 lo, hi;
+  s.bounds(lo, hi);
+  Camera camera;
+  camera.fit({lo.x(), lo.y(), lo.z()}, {hi.x(), hi.y(), hi.z()});
+  return camera;
+}
+
+TEST_F(RenderTest, DrawsTheClothLitOverTheBackground) {
+  Renderer renderer;
+  ASSERT_FALSE(renderer.init());
+  auto sim = hanging(500);  // swinging down: curved, so the lighting varies
+  const Snapshot s = makeSnapshot(*sim, false);
+  Camera camera = framed(s);
+  RenderOptions options;
+  options.markers = false;
+  const auto px = draw(renderer, s, options, camera);
+  ASSERT_FALSE(writePng((std::filesystem::path(CLOTHLAB_TEST_OUTPUT) / "render_hanging.png").string(), kWidth,
+                        kHeight, px));
+
+  // The top corners are sky: the background colour.
+  const auto corner = pixel(px, 2, 2);
+  EXPECT_NEAR(corner[0], 0.78 * 255, 2);
+  EXPECT_NEAR(corner[2], 0.87 * 255, 2);
+  // Pixels where surface vertices project are cloth: orange-red (front) or blue-grey (back),
+  // not background; count them.
+  int cloth = 0, sampled = 0;
+  for (int v = 0; v < s.vertexCount(); v += 7) {
+    const glm::dvec2 q = camera.project({s.vertex(v).x(), s.vertex(v).y(), s.vertex(v).z()}, kWidth, kHeight);
+    const int x = static_cast<int>(q.x), y = static_cast<int>(q.y);
+    if (x < 3 || y < 3 || x >= kWidth - 3 || y >= kHeight - 3) continue;
+    ++sampled;
+    const auto c = pixel(px, x, y);
+    const bool front = c[0] > c[1] + 40 && c[0] > c[2] + 40, back = c[2] > c[0] + 20;
+    cloth += front || back;
+  }
+  ASSERT_GT(sampled, 40);
+  EXPECT_GT(cloth, 0.85 * sampled)  // boundary vertices may land on a half-covered pixel
+      << cloth << " of " << sampled;
+
+  // Lighting varies over the hanging cloth: many distinct shades.
+  std::set<int> shades;
+  for (size_t i = 0; i < px.size(); i += 4) shades.insert(px[i] << 16 | px[i + 1] << 8 | px[i + 2]);
+  EXPECT_GT(shades.size(), 100u);
+}
+
+TEST_F(RenderTest, HeatMapWireframeOverlayAndMarkersChangeThePicture) {
+  Renderer renderer;
+  ASSERT_FALSE(renderer.init());
+  auto sim = hanging(50);
+  const Snapshot plain = makeSnapshot(*sim, false);
+  const Snapshot withOverlay = makeSnapshot(*sim, true);
+  ASSERT_FALSE(withOverlay.overlayPoints.empty());
+  Camera camera = framed(plain);
+  RenderOptions options;
+  options.markers = false;
+  const auto base = draw(renderer, plain, options, camera);
+  auto differing = [&](const std::vector<unsigned char>& other) {
+    int n = 0;
+    for (size_t i = 0; i < base.size(); i += 4)
+      n += std::abs(base[i] - other[i]) + std::abs(base[i + 1] - other[i + 1]) + std::abs(base[i + 2] - other[i + 2]) > 30;
+    return n;
+  };
+  RenderOptions heat = options;
+  heat.heatMap = true;
+  heat.heatMax = 1e-6f;  // every strained vertex saturates
+  EXPECT_GT(differing(draw(renderer, plain, heat, camera)), 2000);
+  RenderOptions wire = options;
+  wire.wireframe = true;
+  EXPECT_GT(differing(draw(renderer, plain, wire, camera)), 2000);
+  RenderOptions overlay = options;
+  overlay.overlay = true;
+  EXPECT_GT(differing(draw(renderer, withOverlay, overlay, camera)), 2000);
+  // The pins are drawn red where their vertices project.
+  RenderOptions markers = options;
+  markers.markers = true;
+  const auto px = draw(renderer, plain, markers, camera);
+  ASSERT_FALSE(plain.pinVertices.empty());
+  for (int v : plain.pinVertices) {
+    const Vec3 p = plain.vertex(v);
+    const glm::dvec2 q = camera.project({p.x(), p.y(), p.z()}, kWidth, kHeight);
+    const auto c = pixel(px, static_cast<int>(q.x), static_cast<int>(q.y));
+    EXPECT_GT(c[0], 180) << "pin " << v;
+    EXPECT_LT(c[1], 80) << "pin " << v;
+  }
+}
+
+TEST_F(RenderTest, ObstaclesAndShadowsAreDrawn) {
+  Renderer renderer;
+  ASSERT_FALSE(renderer.init());
+  auto scene = resolveScene("sphere-drop");
+  ASSERT_TRUE(scene) << scene.error();
+  auto sim = Simulation::create(*scene);
+  ASSERT_TRUE(sim) << sim.error();
+  const Snapshot s = makeSnapshot(**sim, false);
+  Camera camera = framed(s);
+  camera.pitch = 0.2;  // low enough to see the sphere under the cloth
+  RenderOptions options;
+  const auto with = draw(renderer, s, options, camera);
+  options.shadows = false;
+  const auto without = draw(renderer, s, options, camera);
+  int darker = 0;
+  for (size_t i = 0; i < with.size(); i += 4) darker += with[i] + 20 < without[i];
+  EXPECT_GT(darker, 1000) << "no shadow on the ground";
+  // The sphere's centre projects onto grey-blue obstacle colour or the cloth, not the sky.
+  const Obstacle* sphere = nullptr;
+  for (const auto& o : s.obstacles)
+    if (o.type == Obstacle::Type::Sphere) sphere = &o;
+  ASSERT_TRUE(sphere);
+  const glm::dvec2 q = camera.project({sphere->point.x(), sphere->point.y() - 0.5 * sphere->radius, sphere->point.z()},
+                                      kWidth, kHeight);
+  const auto c = pixel(with, static_cast<int>(q.x), static_cast<int>(q.y));
+  EXPECT_FALSE(std::abs(c[0] - 199) < 3 && std::abs(c[2] - 222) < 3) << "sky where the sphere should be";
+  ASSERT_FALSE(writePng((std::filesystem::path(CLOTHLAB_TEST_OUTPUT) / "render_sphere.png").string(), kWidth,
+                        kHeight, with));
+}
+
+TEST(Picking, RayThroughAProjectedPointHitsTheSurfaceThere) {
+  auto sim = hanging(20);
+  const Snapshot s = makeSnapshot(*sim, false);
+  Camera camera = framed(s);
+  int hits = 0;
+  for (int t = 0; t < s.triangleCount(); t += 37) {
+    const Vec3 p = s.surfacePoint(t, Vec3(0.2, 0.3, 0.5));
+    const glm::dvec2 q = camera.project({p.x(), p.y(), p.z()}, 800, 600);
+    const auto hit = pickSurface(s, camera.ray(q.x, q.y, 800, 600));
+    ASSERT_TRUE(hit);
+    // The first surface along the ray: at p, or in front of it where the cloth folds over.
+    EXPECT_LE(hit->distance, (p - Vec3(camera.eye().x, camera.eye().y, camera.eye().z)).norm() + 1e-6);
+    hits += (hit->point - p).norm() < 1e-6;
+    EXPECT_NEAR(hit->barycentric.sum(), 1.0, 1e-12);
+  }
+  EXPECT_GT(hits, 0);
+  EXPECT_FALSE(pickSurface(s, Ray{{0, 100, 0}, {0, 1, 0}}));  // pointing away from everything
+}
+
+TEST(CameraMaths, ViewPlanePointProjectsBackToThePixel) {
+  Camera camera;
+  camera.fit({-1, 0, -1}, {1, 1, 1});
+  const glm::dvec3 through(0.2, 0.4, -0.1);
+  const glm::dvec3 p = camera.onViewPlane(300, 200, 800, 600, through);
+  const glm::dvec2 q = camera.project(p, 800, 600);
+  EXPECT_NEAR(q.x, 300, 1e-6);
+  EXPECT_NEAR(q.y, 200, 1e-6);
+  EXPECT_NEAR(glm::dot(p - through, camera.forward()), 0, 1e-9);  // on the plane facing the camera
+  const double before = camera.distance;
+  camera.zoom(1);
+  EXPECT_LT(camera.distance, before);
+}
+
+}  // namespace
+}  // namespace clothlab

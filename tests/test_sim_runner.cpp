@@ -1,0 +1,236 @@
+// The viewer's simulation thread: pacing, pause/step, edits between steps, loads that fail
+// without losing the scene, divergence, and a stress test of concurrent edits and reads (run it
+// under ThreadSanitizer too: see README "Tests").
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "app/viewer/sim_runner.h"
+#include "sim/scene_library.h"
+
+namespace clothlab {
+namespace {
+
+using namespace std::chrono_literals;
+
+Scene smallScene() {
+  auto scene = resolveScene("hanging");
+  EXPECT_TRUE(scene) << scene.error();
+  scene->cloth.kind = ClothSource::Kind::Grid;
+  scene->cloth.columns = scene->cloth.rows = 9;
+  return *scene;
+}
+
+std::unique_ptr<SimRunner> startRunner(const Scene& scene, bool paused) {
+  auto sim = Simulation::create(scene);
+  EXPECT_TRUE(sim) << sim.error();
+  return std::make_unique<SimRunner>(std::move(*sim), paused);
+}
+
+// Waits until `predicate` holds (or 10 s pass).
+template <class F>
+bool waitFor(F predicate) {
+  const auto end = std::chrono::steady_clock::now() + 10s;
+  while (!predicate()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+bool finite(const Snapshot& s) {
+  for (float x : s.positions)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
+
+TEST(SimRunner, PausedDoesNotStepAndSingleStepAdvancesOne) {
+  auto runner = startRunner(smallScene(), true);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(runner->snapshot()->step, 0);
+  runner->stepOnce();
+  ASSERT_TRUE(waitFor([&] { return runner->snapshot()->step == 1; }));
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(runner->snapshot()->step, 1);
+  EXPECT_TRUE(runner->paused());
+}
+
+TEST(SimRunner, SimulatedTimeFollowsWallTimeAndNeverRunsAhead) {
+  auto runner = startRunner(smallScene(), false);
+  const auto start = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(800ms);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double simulated = runner->snapshot()->time;
+  EXPECT_GT(simulated, 0.0);
+  EXPECT_LE(simulated, wall * 1.02 + 0.02) << "simulation ran ahead of the wall clock";
+  EXPECT_GT(runner->realTimeFactor(), 0.0);
+  EXPECT_LE(runner->realTimeFactor(), 1.1);
+  // Half speed: half the simulated time per wall second (at most).
+  runner->setSpeed(0.5);
+  const double t0 = runner->snapshot()->time;
+  std::this_thread::sleep_for(600ms);
+  EXPECT_LE(runner->snapshot()->time - t0, 0.6 * 0.5 * 1.05 + 0.03);
+}
+
+TEST(SimRunner, EditsReachTheSimulationInOrder) {
+  auto runner = startRunner(smallScene(), true);
+  const long before = runner->editsApplied();
+  SimParams p = runner->snapshot()->sim;
+  p.density = 0.37;
+  runner->post("density", [p](Simulation& s) { return s.setSimParams(p); });
+  runner->post("pin", [](Simulation& s) { return s.setPin(40, Vec3(0.1, 0.2, 0.3)); });
+  runner->post("unpin", [](Simulation& s) {
+    s.removePin(40);
+    return std::optional<std::string>();
+  });
+  runner->post("pin again", [](Simulation& s) { return s.setPin(41, Vec3(0.1, 0.2, 0.3)); });
+  ASSERT_TRUE(waitFor([&] { return runner->editsApplied() == before + 4; }));
+  ASSERT_TRUE(waitFor([&] { return runner->snapshot()->sim.density == 0.37; }));
+  const auto s = runner->snapshot();
+  EXPECT_EQ(std::count(s->pinVertices.begin(), s->pinVertices.end(), 40), 0);
+  EXPECT_EQ(std::count(s->pinVertices.begin(), s->pinVertices.end(), 41), 1);
+  EXPECT_TRUE(runner->takeMessages().empty());
+}
+
+TEST(SimRunner, RefusedEditIsReportedAndChangesNothing) {
+  auto runner = startRunner(smallScene(), true);
+  SimParams p = runner->snapshot()->sim;
+  p.dt = -1;
+  runner->post("parameters", [p](Simulation& s) { return s.setSimParams(p); });
+  std::vector<RunnerMessage> messages;
+  ASSERT_TRUE(waitFor([&] {
+    auto m = runner->takeMessages();
+    messages.insert(messages.end(), m.begin(), m.end());
+    return !messages.empty();
+  }));
+  EXPECT_EQ(messages[0].kind, RunnerMessage::Kind::Error);
+  EXPECT_NE(messages[0].text.find("dt"), std::string::npos) << messages[0].text;
+  EXPECT_GT(runner->snapshot()->sim.dt, 0);
+}
+
+TEST(SimRunner, FailedLoadKeepsTheCurrentSceneRunning) {
+  auto runner = startRunner(smallScene(), false);
+  const std::string name = runner->snapshot()->sceneName;
+  runner->load("/nonexistent/folder/cloth.obj");
+  std::vector<RunnerMessage> messages;
+  ASSERT_TRUE(waitFor([&] {
+    auto m = runner->takeMessages();
+    messages.insert(messages.end(), m.begin(), m.end());
+    return !messages.empty() && !runner->loadProgress().active;
+  }));
+  EXPECT_EQ(messages.back().kind, RunnerMessage::Kind::Error);
+  EXPECT_NE(messages.back().text.find("/nonexistent/folder/cloth.obj"), std::string::npos);
+  const long step = runner->snapshot()->step;
+  ASSERT_TRUE(waitFor([&] { return runner->snapshot()->step > step + 10; }));
+  EXPECT_EQ(runner->snapshot()->sceneName, name);
+}
+
+TEST(SimRunner, LoadSwapsInTheNewSceneAndSolverSwitchKeepsPins) {
+  auto runner = startRunner(smallScene(), false);
+  runner->load("hanging");
+  ASSERT_TRUE(waitFor([&] { return runner->snapshot()->vertexCount() > 81; }));
+  const int vertices = runner->snapshot()->vertexCount();
+  const auto pins = runner->snapshot()->pinVertices;
+  runner->switchSolver("conforming");
+  ASSERT_TRUE(waitFor([&] { return runner->snapshot()->solverId == "conforming"; }));
+  EXPECT_EQ(runner->snapshot()->vertexCount(), vertices);
+  EXPECT_EQ(runner->snapshot()->pinVertices, pins);
+}
+
+TEST(SimRunner, DivergenceIsCaughtPausedAndNeverPublished) {
+  Scene scene = smallScene();
+  scene.solverParams = {{"max_speed", 1.0}};  // falling faster than 1 m/s counts as divergence
+  auto runner = startRunner(scene, false);
+  std::vector<RunnerMessage> messages;
+  ASSERT_TRUE(waitFor([&] {
+    auto m = runner->takeMessages();
+    messages.insert(messages.end(), m.begin(), m.end());
+    return !messages.empty();
+  }));
+  EXPECT_EQ(messages[0].kind, RunnerMessage::Kind::Error);
+  EXPECT_TRUE(runner->paused());
+  const auto s = runner->snapshot();
+  EXPECT_TRUE(finite(*s));
+  EXPECT_TRUE(waitFor([&] { return runner->snapshot()->diverged; }));
+}
+
+TEST(SimRunner, ConcurrentEditsDragsAndReadsStress) {
+  auto runner = startRunner(smallScene(), false);
+  std::atomic<bool> done{false};
+  std::atomic<long> reads{0};
+  // Readers: the UI thread's view of snapshots must always be consistent and finite.
+  std::thread reader([&] {
+    while (!done) {
+      auto s = runner->snapshot();
+      ASSERT_TRUE(s);
+      ASSERT_TRUE(s->triangles);
+      ASSERT_EQ(s->positions.size(), s->normals.size());
+      ASSERT_EQ(s->strain.size() * 3, s->positions.size());
+      for (std::uint32_t i : *s->triangles) ASSERT_LT(static_cast<int>(i), s->vertexCount());
+      ASSERT_TRUE(finite(*s));
+      runner->takeMessages();
+      runner->loadProgress();
+      ++reads;
+    }
+  });
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-0.3, 0.3);
+  long posted = 0;
+  const long base = runner->editsApplied();
+  for (int i = 0; i < 600; ++i) {
+    const int kind = i % 10;
+    if (kind == 0 || kind == 1 || kind == 2) {
+      Grab g;
+      g.triangle = static_cast<int>(rng() % 128);
+      g.target = Vec3(u(rng), 0.5 + u(rng), u(rng));
+      runner->post("drag", [g](Simulation& s) { return s.setGrab(g); });
+    } else if (kind == 3) {
+      runner->post("release", [](Simulation& s) { return s.setGrab(std::nullopt); });
+    } else if (kind == 4) {
+      const int v = static_cast<int>(rng() % 81);
+      runner->post("pin", [v](Simulation& s) { return s.setPin(v, s.surface().row(v).transpose()); });
+    } else if (kind == 5) {
+      runner->post("unpin", [v = static_cast<int>(rng() % 81)](Simulation& s) {
+        s.removePin(v);
+        return std::optional<std::string>();
+      });
+    } else if (kind == 6) {
+      SimParams p;
+      p.density = 0.05 + 0.1 * (u(rng) + 0.3);
+      p.bending = 1e-5 * (u(rng) + 0.31);
+      runner->post("parameters", [p](Simulation& s) { return s.setSimParams(p); });
+    } else if (kind == 7) {
+      runner->setPaused(i % 20 == 7);
+      runner->setSpeed(0.5 + (i % 3));
+      runner->setOverlay(i % 4 == 3);
+    } else if (kind == 8) {
+      runner->post("tolerance", [t = 1e-6 * (1 + i % 5)](Simulation& s) {
+        return s.setSolverParams({{"tolerance", t}});
+      });
+    } else if (i % 100 == 9) {
+      runner->reset();
+    } else {
+      runner->stepOnce();
+      runner->setPaused(false);
+    }
+    posted += kind <= 6 || kind == 7 || kind == 8 || i % 100 == 9;  // setOverlay posts too
+    if (i == 300) runner->load("hanging");  // a loader thread builds while edits keep coming
+    if (i % 50 == 0) std::this_thread::sleep_for(5ms);
+  }
+  runner->setPaused(false);
+  EXPECT_TRUE(waitFor([&] { return !runner->loadProgress().active; }));
+  EXPECT_TRUE(waitFor([&] { return runner->editsApplied() >= base + posted; }))
+      << runner->editsApplied() - base << " of " << posted;
+  const long step = runner->snapshot()->step;
+  EXPECT_TRUE(waitFor([&] { return runner->snapshot()->step > step; })) << "stopped stepping";
+  done = true;
+  reader.join();
+  EXPECT_GT(reads, 100);
+  EXPECT_TRUE(finite(*runner->snapshot()));
+}
+
+}  // namespace
+}  // namespace clothlab
