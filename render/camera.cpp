@@ -16,7 +16,8 @@ glm::mat4 Camera::view() const { return glm::lookAt(eye(), target, glm::dvec3(0,
 
 glm::mat4 Camera::projection(double aspect) const {
   const double nearPlane = std::max(1e-3, distance * 0.01);
-  return glm::perspective(fovY, std::max(aspect, 1e-3), nearPlane, distance * 100.0 + 100.0);
+  const glm::dmat4 lens = glm::translate(glm::dmat4(1), glm::dvec3(2.0 * shift, 0, 0));
+  return glm::mat4(lens * glm::perspective(fovY, std::max(aspect, 1e-3), nearPlane, distance * 100.0 + 100.0));
 }
 
 glm::mat4 Camera::viewProjection(int width, int height) const {

@@ -16,6 +16,9 @@ struct Camera {
   double pitch = 0.35;     // above the horizon [rad], (-1.5, 1.5)
   double distance = 3.0;   // eye to target [m]
   double fovY = 0.7854;    // vertical field of view [rad]
+  // Horizontal lens shift in viewport fractions: the target appears at (0.5 + shift) of the width
+  // (the viewer moves it right of its side panel). Projection, rays and picking all include it.
+  double shift = 0;
 
   glm::dvec3 eye() const;
   glm::dvec3 forward() const;  // unit, eye -> target

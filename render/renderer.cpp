@@ -449,10 +449,9 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
 
   // The cloth.
   if (s.vertexCount() > 0) {
-    glEnable(GL_POLYGON_OFFSET_FILL);
-    glPolygonOffset(1.0f, 1.0f);
+    // No polygon offset here: the cloth rests millimetres above obstacles. Lines drawn over it
+    // carry their own depth bias instead.
     r.drawLit(r.cloth, glm::mat4(1), o.clothFront, o.clothBack, o.heatMap);
-    glDisable(GL_POLYGON_OFFSET_FILL);
     if (o.wireframe) {
       glUseProgram(r.flatProgram);
       r.setMat4(r.flatProgram, "uViewProj", viewProj);

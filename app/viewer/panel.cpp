@@ -121,6 +121,7 @@ void Viewer::drawPanel() {
   drawPinSection();
   drawViewSection();
   drawStatsSection();
+  panelWidth_ = ImGui::IsWindowCollapsed() ? 0.0f : ImGui::GetWindowPos().x + ImGui::GetWindowWidth();
   ImGui::End();
 }
 

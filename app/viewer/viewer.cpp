@@ -222,6 +222,8 @@ void Viewer::frame(bool last) {
   if (showHelp_) drawHelpWindow();
   ImGui::Render();
 
+  // The scene's centre sits in the middle of the area right of the panel.
+  camera_.shift = winWidth_ > 0 ? 0.5 * std::min<double>(panelWidth_, 0.5 * winWidth_) / winWidth_ : 0.0;
   if (options_.layout && snapshot_) printProbes();
   if (snapshot_ && fbWidth_ > 0 && fbHeight_ > 0)
     renderer_->draw(*snapshot_, camera_, render_, 0, 0, fbWidth_, fbHeight_);

@@ -120,6 +120,7 @@ class Viewer {
   bool recording_ = false;
   long recordIndex_ = 0;
   float speed_ = 1.0f;
+  float panelWidth_ = 0;  // right edge of the panel [window pixels]
 
   // Rolling statistics (one sample per new snapshot) and frame times.
   struct Sample {
