@@ -67,7 +67,7 @@ std::shared_ptr<const Snapshot> SimRunner::snapshot() const {
 }
 
 void SimRunner::startLoad(std::string label,
-                          std::function<Result<std::unique_ptr<Simulation>>(LoadProgress&)> job) {
+                          std::function<Result<std::unique_ptr<Simulation>>(const StageFn& stage)> job) {
   std::unique_lock lock(mutex_);
   if (progress_.active) {
     messages_.push_back({RunnerMessage::Kind::Error,
@@ -79,13 +79,11 @@ void SimRunner::startLoad(std::string label,
   loadStart_ = Clock::now();
   loader_ = std::thread([this, label, job = std::move(job)] {
     lowerThreadPriority();
-    LoadProgress stage;
-    auto setStage = [this](const std::string& s) {
+    const StageFn setStage = [this](const std::string& s) {
       std::lock_guard lock(mutex_);
       progress_.stage = s;
     };
-    setStage("reading");
-    Result<std::unique_ptr<Simulation>> result = job(stage);
+    Result<std::unique_ptr<Simulation>> result = job(setStage);
     std::lock_guard lock(mutex_);
     progress_.active = false;
     if (!result) {
@@ -98,34 +96,36 @@ void SimRunner::startLoad(std::string label,
   });
 }
 
+void addGroundBelow(Simulation& simulation) {
+  const Positions& p = simulation.surface();
+  const double size = (p.colwise().maxCoeff() - p.colwise().minCoeff()).norm();
+  Obstacle ground;
+  ground.type = Obstacle::Type::Plane;
+  ground.point = Vec3(0, p.col(1).minCoeff() - 0.5 * size, 0);
+  ground.friction = simulation.sim().friction;
+  auto obstacles = simulation.obstacles();
+  obstacles.push_back(ground);
+  simulation.setObstacles(obstacles);
+}
+
 namespace {
-Result<std::unique_ptr<Simulation>> buildSimulation(Scene scene) {
+Result<std::unique_ptr<Simulation>> buildSimulation(const Scene& scene, const std::function<void(const std::string&)>& stage) {
+  stage("building the cloth and the " + scene.solverId + " solver");
   return Simulation::create(scene);
 }
 }  // namespace
 
-void SimRunner::load(Scene scene, std::string label) {
-  startLoad(std::move(label), [scene = std::move(scene)](LoadProgress&) { return buildSimulation(scene); });
-}
-
 void SimRunner::load(std::string argument) {
-  startLoad(argument, [argument](LoadProgress&) -> Result<std::unique_ptr<Simulation>> {
+  startLoad(argument, [argument](const StageFn& stage) -> Result<std::unique_ptr<Simulation>> {
+    stage("reading");
     auto scene = resolveScene(argument);
     if (!scene) return Error{scene.error()};
-    if (isObjPath(argument) && scene->obstacles.empty()) {
-      // A bare OBJ cloth falls onto a ground plane just below it instead of forever.
-      auto probe = Simulation::create(*scene);
-      if (!probe) return Error{probe.error()};
-      const Positions& p = (*probe)->surface();
-      const double size = (p.colwise().maxCoeff() - p.colwise().minCoeff()).norm();
-      Obstacle ground;
-      ground.type = Obstacle::Type::Plane;
-      ground.point = Vec3(0, p.col(1).minCoeff() - 0.5 * size, 0);
-      ground.friction = scene->sim.friction;
-      (*probe)->setObstacles({ground});
-      return probe;
+    if (isObjPath(argument)) {
+      auto simulation = buildSimulation(*scene, stage);
+      if (simulation) addGroundBelow(**simulation);
+      return simulation;
     }
-    return buildSimulation(*scene);
+    return buildSimulation(*scene, stage);
   });
 }
 

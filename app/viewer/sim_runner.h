@@ -41,6 +41,10 @@ struct LoadProgress {
   double seconds = 0;  // since the load started
 };
 
+// Adds a ground plane half the cloth's size below its lowest point, so that a cloth opened from
+// a bare OBJ (no pins, no obstacles) lands somewhere instead of falling forever.
+void addGroundBelow(Simulation& simulation);
+
 class SimRunner {
  public:
   using Edit = std::function<std::optional<std::string>(Simulation&)>;
@@ -54,9 +58,8 @@ class SimRunner {
   // Queues an edit; `label` names it in messages. An edit that returns a message is reported as
   // an error and changes nothing (the Simulation's setters validate before changing).
   void post(std::string label, Edit edit);
-  // Rebuilds the simulation from `scene` on the loader thread (see above). `label` names it.
-  void load(Scene scene, std::string label);
-  // Same, but resolving `argument` (built-in name, scene .json or .obj) on the loader thread.
+  // Rebuilds the simulation from `argument` (built-in name, scene .json or .obj) on the loader
+  // thread (see above). A bare .obj cloth gets a ground plane below it (addGroundBelow).
   void load(std::string argument);
   // Restarts the current scene from rest, keeping its current parameters and pins.
   void reset();
@@ -83,7 +86,9 @@ class SimRunner {
   void run();
   void publish(Simulation& simulation);
   void report(RunnerMessage::Kind kind, std::string text);
-  void startLoad(std::string label, std::function<Result<std::unique_ptr<Simulation>>(LoadProgress&)> job);
+  using StageFn = std::function<void(const std::string&)>;
+  void startLoad(std::string label,
+                 std::function<Result<std::unique_ptr<Simulation>>(const StageFn& stage)> job);
 
   std::unique_ptr<Simulation> simulation_;  // touched by the simulation thread only
   std::shared_ptr<const std::vector<std::uint32_t>> triangles_;

@@ -68,13 +68,7 @@ int Viewer::run() {
     std::fprintf(stderr, "clothlab: %s\n", simulation.error().c_str());
     return 2;
   }
-  if (isObjPath(options_.scene)) {
-    // Same ground as a dropped OBJ gets (SimRunner::load).
-    const Positions& p = (*simulation)->surface();
-    Obstacle ground;
-    ground.point = Vec3(0, p.col(1).minCoeff() - 0.5 * (p.colwise().maxCoeff() - p.colwise().minCoeff()).norm(), 0);
-    (*simulation)->setObstacles({ground});
-  }
+  if (isObjPath(options_.scene)) addGroundBelow(**simulation);
 
   glfwSetErrorCallback([](int code, const char* text) { std::fprintf(stderr, "GLFW error %d: %s\n", code, text); });
   if (!glfwInit()) {
@@ -256,10 +250,12 @@ void Viewer::frame(bool last) {
 }
 
 void Viewer::printProbes() {
-  // Two material points for GUI tests to aim at: the vertex nearest the cloth's centroid and one
-  // halfway from there to the lowest vertex, chosen once per scene, printed where they are on
-  // screen whenever that moves by 2 pixels or more.
+  // Two material points for GUI tests to aim at: the centres of the triangles nearest the cloth's
+  // centroid and nearest the point halfway from there to the lowest vertex, chosen once per
+  // scene, printed where they are on screen whenever that moves by 2 pixels or more. A triangle's
+  // centre is inside it, so a click there always lands on the cloth.
   const Snapshot& s = *snapshot_;
+  auto centre = [&](int t) { return s.surfacePoint(t, Vec3(1.0 / 3, 1.0 / 3, 1.0 / 3)); };
   if (probeScene_ != s.triangles.get()) {
     probeScene_ = s.triangles.get();
     Vec3 centroid = Vec3::Zero();
@@ -270,22 +266,22 @@ void Viewer::printProbes() {
     }
     auto nearest = [&](const Vec3& p) {
       int best = 0;
-      for (int v = 1; v < s.vertexCount(); ++v)
-        if ((s.vertex(v) - p).norm() < (s.vertex(best) - p).norm()) best = v;
+      for (int t = 1; t < s.triangleCount(); ++t)
+        if ((centre(t) - p).norm() < (centre(best) - p).norm()) best = t;
       return best;
     };
-    probes_[0].vertex = nearest(centroid);
-    probes_[1].vertex = nearest(0.5 * (centroid + s.vertex(lowest)));
+    probes_[0].triangle = nearest(centroid);
+    probes_[1].triangle = nearest(0.5 * (centroid + s.vertex(lowest)));
   }
   const char* names[2] = {"cloth_center", "cloth_lower"};
   for (int i = 0; i < 2; ++i) {
-    const Vec3 p = s.vertex(probes_[i].vertex);
+    const Vec3 p = centre(probes_[i].triangle);
     const glm::dvec2 q = camera_.project({p.x(), p.y(), p.z()}, winWidth_, winHeight_);
     if (std::hypot(q.x - probes_[i].x, q.y - probes_[i].y) < 2) continue;
     probes_[i].x = q.x;
     probes_[i].y = q.y;
-    std::printf("LAYOUT %s %d %d %d %d vertex %d\n", names[i], int(q.x), int(q.y), int(q.x), int(q.y),
-                probes_[i].vertex);
+    std::printf("LAYOUT %s %d %d %d %d triangle %d\n", names[i], int(std::lround(q.x)), int(std::lround(q.y)),
+                int(std::lround(q.x)), int(std::lround(q.y)), probes_[i].triangle);
   }
 }
 
@@ -370,6 +366,7 @@ void Viewer::onMouseButton(int button, int action, int mods) {
   const auto hit = pickSurface(*snapshot_, ray);
   if (!hit) {
     drag_ = Drag::Orbit;  // a left drag on empty space turns the camera
+    log_.write("orbit_start", {{"x", cursorX_}, {"y", cursorY_}, {"reason", "no cloth under the cursor"}});
     return;
   }
   if (modifier) {

@@ -133,7 +133,7 @@ class Viewer {
   long frameCount_ = 0;
   double startWall_ = 0;
   struct Probe {
-    int vertex = 0;
+    int triangle = 0;
     double x = -1e9, y = -1e9;
   };
   Probe probes_[2];

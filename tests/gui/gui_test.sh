@@ -51,13 +51,13 @@ stop_app() {
 }
 
 # ---- hanging: drag, pin, slider, open, screenshot --------------------------------------------
-start_app hanging hanging
+start_app hanging hanging --paused   # the cloth holds still while the test aims at it
 LOG="$OUT/hanging.jsonl"
-sleep 1.5   # let the cloth settle a little so the probe stays under the cursor
 
-# 1. Drag the cloth: press on its centre, move 160 px right and 60 px up in steps, hold, release.
+# 1. Drag the cloth: press on its centre, resume (Space) with the button held, move 160 px right
+#    and 64 px up in steps, hold, release.
 read -r cx cy <<< "$(layout cloth_center "$OUT/hanging.out")"
-xdotool mousemove --window "$WID" "$cx" "$cy" sleep 0.3 mousedown 1 sleep 0.3
+xdotool mousemove --window "$WID" "$cx" "$cy" sleep 0.3 mousedown 1 sleep 0.3 key space sleep 0.3
 for i in 1 2 3 4 5 6 7 8; do
   xdotool mousemove --window "$WID" $((cx + 20 * i)) $((cy - 8 * i)) sleep 0.1
 done
@@ -68,9 +68,12 @@ check "drag: grab started on the cloth" grep -q '"event":"grab_start"' "$LOG"
 check "drag: the grabbed point followed the cursor" python3 "$HERE/check_log.py" grab "$LOG"
 check "drag: released" grep -q '"event":"grab_release"' "$LOG"
 
-# 2. Ctrl+click pins the vertex under the cursor; it must then stay at its target.
+# 2. Ctrl+click pins the vertex under the cursor (aimed while paused); it must then stay at its
+#    target while the cloth moves again.
+xdotool key space
+sleep 0.5
 read -r lx ly <<< "$(layout cloth_lower "$OUT/hanging.out")"
-xdotool mousemove --window "$WID" "$lx" "$ly" sleep 0.3 keydown ctrl sleep 0.2 click 1 sleep 0.2 keyup ctrl
+xdotool mousemove --window "$WID" "$lx" "$ly" sleep 0.3 keydown ctrl sleep 0.2 click 1 sleep 0.2 keyup ctrl sleep 0.2 key space
 sleep 2
 check "pin: Ctrl+click added a pin" grep -q '"event":"pin_add"' "$LOG"
 check "pin: the pinned vertex stays at its target" python3 "$HERE/check_log.py" pin "$LOG"
