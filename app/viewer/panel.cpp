@@ -162,11 +162,13 @@ void Viewer::drawSceneSection() {
   ImGui::InputText("##save", savePath_, sizeof savePath_);
   ImGui::SameLine();
   if (ImGui::Button("Save scene", ImVec2(-1, 0))) saveScene(savePath_);
+  layout("save_scene");
   tooltip("writes the scene with its current parameters, pins and obstacles as JSON");
   ImGui::SetNextItemWidth(-110);
   ImGui::InputText("##export", exportPath_, sizeof exportPath_);
   ImGui::SameLine();
   if (ImGui::Button("Export OBJ", ImVec2(-1, 0))) exportObj(exportPath_);
+  layout("export_obj");
   tooltip("writes the current cloth surface as OBJ");
   ImGui::TextDisabled("drop .obj / .json files onto the window to open them");
 }

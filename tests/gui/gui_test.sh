@@ -85,6 +85,22 @@ xdotool mousemove --window "$WID" "$sx" "$sy" sleep 0.3 mousedown 1 sleep 0.3 \
 sleep 1
 check "slider: density changed in the simulation" python3 "$HERE/check_log.py" density "$LOG"
 
+# 3b. Save the scene and export the surface (panel buttons; files land in the app's folder).
+read -r vx vy <<< "$(layout save_scene "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$vx" "$vy" sleep 0.3 click 1 sleep 0.5
+read -r ex ey <<< "$(layout export_obj "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$ex" "$ey" sleep 0.3 click 1 sleep 1
+check "save: the saved scene has the new density and the pin" python3 -c "
+import json, sys
+s = json.load(open('$OUT/scene.json'))
+pins = [p for p in s.get('pins', []) if 'vertex' in p]
+print('saved density', s['simulation']['density'], 'pins', len(pins))
+sys.exit(0 if abs(s['simulation']['density'] - 0.1) > 1e-6 and len(pins) >= 3 else 1)"
+if [ -x "$(dirname "$APP")/clothlab-cli" ]; then
+  check "save: the saved scene loads again" "$(dirname "$APP")/clothlab-cli" info "$OUT/scene.json"
+fi
+check "export: the surface OBJ has every vertex" test "$(grep -c '^v ' "$OUT/surface.obj" 2> /dev/null)" = 558
+
 # 4. Open an OBJ through the panel's Open field (the mesh becomes the cloth).
 python3 - "$OUT/flag.obj" << 'PY'
 import sys
