@@ -99,6 +99,8 @@ struct ClothModel {
   TriangleMesh mesh;        // rest state, world coordinates [m]
   MeshTopology topology;
   std::optional<Eigen::MatrixX2d> materialCoords;  // flat rest coordinates [m] when known
+  double materialPeriod = 0;  // > 0: the first material coordinate wraps (closed tube) [m]
+  std::vector<std::pair<int, double>> pointMasses;  // (vertex, extra mass [kg])
   std::vector<std::pair<int, Vec3>> pins;          // (vertex, world target)
   std::vector<std::string> warnings;
 };

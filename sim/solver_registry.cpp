@@ -1,6 +1,7 @@
 #include "sim/solver_registry.h"
 
 #include "sim/solvers/impulse/impulse_solver.h"
+#include "sim/solvers/mls/mls_solver.h"
 
 namespace clothlab {
 
@@ -15,6 +16,10 @@ const std::vector<SolverEntry>& solverRegistry() {
        "the same impulses on the ordinary mesh edges: locks (baseline)",
        [] { return std::make_unique<ImpulseSolver>(ImpulseSolver::Mode::Conforming); },
        describeParams(ImpulseParams::table())},
+      {"mls-isometry",
+       "meshless isometry constraints on moving-least-squares strain, Fast Projections (Chen, "
+       "Kry, Vouga 2019)",
+       [] { return std::make_unique<MlsSolver>(); }, describeParams(MlsParams::table())},
   };
   return registry;
 }

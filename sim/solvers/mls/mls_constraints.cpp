@@ -9,28 +9,50 @@ namespace clothlab {
 Result<MlsNeighbourhoods> buildMlsNeighbourhoods(const TriangleMesh& mesh, const MeshTopology& topology,
                                                  const Eigen::MatrixX2d& material, int rings,
                                                  MlsWeighting weighting, const Eigen::VectorXd& mass) {
-  if (rings < 1 || rings > 2) return Error{"MLS neighbourhood: rings must be 1 or 2"};
+  MlsNeighbourhoodOptions options;
+  options.rings = rings;
+  options.weighting = weighting;
+  return buildMlsNeighbourhoods(mesh, topology, material, options, mass);
+}
+
+Result<MlsNeighbourhoods> buildMlsNeighbourhoods(const TriangleMesh& mesh, const MeshTopology& topology,
+                                                 const Eigen::MatrixX2d& material,
+                                                 const MlsNeighbourhoodOptions& options,
+                                                 const Eigen::VectorXd& mass) {
+  if (options.radius <= 0 && (options.rings < 1 || options.rings > 2))
+    return Error{"MLS neighbourhood: rings must be 1 or 2"};
   if (material.rows() != mesh.vertexCount())
     return Error{"MLS neighbourhood: need one material coordinate per vertex"};
+  auto offset = [&](int i, int j) {
+    Eigen::Vector2d d = material.row(j) - material.row(i);
+    if (options.periodU > 0) d.x() = std::remainder(d.x(), options.periodU);
+    return d;
+  };
   MlsNeighbourhoods n;
   n.start.push_back(0);
   std::vector<int> ring;
   for (int i = 0; i < mesh.vertexCount(); ++i) {
-    ring = topology.vertexNeighbours[i];
-    if (rings == 2) {
-      for (int j : topology.vertexNeighbours[i])
-        for (int k : topology.vertexNeighbours[j])
-          if (k != i) ring.push_back(k);
-      std::sort(ring.begin(), ring.end());
-      ring.erase(std::unique(ring.begin(), ring.end()), ring.end());
+    if (options.radius > 0) {
+      ring.clear();
+      for (int j = 0; j < mesh.vertexCount(); ++j)
+        if (j != i && offset(i, j).norm() <= options.radius) ring.push_back(j);
+    } else {
+      ring = topology.vertexNeighbours[i];
+      if (options.rings == 2) {
+        for (int j : topology.vertexNeighbours[i])
+          for (int k : topology.vertexNeighbours[j])
+            if (k != i) ring.push_back(k);
+        std::sort(ring.begin(), ring.end());
+        ring.erase(std::unique(ring.begin(), ring.end()), ring.end());
+      }
     }
     // Moment matrix U W U^T; its inverse maps offsets to coefficients.
     Eigen::Matrix2d moment = Eigen::Matrix2d::Zero();
     std::vector<double> weights;
     double scale = 0;
     for (int j : ring) {
-      const Eigen::Vector2d d = material.row(j) - material.row(i);
-      const double w = weighting == MlsWeighting::Mass ? mass[j] : 1.0;
+      const Eigen::Vector2d d = offset(i, j);
+      const double w = options.weighting == MlsWeighting::Mass ? mass[j] : 1.0;
       weights.push_back(w);
       moment += w * d * d.transpose();
       scale = std::max(scale, w * d.squaredNorm());
@@ -40,12 +62,11 @@ Result<MlsNeighbourhoods> buildMlsNeighbourhoods(const TriangleMesh& mesh, const
       return Error{"MLS neighbourhood of vertex " + std::to_string(i) + " has " +
                    std::to_string(ring.size()) +
                    " neighbour(s) that do not span the plane (collinear or too few): F is "
-                   "undefined there; use the 2-ring or fix the mesh"};
+                   "undefined there; use the 2-ring, a larger radius, or fix the mesh"};
     const Eigen::Matrix2d inverse = moment.inverse();
     for (size_t k = 0; k < ring.size(); ++k) {
-      const Eigen::Vector2d d = material.row(ring[k]) - material.row(i);
       n.neighbour.push_back(ring[k]);
-      n.coefficient.push_back(weights[k] * inverse * d);
+      n.coefficient.push_back(weights[k] * inverse * offset(i, ring[k]));
     }
     n.start.push_back(static_cast<int>(n.neighbour.size()));
   }

@@ -29,6 +29,20 @@ struct MlsNeighbourhoods {
   int sampleCount() const { return static_cast<int>(start.size()) - 1; }
 };
 
+struct MlsNeighbourhoodOptions {
+  int rings = 1;         // graph distance on the mesh (1 or 2), used when radius == 0
+  double radius = 0;     // > 0: every sample within this material distance [m]
+  MlsWeighting weighting = MlsWeighting::Uniform;
+  double periodU = 0;    // > 0: the first material coordinate is periodic (a closed tube) [m]
+};
+
+// Neighbourhoods by options (see above); `mass` per vertex is used only for MlsWeighting::Mass.
+// Fails, naming the sample, when a neighbourhood cannot define F.
+Result<MlsNeighbourhoods> buildMlsNeighbourhoods(const TriangleMesh& mesh, const MeshTopology& topology,
+                                                 const Eigen::MatrixX2d& material,
+                                                 const MlsNeighbourhoodOptions& options,
+                                                 const Eigen::VectorXd& mass);
+
 // Neighbourhoods of graph distance `rings` (1 or 2) on the mesh. Weights uniform or the
 // neighbour's mass (`mass`, per vertex, used only for MlsWeighting::Mass). Fails, naming the
 // sample, when a neighbourhood cannot define F (fewer than two non-collinear offsets).

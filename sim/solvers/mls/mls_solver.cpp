@@ -1,0 +1,604 @@
+#include "sim/solvers/mls/mls_solver.h"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <unordered_map>
+
+#include "sim/bending.h"
+
+namespace clothlab {
+
+const ParamTable<MlsParams>& MlsParams::table() {
+  static const ParamTable<MlsParams> table = {
+      {"tolerance", "", "largest accepted |tr(F^T F) - 2|, |det(F^T F) - 1| (dimensionless)",
+       &MlsParams::tolerance, 1e-8, 1, true},
+      {"max_iterations", "", "Fast Projection iterations per step", &MlsParams::maxIterations, 1, 500, true},
+      {"neighbourhood", "", "MLS neighbourhood: mesh 1-ring, 2-ring, or a material radius",
+       &MlsParams::neighbourhood, 0, 0, false, {"1-ring", "2-ring", "radius"}},
+      {"radius", "m", "material-space radius of 'radius' neighbourhoods", &MlsParams::radius, 0, 10, false},
+      {"weighting", "", "MLS weights: uniform or the neighbour's mass", &MlsParams::weighting, 0, 0, false,
+       {"uniform", "mass"}},
+      {"regularization", "", "diagonal shift of J W J^T relative to its largest diagonal entry",
+       &MlsParams::regularization, 0, 0.1, true},
+      {"geometric_stiffness", "", "regularize with the constraint Hessians (block-diagonal)",
+       &MlsParams::geometricStiffness},
+      {"fallback", "", "augmented-Lagrangian projection when Fast Projection stalls", &MlsParams::fallback},
+      {"fallback_iterations", "", "outer augmented-Lagrangian iterations", &MlsParams::fallbackIterations, 1,
+       1000, true},
+      {"max_speed", "m/s", "speed treated as divergence", &MlsParams::maxSpeed, 1, 1e6, true},
+  };
+  return table;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+Eigen::Matrix2d adjugate(const Eigen::Matrix2d& m) {
+  Eigen::Matrix2d a;
+  a << m(1, 1), -m(0, 1), -m(1, 0), m(0, 0);
+  return a;
+}
+
+}  // namespace
+
+Result<Eigen::MatrixX2d> flatMaterialCoordinates(const ClothModel& cloth) {
+  const TriangleMesh& mesh = cloth.mesh;
+  const auto& edges = cloth.topology.edges;
+  // Relative edge-length mismatch between rest mesh and coordinates after the best uniform scale.
+  auto mismatch = [&](const Eigen::MatrixX2d& u, double& scale) {
+    std::vector<double> ratios;
+    for (const auto& e : edges) {
+      Eigen::Vector2d d = u.row(e[1]) - u.row(e[0]);
+      if (cloth.materialPeriod > 0) d.x() = std::remainder(d.x(), cloth.materialPeriod);
+      const double rest = (mesh.positions.row(e[1]) - mesh.positions.row(e[0])).norm();
+      if (d.norm() > 0) ratios.push_back(rest / d.norm());
+    }
+    if (ratios.size() != edges.size() || ratios.empty()) return 1e300;
+    std::nth_element(ratios.begin(), ratios.begin() + ratios.size() / 2, ratios.end());
+    scale = ratios[ratios.size() / 2];
+    double worst = 0;
+    for (const auto& e : edges) {
+      Eigen::Vector2d d = u.row(e[1]) - u.row(e[0]);
+      if (cloth.materialPeriod > 0) d.x() = std::remainder(d.x(), cloth.materialPeriod);
+      const double rest = (mesh.positions.row(e[1]) - mesh.positions.row(e[0])).norm();
+      worst = std::max(worst, std::abs(scale * d.norm() / rest - 1));
+    }
+    return worst;
+  };
+  double scale = 1;
+  std::string why;
+  if (cloth.materialCoords) {
+    const double m = mismatch(*cloth.materialCoords, scale);
+    if (m <= 0.01) return Eigen::MatrixX2d(scale * *cloth.materialCoords);
+    why = "its texture coordinates are not a flattening (edge lengths differ by up to " +
+          std::to_string(static_cast<int>(std::round(std::min(m, 99.0) * 100))) + "%)";
+  }
+  // Plane fit.
+  const Eigen::RowVector3d centroid = mesh.positions.colwise().mean();
+  const Eigen::MatrixX3d centred = mesh.positions.rowwise() - centroid;
+  Eigen::JacobiSVD<Eigen::MatrixX3d> svd(centred, Eigen::ComputeThinV);
+  const Eigen::Matrix3d basis = svd.matrixV();
+  const double size = (mesh.positions.colwise().maxCoeff() - mesh.positions.colwise().minCoeff()).norm();
+  const double offPlane = (centred * basis.col(2)).cwiseAbs().maxCoeff();
+  if (offPlane <= 1e-3 * size) {
+    Eigen::MatrixX2d u = centred * basis.leftCols<2>();
+    if (mismatch(u, scale) <= 0.01) return u;
+  }
+  return Error{"mls-isometry needs the flat rest state of the cloth: the mesh is curved (up to " +
+               std::to_string(offPlane) + " m off its best-fit plane)" +
+               (why.empty() ? " and has no texture coordinates" : " and " + why) +
+               "; give a flat mesh or one whose texture coordinates flatten it"};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-step machinery. Constraint rows: 2 per sample (trace, determinant), then 3 grab rows.
+// A row's gradient is a list of (vertex, 3-vector) slots: sample s has slot 0 for itself and one
+// per neighbour. The Schur matrix A = J W J^T is assembled from per-vertex contributions into a
+// fixed pattern computed once per (neighbourhoods, grab triangle).
+struct MlsSolver::Impl {
+  // Incidence: for vertex i, the (row, slot) pairs whose gradient involves it.
+  struct Incidence {
+    int row;
+    int slot;  // index into gradient storage
+  };
+  std::vector<std::vector<Incidence>> incidence;
+  std::vector<Vec3> gradient;      // per slot
+  std::vector<int> slotVertex;     // per slot
+  std::vector<int> rowSlotStart;   // row r: slots [rowSlotStart[r], rowSlotStart[r+1])
+  int rows = 0;
+  SparseMatrix schur;              // upper triangle, fixed pattern
+  std::vector<int> destination;    // per (vertex, pair) in assembly order: index into values
+  int patternGrabTriangle = -2;
+  std::unique_ptr<SpdSolver> schurSolver;
+  bool schurAnalyzed = false;
+
+  // Implicit bending system.
+  SparseMatrix hinge;              // Q on vertices
+  std::unique_ptr<SpdSolver> bendingSolver;
+  double bendingKey[3] = {-1, -1, -1};
+  std::vector<int> bendingPins;
+  SparseMatrix bendingSystem;      // pinned rows/cols replaced by identity (upper)
+  SparseMatrix bendingCoupling;    // free rows x pinned cols part of M + h^2 k_b Q (full)
+
+  Eigen::VectorXd areaShare;       // per vertex [m^2]
+  Eigen::VectorXd extraMass;       // point masses [kg]
+
+  void buildSlots(const MlsNeighbourhoods& n, int vertexCount, const std::optional<Grab>& grab,
+                  const std::vector<Tri>& triangles) {
+    const int samples = n.sampleCount();
+    rows = 2 * samples + (grab ? 3 : 0);
+    rowSlotStart.assign(1, 0);
+    slotVertex.clear();
+    for (int s = 0; s < samples; ++s)
+      for (int t = 0; t < 2; ++t) {
+        slotVertex.push_back(s);
+        for (int k = n.start[s]; k < n.start[s + 1]; ++k) slotVertex.push_back(n.neighbour[k]);
+        rowSlotStart.push_back(static_cast<int>(slotVertex.size()));
+      }
+    if (grab)
+      for (int a = 0; a < 3; ++a) {
+        for (int c = 0; c < 3; ++c) slotVertex.push_back(triangles[grab->triangle][c]);
+        rowSlotStart.push_back(static_cast<int>(slotVertex.size()));
+      }
+    gradient.assign(slotVertex.size(), Vec3::Zero());
+    incidence.assign(vertexCount, {});
+    for (int r = 0; r < rows; ++r)
+      for (int k = rowSlotStart[r]; k < rowSlotStart[r + 1]; ++k) incidence[slotVertex[k]].push_back({r, k});
+    // Pattern of the upper triangle of J W J^T: rows sharing a vertex.
+    std::vector<std::vector<int>> columns(rows);
+    for (const auto& list : incidence)
+      for (const auto& a : list)
+        for (const auto& b : list)
+          if (a.row <= b.row) columns[b.row].push_back(a.row);
+    std::vector<Eigen::Triplet<double>> triplets;
+    for (int c = 0; c < rows; ++c) {
+      auto& col = columns[c];
+      std::sort(col.begin(), col.end());
+      col.erase(std::unique(col.begin(), col.end()), col.end());
+      for (int r : col) triplets.emplace_back(r, c, 0.0);
+    }
+    schur.resize(rows, rows);
+    schur.setFromTriplets(triplets.begin(), triplets.end());
+    schur.makeCompressed();
+    auto index = [&](int r, int c) {
+      const int* begin = schur.innerIndexPtr() + schur.outerIndexPtr()[c];
+      const int* end = schur.innerIndexPtr() + schur.outerIndexPtr()[c + 1];
+      return static_cast<int>(std::lower_bound(begin, end, r) - schur.innerIndexPtr());
+    };
+    destination.clear();
+    for (const auto& list : incidence)
+      for (const auto& a : list)
+        for (const auto& b : list)
+          if (a.row <= b.row) destination.push_back(index(a.row, b.row));
+    patternGrabTriangle = grab ? grab->triangle : -1;
+    schurAnalyzed = false;
+  }
+
+  // Constraint values and gradients at x (rows 0..2S-1), grab rows from `grabTarget`.
+  void evaluate(const MlsNeighbourhoods& n, const Positions& x, const std::optional<Grab>& grab,
+                const Vec3& grabTarget, const std::vector<Tri>& triangles, Eigen::VectorXd& c) {
+    const int samples = n.sampleCount();
+    c.resize(rows);
+    for (int s = 0; s < samples; ++s) {
+      const Vec3 xs = x.row(s).transpose();
+      Mat32 f = Mat32::Zero();
+      for (int k = n.start[s]; k < n.start[s + 1]; ++k)
+        f += (Vec3(x.row(n.neighbour[k]).transpose()) - xs) * n.coefficient[k].transpose();
+      const Eigen::Matrix2d metric = f.transpose() * f;
+      c[2 * s] = metric.trace() - 2.0;
+      c[2 * s + 1] = metric.determinant() - 1.0;
+      const Mat32 gTrace = 2.0 * f, gDet = 2.0 * f * adjugate(metric);
+      for (int t = 0; t < 2; ++t) {
+        const Mat32& g = t == 0 ? gTrace : gDet;
+        const int base = rowSlotStart[2 * s + t];
+        Vec3 centre = Vec3::Zero();
+        for (int k = n.start[s], slot = base + 1; k < n.start[s + 1]; ++k, ++slot) {
+          gradient[slot] = g * n.coefficient[k];
+          centre -= gradient[slot];
+        }
+        gradient[base] = centre;
+      }
+    }
+    if (grab) {
+      const Tri& tri = triangles[grab->triangle];
+      Vec3 p = Vec3::Zero();
+      for (int k = 0; k < 3; ++k) p += grab->barycentric[k] * x.row(tri[k]).transpose();
+      for (int a = 0; a < 3; ++a) {
+        c[2 * samples + a] = p[a] - grabTarget[a];
+        for (int k = 0; k < 3; ++k) gradient[rowSlotStart[2 * samples + a] + k] = grab->barycentric[k] * Vec3::Unit(a);
+      }
+    }
+  }
+
+  // A = J W J^T with per-vertex 3x3 inverse-mass blocks.
+  void assemble(const std::vector<Eigen::Matrix3d>& inverseMass) {
+    double* values = schur.valuePtr();
+    std::fill(values, values + schur.nonZeros(), 0.0);
+    size_t d = 0;
+    for (size_t i = 0; i < incidence.size(); ++i) {
+      const auto& list = incidence[i];
+      const Eigen::Matrix3d& w = inverseMass[i];
+      const bool zero = w.isZero(0);
+      for (const auto& a : list) {
+        const Vec3 wa = w * gradient[a.slot];
+        for (const auto& b : list)
+          if (a.row <= b.row) {
+            if (!zero) values[destination[d]] += wa.dot(gradient[b.slot]);
+            ++d;
+          }
+      }
+    }
+  }
+
+  // dx_i = -W_i sum over rows r at i of g_ri * lambda_r.
+  void applyCorrection(const std::vector<Eigen::Matrix3d>& inverseMass, const Eigen::VectorXd& lambda,
+                       Positions& x) {
+    for (size_t i = 0; i < incidence.size(); ++i) {
+      if (inverseMass[i].isZero(0)) continue;
+      Vec3 sum = Vec3::Zero();
+      for (const auto& a : incidence[i]) sum += gradient[a.slot] * lambda[a.row];
+      x.row(i) -= (inverseMass[i] * sum).transpose();
+    }
+  }
+};
+
+MlsSolver::MlsSolver() : impl_(std::make_unique<Impl>()) {}
+MlsSolver::~MlsSolver() = default;
+
+SolverCounts MlsSolver::counts() const {
+  return {static_cast<int>(x_.rows()), 2 * neighbourhoods_.sampleCount(), 0};
+}
+
+nlohmann::json MlsSolver::params() const { return writeParams(MlsParams::table(), params_); }
+
+std::optional<std::string> MlsSolver::rebuild(const MlsParams& params) {
+  MlsNeighbourhoodOptions options;
+  options.rings = params.neighbourhood == "2-ring" ? 2 : 1;
+  options.radius = params.neighbourhood == "radius" ? params.radius : 0;
+  if (params.neighbourhood == "radius" && !(params.radius > 0))
+    return std::string("solver.radius: must be positive for 'radius' neighbourhoods");
+  options.weighting = params.weighting == "mass" ? MlsWeighting::Mass : MlsWeighting::Uniform;
+  options.periodU = cloth_->materialPeriod;
+  auto n = buildMlsNeighbourhoods(cloth_->mesh, cloth_->topology, material_, options, impl_->areaShare);
+  if (!n) return "mls-isometry: " + n.error();
+  neighbourhoods_ = std::move(n).value();
+  impl_->patternGrabTriangle = -2;  // rebuild the Schur pattern at the next step
+  return std::nullopt;
+}
+
+std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cloth, const SimParams&,
+                                            const nlohmann::json& params) {
+  MlsParams parsed;
+  if (auto e = readParams(params, MlsParams::table(), parsed, "solver")) return e;
+  cloth_ = std::move(cloth);
+  auto material = flatMaterialCoordinates(*cloth_);
+  if (!material) return material.error();
+  material_ = std::move(material).value();
+  const TriangleMesh& mesh = cloth_->mesh;
+  impl_->areaShare = Eigen::VectorXd::Zero(mesh.vertexCount());
+  for (int t = 0; t < mesh.triangleCount(); ++t)
+    for (int k = 0; k < 3; ++k) impl_->areaShare[mesh.triangles[t][k]] += triangleArea(mesh, t) / 3;
+  impl_->extraMass = Eigen::VectorXd::Zero(mesh.vertexCount());
+  for (const auto& [vertex, mass] : cloth_->pointMasses) impl_->extraMass[vertex] += mass;
+  if (auto e = rebuild(parsed)) return e;
+  params_ = parsed;
+  impl_->hinge = hingeBendingMatrix(mesh, cloth_->topology);
+  impl_->bendingSolver = makeSolveOftenSpdSolver(mesh.vertexCount());
+  impl_->schurSolver = makeSpdSolver("cholmod");
+  impl_->bendingKey[0] = -1;
+  x_ = mesh.positions;
+  v_ = Positions::Zero(mesh.vertexCount(), 3);
+  return std::nullopt;
+}
+
+std::optional<std::string> MlsSolver::setParams(const nlohmann::json& params) {
+  MlsParams parsed = params_;
+  if (auto e = readParams(params, MlsParams::table(), parsed, "solver")) return e;
+  if (parsed.neighbourhood != params_.neighbourhood || parsed.radius != params_.radius ||
+      parsed.weighting != params_.weighting) {
+    const MlsNeighbourhoods previous = neighbourhoods_;
+    if (auto e = rebuild(parsed)) {
+      neighbourhoods_ = previous;
+      return e;
+    }
+  }
+  params_ = parsed;
+  return std::nullopt;
+}
+
+double MlsSolver::maxResidual() const {
+  return mlsConstraints(neighbourhoods_, x_).cwiseAbs().maxCoeff();
+}
+
+std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& stats) {
+  Impl& m = *impl_;
+  const auto stepStart = Clock::now();
+  const double h = ctx.sim.dt;
+  const int n = static_cast<int>(x_.rows());
+  const Positions x0 = x_, v0 = v_;
+  auto restore = [&](const std::string& why) {
+    x_ = x0;
+    v_ = v0;
+    return std::optional<std::string>(why);
+  };
+  const Eigen::VectorXd mass = ctx.sim.density * m.areaShare + m.extraMass;
+  std::vector<char> pinned(n, 0);
+  std::vector<int> pinList;
+  for (const auto& [vertex, target] : ctx.pins) {
+    pinned[vertex] = 1;
+    pinList.push_back(vertex);
+  }
+  std::sort(pinList.begin(), pinList.end());
+
+  // 1. Implicit bending and external forces.
+  auto t = Clock::now();
+  const double kb = ctx.sim.bending;
+  if (m.bendingKey[0] != kb || m.bendingKey[1] != h || m.bendingKey[2] != ctx.sim.density ||
+      m.bendingPins != pinList) {
+    std::vector<Eigen::Triplet<double>> system, coupling;
+    const SparseMatrix full = SparseMatrix(mass.asDiagonal()) + (h * h * kb) * m.hinge;
+    for (int c = 0; c < full.outerSize(); ++c)
+      for (SparseMatrix::InnerIterator it(full, c); it; ++it) {
+        const int r = static_cast<int>(it.row());
+        if (pinned[r] || pinned[c]) {
+          if (!pinned[r] && pinned[c]) coupling.emplace_back(r, c, it.value());
+          continue;
+        }
+        if (r <= c) system.emplace_back(r, c, it.value());
+      }
+    for (int p : pinList) system.emplace_back(p, p, 1.0);
+    m.bendingSystem.resize(n, n);
+    m.bendingSystem.setFromTriplets(system.begin(), system.end());
+    m.bendingCoupling.resize(n, n);
+    m.bendingCoupling.setFromTriplets(coupling.begin(), coupling.end());
+    if (auto e = m.bendingSolver->analyze(m.bendingSystem)) return restore(*e);
+    std::string message;
+    if (m.bendingSolver->factorize(m.bendingSystem, &message) != SpdSolver::Status::Ok)
+      return restore("bending system: " + message);
+    m.bendingKey[0] = kb;
+    m.bendingKey[1] = h;
+    m.bendingKey[2] = ctx.sim.density;
+    m.bendingPins = pinList;
+  }
+  stats.msFactor = msSince(t);
+  t = Clock::now();
+  Eigen::MatrixXd rhs(n, 3);
+  for (int i = 0; i < n; ++i) rhs.row(i) = mass[i] * v_.row(i) + h * mass[i] * ctx.sim.gravity.transpose();
+  if (kb > 0) rhs -= (h * kb) * (m.hinge * x_);
+  Eigen::MatrixXd pinVelocity = Eigen::MatrixXd::Zero(n, 3);
+  for (const auto& [vertex, target] : ctx.pins) pinVelocity.row(vertex) = (target - Vec3(x_.row(vertex))).transpose() / h;
+  rhs -= m.bendingCoupling * pinVelocity;
+  for (const auto& [vertex, target] : ctx.pins) rhs.row(vertex) = pinVelocity.row(vertex);
+  m.bendingSolver->solve(rhs);
+  v_ = rhs;
+  if (ctx.sim.damping > 0) v_ /= 1.0 + h * ctx.sim.damping;
+  Positions x = x_ + h * v_;
+  for (const auto& [vertex, target] : ctx.pins) x.row(vertex) = target.transpose();
+  stats.msForces = msSince(t);
+
+  // 2. Contacts on the candidate.
+  t = Clock::now();
+  Positions correction;
+  auto contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction);
+  for (int i = 0; i < n; ++i)
+    if (!pinned[i]) x.row(i) += correction.row(i);
+  stats.msCollision = msSince(t);
+
+  // 3. Fast Projection.
+  t = Clock::now();
+  if (m.patternGrabTriangle != (ctx.grab ? ctx.grab->triangle : -1))
+    m.buildSlots(neighbourhoods_, n, ctx.grab, cloth_->mesh.triangles);
+  Vec3 grabTarget = Vec3::Zero();
+  if (ctx.grab) {
+    const Tri& tri = cloth_->mesh.triangles[ctx.grab->triangle];
+    Vec3 p = Vec3::Zero();
+    for (int k = 0; k < 3; ++k) p += ctx.grab->barycentric[k] * x_.row(tri[k]).transpose();
+    grabTarget = p + (ctx.grab->target - p) * std::min(1.0, h / ctx.grab->timeConstant);
+  }
+  std::vector<Eigen::Matrix3d> inverseMass(n);
+  for (int i = 0; i < n; ++i)
+    inverseMass[i] = pinned[i] ? Eigen::Matrix3d::Zero() : Eigen::Matrix3d(Eigen::Matrix3d::Identity() / mass[i]);
+  const int samples = neighbourhoods_.sampleCount();
+  Eigen::VectorXd c;
+  auto residual = [&](const Eigen::VectorXd& values) {
+    return samples > 0 ? values.head(2 * samples).cwiseAbs().maxCoeff() : 0.0;
+  };
+  auto grabError = [&](const Eigen::VectorXd& values) {
+    return ctx.grab ? values.tail(3).cwiseAbs().maxCoeff() : 0.0;
+  };
+  m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
+  int iterations = 0, stalls = 0;
+  double best = residual(c);
+  double factorMs = 0;
+  Eigen::VectorXd accumulated = Eigen::VectorXd::Zero(m.rows);  // sum of multipliers (geometric stiffness)
+  bool stalled = false;
+  while ((residual(c) > params_.tolerance || grabError(c) > 1e-9) && iterations < params_.maxIterations) {
+    if (params_.geometricStiffness && iterations > 0) {
+      // M + PSD part of the diagonal blocks of sum_k lambda_k Hess c_k.
+      std::vector<Eigen::Matrix3d> blocks(n, Eigen::Matrix3d::Zero());
+      for (int s = 0; s < samples; ++s) {
+        const double lt = accumulated[2 * s], ld = accumulated[2 * s + 1];
+        const int first = neighbourhoods_.start[s], last = neighbourhoods_.start[s + 1];
+        const Vec3 xs = x.row(s).transpose();
+        Mat32 f = Mat32::Zero();
+        Eigen::Vector2d sumA = Eigen::Vector2d::Zero();
+        for (int k = first; k < last; ++k) {
+          f += (Vec3(x.row(neighbourhoods_.neighbour[k]).transpose()) - xs) * neighbourhoods_.coefficient[k].transpose();
+          sumA += neighbourhoods_.coefficient[k];
+        }
+        const Vec3 f1 = f.col(0), f2 = f.col(1);
+        const Eigen::Matrix3d id = Eigen::Matrix3d::Identity();
+        const Eigen::Matrix3d h11 = 2 * f2.squaredNorm() * id - 2 * f2 * f2.transpose();
+        const Eigen::Matrix3d h22 = 2 * f1.squaredNorm() * id - 2 * f1 * f1.transpose();
+        const Eigen::Matrix3d h12 = 4 * f1 * f2.transpose() - 2 * f2 * f1.transpose() - 2 * f1.dot(f2) * id;
+        auto block = [&](const Eigen::Vector2d& a, const Eigen::Vector2d& b) {
+          return Eigen::Matrix3d(lt * 2 * a.dot(b) * id +
+                                 ld * (a[0] * b[0] * h11 + a[1] * b[1] * h22 + a[0] * b[1] * h12 +
+                                       a[1] * b[0] * h12.transpose()));
+        };
+        blocks[s] += block(sumA, sumA);  // the centre: minus-sum rule on both sides
+        for (int k = first; k < last; ++k)
+          blocks[neighbourhoods_.neighbour[k]] += block(neighbourhoods_.coefficient[k], neighbourhoods_.coefficient[k]);
+      }
+      for (int i = 0; i < n; ++i) {
+        if (pinned[i]) continue;
+        Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(blocks[i]);
+        const Eigen::Vector3d values = eig.eigenvalues().cwiseMax(0.0).array() + mass[i];
+        inverseMass[i] = eig.eigenvectors() * values.cwiseInverse().asDiagonal() * eig.eigenvectors().transpose();
+      }
+    }
+    const auto factorStart = Clock::now();
+    m.assemble(inverseMass);
+    double maxDiagonal = 0;
+    for (int col = 0; col < m.rows; ++col) maxDiagonal = std::max(maxDiagonal, m.schur.coeff(col, col));
+    const double shift = std::max(params_.regularization * maxDiagonal, 1e-300);
+    for (int col = 0; col < m.rows; ++col) m.schur.coeffRef(col, col) += shift;
+    if (!m.schurAnalyzed) {
+      if (auto e = m.schurSolver->analyze(m.schur)) return restore(*e);
+      m.schurAnalyzed = true;
+    }
+    std::string message;
+    if (m.schurSolver->factorize(m.schur, &message) != SpdSolver::Status::Ok) {
+      if (!m.schurSolver->useIndefiniteFallback() ||
+          m.schurSolver->factorize(m.schur, &message) != SpdSolver::Status::Ok)
+        return restore("Fast Projection: factorization of J W J^T failed (" + message + ")");
+    }
+    Eigen::MatrixXd lambda = c;
+    m.schurSolver->solve(lambda);
+    factorMs += msSince(factorStart);
+    m.applyCorrection(inverseMass, lambda.col(0), x);
+    accumulated += lambda.col(0);
+    m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
+    ++iterations;
+    if (!std::isfinite(residual(c))) return restore("Fast Projection produced a non-finite state");
+    if (residual(c) < best) {
+      best = residual(c);
+      stalls = 0;
+    } else if (++stalls >= 2) {
+      stalled = true;
+      break;
+    }
+  }
+  stats.msPosition = msSince(t) - factorMs;
+  stats.msFactor += factorMs;
+
+  // 4. Augmented-Lagrangian fallback.
+  int alIterations = 0;
+  bool fallbackUsed = false;
+  if (params_.fallback && residual(c) > params_.tolerance && (stalled || iterations >= params_.maxIterations)) {
+    fallbackUsed = true;
+    t = Clock::now();
+    const Positions target = x;  // project the current point, in the mass metric
+    Eigen::VectorXd multipliers = Eigen::VectorXd::Zero(m.rows);
+    // Penalty scaled so that mu |grad c|^2 starts at 100 x the mean mass: strong enough to pull
+    // the constraints in, mild enough to keep M + mu J^T J well conditioned.
+    double gradientScale = 0;
+    for (const Vec3& g : m.gradient) gradientScale += g.squaredNorm();
+    gradientScale /= std::max<size_t>(m.gradient.size(), 1);
+    double mu = 1e2 * mass.mean() / std::max(gradientScale, 1e-300);
+    auto solver = makeSpdSolver("cholmod");
+    auto lagrangian = [&](const Positions& at, const Eigen::VectorXd& values) {
+      double value = 0;
+      for (int i = 0; i < n; ++i) value += 0.5 * mass[i] * (at.row(i) - target.row(i)).squaredNorm();
+      return value + multipliers.dot(values) + 0.5 * mu * values.squaredNorm();
+    };
+    double previous = residual(c);
+    while (alIterations < params_.fallbackIterations && residual(c) > params_.tolerance) {
+      ++alIterations;
+      for (int newton = 0; newton < 3; ++newton) {
+        // Gauss-Newton on 1/2|x - target|_M^2 + l.c + mu/2|c|^2: (M + mu J^T J) dx = -g.
+        std::vector<Eigen::Triplet<double>> triplets;
+        Eigen::VectorXd g = Eigen::VectorXd::Zero(3 * n);
+        for (int i = 0; i < n; ++i)
+          for (int a = 0; a < 3; ++a) {
+            triplets.emplace_back(3 * i + a, 3 * i + a, pinned[i] ? 1.0 : mass[i]);
+            if (!pinned[i]) g[3 * i + a] = mass[i] * (x(i, a) - target(i, a));
+          }
+        for (int r = 0; r < m.rows; ++r) {
+          const double weight = multipliers[r] + mu * c[r];
+          for (int p = m.rowSlotStart[r]; p < m.rowSlotStart[r + 1]; ++p) {
+            const int vp = m.slotVertex[p];
+            if (pinned[vp]) continue;
+            g.segment<3>(3 * vp) += weight * m.gradient[p];
+            for (int q = m.rowSlotStart[r]; q < m.rowSlotStart[r + 1]; ++q) {
+              const int vq = m.slotVertex[q];
+              if (pinned[vq] || vp > vq) continue;
+              const Eigen::Matrix3d block = mu * m.gradient[p] * m.gradient[q].transpose();
+              for (int a = 0; a < 3; ++a)
+                for (int b = 0; b < 3; ++b)
+                  if (3 * vp + a <= 3 * vq + b) triplets.emplace_back(3 * vp + a, 3 * vq + b, block(a, b));
+            }
+          }
+        }
+        SparseMatrix hessian(3 * n, 3 * n);
+        hessian.setFromTriplets(triplets.begin(), triplets.end());
+        std::string message;
+        if (auto e = solver->analyze(hessian)) return restore("augmented-Lagrangian projection: " + *e);
+        if (solver->factorize(hessian, &message) != SpdSolver::Status::Ok &&
+            (!solver->useIndefiniteFallback() || solver->factorize(hessian, &message) != SpdSolver::Status::Ok))
+          return restore("augmented-Lagrangian projection: factorization failed (" + message + ")");
+        Eigen::MatrixXd dx = -g;
+        solver->solve(dx);
+        // Back-tracking on the augmented Lagrangian itself: Gauss-Newton steps can overshoot.
+        const double before = lagrangian(x, c);
+        const Positions start = x;
+        double stepLength = 1.0;
+        for (int halving = 0; halving <= 12; ++halving, stepLength *= 0.5) {
+          x = start;
+          for (int i = 0; i < n; ++i)
+            if (!pinned[i]) x.row(i) += stepLength * dx.col(0).segment<3>(3 * i).transpose();
+          m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
+          if (std::isfinite(residual(c)) && lagrangian(x, c) <= before) break;
+        }
+        if (!std::isfinite(residual(c))) return restore("augmented-Lagrangian projection: non-finite state");
+      }
+      multipliers += mu * c;
+      if (residual(c) > 0.25 * previous) mu *= 10;
+      previous = residual(c);
+    }
+    stats.msPosition += msSince(t);
+  }
+
+  // 5. Points the projection pushed into obstacles go back on them.
+  t = Clock::now();
+  contacts.contactCount += resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction).contactCount;
+  for (int i = 0; i < n; ++i)
+    if (!pinned[i]) x.row(i) += correction.row(i);
+  stats.msCollision += msSince(t);
+
+  Positions v = (x - x_) / h;
+  if (!x.allFinite() || !v.allFinite()) return restore("non-finite state");
+  const double speed = v.rowwise().norm().maxCoeff();
+  if (speed > params_.maxSpeed)
+    return restore("runaway speed " + std::to_string(speed) + " m/s (max_speed " +
+                   std::to_string(params_.maxSpeed) + ")");
+  x_ = std::move(x);
+  v_ = std::move(v);
+
+  const double finalResidual = residual(c);
+  stats.positionIterations = iterations;
+  stats.converged = finalResidual <= params_.tolerance;
+  stats.contacts = contacts.contactCount;
+  double pinError = 0;
+  for (const auto& [vertex, target] : ctx.pins) pinError = std::max(pinError, (Vec3(x_.row(vertex)) - target).norm());
+  stats.maxPositionError = pinError;
+  stats.maxEdgeStrain = 0;
+  for (const auto& e : cloth_->topology.edges) {
+    const double rest = (cloth_->mesh.positions.row(e[1]) - cloth_->mesh.positions.row(e[0])).norm();
+    stats.maxEdgeStrain = std::max(stats.maxEdgeStrain, std::abs((x_.row(e[1]) - x_.row(e[0])).norm() / rest - 1));
+  }
+  stats.linearSolver = m.schurSolver->name();
+  stats.extra["fp_iterations"] = iterations;
+  stats.extra["max_isometry_residual"] = finalResidual;
+  stats.extra["fallback_used"] = fallbackUsed;
+  stats.extra["fallback_iterations"] = alIterations;
+  stats.extra["max_speed"] = speed;
+  stats.msTotal = msSince(stepStart);
+  return std::nullopt;
+}
+
+}  // namespace clothlab

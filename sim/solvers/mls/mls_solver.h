@@ -1,0 +1,89 @@
+#pragma once
+// mls-isometry: meshless isometry constraints on moving-least-squares strain with Fast
+// Projections (Chen, Kry, Vouga 2019; methods 2).
+//
+// Degrees of freedom: the mesh vertices, each a sample with material coordinates u_i from the
+// flat rest state (ClothModel::materialCoords when they are a valid flattening up to a uniform
+// scale, else a plane fit of a nearly flat mesh; anything else is refused with a message). Two
+// constraints per sample on its MLS deformation gradient F_i (mls_constraints.h):
+// tr(F^T F) - 2 = 0 and det(F^T F) - 1 = 0; the tolerance is on these dimensionless values.
+//
+// One step of length h:
+//   1. implicit quadratic bending (Bergou hinge Q) and external forces:
+//      (M + h^2 k_b Q) v* = M v + h (f_ext - k_b Q x); pinned vertices move to their targets.
+//      The matrix is constant: factorized only when k_b, h, density or the pinned set change.
+//   2. x~ = x + h v*, then contacts with the obstacles on the candidate (with friction)
+//   3. Fast Projection (Goldenthal et al. 2007) from x~: while max|c| > tol:
+//        solve (J W J^T + eps I) dl = C,  x -= W J^T dl
+//      W the inverse masses (0 for pins). eps = regularization x max diag: at the flat rest state
+//      the trace and determinant gradients coincide and J W J^T is singular (methods 2.4). With
+//      geometric_stiffness, W is the inverse of M + the PSD part of the diagonal 3x3 blocks of
+//      sum_k dl_k Hess c_k (Tournier et al. 2015, block-diagonal approximation).
+//      A grab adds three linear rows: the grabbed surface point moves toward its target with the
+//      grab's time constant.
+//   4. if two consecutive FP iterations fail to reduce max|c| (or the iteration cap is reached
+//      with the residual above tolerance), the augmented-Lagrangian fallback minimizes
+//      1/2 |x - x~|_M^2 + l.c + mu/2 |c|^2 by Gauss-Newton steps, l += mu c, mu x10 when |c| did
+//      not drop 4x (methods 2.6); reported as fallback_used.
+//   5. points left inside obstacles are put back on them; v = (x - x_n) / h exactly.
+// A non-finite or runaway state restores the state before the step and reports the step.
+#include <memory>
+
+#include "sim/linear/spd_solver.h"
+#include "sim/params.h"
+#include "sim/solver.h"
+#include "sim/solvers/mls/mls_constraints.h"
+
+namespace clothlab {
+
+struct MlsParams {
+  double tolerance = 0.01;        // max |c| accepted (dimensionless), [1e-8, 1]
+  int maxIterations = 20;         // Fast Projection iterations per step, [1, 500]
+  std::string neighbourhood = "1-ring";  // 1-ring | 2-ring | radius
+  double radius = 0.0;            // material-space radius for "radius" neighbourhoods [m]
+  std::string weighting = "uniform";     // uniform | mass
+  double regularization = 1e-6;   // relative diagonal shift of J W J^T, [0, 0.1]
+  bool geometricStiffness = false;
+  bool fallback = true;           // augmented-Lagrangian fallback when FP stalls
+  int fallbackIterations = 30;    // outer augmented-Lagrangian iterations, [1, 1000]
+  double maxSpeed = 1000;         // speed treated as divergence [m/s], [1, 1e6]
+  static const ParamTable<MlsParams>& table();
+};
+
+class MlsSolver final : public Solver {
+ public:
+  MlsSolver();
+  ~MlsSolver() override;
+
+  std::string id() const override { return "mls-isometry"; }
+  std::optional<std::string> reset(std::shared_ptr<const ClothModel> cloth, const SimParams& sim,
+                                   const nlohmann::json& params) override;
+  std::optional<std::string> setParams(const nlohmann::json& params) override;
+  nlohmann::json params() const override;
+  std::optional<std::string> step(const StepContext& ctx, StepStats& stats) override;
+  const Positions& surface() const override { return x_; }
+  Positions surfaceVelocities() const override { return v_; }
+  SolverCounts counts() const override;
+
+  // Inspection (tests).
+  const MlsNeighbourhoods& neighbourhoods() const { return neighbourhoods_; }
+  const Eigen::MatrixX2d& materialCoordinates() const { return material_; }
+  double maxResidual() const;  // max |c| at the current state
+
+ private:
+  struct Impl;
+  std::optional<std::string> rebuild(const MlsParams& params);
+  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<const ClothModel> cloth_;
+  MlsParams params_;
+  MlsNeighbourhoods neighbourhoods_;
+  Eigen::MatrixX2d material_;
+  Positions x_, v_;
+};
+
+// Material (flat rest) coordinates for the MLS solver: the cloth's own when they flatten the rest
+// mesh up to a uniform scale (checked on every edge, 1%), else a plane fit of a mesh flat within
+// 0.1% of its size. Otherwise an error naming the problem.
+Result<Eigen::MatrixX2d> flatMaterialCoordinates(const ClothModel& cloth);
+
+}  // namespace clothlab
