@@ -81,6 +81,38 @@ TriangleMesh makeGrid(double width, double height, int columns, int rows, Diagon
   return mesh;
 }
 
+TriangleMesh makeCylinder(double radius, double height, int columns, int rows, DiagonalPattern pattern,
+                          std::uint64_t seed, Eigen::MatrixX2d* material) {
+  TriangleMesh mesh;
+  mesh.positions.resize(columns * rows, 3);
+  if (material) material->resize(columns * rows, 2);
+  for (int j = 0; j < rows; ++j)
+    for (int i = 0; i < columns; ++i) {
+      const double angle = 2 * std::numbers::pi * i / columns, y = height * j / (rows - 1);
+      mesh.positions.row(j * columns + i) << radius * std::cos(angle), y, radius * std::sin(angle);
+      if (material) material->row(j * columns + i) << radius * angle, y;
+    }
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution coin(0.5);
+  for (int j = 0; j + 1 < rows; ++j)
+    for (int i = 0; i < columns; ++i) {
+      const int next = (i + 1) % columns;
+      const int a = j * columns + i, b = j * columns + next, c = b + columns, d = a + columns;
+      bool forward = true;
+      if (pattern == DiagonalPattern::Alternating) forward = (i + j) % 2 == 0;
+      if (pattern == DiagonalPattern::Random) forward = coin(rng);
+      // Outward normals: (a, d, c) runs counter-clockwise seen from outside.
+      if (forward) {
+        mesh.triangles.push_back({a, c, b});
+        mesh.triangles.push_back({a, d, c});
+      } else {
+        mesh.triangles.push_back({a, d, b});
+        mesh.triangles.push_back({b, d, c});
+      }
+    }
+  return mesh;
+}
+
 namespace {
 
 using Point = Eigen::Vector2d;

@@ -23,6 +23,12 @@ TriangleMesh makeIrregularRectangle(double width, double height, int targetTrian
                                     std::uint64_t seed);
 TriangleMesh makeIrregularDisk(double radius, int targetTriangles, std::uint64_t seed);
 
+// A closed tube of `columns` vertices around and `rows` along its axis (y, from 0 to height),
+// each quad split by a diagonal. `material` receives the unrolled flat coordinates
+// (arc length around, height), periodic in the first with period 2 pi radius.
+TriangleMesh makeCylinder(double radius, double height, int columns, int rows, DiagonalPattern pattern,
+                          std::uint64_t seed, Eigen::MatrixX2d* material);
+
 // Every generator avoids "ear" triangles (two boundary edges, one neighbour) by flipping their
 // interior edge, so that every boundary triangle has two neighbours, as the NC boundary
 // constraints of Bender et al. assume (methods 1.3).

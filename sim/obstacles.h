@@ -3,6 +3,7 @@
 // response used on the conforming surface: a point closer than `thickness` to an obstacle is
 // moved out along the surface normal, and its tangential motion over the step is reduced by
 // Coulomb friction (the tangential correction is at most friction x normal correction).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,14 @@ struct Obstacle {
   double radius = 0.5;        // sphere [m]
   Vec3 halfExtents{0.5, 0.5, 0.5};  // box, axis-aligned [m]
   double friction = 0.3;      // Coulomb coefficient, >= 0
+  Vec3 velocity{0, 0, 0};     // constant velocity [m/s] ...
+  double moveUntil = 1e300;   // ... until this time [s]; then it stays
+  // The obstacle at simulated time t (moved by its velocity).
+  Obstacle at(double t) const {
+    Obstacle o = *this;
+    o.point += velocity * std::min(t, moveUntil);
+    return o;
+  }
 };
 
 std::string obstacleTypeName(Obstacle::Type type);

@@ -109,7 +109,7 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
     const json& g = cloth["generator"];
     const std::string at = where + ".generator";
     if (!g.is_object() || !g.contains("type") || !g["type"].is_string())
-      return at + ".type: expected one of grid, irregular-rectangle, irregular-disk";
+      return at + ".type: expected one of grid, irregular-rectangle, irregular-disk, cylinder";
     const std::string type = g["type"];
     if (type == "grid") {
       source.kind = ClothSource::Kind::Grid;
@@ -127,9 +127,19 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
     } else if (type == "irregular-disk") {
       source.kind = ClothSource::Kind::IrregularDisk;
       if (auto e = checkKeys(g, at, {"type", "radius", "triangles", "seed"})) return e;
+    } else if (type == "cylinder") {
+      source.kind = ClothSource::Kind::Cylinder;
+      if (auto e = checkKeys(g, at, {"type", "radius", "height", "columns", "rows", "diagonal", "seed"}))
+        return e;
+      if (g.contains("diagonal")) {
+        if (!g["diagonal"].is_string()) return at + ".diagonal: expected a string";
+        auto pattern = parseDiagonalPattern(g["diagonal"]);
+        if (!pattern) return at + ".diagonal: " + pattern.error();
+        source.diagonal = *pattern;
+      }
     } else {
       return at + ".type: unknown generator '" + type +
-             "' (expected grid, irregular-rectangle or irregular-disk)";
+             "' (expected grid, irregular-rectangle, irregular-disk or cylinder)";
     }
     if (auto e = readNumber(g, "width", at, source.width, 1e-4, 1e3)) return e;
     if (auto e = readNumber(g, "height", at, source.height, 1e-4, 1e3)) return e;
@@ -202,7 +212,7 @@ std::optional<std::string> parseObstacles(const json& list, const std::string& w
     const std::string type = o["type"];
     if (type == "plane") {
       obstacle.type = Obstacle::Type::Plane;
-      if (auto e = checkKeys(o, at, {"type", "point", "normal", "friction"})) return e;
+      if (auto e = checkKeys(o, at, {"type", "point", "normal", "friction", "velocity", "move_until"})) return e;
       if (o.contains("point"))
         if (auto e = readVec3(o["point"], at + ".point", obstacle.point)) return e;
       if (o.contains("normal"))
@@ -211,13 +221,13 @@ std::optional<std::string> parseObstacles(const json& list, const std::string& w
       obstacle.normal.normalize();
     } else if (type == "sphere") {
       obstacle.type = Obstacle::Type::Sphere;
-      if (auto e = checkKeys(o, at, {"type", "center", "radius", "friction"})) return e;
+      if (auto e = checkKeys(o, at, {"type", "center", "radius", "friction", "velocity", "move_until"})) return e;
       if (o.contains("center"))
         if (auto e = readVec3(o["center"], at + ".center", obstacle.point)) return e;
       if (auto e = readNumber(o, "radius", at, obstacle.radius, 1e-6, 1e4)) return e;
     } else if (type == "box") {
       obstacle.type = Obstacle::Type::Box;
-      if (auto e = checkKeys(o, at, {"type", "center", "half_extents", "friction"})) return e;
+      if (auto e = checkKeys(o, at, {"type", "center", "half_extents", "friction", "velocity", "move_until"})) return e;
       if (o.contains("center"))
         if (auto e = readVec3(o["center"], at + ".center", obstacle.point)) return e;
       if (o.contains("half_extents"))
@@ -227,7 +237,33 @@ std::optional<std::string> parseObstacles(const json& list, const std::string& w
       return at + ".type: unknown obstacle '" + type + "' (expected plane, sphere or box)";
     }
     if (auto e = readNumber(o, "friction", at, obstacle.friction, 0, 10)) return e;
+    if (o.contains("velocity"))
+      if (auto e = readVec3(o["velocity"], at + ".velocity", obstacle.velocity)) return e;
+    if (auto e = readNumber(o, "move_until", at, obstacle.moveUntil, 0, 1e9)) return e;
     scene.obstacles.push_back(obstacle);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> parsePointMasses(const json& list, const std::string& where, Scene& scene) {
+  if (!list.is_array()) return where + ": expected an array";
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& p = list[i];
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    if (auto e = checkKeys(p, at, {"vertex", "near", "mass"})) return e;
+    Scene::PointMass pm;
+    if (int(p.contains("vertex")) + int(p.contains("near")) != 1)
+      return at + ": give exactly one of \"vertex\" or \"near\"";
+    if (p.contains("vertex")) {
+      pm.where.kind = PinSpec::Kind::Vertex;
+      if (auto e = readInt(p, "vertex", at, pm.where.vertex, 0, 2147483647)) return e;
+    } else {
+      pm.where.kind = PinSpec::Kind::Near;
+      if (auto e = readVec3(p["near"], at + ".near", pm.where.point)) return e;
+    }
+    if (!p.contains("mass")) return at + ".mass: missing (kg)";
+    if (auto e = readNumber(p, "mass", at, pm.mass, 1e-9, 1e6)) return e;
+    scene.pointMasses.push_back(pm);
   }
   return std::nullopt;
 }
@@ -238,7 +274,7 @@ Result<Scene> parseScene(const json& root, const std::string& source, const std:
   Scene scene;
   scene.sourcePath = source;
   if (auto e = checkKeys(root, source,
-                         {"name", "description", "cloth", "simulation", "pins", "obstacles", "solver"}))
+                         {"name", "description", "cloth", "simulation", "pins", "obstacles", "point_masses", "solver"}))
     return Error{*e};
   auto fail = [&](const std::string& message) { return Error{message}; };
   const std::string at = source + ": ";
@@ -264,6 +300,8 @@ Result<Scene> parseScene(const json& root, const std::string& source, const std:
     if (auto e = parsePins(root["pins"], at + "pins", scene)) return fail(*e);
   if (root.contains("obstacles"))
     if (auto e = parseObstacles(root["obstacles"], at + "obstacles", scene)) return fail(*e);
+  if (root.contains("point_masses"))
+    if (auto e = parsePointMasses(root["point_masses"], at + "point_masses", scene)) return fail(*e);
   if (root.contains("solver")) {
     const json& solver = root["solver"];
     if (!solver.is_object()) return fail(at + "solver: expected an object with an \"id\"");
@@ -340,9 +378,23 @@ json sceneToJson(const Scene& scene) {
       j["center"] = point;
       j["half_extents"] = {o.halfExtents.x(), o.halfExtents.y(), o.halfExtents.z()};
     }
+    if (o.velocity != Vec3::Zero()) {
+      j["velocity"] = {o.velocity.x(), o.velocity.y(), o.velocity.z()};
+      if (o.moveUntil < 1e9) j["move_until"] = o.moveUntil;
+    }
     obstacles.push_back(j);
   }
   out["obstacles"] = obstacles;
+  if (!scene.pointMasses.empty()) {
+    json masses = json::array();
+    for (const auto& pm : scene.pointMasses) {
+      json j{{"mass", pm.mass}};
+      if (pm.where.kind == PinSpec::Kind::Vertex) j["vertex"] = pm.where.vertex;
+      else j["near"] = {pm.where.point.x(), pm.where.point.y(), pm.where.point.z()};
+      masses.push_back(j);
+    }
+    out["point_masses"] = masses;
+  }
   json solver = scene.solverParams;
   solver["id"] = scene.solverId;
   out["solver"] = solver;
@@ -403,6 +455,13 @@ Result<ClothModel> buildClothModel(const Scene& scene) {
     case ClothSource::Kind::IrregularDisk:
       rest = makeIrregularDisk(c.radius, c.triangles, c.seed);
       break;
+    case ClothSource::Kind::Cylinder: {
+      Eigen::MatrixX2d unrolled;
+      rest = makeCylinder(c.radius, c.height, c.columns, c.rows, c.diagonal, c.seed, &unrolled);
+      model.materialCoords = scene.transform.scale * unrolled;
+      model.materialPeriod = scene.transform.scale * 2 * std::numbers::pi * c.radius;
+      break;
+    }
     case ClothSource::Kind::Obj: {
       auto loaded = loadObj(c.objPath);
       if (!loaded) return Error{loaded.error()};
@@ -412,7 +471,8 @@ Result<ClothModel> buildClothModel(const Scene& scene) {
       break;
     }
   }
-  if (c.kind != ClothSource::Kind::Obj) model.materialCoords = rest.positions.leftCols<2>();
+  if (c.kind != ClothSource::Kind::Obj && c.kind != ClothSource::Kind::Cylinder)
+    model.materialCoords = scene.transform.scale * rest.positions.leftCols<2>();
   model.mesh = rest;
   for (int i = 0; i < rest.vertexCount(); ++i)
     model.mesh.positions.row(i) = scene.transform.apply(rest.positions.row(i).transpose());
@@ -441,6 +501,16 @@ Result<ClothModel> buildClothModel(const Scene& scene) {
       if (existing != model.pins.end()) existing->second = target;
       else model.pins.emplace_back(v, target);
     }
+  }
+  for (size_t i = 0; i < scene.pointMasses.size(); ++i) {
+    const auto& pm = scene.pointMasses[i];
+    int vertex = pm.where.vertex;
+    if (pm.where.kind == PinSpec::Kind::Near) vertex = nearestVertex(model.mesh.positions, pm.where.point);
+    if (vertex >= model.mesh.vertexCount())
+      return Error{scene.sourcePath + ": point_masses[" + std::to_string(i) + "].vertex: " +
+                   std::to_string(vertex) + " is out of range (the cloth has " +
+                   std::to_string(model.mesh.vertexCount()) + " vertices, 0-based)"};
+    model.pointMasses.emplace_back(vertex, pm.mass);
   }
   return model;
 }

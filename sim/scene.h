@@ -16,7 +16,11 @@
 //     "obstacles": [ {"type": "plane", "point": [...], "normal": [...], "friction": 0.3},
 //                    {"type": "sphere", "center": [...], "radius": 0.2},
 //                    {"type": "box", "center": [...], "half_extents": [...]} ],
+//     "point_masses": [ {"vertex": 12 | "near": [x, y, z], "mass": 0.05} ],   (extra mass [kg])
 //     "solver": { "id": "impulse-nc", ...solver parameters... } }
+//   Generators also include {"type": "cylinder", "radius": 0.2, "height": 0.5, "columns": 44,
+//   "rows": 22, "diagonal": "alternating"}: a closed tube around +y, unrolled material coordinates.
+//   Obstacles may move: "velocity": [x, y, z] [m/s] until "move_until" [s].
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -43,7 +47,7 @@ struct SimParams {
 };
 
 struct ClothSource {
-  enum class Kind { Grid, IrregularRectangle, IrregularDisk, Obj };
+  enum class Kind { Grid, IrregularRectangle, IrregularDisk, Cylinder, Obj };
   Kind kind = Kind::Grid;
   double width = 1, height = 1, radius = 0.5;  // [m]
   int columns = 21, rows = 21;                  // grid vertices
@@ -81,6 +85,11 @@ struct Scene {
   SimParams sim;
   std::vector<PinSpec> pins;
   std::vector<Obstacle> obstacles;
+  struct PointMass {
+    PinSpec where;     // Vertex or Near (target unused)
+    double mass = 0;   // [kg]
+  };
+  std::vector<PointMass> pointMasses;
   std::string solverId = "impulse-nc";
   nlohmann::json solverParams = nlohmann::json::object();  // validated by the solver
 };

@@ -30,7 +30,8 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene) {
 std::optional<std::string> Simulation::step() {
   if (diverged_) return "the simulation diverged earlier; reset it";
   StepStats stats;
-  const StepContext context{sim_, obstacles_, pins_, grab_};
+  const std::vector<Obstacle> obstacles = obstaclesAt(time_ + sim_.dt);
+  const StepContext context{sim_, obstacles, pins_, grab_};
   if (auto e = solver_->step(context, stats)) {
     diverged_ = true;
     return "step " + std::to_string(stepCount_ + 1) + " (t = " +
@@ -84,6 +85,13 @@ void Simulation::removePin(int vertex) {
 }
 
 void Simulation::clearPins() { pins_.clear(); }
+
+std::vector<Obstacle> Simulation::obstaclesAt(double t) const {
+  std::vector<Obstacle> out;
+  out.reserve(obstacles_.size());
+  for (const Obstacle& o : obstacles_) out.push_back(o.at(t));
+  return out;
+}
 
 Scene Simulation::currentScene() const {
   Scene scene = scene_;

@@ -43,7 +43,8 @@ class Simulation {
   Solver& solver() { return *solver_; }
   const std::vector<std::pair<int, Vec3>>& pins() const { return pins_; }
   const std::optional<Grab>& grab() const { return grab_; }
-  const std::vector<Obstacle>& obstacles() const { return obstacles_; }
+  const std::vector<Obstacle>& obstacles() const { return obstacles_; }  // as at t = 0
+  std::vector<Obstacle> obstaclesAt(double t) const;  // moving obstacles where they are at t
   const StepStats& lastStats() const { return stats_; }
   long stepCount() const { return stepCount_; }
   double time() const { return time_; }

@@ -76,7 +76,7 @@ Snapshot makeSnapshot(const Simulation& simulation, bool overlay,
   }
   s.grab = simulation.grab();
   if (s.grab) s.grabPoint = s.surfacePoint(s.grab->triangle, s.grab->barycentric);
-  s.obstacles = simulation.obstacles();
+  s.obstacles = simulation.obstaclesAt(simulation.time());
   s.sim = simulation.sim();
   s.solverParams = simulation.solver().params();
   s.stats = simulation.lastStats();

@@ -372,9 +372,21 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
                : buildConformingModel(cloth_->mesh, cloth_->topology);
   x_ = model_.restPositions;
   v_ = Positions::Zero(x_.rows(), 3);
+  // Point masses: on the vertex itself (conforming), or shared by the midpoints of its edges.
+  extraMass_ = Eigen::VectorXd::Zero(model_.particleCount());
+  for (const auto& [vertex, mass] : cloth_->pointMasses) {
+    if (model_.conforming) {
+      extraMass_[vertex] += mass;
+      continue;
+    }
+    std::vector<int> incident;
+    for (int e = 0; e < static_cast<int>(cloth_->topology.edges.size()); ++e)
+      if (cloth_->topology.edges[e][0] == vertex || cloth_->topology.edges[e][1] == vertex) incident.push_back(e);
+    for (int e : incident) extraMass_[e] += mass / incident.size();
+  }
   surface_ = surfaceFromParticles(model_, x_);
   impl_ = std::make_unique<Impl>();
-  inverseMass_ = (sim.density * model_.areaShare).cwiseInverse();
+  inverseMass_ = (sim.density * model_.areaShare + extraMass_).cwiseInverse();
   if (!model_.conforming) {
     impl_->surfaceFactor = makeSolveOftenSpdSolver(model_.surfaceMap.rows());
     const SparseMatrix bbt = upperOf(SparseMatrix(model_.surfaceMap * model_.surfaceMap.transpose()));
@@ -425,7 +437,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   const double h = ctx.sim.dt;
 
   // Parameters that changed since the last step.
-  inverseMass_ = (ctx.sim.density * model_.areaShare).cwiseInverse();
+  inverseMass_ = (ctx.sim.density * model_.areaShare + extraMass_).cwiseInverse();
   std::vector<int> pinned;
   for (const auto& pin : ctx.pins) pinned.push_back(pin.first);
   const int grabTriangle = ctx.grab ? ctx.grab->triangle : -1;
@@ -469,7 +481,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   const double ncDamping = model_.conforming ? 0.0 : params_.nonconformingDamping;
   if (ctx.sim.bending > 0 || ncDamping > 0) {
     const double key[4] = {ctx.sim.bending, h, ctx.sim.density, ncDamping};
-    const Eigen::VectorXd mass = ctx.sim.density * model_.areaShare;
+    const Eigen::VectorXd mass = ctx.sim.density * model_.areaShare + extraMass_;
     if (!s.bendingFactor || !std::equal(key, key + 4, s.bendingKey)) {
       SparseMatrix system = (h * h * ctx.sim.bending) * model_.bending;
       if (ncDamping > 0) system += (h * ncDamping * mass.mean()) * model_.nonconformity;
@@ -617,7 +629,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
 
 std::optional<std::string> ImpulseSolver::projectVelocities(const StepContext& ctx) {
   Impl& s = *impl_;
-  inverseMass_ = (ctx.sim.density * model_.areaShare).cwiseInverse();
+  inverseMass_ = (ctx.sim.density * model_.areaShare + extraMass_).cwiseInverse();
   if (auto e = s.buildRows(model_, *cloth_, ctx.pins, ctx.grab, params_.linearSolver)) return e;
   double shift = 0;
   if (auto e = s.linearize(model_, x_, inverseMass_, params_.regularization, shift)) return e;

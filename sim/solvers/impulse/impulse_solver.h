@@ -100,6 +100,7 @@ class ImpulseSolver final : public Solver {
   std::shared_ptr<const ClothModel> cloth_;
   ImpulseModel model_;
   Positions x_, v_;         // particles [m], [m/s]
+  Eigen::VectorXd extraMass_;  // point masses carried by each particle [kg]
   Positions surface_;       // B x [m]
   Eigen::VectorXd inverseMass_;
 };

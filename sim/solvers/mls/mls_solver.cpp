@@ -411,7 +411,8 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     return ctx.grab ? values.tail(3).cwiseAbs().maxCoeff() : 0.0;
   };
   m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
-  int iterations = 0, stalls = 0;
+  int iterations = 0, stalls = 0, backtracks = 0;
+  constexpr int kMaxHalvings = 6;
   double best = residual(c);
   double factorMs = 0;
   Eigen::VectorXd accumulated = Eigen::VectorXd::Zero(m.rows);  // sum of multipliers (geometric stiffness)
@@ -470,9 +471,20 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     Eigen::MatrixXd lambda = c;
     m.schurSolver->solve(lambda);
     factorMs += msSince(factorStart);
-    m.applyCorrection(inverseMass, lambda.col(0), x);
-    accumulated += lambda.col(0);
-    m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
+    // Back-tracking: far from the constraint manifold (large steps, impacts) the linearized
+    // projection can overshoot; halve it while it increases the squared residual.
+    const Positions start = x;
+    Positions correction = Positions::Zero(n, 3);  // -W J^T dl, with J at `start`
+    m.applyCorrection(inverseMass, lambda.col(0), correction);
+    const double before = c.squaredNorm();
+    double scale = 1.0;
+    for (int halving = 0; halving <= kMaxHalvings; ++halving, scale *= 0.5) {
+      x = start + scale * correction;
+      m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
+      if (std::isfinite(c.squaredNorm()) && c.squaredNorm() < before) break;
+      ++backtracks;
+    }
+    accumulated += scale * lambda.col(0);
     ++iterations;
     if (!std::isfinite(residual(c))) return restore("Fast Projection produced a non-finite state");
     if (residual(c) < best) {
@@ -500,6 +512,8 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     for (const Vec3& g : m.gradient) gradientScale += g.squaredNorm();
     gradientScale /= std::max<size_t>(m.gradient.size(), 1);
     double mu = 1e2 * mass.mean() / std::max(gradientScale, 1e-300);
+    const double muCap = 1e6 * mu;  // beyond this M + mu J^T J is numerically singular
+    bool alFailed = false;
     auto solver = makeSpdSolver("cholmod");
     auto lagrangian = [&](const Positions& at, const Eigen::VectorXd& values) {
       double value = 0;
@@ -538,9 +552,12 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
         hessian.setFromTriplets(triplets.begin(), triplets.end());
         std::string message;
         if (auto e = solver->analyze(hessian)) return restore("augmented-Lagrangian projection: " + *e);
-        if (solver->factorize(hessian, &message) != SpdSolver::Status::Ok &&
-            (!solver->useIndefiniteFallback() || solver->factorize(hessian, &message) != SpdSolver::Status::Ok))
-          return restore("augmented-Lagrangian projection: factorization failed (" + message + ")");
+        if (solver->factorize(hessian, &message) != SpdSolver::Status::Ok) {
+          // Numerically singular at a large penalty: keep the best point reached (reported as
+          // not converged) rather than fail the step.
+          alFailed = true;
+          break;
+        }
         Eigen::MatrixXd dx = -g;
         solver->solve(dx);
         // Back-tracking on the augmented Lagrangian itself: Gauss-Newton steps can overshoot.
@@ -556,8 +573,9 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
         }
         if (!std::isfinite(residual(c))) return restore("augmented-Lagrangian projection: non-finite state");
       }
+      if (alFailed) break;
       multipliers += mu * c;
-      if (residual(c) > 0.25 * previous) mu *= 10;
+      if (residual(c) > 0.25 * previous) mu = std::min(10 * mu, muCap);
       previous = residual(c);
     }
     stats.msPosition += msSince(t);
@@ -581,6 +599,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
 
   const double finalResidual = residual(c);
   stats.positionIterations = iterations;
+  stats.backtracks = backtracks;
   stats.converged = finalResidual <= params_.tolerance;
   stats.contacts = contacts.contactCount;
   double pinError = 0;

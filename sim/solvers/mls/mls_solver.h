@@ -45,7 +45,7 @@ struct MlsParams {
   double regularization = 1e-6;   // relative diagonal shift of J W J^T, [0, 0.1]
   bool geometricStiffness = false;
   bool fallback = true;           // augmented-Lagrangian fallback when FP stalls
-  int fallbackIterations = 30;    // outer augmented-Lagrangian iterations, [1, 1000]
+  int fallbackIterations = 10;    // outer augmented-Lagrangian iterations, [1, 1000]
   double maxSpeed = 1000;         // speed treated as divergence [m/s], [1, 1e6]
   static const ParamTable<MlsParams>& table();
 };

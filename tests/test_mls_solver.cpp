@@ -1,0 +1,150 @@
+// mls-isometry as a solver: flat material coordinates, the CKV19 scenes, and the step invariants
+// of methods 5.2 that hold in a benign run (residual below tolerance, v = dx / h, pins, flat start).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/scene_library.h"
+#include "sim/simulation.h"
+#include "sim/solvers/mls/mls_solver.h"
+#include "tests/test_util.h"
+
+namespace clothlab {
+namespace {
+
+std::unique_ptr<Simulation> create(Scene scene) {
+  auto sim = Simulation::create(scene);
+  EXPECT_TRUE(sim) << sim.error();
+  return sim ? std::move(*sim) : nullptr;
+}
+
+Scene benignHanging() {
+  auto scene = resolveScene("hanging");
+  EXPECT_TRUE(scene) << scene.error();
+  scene->solverId = "mls-isometry";
+  scene->solverParams = {{"tolerance", 0.01}};
+  return *scene;
+}
+
+TEST(MlsSolver, CkvScenesHaveThePapersSizes) {
+  const std::pair<const char*, int> sizes[] = {
+      {"ckv-corners", 662},  {"ckv-corners-regular", 625}, {"ckv-corners-fine", 1656},
+      {"ckv-drape", 845},    {"ckv-drape-fine", 2716},     {"ckv-cylinder", 979},
+      {"ckv-cylinder-fine", 15039}};
+  for (const auto& [name, vertices] : sizes) {
+    auto scene = resolveScene(name);
+    ASSERT_TRUE(scene) << scene.error();
+    EXPECT_EQ(scene->solverId, "mls-isometry") << name;
+    auto model = buildClothModel(*scene);
+    ASSERT_TRUE(model) << model.error();
+    EXPECT_NEAR(model->mesh.vertexCount(), vertices, 0.025 * vertices) << name;
+  }
+}
+
+TEST(MlsSolver, CylinderUsesItsUnrolledPeriodicCoordinates) {
+  auto scene = resolveScene("ckv-cylinder");
+  ASSERT_TRUE(scene) << scene.error();
+  auto model = buildClothModel(*scene);
+  ASSERT_TRUE(model) << model.error();
+  EXPECT_GT(model->materialPeriod, 0);
+  auto material = flatMaterialCoordinates(*model);
+  ASSERT_TRUE(material) << material.error();
+  // The tube at rest is an exact isometric embedding of its unrolled coordinates: every sample
+  // satisfies the constraints up to the (h / R)^2 discretization term of methods 2.7.
+  auto sim = create(*scene);
+  const auto& solver = dynamic_cast<const MlsSolver&>(sim->solver());
+  EXPECT_LT(solver.maxResidual(), 0.05);
+}
+
+TEST(MlsSolver, CurvedMeshWithoutFlatteningIsRefusedWithAMessage) {
+  std::string text;
+  {
+    std::ostringstream out;
+    const int n = 8;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        const double x = i / double(n - 1) - 0.5, y = j / double(n - 1) - 0.5;
+        out << "v " << x << " " << y << " " << 0.5 * (x * x + y * y) << "\n";
+      }
+    for (int j = 0; j + 1 < n; ++j)
+      for (int i = 0; i + 1 < n; ++i) {
+        const int a = j * n + i + 1;
+        out << "f " << a << " " << a + 1 << " " << a + n << "\nf " << a + 1 << " " << a + n + 1 << " " << a + n << "\n";
+      }
+    text = out.str();
+  }
+  const std::string path = test::writeFile("dome.obj", text);
+  Scene scene = sceneForObj(path);
+  scene.solverId = "mls-isometry";
+  auto sim = Simulation::create(scene);
+  ASSERT_FALSE(sim);
+  EXPECT_NE(sim.error().find("flat rest state"), std::string::npos) << sim.error();
+  EXPECT_NE(sim.error().find("texture coordinates"), std::string::npos) << sim.error();
+}
+
+TEST(MlsSolver, TiltedFlatMeshIsFlattenedByAPlaneFit) {
+  auto scene = resolveScene("ckv-shear");  // rotated about z: flat, but not in the xy plane of its coordinates
+  ASSERT_TRUE(scene) << scene.error();
+  auto model = buildClothModel(*scene);
+  ASSERT_TRUE(model) << model.error();
+  model->materialCoords.reset();
+  auto material = flatMaterialCoordinates(*model);
+  ASSERT_TRUE(material) << material.error();
+  for (const auto& e : model->topology.edges) {
+    const double rest = (model->mesh.positions.row(e[1]) - model->mesh.positions.row(e[0])).norm();
+    EXPECT_NEAR((material->row(e[1]) - material->row(e[0])).norm(), rest, 1e-9 + 1e-9 * rest);
+  }
+}
+
+TEST(MlsSolver, BenignStepsKeepTheResidualBelowToleranceAndVelocityIsTheFilteredChange) {
+  auto sim = create(benignHanging());
+  const auto& solver = dynamic_cast<const MlsSolver&>(sim->solver());
+  EXPECT_LT(solver.maxResidual(), 1e-12);  // the flat rest state (where J W J^T is singular)
+  const double h = sim->sim().dt;
+  int above = 0;
+  for (int step = 0; step < 300; ++step) {
+    const Positions before = sim->surface();
+    ASSERT_FALSE(sim->step());
+    const StepStats& stats = sim->lastStats();
+    above += stats.extra["max_isometry_residual"].get<double>() > 0.01;
+    // v^{n+1} = (x^{n+1} - x^n) / h exactly (methods 5.2 #11).
+    const Positions v = sim->solver().surfaceVelocities();
+    EXPECT_LT((v - (sim->surface() - before) / h).cwiseAbs().maxCoeff(), 1e-9 * (1 + v.cwiseAbs().maxCoeff()));
+    for (const auto& [vertex, target] : sim->pins())
+      ASSERT_LT((Vec3(sim->surface().row(vertex)) - target).norm(), 1e-12);
+  }
+  EXPECT_EQ(above, 0) << "steps ending above the tolerance";
+  EXPECT_LT(sim->surface().col(1).minCoeff(), 1.2 - 0.3) << "the cloth did not fall";
+}
+
+TEST(MlsSolver, BadParametersNameTheKey) {
+  Scene scene = benignHanging();
+  scene.solverParams = {{"neighbourhood", "3-ring"}};
+  auto sim = Simulation::create(scene);
+  ASSERT_FALSE(sim);
+  EXPECT_NE(sim.error().find("solver.neighbourhood"), std::string::npos) << sim.error();
+  scene.solverParams = {{"neighbourhood", "radius"}};
+  sim = Simulation::create(scene);
+  ASSERT_FALSE(sim);
+  EXPECT_NE(sim.error().find("solver.radius"), std::string::npos) << sim.error();
+}
+
+TEST(MlsSolver, NeighbourhoodOptionsRebuildLive) {
+  auto sim = create(benignHanging());
+  const auto& solver = dynamic_cast<const MlsSolver&>(sim->solver());
+  const size_t oneRing = solver.neighbourhoods().neighbour.size();
+  ASSERT_FALSE(sim->setSolverParams({{"neighbourhood", "2-ring"}}));
+  EXPECT_GT(solver.neighbourhoods().neighbour.size(), 2 * oneRing);
+  ASSERT_FALSE(sim->setSolverParams({{"neighbourhood", "radius"}, {"radius", 0.08}}));
+  EXPECT_GT(solver.neighbourhoods().neighbour.size(), oneRing);
+  // A radius too small to span the plane is refused and the previous neighbourhoods stay.
+  const size_t before = solver.neighbourhoods().neighbour.size();
+  EXPECT_TRUE(sim->setSolverParams({{"radius", 1e-4}}));
+  EXPECT_EQ(solver.neighbourhoods().neighbour.size(), before);
+  ASSERT_FALSE(sim->step());
+}
+
+}  // namespace
+}  // namespace clothlab
