@@ -413,6 +413,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
   int iterations = 0, stalls = 0, backtracks = 0;
   constexpr int kMaxHalvings = 6;
+  constexpr int kStallIterations = 2;  // iterations without a new best residual before the fallback
   double best = residual(c);
   double factorMs = 0;
   Eigen::VectorXd accumulated = Eigen::VectorXd::Zero(m.rows);  // sum of multipliers (geometric stiffness)
@@ -490,7 +491,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     if (residual(c) < best) {
       best = residual(c);
       stalls = 0;
-    } else if (++stalls >= 2) {
+    } else if (++stalls >= kStallIterations) {
       stalled = true;
       break;
     }
