@@ -53,6 +53,25 @@ void flipEarTriangles(TriangleMesh& mesh) {
   }
 }
 
+namespace {
+// Which diagonal splits quad (i, j) of a structured mesh: the same one everywhere, alternating,
+// or a coin flip (reproducible from the seed, drawn in visiting order).
+class QuadSplitter {
+ public:
+  QuadSplitter(DiagonalPattern pattern, std::uint64_t seed) : pattern_(pattern), rng_(seed) {}
+  bool forward(int i, int j) {
+    if (pattern_ == DiagonalPattern::Alternating) return (i + j) % 2 == 0;
+    if (pattern_ == DiagonalPattern::Random) return coin_(rng_);
+    return true;
+  }
+
+ private:
+  DiagonalPattern pattern_;
+  std::mt19937_64 rng_;
+  std::bernoulli_distribution coin_{0.5};
+};
+}  // namespace
+
 TriangleMesh makeGrid(double width, double height, int columns, int rows, DiagonalPattern pattern,
                       std::uint64_t seed) {
   TriangleMesh mesh;
@@ -61,15 +80,11 @@ TriangleMesh makeGrid(double width, double height, int columns, int rows, Diagon
     for (int i = 0; i < columns; ++i)
       mesh.positions.row(j * columns + i) << width * (double(i) / (columns - 1) - 0.5),
           height * (double(j) / (rows - 1) - 0.5), 0.0;
-  std::mt19937_64 rng(seed);
-  std::bernoulli_distribution coin(0.5);
+  QuadSplitter split(pattern, seed);
   for (int j = 0; j + 1 < rows; ++j)
     for (int i = 0; i + 1 < columns; ++i) {
       const int a = j * columns + i, b = a + 1, c = a + columns + 1, d = a + columns;
-      bool forward = true;  // diagonal a-c
-      if (pattern == DiagonalPattern::Alternating) forward = (i + j) % 2 == 0;
-      if (pattern == DiagonalPattern::Random) forward = coin(rng);
-      if (forward) {
+      if (split.forward(i, j)) {  // diagonal a-c
         mesh.triangles.push_back({a, b, c});
         mesh.triangles.push_back({a, c, d});
       } else {
@@ -92,17 +107,13 @@ TriangleMesh makeCylinder(double radius, double height, int columns, int rows, D
       mesh.positions.row(j * columns + i) << radius * std::cos(angle), y, radius * std::sin(angle);
       if (material) material->row(j * columns + i) << radius * angle, y;
     }
-  std::mt19937_64 rng(seed);
-  std::bernoulli_distribution coin(0.5);
+  QuadSplitter split(pattern, seed);
   for (int j = 0; j + 1 < rows; ++j)
     for (int i = 0; i < columns; ++i) {
       const int next = (i + 1) % columns;
       const int a = j * columns + i, b = j * columns + next, c = b + columns, d = a + columns;
-      bool forward = true;
-      if (pattern == DiagonalPattern::Alternating) forward = (i + j) % 2 == 0;
-      if (pattern == DiagonalPattern::Random) forward = coin(rng);
       // Outward normals: (a, d, c) runs counter-clockwise seen from outside.
-      if (forward) {
+      if (split.forward(i, j)) {
         mesh.triangles.push_back({a, c, b});
         mesh.triangles.push_back({a, d, c});
       } else {

@@ -115,12 +115,6 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
       source.kind = ClothSource::Kind::Grid;
       if (auto e = checkKeys(g, at, {"type", "width", "height", "columns", "rows", "diagonal", "seed"}))
         return e;
-      if (g.contains("diagonal")) {
-        if (!g["diagonal"].is_string()) return at + ".diagonal: expected a string";
-        auto pattern = parseDiagonalPattern(g["diagonal"]);
-        if (!pattern) return at + ".diagonal: " + pattern.error();
-        source.diagonal = *pattern;
-      }
     } else if (type == "irregular-rectangle") {
       source.kind = ClothSource::Kind::IrregularRectangle;
       if (auto e = checkKeys(g, at, {"type", "width", "height", "triangles", "seed"})) return e;
@@ -131,12 +125,6 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
       source.kind = ClothSource::Kind::Cylinder;
       if (auto e = checkKeys(g, at, {"type", "radius", "height", "columns", "rows", "diagonal", "seed"}))
         return e;
-      if (g.contains("diagonal")) {
-        if (!g["diagonal"].is_string()) return at + ".diagonal: expected a string";
-        auto pattern = parseDiagonalPattern(g["diagonal"]);
-        if (!pattern) return at + ".diagonal: " + pattern.error();
-        source.diagonal = *pattern;
-      }
     } else {
       return at + ".type: unknown generator '" + type +
              "' (expected grid, irregular-rectangle, irregular-disk or cylinder)";
@@ -147,6 +135,12 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
     if (auto e = readInt(g, "columns", at, source.columns, 2, 2000)) return e;
     if (auto e = readInt(g, "rows", at, source.rows, 2, 2000)) return e;
     if (auto e = readInt(g, "triangles", at, source.triangles, 2, 2000000)) return e;
+    if (g.contains("diagonal")) {  // grid and cylinder (checkKeys refused it elsewhere)
+      if (!g["diagonal"].is_string()) return at + ".diagonal: expected a string";
+      auto pattern = parseDiagonalPattern(g["diagonal"]);
+      if (!pattern) return at + ".diagonal: " + pattern.error();
+      source.diagonal = *pattern;
+    }
     int seed = 1;
     if (auto e = readInt(g, "seed", at, seed, 0, 2147483647)) return e;
     source.seed = static_cast<std::uint64_t>(seed);
@@ -338,6 +332,12 @@ Scene sceneForObj(const std::string& objPath) {
   scene.cloth.objPath = objPath;
   scene.cloth.json = json{{"obj", objPath}};
   return scene;
+}
+
+void useSolver(Scene& scene, const std::string& solverId) {
+  if (solverId == scene.solverId) return;
+  scene.solverId = solverId;
+  scene.solverParams = json::object();
 }
 
 json sceneToJson(const Scene& scene) {

@@ -101,6 +101,9 @@ Result<Scene> loadSceneFile(const std::string& path);
 // A scene that just holds an OBJ cloth with default parameters and no pins.
 Scene sceneForObj(const std::string& objPath);
 nlohmann::json sceneToJson(const Scene& scene);
+// Makes `solverId` the scene's solver; the scene's solver parameters are dropped when they were
+// written for another solver.
+void useSolver(Scene& scene, const std::string& solverId);
 
 // The cloth as the solvers see it: rest mesh in world coordinates, its topology, the material
 // coordinates of the flat rest state where known, and the pins resolved to vertex indices.

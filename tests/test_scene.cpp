@@ -127,7 +127,9 @@ TEST(Scene, BuiltinScenesLoadAndMatchPaper) {
     auto scene = loadSceneFile(entry.path);
     ASSERT_TRUE(scene.ok()) << scene.error();
     // The BDB11 scenes run at h = 1 ms (the CKV19 ones set their own step).
-    if (entry.name.rfind("ckv-", 0) != 0) EXPECT_DOUBLE_EQ(scene->sim.dt, 1e-3) << entry.name;
+    if (entry.name.rfind("ckv-", 0) != 0) {
+      EXPECT_DOUBLE_EQ(scene->sim.dt, 1e-3) << entry.name;
+    }
     EXPECT_FALSE(entry.description.empty());
   }
   auto table = buildClothModel(*resolveScene("tablecloth"));

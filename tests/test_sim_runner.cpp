@@ -41,6 +41,18 @@ bool waitFor(F predicate) {
   return true;
 }
 
+// The runner's messages, collected until there is at least one (and, with `loadDone`, until no
+// load is running), or 10 s pass.
+std::vector<RunnerMessage> collectMessages(SimRunner& runner, bool loadDone = false) {
+  std::vector<RunnerMessage> messages;
+  waitFor([&] {
+    auto m = runner.takeMessages();
+    messages.insert(messages.end(), m.begin(), m.end());
+    return !messages.empty() && !(loadDone && runner.loadProgress().active);
+  });
+  return messages;
+}
+
 bool finite(const Snapshot& s) {
   for (float x : s.positions)
     if (!std::isfinite(x)) return false;
@@ -100,12 +112,8 @@ TEST(SimRunner, RefusedEditIsReportedAndChangesNothing) {
   SimParams p = runner->snapshot()->sim;
   p.dt = -1;
   runner->post("parameters", [p](Simulation& s) { return s.setSimParams(p); });
-  std::vector<RunnerMessage> messages;
-  ASSERT_TRUE(waitFor([&] {
-    auto m = runner->takeMessages();
-    messages.insert(messages.end(), m.begin(), m.end());
-    return !messages.empty();
-  }));
+  const std::vector<RunnerMessage> messages = collectMessages(*runner);
+  ASSERT_FALSE(messages.empty());
   EXPECT_EQ(messages[0].kind, RunnerMessage::Kind::Error);
   EXPECT_NE(messages[0].text.find("dt"), std::string::npos) << messages[0].text;
   EXPECT_GT(runner->snapshot()->sim.dt, 0);
@@ -115,12 +123,8 @@ TEST(SimRunner, FailedLoadKeepsTheCurrentSceneRunning) {
   auto runner = startRunner(smallScene(), false);
   const std::string name = runner->snapshot()->sceneName;
   runner->load("/nonexistent/folder/cloth.obj");
-  std::vector<RunnerMessage> messages;
-  ASSERT_TRUE(waitFor([&] {
-    auto m = runner->takeMessages();
-    messages.insert(messages.end(), m.begin(), m.end());
-    return !messages.empty() && !runner->loadProgress().active;
-  }));
+  const std::vector<RunnerMessage> messages = collectMessages(*runner, true);
+  ASSERT_FALSE(messages.empty());
   EXPECT_EQ(messages.back().kind, RunnerMessage::Kind::Error);
   EXPECT_NE(messages.back().text.find("/nonexistent/folder/cloth.obj"), std::string::npos);
   const long step = runner->snapshot()->step;
@@ -144,12 +148,8 @@ TEST(SimRunner, DivergenceIsCaughtPausedAndNeverPublished) {
   Scene scene = smallScene();
   scene.solverParams = {{"max_speed", 1.0}};  // falling faster than 1 m/s counts as divergence
   auto runner = startRunner(scene, false);
-  std::vector<RunnerMessage> messages;
-  ASSERT_TRUE(waitFor([&] {
-    auto m = runner->takeMessages();
-    messages.insert(messages.end(), m.begin(), m.end());
-    return !messages.empty();
-  }));
+  const std::vector<RunnerMessage> messages = collectMessages(*runner);
+  ASSERT_FALSE(messages.empty());
   EXPECT_EQ(messages[0].kind, RunnerMessage::Kind::Error);
   EXPECT_TRUE(runner->paused());
   const auto s = runner->snapshot();

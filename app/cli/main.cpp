@@ -55,10 +55,7 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
     if (!model) return fail(model.error());
     mesh = model->mesh;
   }
-  if (!solverId.empty() && solverId != scene->solverId) {
-    scene->solverId = solverId;
-    scene->solverParams = nlohmann::json::object();  // the scene's were for another solver
-  }
+  if (!solverId.empty()) useSolver(*scene, solverId);
   if (!createSolver(scene->solverId))
     return fail("--solver: unknown solver '" + scene->solverId + "' (known: " + solverIdList() + ")");
   const MeshTopology topology = buildTopology(mesh);
@@ -131,10 +128,7 @@ int commandRun(const RunOptions& options) {
   auto resolved = resolveScene(options.scene);
   if (!resolved) return fail(resolved.error());
   Scene scene = *resolved;
-  if (!options.solver.empty() && options.solver != scene.solverId) {
-    scene.solverId = options.solver;
-    scene.solverParams = nlohmann::json::object();  // the scene's were for another solver
-  }
+  if (!options.solver.empty()) useSolver(scene, options.solver);
   if (options.dt) scene.sim.dt = *options.dt;
   if (options.density) scene.sim.density = *options.density;
   if (options.bending) scene.sim.bending = *options.bending;

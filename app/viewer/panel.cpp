@@ -80,10 +80,7 @@ void Viewer::drawPanel() {
   ImGui::SameLine();
   if (ImGui::Button("Step")) runner_->stepOnce();
   ImGui::SameLine();
-  if (ImGui::Button("Reset")) {
-    runner_->reset();
-    log_.write("reset");
-  }
+  if (ImGui::Button("Reset")) resetScene();
   ImGui::SameLine();
   if (ImGui::Button("Help (F1)")) showHelp_ = !showHelp_;
   ImGui::SetNextItemWidth(150);
@@ -266,13 +263,7 @@ void Viewer::drawPinSection() {
   ImGui::SameLine();
   if (ImGui::Button("top edge")) applyPreset("top-edge");
   ImGui::SameLine();
-  if (ImGui::Button("clear all")) {
-    runner_->post("clear pins", [](Simulation& s) {
-      s.clearPins();
-      return std::optional<std::string>();
-    });
-    log_.write("pins_cleared");
-  }
+  if (ImGui::Button("clear all")) clearPins();
   ImGui::TextDisabled("Ctrl+click the cloth: pin / unpin; drag a pin to move it");
   if (snapshot_->pinVertices.empty()) {
     ImGui::TextDisabled("no pins");
@@ -329,11 +320,7 @@ void Viewer::drawViewSection() {
     ImGui::SameLine(w - 90);
     ImGui::Text("%.2e strain", render_.heatMax);
   }
-  if (ImGui::Button("Fit camera (F)") && snapshot_) {
-    Vec3 lo, hi;
-    snapshot_->bounds(lo, hi);
-    camera_.fit({lo.x(), lo.y(), lo.z()}, {hi.x(), hi.y(), hi.z()}, true);
-  }
+  if (ImGui::Button("Fit camera (F)") && snapshot_) fitCamera(*snapshot_, false);
   ImGui::SetNextItemWidth(-110);
   ImGui::InputText("##shot", screenshotPath_, sizeof screenshotPath_);
   ImGui::SameLine();

@@ -129,28 +129,22 @@ void SimRunner::load(std::string argument) {
   });
 }
 
+std::optional<std::string> SimRunner::rebuild(const Scene& scene) {
+  auto fresh = Simulation::create(scene);
+  if (!fresh) return fresh.error();
+  rebuilt_ = std::move(*fresh);  // swapped in right after this edit (simulation thread only)
+  return std::nullopt;
+}
+
 void SimRunner::reset() {
-  post("reset", [this](Simulation& simulation) -> std::optional<std::string> {
-    auto fresh = Simulation::create(simulation.currentScene());
-    if (!fresh) return fresh.error();
-    (*fresh)->setObstacles(simulation.obstacles());
-    std::lock_guard lock(mutex_);
-    loaded_ = std::move(*fresh);  // swapped in right after this edit
-    return std::nullopt;
-  });
+  post("reset", [this](Simulation& simulation) { return rebuild(simulation.currentScene()); });
 }
 
 void SimRunner::switchSolver(const std::string& solverId) {
-  post("solver " + solverId, [this, solverId](Simulation& simulation) -> std::optional<std::string> {
+  post("solver " + solverId, [this, solverId](Simulation& simulation) {
     Scene scene = simulation.currentScene();
-    if (scene.solverId != solverId) scene.solverParams = nlohmann::json::object();
-    scene.solverId = solverId;
-    auto fresh = Simulation::create(scene);
-    if (!fresh) return fresh.error();
-    (*fresh)->setObstacles(simulation.obstacles());
-    std::lock_guard lock(mutex_);
-    loaded_ = std::move(*fresh);
-    return std::nullopt;
+    useSolver(scene, solverId);
+    return rebuild(scene);
   });
 }
 
@@ -187,38 +181,31 @@ void SimRunner::run() {
   bool dirty = false;       // state changed since the last publish
   for (;;) {
     // 1. Edits and finished loads, in order.
+    auto swapIn = [&](std::unique_ptr<Simulation> next) {
+      simulation_ = std::move(next);
+      triangles_.reset();
+      debt = 0;
+      dirty = true;
+    };
     std::deque<std::pair<std::string, Edit>> edits;
     std::unique_ptr<Simulation> loaded;
     {
       std::lock_guard lock(mutex_);
       if (stop_) return;
       edits.swap(edits_);
+      loaded = std::move(loaded_);
     }
     for (auto& [label, edit] : edits) {
       if (auto error = edit(*simulation_)) report(RunnerMessage::Kind::Error, label + ": " + *error);
       ++editsApplied_;
       dirty = true;
-      std::lock_guard lock(mutex_);
-      if (loaded_) loaded = std::move(loaded_);
-      if (loaded) {
-        // An edit that rebuilt the simulation: later edits apply to the new one.
-        simulation_ = std::move(loaded);
-        triangles_.reset();
-        debt = 0;
-      }
-    }
-    {
-      std::lock_guard lock(mutex_);
-      loaded = std::move(loaded_);
+      if (rebuilt_) swapIn(std::move(rebuilt_));  // later edits apply to the rebuilt simulation
     }
     if (loaded) {
       report(RunnerMessage::Kind::Info, "loaded " + loaded->scene().name + " (" +
                                             std::to_string(loaded->cloth().mesh.vertexCount()) +
                                             " vertices, solver " + loaded->solver().id() + ")");
-      simulation_ = std::move(loaded);
-      triangles_.reset();
-      debt = 0;
-      dirty = true;
+      swapIn(std::move(loaded));
     }
 
     // 2. Step when wall time says so (or a single step was asked for).
@@ -259,7 +246,7 @@ void SimRunner::run() {
 
     // 3. Publish.
     const double sincePublish = std::chrono::duration<double>(Clock::now() - lastPublish).count();
-    if (dirty && (!running || single || sincePublish >= 1.0 / publishHz_)) {
+    if (dirty && (!running || single || sincePublish >= 1.0 / kPublishHz)) {
       publish(*simulation_);
       lastPublish = Clock::now();
       dirty = false;
@@ -271,7 +258,7 @@ void SimRunner::run() {
       if (stop_) return;
       if (edits_.empty() && !loaded_ && stepRequests_ == 0) {
         double wait = running ? std::max(0.0, (dt - debt) / speed_) : 0.05;
-        if (dirty) wait = std::min(wait, 1.0 / publishHz_);
+        if (dirty) wait = std::min(wait, 1.0 / kPublishHz);
         wake_.wait_for(lock, std::chrono::duration<double>(std::min(wait, 0.05)));
       }
     }

@@ -6,7 +6,7 @@
 // Pacing: simulated time follows wall time times `speed`. A step slower than real time makes the
 // simulation fall behind (the debt is capped, so it never tries to catch up in a burst); the UI
 // is unaffected. Snapshots are published after a step at most `publishHz` times per second of
-// wall time, and after every edit, single step or load.
+// wall time (kPublishHz), and after every edit, single step or load.
 //
 // Loading a scene builds the new Simulation on a loader thread while the current one keeps
 // running; it is swapped in at a step boundary, or, on failure, the message is reported and
@@ -47,6 +47,7 @@ void addGroundBelow(Simulation& simulation);
 
 class SimRunner {
  public:
+  static constexpr double kPublishHz = 60.0;
   using Edit = std::function<std::optional<std::string>(Simulation&)>;
 
   // Starts the thread with `simulation` (paused if `paused`).
@@ -72,7 +73,6 @@ class SimRunner {
   void setSpeed(double speed);     // simulated seconds per wall second, (0, 10]
   double speed() const { return speed_; }
   void setOverlay(bool overlay);   // ask the solver for debug geometry in snapshots
-  void setPublishHz(double hz) { publishHz_ = hz; }
 
   // Newest published snapshot (never null after construction).
   std::shared_ptr<const Snapshot> snapshot() const;
@@ -90,7 +90,11 @@ class SimRunner {
   void startLoad(std::string label,
                  std::function<Result<std::unique_ptr<Simulation>>(const StageFn& stage)> job);
 
+  // Replaces the simulation by one built from `scene` (an edit: runs on the simulation thread).
+  std::optional<std::string> rebuild(const Scene& scene);
+
   std::unique_ptr<Simulation> simulation_;  // touched by the simulation thread only
+  std::unique_ptr<Simulation> rebuilt_;     // set by rebuild(), simulation thread only
   std::shared_ptr<const std::vector<std::uint32_t>> triangles_;
 
   mutable std::mutex mutex_;  // guards everything below up to the atomics
@@ -108,7 +112,6 @@ class SimRunner {
   std::atomic<int> stepRequests_{0};
   std::atomic<double> speed_{1.0};
   std::atomic<bool> overlay_{false};
-  std::atomic<double> publishHz_{60.0};
   std::atomic<double> realTimeFactor_{0.0};
   std::atomic<long> editsApplied_{0};
   std::thread thread_;

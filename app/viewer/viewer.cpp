@@ -59,10 +59,7 @@ int Viewer::run() {
     std::fprintf(stderr, "clothlab: %s\n", scene.error().c_str());
     return 2;
   }
-  if (!options_.solver.empty()) {
-    if (scene->solverId != options_.solver) scene->solverParams = nlohmann::json::object();
-    scene->solverId = options_.solver;
-  }
+  if (!options_.solver.empty()) useSolver(*scene, options_.solver);
   auto simulation = Simulation::create(*scene);
   if (!simulation) {
     std::fprintf(stderr, "clothlab: %s\n", simulation.error().c_str());
@@ -159,11 +156,7 @@ void Viewer::consumeSnapshot() {
     sim_ = latest->sim;
     solverParams_ = latest->solverParams;
     if (newScene) {
-      Vec3 lo, hi;
-      latest->bounds(lo, hi);
-      // Pinned cloth will hang: frame the room below it too.
-      if (!latest->pinVertices.empty()) lo.y() -= std::max(hi.x() - lo.x(), hi.z() - lo.z());
-      camera_.fit({lo.x(), lo.y(), lo.z()}, {hi.x(), hi.y(), hi.z()});
+      fitCamera(*latest, true);
       history_.clear();
       render_.heatMax = 0.01f;
     }
@@ -434,19 +427,13 @@ void Viewer::onKey(int key, int action, int mods) {
     case GLFW_KEY_SPACE: runner_->setPaused(!runner_->paused()); break;
     case GLFW_KEY_PERIOD:
     case GLFW_KEY_N: runner_->stepOnce(); break;
-    case GLFW_KEY_R: runner_->reset(); log_.write("reset"); break;
-    case GLFW_KEY_F:
-      if (snapshot_) {
-        Vec3 lo, hi;
-        snapshot_->bounds(lo, hi);
-        camera_.fit({lo.x(), lo.y(), lo.z()}, {hi.x(), hi.y(), hi.z()}, true);
-      }
-      break;
+    case GLFW_KEY_R: resetScene(); break;
+    case GLFW_KEY_F: if (snapshot_) fitCamera(*snapshot_, false); break;
     case GLFW_KEY_W: render_.wireframe = !render_.wireframe; break;
     case GLFW_KEY_H: render_.heatMap = !render_.heatMap; break;
     case GLFW_KEY_O: render_.overlay = !render_.overlay; runner_->setOverlay(render_.overlay); break;
     case GLFW_KEY_P: screenshotRequested_ = true; break;
-    case GLFW_KEY_C: runner_->post("clear pins", [](Simulation& s) { s.clearPins(); return std::optional<std::string>(); }); log_.write("pins_cleared"); break;
+    case GLFW_KEY_C: clearPins(); break;
     case GLFW_KEY_F1: showHelp_ = !showHelp_; break;
     case GLFW_KEY_SLASH: showHelp_ = !showHelp_; break;
     case GLFW_KEY_Q: if (ctrl) glfwSetWindowShouldClose(window_, GLFW_TRUE); break;
@@ -541,13 +528,12 @@ void Viewer::saveScene(const std::string& path) {
 
 void Viewer::exportObj(const std::string& path) {
   if (!snapshot_) return;
-  TriangleMesh mesh;
-  mesh.positions.resize(snapshot_->vertexCount(), 3);
-  for (int v = 0; v < snapshot_->vertexCount(); ++v) mesh.positions.row(v) = snapshot_->vertex(v).transpose();
+  Positions positions(snapshot_->vertexCount(), 3);
+  for (int v = 0; v < snapshot_->vertexCount(); ++v) positions.row(v) = snapshot_->vertex(v).transpose();
   const auto& tris = *snapshot_->triangles;
-  for (size_t i = 0; i + 2 < tris.size(); i += 3)
-    mesh.triangles.push_back({int(tris[i]), int(tris[i + 1]), int(tris[i + 2])});
-  if (auto e = writeObj(path, mesh.positions, mesh.triangles)) {
+  std::vector<Tri> triangles;
+  for (size_t i = 0; i + 2 < tris.size(); i += 3) triangles.push_back({int(tris[i]), int(tris[i + 1]), int(tris[i + 2])});
+  if (auto e = writeObj(path, positions, triangles)) {
     message(RunnerMessage::Kind::Error, *e);
     return;
   }
@@ -555,7 +541,28 @@ void Viewer::exportObj(const std::string& path) {
   message(RunnerMessage::Kind::Info, "wrote the surface at step " + std::to_string(snapshot_->step) + " to " + path);
 }
 
-// ---- Pins and parameters --------------------------------------------------------------------
+// ---- Scene, pins and parameters --------------------------------------------------------------
+
+void Viewer::fitCamera(const Snapshot& snapshot, bool newScene) {
+  Vec3 lo, hi;
+  snapshot.bounds(lo, hi);
+  // A new scene's pinned cloth will hang: frame the room below it too.
+  if (newScene && !snapshot.pinVertices.empty()) lo.y() -= std::max(hi.x() - lo.x(), hi.z() - lo.z());
+  camera_.fit({lo.x(), lo.y(), lo.z()}, {hi.x(), hi.y(), hi.z()}, !newScene);
+}
+
+void Viewer::resetScene() {
+  runner_->reset();
+  log_.write("reset");
+}
+
+void Viewer::clearPins() {
+  runner_->post("clear pins", [](Simulation& s) {
+    s.clearPins();
+    return std::optional<std::string>();
+  });
+  log_.write("pins_cleared");
+}
 
 void Viewer::setPin(int vertex, const Vec3& target, const std::string& why) {
   runner_->post("pin", [vertex, target](Simulation& s) { return s.setPin(vertex, target); });

@@ -70,12 +70,15 @@ class Viewer {
   void setPin(int vertex, const Vec3& target, const std::string& why);
   void removePin(int vertex);
   void applyPreset(const std::string& preset);
+  void clearPins();
+  void resetScene();
+  // Frames the snapshot; a new scene also gets the default angles and room for pinned cloth to hang.
+  void fitCamera(const Snapshot& snapshot, bool newScene);
   void postSimParams();
   void postSolverParams(const std::string& key);
   void message(RunnerMessage::Kind kind, const std::string& text);
   Vec3 viewPlanePoint(double x, double y, const Vec3& through) const;
   std::optional<int> pinNearCursor(double x, double y, double radiusPixels) const;
-  int framebufferWidth() const { return fbWidth_; }
 
   ViewerOptions options_;
   GLFWwindow* window_ = nullptr;

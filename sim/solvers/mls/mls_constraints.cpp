@@ -23,11 +23,7 @@ Result<MlsNeighbourhoods> buildMlsNeighbourhoods(const TriangleMesh& mesh, const
     return Error{"MLS neighbourhood: rings must be 1 or 2"};
   if (material.rows() != mesh.vertexCount())
     return Error{"MLS neighbourhood: need one material coordinate per vertex"};
-  auto offset = [&](int i, int j) {
-    Eigen::Vector2d d = material.row(j) - material.row(i);
-    if (options.periodU > 0) d.x() = std::remainder(d.x(), options.periodU);
-    return d;
-  };
+  auto offset = [&](int i, int j) { return materialOffset(material, i, j, options.periodU); };
   MlsNeighbourhoods n;
   n.start.push_back(0);
   std::vector<int> ring;
@@ -114,18 +110,24 @@ void mlsConstraintGradient(const MlsNeighbourhoods& n, int sample, const Positio
   }
 }
 
-Eigen::Matrix3d mlsDeterminantHessianBlock(const MlsNeighbourhoods& n, int sample, const Positions& x,
-                                           int localJ, int localL) {
-  const Mat32 f = mlsDeformationGradient(n, sample, x);
+DeterminantHessian mlsDeterminantHessian(const Mat32& f) {
   const Vec3 f1 = f.col(0), f2 = f.col(1);
   const Eigen::Matrix3d identity = Eigen::Matrix3d::Identity();
-  const Eigen::Matrix3d h11 = 2 * f2.squaredNorm() * identity - 2 * f2 * f2.transpose();
-  const Eigen::Matrix3d h22 = 2 * f1.squaredNorm() * identity - 2 * f1 * f1.transpose();
-  const Eigen::Matrix3d h12 = 4 * f1 * f2.transpose() - 2 * f2 * f1.transpose() - 2 * f1.dot(f2) * identity;
-  const Eigen::Vector2d aj = n.coefficient[n.start[sample] + localJ];
-  const Eigen::Vector2d al = n.coefficient[n.start[sample] + localL];
-  return aj[0] * al[0] * h11 + aj[1] * al[1] * h22 + aj[0] * al[1] * h12 +
-         aj[1] * al[0] * h12.transpose();
+  return {2 * f2.squaredNorm() * identity - 2 * f2 * f2.transpose(),
+          2 * f1.squaredNorm() * identity - 2 * f1 * f1.transpose(),
+          4 * f1 * f2.transpose() - 2 * f2 * f1.transpose() - 2 * f1.dot(f2) * identity};
+}
+
+Eigen::Matrix3d mlsDeterminantHessianBlock(const MlsNeighbourhoods& n, int sample, const Positions& x,
+                                           int localJ, int localL) {
+  return mlsDeterminantHessian(mlsDeformationGradient(n, sample, x))
+      .block(n.coefficient[n.start[sample] + localJ], n.coefficient[n.start[sample] + localL]);
+}
+
+Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, double period) {
+  Eigen::Vector2d d = u.row(j) - u.row(i);
+  if (period > 0) d.x() = std::remainder(d.x(), period);
+  return d;
 }
 
 }  // namespace clothlab

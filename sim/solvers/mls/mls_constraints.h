@@ -52,6 +52,9 @@ Result<MlsNeighbourhoods> buildMlsNeighbourhoods(const TriangleMesh& mesh, const
 
 using Mat32 = Eigen::Matrix<double, 3, 2>;
 
+// u_j - u_i, with the first coordinate wrapped into [-period/2, period/2] when period > 0.
+Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, double period);
+
 Mat32 mlsDeformationGradient(const MlsNeighbourhoods& n, int sample, const Positions& x);
 
 // c (2 x sampleCount): row 0 trace constraints, row 1 determinant constraints.
@@ -62,6 +65,18 @@ Eigen::Matrix2Xd mlsConstraints(const MlsNeighbourhoods& n, const Positions& x);
 // the order [sample, neighbours...] (particle indices in `particles`).
 void mlsConstraintGradient(const MlsNeighbourhoods& n, int sample, const Positions& x, int which,
                            std::vector<int>& particles, Eigen::MatrixX3d& gradient);
+
+// The determinant constraint's Hessian with respect to the columns f1, f2 of F (methods 2.4):
+// H11 = 2|f2|^2 I - 2 f2 f2^T, H22 = 2|f1|^2 I - 2 f1 f1^T, H12 = 4 f1 f2^T - 2 f2 f1^T - 2 (f1.f2) I.
+// block(a_j, a_l) is d^2 c_det / (d d_j d d_l) for neighbour offsets d_j, d_l with coefficients
+// a_j, a_l (bilinear, so sums of coefficients give the centre's blocks).
+struct DeterminantHessian {
+  Eigen::Matrix3d h11, h22, h12;
+  Eigen::Matrix3d block(const Eigen::Vector2d& a, const Eigen::Vector2d& b) const {
+    return a[0] * b[0] * h11 + a[1] * b[1] * h22 + a[0] * b[1] * h12 + a[1] * b[0] * h12.transpose();
+  }
+};
+DeterminantHessian mlsDeterminantHessian(const Mat32& f);
 
 // Hessian block d^2 c_det / (d x_j d x_l) for two neighbours j, l of `sample` (by local index
 // into the sample's neighbour list), methods 2.4. The trace constraint's is 2 (a_ij . a_il) I.

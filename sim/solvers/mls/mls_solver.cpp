@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "sim/bending.h"
+#include "sim/metrics.h"
 
 namespace clothlab {
 
@@ -50,23 +51,18 @@ Result<Eigen::MatrixX2d> flatMaterialCoordinates(const ClothModel& cloth) {
   const auto& edges = cloth.topology.edges;
   // Relative edge-length mismatch between rest mesh and coordinates after the best uniform scale.
   auto mismatch = [&](const Eigen::MatrixX2d& u, double& scale) {
-    std::vector<double> ratios;
+    std::vector<double> ratios;  // rest length / material length, per edge
     for (const auto& e : edges) {
-      Eigen::Vector2d d = u.row(e[1]) - u.row(e[0]);
-      if (cloth.materialPeriod > 0) d.x() = std::remainder(d.x(), cloth.materialPeriod);
-      const double rest = (mesh.positions.row(e[1]) - mesh.positions.row(e[0])).norm();
-      if (d.norm() > 0) ratios.push_back(rest / d.norm());
+      const double material = materialOffset(u, e[0], e[1], cloth.materialPeriod).norm();
+      if (!(material > 0)) return 1e300;
+      ratios.push_back((mesh.positions.row(e[1]) - mesh.positions.row(e[0])).norm() / material);
     }
-    if (ratios.size() != edges.size() || ratios.empty()) return 1e300;
-    std::nth_element(ratios.begin(), ratios.begin() + ratios.size() / 2, ratios.end());
-    scale = ratios[ratios.size() / 2];
+    if (ratios.empty()) return 1e300;
+    std::vector<double> sorted = ratios;
+    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+    scale = sorted[sorted.size() / 2];
     double worst = 0;
-    for (const auto& e : edges) {
-      Eigen::Vector2d d = u.row(e[1]) - u.row(e[0]);
-      if (cloth.materialPeriod > 0) d.x() = std::remainder(d.x(), cloth.materialPeriod);
-      const double rest = (mesh.positions.row(e[1]) - mesh.positions.row(e[0])).norm();
-      worst = std::max(worst, std::abs(scale * d.norm() / rest - 1));
-    }
+    for (double ratio : ratios) worst = std::max(worst, std::abs(scale / ratio - 1));
     return worst;
   };
   double scale = 1;
@@ -184,10 +180,7 @@ struct MlsSolver::Impl {
     const int samples = n.sampleCount();
     c.resize(rows);
     for (int s = 0; s < samples; ++s) {
-      const Vec3 xs = x.row(s).transpose();
-      Mat32 f = Mat32::Zero();
-      for (int k = n.start[s]; k < n.start[s + 1]; ++k)
-        f += (Vec3(x.row(n.neighbour[k]).transpose()) - xs) * n.coefficient[k].transpose();
+      const Mat32 f = mlsDeformationGradient(n, s, x);
       const Eigen::Matrix2d metric = f.transpose() * f;
       c[2 * s] = metric.trace() - 2.0;
       c[2 * s + 1] = metric.determinant() - 1.0;
@@ -425,22 +418,12 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
       for (int s = 0; s < samples; ++s) {
         const double lt = accumulated[2 * s], ld = accumulated[2 * s + 1];
         const int first = neighbourhoods_.start[s], last = neighbourhoods_.start[s + 1];
-        const Vec3 xs = x.row(s).transpose();
-        Mat32 f = Mat32::Zero();
         Eigen::Vector2d sumA = Eigen::Vector2d::Zero();
-        for (int k = first; k < last; ++k) {
-          f += (Vec3(x.row(neighbourhoods_.neighbour[k]).transpose()) - xs) * neighbourhoods_.coefficient[k].transpose();
-          sumA += neighbourhoods_.coefficient[k];
-        }
-        const Vec3 f1 = f.col(0), f2 = f.col(1);
-        const Eigen::Matrix3d id = Eigen::Matrix3d::Identity();
-        const Eigen::Matrix3d h11 = 2 * f2.squaredNorm() * id - 2 * f2 * f2.transpose();
-        const Eigen::Matrix3d h22 = 2 * f1.squaredNorm() * id - 2 * f1 * f1.transpose();
-        const Eigen::Matrix3d h12 = 4 * f1 * f2.transpose() - 2 * f2 * f1.transpose() - 2 * f1.dot(f2) * id;
+        for (int k = first; k < last; ++k) sumA += neighbourhoods_.coefficient[k];
+        const DeterminantHessian det = mlsDeterminantHessian(mlsDeformationGradient(neighbourhoods_, s, x));
         auto block = [&](const Eigen::Vector2d& a, const Eigen::Vector2d& b) {
-          return Eigen::Matrix3d(lt * 2 * a.dot(b) * id +
-                                 ld * (a[0] * b[0] * h11 + a[1] * b[1] * h22 + a[0] * b[1] * h12 +
-                                       a[1] * b[0] * h12.transpose()));
+          // trace: 2 (a . b) I (methods 2.4); determinant: the blocks above.
+          return Eigen::Matrix3d(lt * 2 * a.dot(b) * Eigen::Matrix3d::Identity() + ld * det.block(a, b));
         };
         blocks[s] += block(sumA, sumA);  // the centre: minus-sum rule on both sides
         for (int k = first; k < last; ++k)
@@ -606,11 +589,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   double pinError = 0;
   for (const auto& [vertex, target] : ctx.pins) pinError = std::max(pinError, (Vec3(x_.row(vertex)) - target).norm());
   stats.maxPositionError = pinError;
-  stats.maxEdgeStrain = 0;
-  for (const auto& e : cloth_->topology.edges) {
-    const double rest = (cloth_->mesh.positions.row(e[1]) - cloth_->mesh.positions.row(e[0])).norm();
-    stats.maxEdgeStrain = std::max(stats.maxEdgeStrain, std::abs((x_.row(e[1]) - x_.row(e[0])).norm() / rest - 1));
-  }
+  stats.maxEdgeStrain = maxEdgeStrain(cloth_->mesh, cloth_->topology, x_);
   stats.linearSolver = m.schurSolver->name();
   stats.extra["fp_iterations"] = iterations;
   stats.extra["max_isometry_residual"] = finalResidual;
