@@ -1,5 +1,6 @@
 #include "sim/bending.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace clothlab {
@@ -68,6 +69,65 @@ SparseMatrix crBendingMatrix(const TriangleMesh& rest, const MeshTopology& topol
   SparseMatrix q = SparseMatrix(l.transpose()) * inverseMass.asDiagonal() * l;
   q.prune(0.0);
   return q;
+}
+
+}  // namespace clothlab
+
+namespace clothlab {
+
+ImplicitBending::ImplicitBending(SparseMatrix hinge)
+    : hinge_(std::move(hinge)), solver_(makeSolveOftenSpdSolver(static_cast<int>(hinge_.rows()))) {}
+
+std::optional<std::string> ImplicitBending::velocities(const Eigen::VectorXd& mass, double bending, double h,
+                                                       const Vec3& gravity, const Positions& x,
+                                                       const Positions& v,
+                                                       const std::vector<std::pair<int, Vec3>>& pins,
+                                                       Positions& out) {
+  const int n = static_cast<int>(x.rows());
+  std::vector<char> pinned(n, 0);
+  std::vector<int> pinList;
+  for (const auto& pin : pins) {
+    pinned[pin.first] = 1;
+    pinList.push_back(pin.first);
+  }
+  std::sort(pinList.begin(), pinList.end());
+  if (key_[0] != bending || key_[1] != h || keyPins_ != pinList || keyMass_.size() != mass.size() ||
+      keyMass_ != mass) {
+    std::vector<Eigen::Triplet<double>> system, coupling;
+    const SparseMatrix full = SparseMatrix(mass.asDiagonal()) + (h * h * bending) * hinge_;
+    for (int c = 0; c < full.outerSize(); ++c)
+      for (SparseMatrix::InnerIterator it(full, c); it; ++it) {
+        const int r = static_cast<int>(it.row());
+        if (pinned[r] || pinned[c]) {
+          if (!pinned[r] && pinned[c]) coupling.emplace_back(r, c, it.value());
+          continue;
+        }
+        if (r <= c) system.emplace_back(r, c, it.value());
+      }
+    for (int p : pinList) system.emplace_back(p, p, 1.0);
+    system_.resize(n, n);
+    system_.setFromTriplets(system.begin(), system.end());
+    coupling_.resize(n, n);
+    coupling_.setFromTriplets(coupling.begin(), coupling.end());
+    key_[0] = -1;  // invalid until the factorization succeeds
+    if (auto e = solver_->analyze(system_)) return e;
+    std::string message;
+    if (solver_->factorize(system_, &message) != SpdSolver::Status::Ok) return "bending system: " + message;
+    key_[0] = bending;
+    key_[1] = h;
+    keyMass_ = mass;
+    keyPins_ = pinList;
+  }
+  Eigen::MatrixXd rhs(n, 3);
+  for (int i = 0; i < n; ++i) rhs.row(i) = mass[i] * (v.row(i) + h * gravity.transpose());
+  if (bending > 0) rhs -= (h * bending) * (hinge_ * x);
+  Eigen::MatrixXd pinVelocity = Eigen::MatrixXd::Zero(n, 3);
+  for (const auto& [vertex, target] : pins) pinVelocity.row(vertex) = (target - Vec3(x.row(vertex))).transpose() / h;
+  rhs -= coupling_ * pinVelocity;
+  for (const auto& [vertex, target] : pins) rhs.row(vertex) = pinVelocity.row(vertex);
+  solver_->solve(rhs);
+  out = rhs;
+  return std::nullopt;
 }
 
 }  // namespace clothlab

@@ -9,6 +9,12 @@
 //    stiffness matrix, M_ee = sum of adjacent areas / 3 (methods 1.10). Boundary rows are left
 //    out, otherwise a flat sheet would carry spurious in-plane forces.
 // Both annihilate any flat configuration, and E_cr(midpoints(x)) equals E_hinge(x).
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "sim/linear/spd_solver.h"
 #include "sim/mesh.h"
 
@@ -19,5 +25,33 @@ SparseMatrix crBendingMatrix(const TriangleMesh& rest, const MeshTopology& topol
 
 // cot of the angle between a and b.
 double cotangent(const Vec3& a, const Vec3& b);
+
+}  // namespace clothlab
+
+namespace clothlab {
+
+// The implicit step for quadratic bending plus gravity on mesh vertices (methods 2.5):
+//   (M + h^2 k_b Q) v* = M v + h (M g - k_b Q x),
+// with pinned vertices moved to their targets over the step (their rows replaced by identity and
+// their known velocities moved to the right-hand side). The matrix is factorized once and again
+// only when k_b, h, the masses or the pinned set change. Used by the vertex-based solvers
+// (mls-isometry, xpbd).
+class ImplicitBending {
+ public:
+  explicit ImplicitBending(SparseMatrix hinge);
+  // v* for the given state; an error message if the factorization fails.
+  std::optional<std::string> velocities(const Eigen::VectorXd& mass, double bending, double h,
+                                        const Vec3& gravity, const Positions& x, const Positions& v,
+                                        const std::vector<std::pair<int, Vec3>>& pins, Positions& out);
+  const SparseMatrix& hinge() const { return hinge_; }
+
+ private:
+  SparseMatrix hinge_;
+  std::unique_ptr<SpdSolver> solver_;
+  SparseMatrix system_, coupling_;
+  double key_[2] = {-1, -1};  // k_b, h of the factorization
+  Eigen::VectorXd keyMass_;
+  std::vector<int> keyPins_;
+};
 
 }  // namespace clothlab

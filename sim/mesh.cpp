@@ -1,6 +1,8 @@
 #include "sim/mesh.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 
@@ -134,6 +136,56 @@ int nearestVertex(const Positions& positions, const Vec3& point) {
   Eigen::Index best = 0;
   (positions.rowwise() - point.transpose()).rowwise().squaredNorm().minCoeff(&best);
   return static_cast<int>(best);
+}
+
+Vec3 closestBarycentric(const TriangleMesh& mesh, int t, const Vec3& p) {
+  // Regions of the triangle (vertex, edge, face) in turn (Ericson, Real-Time Collision Detection 5.1.5).
+  const Tri& f = mesh.triangles[t];
+  const Vec3 a = mesh.positions.row(f[0]), b = mesh.positions.row(f[1]), c = mesh.positions.row(f[2]);
+  const Vec3 ab = b - a, ac = c - a, ap = p - a;
+  const double d1 = ab.dot(ap), d2 = ac.dot(ap);
+  if (d1 <= 0 && d2 <= 0) return {1, 0, 0};
+  const Vec3 bp = p - b;
+  const double d3 = ab.dot(bp), d4 = ac.dot(bp);
+  if (d3 >= 0 && d4 <= d3) return {0, 1, 0};
+  const double vc = d1 * d4 - d3 * d2;
+  if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+    const double v = d1 / (d1 - d3);
+    return {1 - v, v, 0};
+  }
+  const Vec3 cp = p - c;
+  const double d5 = ab.dot(cp), d6 = ac.dot(cp);
+  if (d6 >= 0 && d5 <= d6) return {0, 0, 1};
+  const double vb = d5 * d2 - d1 * d6;
+  if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+    const double w = d2 / (d2 - d6);
+    return {1 - w, 0, w};
+  }
+  const double va = d3 * d6 - d5 * d4;
+  if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+    const double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+    return {0, 1 - w, w};
+  }
+  const double denominator = va + vb + vc;
+  if (!(std::abs(denominator) > 0)) return {1.0 / 3, 1.0 / 3, 1.0 / 3};  // degenerate triangle
+  const double v = vb / denominator, w = vc / denominator;
+  return {1 - v - w, v, w};
+}
+
+std::pair<int, Vec3> closestSurfacePoint(const TriangleMesh& mesh, const Vec3& p) {
+  std::pair<int, Vec3> best{0, Vec3(1.0 / 3, 1.0 / 3, 1.0 / 3)};
+  double bestDistance = std::numeric_limits<double>::max();
+  for (int t = 0; t < mesh.triangleCount(); ++t) {
+    const Vec3 b = closestBarycentric(mesh, t, p);
+    const Tri& f = mesh.triangles[t];
+    const Vec3 q = b[0] * mesh.positions.row(f[0]) + b[1] * mesh.positions.row(f[1]) + b[2] * mesh.positions.row(f[2]);
+    const double d = (q - p).squaredNorm();
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = {t, b};
+    }
+  }
+  return best;
 }
 
 Positions vertexNormals(const Positions& positions, const std::vector<Tri>& triangles) {

@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 #include <Eigen/Geometry>
 #include <array>
+#include <utility>
 #include <vector>
 
 namespace clothlab {
@@ -51,6 +52,12 @@ bool isDegenerate(const TriangleMesh& mesh, int t, double relTol = 1e-12);
 
 // Index of the vertex nearest to `point` (positions must not be empty).
 int nearestVertex(const Positions& positions, const Vec3& point);
+
+// The point of triangle t closest to p, as barycentric coordinates (all >= 0, summing to 1).
+Vec3 closestBarycentric(const TriangleMesh& mesh, int t, const Vec3& p);
+// The surface point of the mesh closest to p: its triangle and barycentric coordinates
+// (brute force over the triangles).
+std::pair<int, Vec3> closestSurfacePoint(const TriangleMesh& mesh, const Vec3& p);
 
 // Per-vertex unit normals, area-weighted from incident triangles (zero for isolated vertices).
 Positions vertexNormals(const Positions& positions, const std::vector<Tri>& triangles);

@@ -35,7 +35,7 @@ Vec3 Transform::apply(const Vec3& p) const {
 }
 
 const std::vector<std::string>& pinPresetNames() {
-  static const std::vector<std::string> names = {"top-corners", "four-corners", "top-edge"};
+  static const std::vector<std::string> names = {"top-corners", "four-corners", "top-edge", "left-strip"};
   return names;
 }
 
@@ -163,7 +163,7 @@ std::optional<std::string> parsePins(const json& pins, const std::string& where,
   for (size_t i = 0; i < pins.size(); ++i) {
     const json& p = pins[i];
     const std::string at = where + "[" + std::to_string(i) + "]";
-    if (auto e = checkKeys(p, at, {"vertex", "near", "preset", "target"})) return e;
+    if (auto e = checkKeys(p, at, {"vertex", "near", "preset", "target", "ramp"})) return e;
     PinSpec pin;
     const int kinds = int(p.contains("vertex")) + int(p.contains("near")) + int(p.contains("preset"));
     if (kinds != 1) return at + ": give exactly one of \"vertex\", \"near\" or \"preset\"";
@@ -179,14 +179,22 @@ std::optional<std::string> parsePins(const json& pins, const std::string& where,
       pin.preset = p["preset"];
       const auto& names = pinPresetNames();
       if (std::find(names.begin(), names.end(), pin.preset) == names.end())
-        return at + ".preset: unknown preset '" + pin.preset +
-               "' (expected top-corners, four-corners or top-edge)";
+      {
+        std::string known;
+        for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+        return at + ".preset: unknown preset '" + pin.preset + "' (expected one of " + known + ")";
+      }
     }
     if (p.contains("target")) {
       if (pin.kind == PinSpec::Kind::Preset) return at + ".target: a preset pins at rest positions";
       Vec3 target;
       if (auto e = readVec3(p["target"], at + ".target", target)) return e;
       pin.target = target;
+    }
+    if (p.contains("ramp")) {
+      if (!p["ramp"].is_number()) return at + ".ramp: expected a number of seconds";
+      pin.ramp = p["ramp"].get<double>();
+      if (!(pin.ramp >= 0) || !std::isfinite(pin.ramp)) return at + ".ramp: must be a non-negative number of seconds";
     }
     scene.pins.push_back(pin);
   }
@@ -361,6 +369,7 @@ json sceneToJson(const Scene& scene) {
     if (pin.kind == PinSpec::Kind::Near) p["near"] = {pin.point.x(), pin.point.y(), pin.point.z()};
     if (pin.kind == PinSpec::Kind::Preset) p["preset"] = pin.preset;
     if (pin.target) p["target"] = {pin.target->x(), pin.target->y(), pin.target->z()};
+    if (pin.ramp > 0) p["ramp"] = pin.ramp;
     pins.push_back(p);
   }
   out["pins"] = pins;
@@ -435,6 +444,10 @@ std::vector<int> pinPresetVertices(const TriangleMesh& rest, const std::string& 
     const double band = 1e-6 * size + 1e-12;
     for (int i = 0; i < rest.vertexCount(); ++i)
       if (rest.positions(i, up) >= hi[up] - band) out.push_back(i);
+  } else if (preset == "left-strip") {
+    // A cantilever's clamp: every vertex within 1/8 of the width from the left side.
+    for (int i = 0; i < rest.vertexCount(); ++i)
+      if (rest.positions(i, across) <= lo[across] + extent[across] / 8) out.push_back(i);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -500,6 +513,8 @@ Result<ClothModel> buildClothModel(const Scene& scene) {
                                    [&](const auto& p) { return p.first == v; });
       if (existing != model.pins.end()) existing->second = target;
       else model.pins.emplace_back(v, target);
+      std::erase_if(model.pinRamps, [&](const auto& r) { return r.first == v; });
+      if (pin.ramp > 0) model.pinRamps.emplace_back(v, pin.ramp);
     }
   }
   for (size_t i = 0; i < scene.pointMasses.size(); ++i) {

@@ -12,7 +12,8 @@
 //                "obj": "relative/or/absolute.obj",          (instead of "generator")
 //                "transform": {"scale": 1, "rotate_deg": [x, y, z], "translate": [x, y, z]} },
 //     "simulation": { "density": 0.1, "dt": 0.001, "gravity": [0, -9.81, 0], ... },
-//     "pins": [ {"vertex": 0} | {"near": [x, y, z]} | {"preset": "top-corners"}, "target": [...] ],
+//     "pins": [ {"vertex": 0} | {"near": [x, y, z]} | {"preset": "top-corners"}, "target": [...],
+//               "ramp": seconds (the pin travels from the rest position to the target) ],
 //     "obstacles": [ {"type": "plane", "point": [...], "normal": [...], "friction": 0.3},
 //                    {"type": "sphere", "center": [...], "radius": 0.2},
 //                    {"type": "box", "center": [...], "half_extents": [...]} ],
@@ -72,9 +73,10 @@ struct PinSpec {
   Vec3 point{0, 0, 0};      // Near: rest-state world position
   std::string preset;       // Preset: see pinPresetNames()
   std::optional<Vec3> target;  // world target, default: the vertex's rest position
+  double ramp = 0;  // [s] > 0: the pin moves from the rest position to its target over this time
 };
 
-const std::vector<std::string>& pinPresetNames();  // top-corners, four-corners, top-edge
+const std::vector<std::string>& pinPresetNames();  // top-corners, four-corners, top-edge, left-strip
 
 struct Scene {
   std::string name = "untitled";
@@ -114,6 +116,7 @@ struct ClothModel {
   double materialPeriod = 0;  // > 0: the first material coordinate wraps (closed tube) [m]
   std::vector<std::pair<int, double>> pointMasses;  // (vertex, extra mass [kg])
   std::vector<std::pair<int, Vec3>> pins;          // (vertex, world target)
+  std::vector<std::pair<int, double>> pinRamps;    // (vertex, ramp time [s]) of pins with a ramp
   std::vector<std::string> warnings;
 };
 

@@ -23,6 +23,7 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene) {
     return Error{scene.sourcePath + ": " + *e};
   simulation->solver_ = std::move(solver);
   simulation->pins_ = simulation->cloth_->pins;
+  simulation->pinRamps_ = simulation->cloth_->pinRamps;
   simulation->obstacles_ = scene.obstacles;
   return simulation;
 }
@@ -31,7 +32,21 @@ std::optional<std::string> Simulation::step() {
   if (diverged_) return "the simulation diverged earlier; reset it";
   StepStats stats;
   const std::vector<Obstacle> obstacles = obstaclesAt(time_ + sim_.dt);
-  const StepContext context{sim_, obstacles, pins_, grab_};
+  // Scene pins with a ramp travel from the rest position to their target (smoothstep in time).
+  std::vector<std::pair<int, Vec3>> rampedPins;
+  const bool ramping = std::any_of(pinRamps_.begin(), pinRamps_.end(),
+                                   [&](const auto& r) { return time_ < r.second; });
+  if (ramping) {
+    rampedPins = pins_;
+    for (auto& [vertex, target] : rampedPins)
+      for (const auto& [rampVertex, duration] : pinRamps_) {
+        if (rampVertex != vertex) continue;
+        const double s = std::min(1.0, (time_ + sim_.dt) / duration), weight = s * s * (3 - 2 * s);
+        const Vec3 rest = cloth_->mesh.positions.row(vertex).transpose();
+        target = rest + weight * (target - rest);
+      }
+  }
+  const StepContext context{sim_, obstacles, ramping ? rampedPins : pins_, grab_};
   if (auto e = solver_->step(context, stats)) {
     diverged_ = true;
     return "step " + std::to_string(stepCount_ + 1) + " (t = " +
@@ -64,6 +79,7 @@ std::optional<std::string> Simulation::setPin(int vertex, const Vec3& target) {
   auto it = std::find_if(pins_.begin(), pins_.end(), [&](const auto& p) { return p.first == vertex; });
   if (it != pins_.end()) it->second = target;
   else pins_.emplace_back(vertex, target);
+  std::erase_if(pinRamps_, [&](const auto& r) { return r.first == vertex; });  // moved by hand now
   return std::nullopt;
 }
 
@@ -82,9 +98,13 @@ std::optional<std::string> Simulation::setGrab(std::optional<Grab> grab) {
 
 void Simulation::removePin(int vertex) {
   std::erase_if(pins_, [&](const auto& p) { return p.first == vertex; });
+  std::erase_if(pinRamps_, [&](const auto& r) { return r.first == vertex; });
 }
 
-void Simulation::clearPins() { pins_.clear(); }
+void Simulation::clearPins() {
+  pins_.clear();
+  pinRamps_.clear();
+}
 
 std::vector<Obstacle> Simulation::obstaclesAt(double t) const {
   std::vector<Obstacle> out;
@@ -103,6 +123,8 @@ Scene Simulation::currentScene() const {
     pin.kind = PinSpec::Kind::Vertex;
     pin.vertex = vertex;
     pin.target = target;
+    for (const auto& [rampVertex, duration] : pinRamps_)
+      if (rampVertex == vertex) pin.ramp = duration;  // a saved scene starts from rest again
     scene.pins.push_back(pin);
   }
   scene.solverParams = solver_->params();

@@ -59,6 +59,7 @@ class Simulation {
   std::unique_ptr<Solver> solver_;
   SimParams sim_;
   std::vector<std::pair<int, Vec3>> pins_;
+  std::vector<std::pair<int, double>> pinRamps_;  // scene pins still travelling to their targets
   std::optional<Grab> grab_;
   std::vector<Obstacle> obstacles_;
   StepStats stats_;

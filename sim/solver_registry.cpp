@@ -2,6 +2,7 @@
 
 #include "sim/solvers/impulse/impulse_solver.h"
 #include "sim/solvers/mls/mls_solver.h"
+#include "sim/solvers/xpbd/xpbd_solver.h"
 
 namespace clothlab {
 
@@ -20,6 +21,10 @@ const std::vector<SolverEntry>& solverRegistry() {
        "meshless isometry constraints on moving-least-squares strain, Fast Projections (Chen, "
        "Kry, Vouga 2019)",
        [] { return std::make_unique<MlsSolver>(); }, describeParams(MlsParams::table())},
+      {"xpbd",
+       "XPBD distance constraints on mesh edges with Gauss-Seidel sweeps and a compliance, the "
+       "usual real-time method: stretches unless given many iterations (baseline)",
+       [] { return std::make_unique<XpbdSolver>(); }, describeParams(XpbdParams::table())},
   };
   return registry;
 }

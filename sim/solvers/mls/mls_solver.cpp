@@ -112,13 +112,7 @@ struct MlsSolver::Impl {
   std::unique_ptr<SpdSolver> schurSolver;
   bool schurAnalyzed = false;
 
-  // Implicit bending system.
-  SparseMatrix hinge;              // Q on vertices
-  std::unique_ptr<SpdSolver> bendingSolver;
-  double bendingKey[3] = {-1, -1, -1};
-  std::vector<int> bendingPins;
-  SparseMatrix bendingSystem;      // pinned rows/cols replaced by identity (upper)
-  SparseMatrix bendingCoupling;    // free rows x pinned cols part of M + h^2 k_b Q (full)
+  std::unique_ptr<ImplicitBending> bending;
 
   Eigen::VectorXd areaShare;       // per vertex [m^2]
   Eigen::VectorXd extraMass;       // point masses [kg]
@@ -279,10 +273,8 @@ std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cl
   for (const auto& [vertex, mass] : cloth_->pointMasses) impl_->extraMass[vertex] += mass;
   if (auto e = rebuild(parsed)) return e;
   params_ = parsed;
-  impl_->hinge = hingeBendingMatrix(mesh, cloth_->topology);
-  impl_->bendingSolver = makeSolveOftenSpdSolver(mesh.vertexCount());
+  impl_->bending = std::make_unique<ImplicitBending>(hingeBendingMatrix(mesh, cloth_->topology));
   impl_->schurSolver = makeSpdSolver("cholmod");
-  impl_->bendingKey[0] = -1;
   x_ = mesh.positions;
   v_ = Positions::Zero(mesh.vertexCount(), 3);
   return std::nullopt;
@@ -329,45 +321,8 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
 
   // 1. Implicit bending and external forces.
   auto t = Clock::now();
-  const double kb = ctx.sim.bending;
-  if (m.bendingKey[0] != kb || m.bendingKey[1] != h || m.bendingKey[2] != ctx.sim.density ||
-      m.bendingPins != pinList) {
-    std::vector<Eigen::Triplet<double>> system, coupling;
-    const SparseMatrix full = SparseMatrix(mass.asDiagonal()) + (h * h * kb) * m.hinge;
-    for (int c = 0; c < full.outerSize(); ++c)
-      for (SparseMatrix::InnerIterator it(full, c); it; ++it) {
-        const int r = static_cast<int>(it.row());
-        if (pinned[r] || pinned[c]) {
-          if (!pinned[r] && pinned[c]) coupling.emplace_back(r, c, it.value());
-          continue;
-        }
-        if (r <= c) system.emplace_back(r, c, it.value());
-      }
-    for (int p : pinList) system.emplace_back(p, p, 1.0);
-    m.bendingSystem.resize(n, n);
-    m.bendingSystem.setFromTriplets(system.begin(), system.end());
-    m.bendingCoupling.resize(n, n);
-    m.bendingCoupling.setFromTriplets(coupling.begin(), coupling.end());
-    if (auto e = m.bendingSolver->analyze(m.bendingSystem)) return restore(*e);
-    std::string message;
-    if (m.bendingSolver->factorize(m.bendingSystem, &message) != SpdSolver::Status::Ok)
-      return restore("bending system: " + message);
-    m.bendingKey[0] = kb;
-    m.bendingKey[1] = h;
-    m.bendingKey[2] = ctx.sim.density;
-    m.bendingPins = pinList;
-  }
-  stats.msFactor = msSince(t);
-  t = Clock::now();
-  Eigen::MatrixXd rhs(n, 3);
-  for (int i = 0; i < n; ++i) rhs.row(i) = mass[i] * v_.row(i) + h * mass[i] * ctx.sim.gravity.transpose();
-  if (kb > 0) rhs -= (h * kb) * (m.hinge * x_);
-  Eigen::MatrixXd pinVelocity = Eigen::MatrixXd::Zero(n, 3);
-  for (const auto& [vertex, target] : ctx.pins) pinVelocity.row(vertex) = (target - Vec3(x_.row(vertex))).transpose() / h;
-  rhs -= m.bendingCoupling * pinVelocity;
-  for (const auto& [vertex, target] : ctx.pins) rhs.row(vertex) = pinVelocity.row(vertex);
-  m.bendingSolver->solve(rhs);
-  v_ = rhs;
+  if (auto e = m.bending->velocities(mass, ctx.sim.bending, h, ctx.sim.gravity, x_, v_, ctx.pins, v_))
+    return restore(*e);
   if (ctx.sim.damping > 0) v_ /= 1.0 + h * ctx.sim.damping;
   Positions x = x_ + h * v_;
   for (const auto& [vertex, target] : ctx.pins) x.row(vertex) = target.transpose();

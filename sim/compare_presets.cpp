@@ -1,0 +1,69 @@
+#include "sim/compare_presets.h"
+
+#include <sstream>
+
+#include "sim/solver_registry.h"
+
+namespace clothlab {
+
+const std::vector<ComparePreset>& comparePresets() {
+  static const std::vector<ComparePreset> presets = {
+      {"pinned-corners",
+       "conforming vs impulse-nc vs mls-isometry on one irregular mesh hung from two corners moved "
+       "closer: the conforming mesh locks and hardly sags",
+       {{"conforming", "corners-coarse"}, {"impulse-nc", "corners-coarse"}, {"mls-isometry", "corners-coarse"}}},
+      {"cantilever",
+       "cantilever droop of a clamped irregular sheet: conforming vs impulse-nc vs mls-isometry vs xpbd",
+       {{"conforming", "cantilever-coarse"},
+        {"impulse-nc", "cantilever-coarse"},
+        {"mls-isometry", "cantilever-coarse"},
+        {"xpbd", "cantilever-coarse"}}},
+      {"shear",
+       "CKV19 shear test: one side pinned, a heavy point mass on the other; impulse-nc vs mls-isometry",
+       {{"impulse-nc", "ckv-shear"}, {"mls-isometry", "ckv-shear"}}},
+      {"resolution-sweep",
+       "one solver (mls-isometry) on the coarse and the fine cantilever: the droop should not depend "
+       "on the mesh",
+       {{"mls-isometry", "cantilever-coarse"}, {"mls-isometry", "cantilever-fine"}}},
+  };
+  return presets;
+}
+
+const ComparePreset* findComparePreset(const std::string& name) {
+  for (const auto& preset : comparePresets())
+    if (preset.name == name) return &preset;
+  return nullptr;
+}
+
+PaneListResult parsePaneList(const std::string& list, const std::string& scene) {
+  PaneListResult result;
+  std::stringstream in(list);
+  std::string entry;
+  int index = 0;
+  while (std::getline(in, entry, ',')) {
+    ++index;
+    const std::string where = "--solvers entry " + std::to_string(index);
+    if (entry.empty()) {
+      result.error = where + " is empty";
+      return result;
+    }
+    ComparePane pane;
+    const auto at = entry.find('@');
+    pane.solver = entry.substr(0, at);
+    pane.scene = at == std::string::npos ? scene : entry.substr(at + 1);
+    if (!findSolver(pane.solver)) {
+      result.error = where + ": unknown solver '" + pane.solver + "' (known: " + solverIdList() + ")";
+      return result;
+    }
+    if (pane.scene.empty()) {
+      result.error = where + ": empty scene after '@'";
+      return result;
+    }
+    result.panes.push_back(pane);
+  }
+  if (result.panes.empty()) result.error = "--solvers: give at least one solver id";
+  else if (result.panes.size() > 8) result.error = "--solvers: at most 8 entries";
+  return result;
+}
+
+}  // namespace clothlab

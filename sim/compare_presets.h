@@ -1,0 +1,30 @@
+#pragma once
+// Compare-mode presets: which scene variant each pane runs with which solver. Shared by the
+// viewer (`clothlab --compare PRESET`) and the CLI (`clothlab-cli compare PRESET`).
+#include <string>
+#include <vector>
+
+namespace clothlab {
+
+struct ComparePane {
+  std::string solver;  // solver id
+  std::string scene;   // built-in scene name or scene .json path (the mesh variant)
+};
+
+struct ComparePreset {
+  std::string name, description;
+  std::vector<ComparePane> panes;  // 2 to 4
+};
+
+const std::vector<ComparePreset>& comparePresets();
+const ComparePreset* findComparePreset(const std::string& name);
+
+// Parses a pane list "ID[@SCENE],ID[@SCENE],..." where a pane without @SCENE runs `scene`.
+// Errors name the entry that is wrong (unknown solver, empty entry, fewer than 1 or more than 8).
+struct PaneListResult {
+  std::vector<ComparePane> panes;
+  std::string error;  // empty when valid
+};
+PaneListResult parsePaneList(const std::string& list, const std::string& scene);
+
+}  // namespace clothlab

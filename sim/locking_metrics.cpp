@@ -1,0 +1,71 @@
+#include "sim/locking_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "sim/bending.h"
+#include "sim/metrics.h"
+
+namespace clothlab {
+
+const std::vector<MetricDefinition>& lockingMetricDefinitions() {
+  static const std::vector<MetricDefinition> definitions = {
+      {"sag", "m", "drop of the point midway between the two pins below them (two pins only)"},
+      {"tip_height", "m", "mean height of the vertices farthest from the pins, relative to the pins"},
+      {"bending_energy", "J", "hinge bending energy k_b/2 sum x^T Q x"},
+      {"max_edge_strain", "1", "largest | |e|/|e0| - 1 | over mesh edges"},
+      {"residual", "m or 1", "the solver's own largest constraint error (mls-isometry: dimensionless)"},
+      {"max_distance_increase", "1", "largest relative increase of distance from the reference vertex"},
+      {"ms_per_step", "ms", "median wall time per step"},
+  };
+  return definitions;
+}
+
+MetricProbe makeMetricProbe(const ClothModel& cloth, const std::vector<int>& pinnedVertices, const Vec3& gravity) {
+  MetricProbe probe;
+  const Positions& rest = cloth.mesh.positions;
+  probe.up = gravity.norm() > 0 ? Vec3(-gravity.normalized()) : Vec3(0, 1, 0);
+  probe.pinned = pinnedVertices;
+  std::sort(probe.pinned.begin(), probe.pinned.end());
+  probe.pinned.erase(std::unique(probe.pinned.begin(), probe.pinned.end()), probe.pinned.end());
+  if (probe.pinned.size() == 2) {
+    probe.pinA = probe.pinned[0];
+    probe.pinB = probe.pinned[1];
+  }
+  if (!probe.pinned.empty()) {
+    const int n = static_cast<int>(rest.rows());
+    std::vector<double> distance(n, std::numeric_limits<double>::max());
+    for (int v = 0; v < n; ++v)
+      for (int p : probe.pinned) distance[v] = std::min(distance[v], (rest.row(v) - rest.row(p)).norm());
+    const double largest = *std::max_element(distance.begin(), distance.end());
+    for (int v = 0; v < n; ++v)
+      if (distance[v] >= 0.98 * largest) probe.tip.push_back(v);
+    probe.reference = probe.pinned.front();
+    for (int p : probe.pinned)
+      if (rest.row(p).dot(probe.up) > rest.row(probe.reference).dot(probe.up) + 1e-12) probe.reference = p;
+  }
+  probe.hinge = hingeBendingMatrix(cloth.mesh, cloth.topology);
+  return probe;
+}
+
+std::vector<double> measureLockingMetrics(const MetricProbe& probe, const ClothModel& cloth,
+                                          const Positions& surface, const StepStats& last,
+                                          double bendingStiffness, double msPerStep) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  double sag = nan, tip = nan;
+  if (probe.pinA >= 0) sag = pinnedSag(cloth.mesh, surface, probe.pinA, probe.pinB, probe.up);
+  if (!probe.tip.empty())
+    tip = meanHeight(surface, probe.tip, probe.up) - meanHeight(surface, probe.pinned, probe.up);
+  double residual = last.maxPositionError;
+  if (last.extra.contains("max_isometry_residual")) residual = last.extra["max_isometry_residual"].get<double>();
+  return {sag,
+          tip,
+          bendingEnergy(probe.hinge, bendingStiffness, surface),
+          maxEdgeStrain(cloth.mesh, cloth.topology, surface),
+          residual,
+          maxDistanceIncrease(cloth.mesh, cloth.topology, surface, probe.reference),
+          msPerStep};
+}
+
+}  // namespace clothlab

@@ -1,0 +1,53 @@
+#pragma once
+// The locking metrics of compare mode, one definition shared by the viewer, `clothlab-cli
+// compare` and the tests. Reference points are chosen once from the rest mesh and the pins at the
+// start of a run (MetricProbe), so every solver and mesh variant of a scene is measured alike.
+//
+//   sag              [m]  how far the point that starts midway between the two pinned vertices
+//                         has dropped below the pins' mean height (metrics.h pinnedSag); for
+//                         scenes with exactly two pinned vertices
+//   tip_height       [m]  mean height of the tip, relative to the pins' mean height: the vertices
+//                         whose rest distance to the nearest pin is at least 98% of the largest
+//                         such distance (the free edge of a cantilever); needs a pin
+//   bending_energy   [J]  k_b/2 sum_d x_d^T Q x_d with the hinge Q of the rest mesh
+//   max_edge_strain  [1]  largest | |e|/|e0| - 1 | over the mesh edges
+//   residual       [m|1]  the solver's own: mls-isometry's largest |c| (dimensionless), else the
+//                         largest constraint error [m]
+//   max_distance_increase [1]  largest relative increase of the distance from the reference
+//                         vertex (the highest pinned vertex, else vertex 0) to any other vertex
+//                         over its rest geodesic distance (CKV19's shear test)
+//   ms_per_step     [ms]  median wall time of the steps so far
+// Heights are along "up", the direction opposite gravity. A metric that does not apply is NaN.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/linear/spd_solver.h"
+#include "sim/mesh.h"
+#include "sim/solver.h"
+
+namespace clothlab {
+
+class Simulation;
+
+struct MetricDefinition {
+  std::string key, unit, meaning;
+};
+const std::vector<MetricDefinition>& lockingMetricDefinitions();
+
+struct MetricProbe {
+  Vec3 up{0, 1, 0};
+  int pinA = -1, pinB = -1;  // sag: the two pinned vertices (scenes with exactly two)
+  std::vector<int> pinned;   // the pinned vertices
+  std::vector<int> tip;      // tip_height: the vertices farthest from the pins at rest
+  int reference = 0;         // max_distance_increase: the highest pinned vertex, else 0
+  SparseMatrix hinge;        // bending_energy
+};
+MetricProbe makeMetricProbe(const ClothModel& cloth, const std::vector<int>& pinnedVertices, const Vec3& gravity);
+
+// Values in the order of lockingMetricDefinitions().
+std::vector<double> measureLockingMetrics(const MetricProbe& probe, const ClothModel& cloth,
+                                          const Positions& surface, const StepStats& last,
+                                          double bendingStiffness, double msPerStep);
+
+}  // namespace clothlab

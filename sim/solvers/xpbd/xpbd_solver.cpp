@@ -1,0 +1,178 @@
+#include "sim/solvers/xpbd/xpbd_solver.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "sim/metrics.h"
+
+namespace clothlab {
+
+const ParamTable<XpbdParams>& XpbdParams::table() {
+  static const ParamTable<XpbdParams> table = {
+      {"iterations", "", "Gauss-Seidel sweeps over the edges per step", &XpbdParams::iterations, 1,
+       100000, true},
+      {"compliance", "m/N", "edge compliance (0: inextensible)", &XpbdParams::compliance, 0, 1, false},
+      {"tolerance", "m", "sweeps stop once every edge error is below this", &XpbdParams::tolerance, 0,
+       0.1, false},
+      {"max_speed", "m/s", "speed treated as divergence", &XpbdParams::maxSpeed, 1, 1e6, true},
+  };
+  return table;
+}
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+}  // namespace
+
+std::optional<std::string> XpbdSolver::reset(std::shared_ptr<const ClothModel> cloth, const SimParams&,
+                                             const nlohmann::json& params) {
+  XpbdParams parsed;
+  if (auto e = readParams(params, XpbdParams::table(), parsed, "solver")) return e;
+  cloth_ = std::move(cloth);
+  params_ = parsed;
+  const TriangleMesh& mesh = cloth_->mesh;
+  const MeshTopology& topology = cloth_->topology;
+  areaShare_ = Eigen::VectorXd::Zero(mesh.vertexCount());
+  for (int t = 0; t < mesh.triangleCount(); ++t)
+    for (int k = 0; k < 3; ++k) areaShare_[mesh.triangles[t][k]] += triangleArea(mesh, t) / 3;
+  extraMass_ = Eigen::VectorXd::Zero(mesh.vertexCount());
+  for (const auto& [vertex, mass] : cloth_->pointMasses) extraMass_[vertex] += mass;
+  restLength_.resize(topology.edgeCount());
+  for (int e = 0; e < topology.edgeCount(); ++e)
+    restLength_[e] = (mesh.positions.row(topology.edges[e][0]) - mesh.positions.row(topology.edges[e][1])).norm();
+  bending_ = std::make_unique<ImplicitBending>(hingeBendingMatrix(mesh, topology));
+  x_ = mesh.positions;
+  v_ = Positions::Zero(mesh.vertexCount(), 3);
+  return std::nullopt;
+}
+
+std::optional<std::string> XpbdSolver::setParams(const nlohmann::json& params) {
+  XpbdParams parsed = params_;
+  if (auto e = readParams(params, XpbdParams::table(), parsed, "solver")) return e;
+  params_ = parsed;
+  return std::nullopt;
+}
+
+nlohmann::json XpbdSolver::params() const { return writeParams(XpbdParams::table(), params_); }
+
+SolverCounts XpbdSolver::counts() const {
+  return {static_cast<int>(x_.rows()), cloth_ ? cloth_->topology.edgeCount() : 0, 0};
+}
+
+std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& stats) {
+  const auto stepStart = Clock::now();
+  const double h = ctx.sim.dt;
+  const int n = static_cast<int>(x_.rows());
+  const Positions x0 = x_, v0 = v_;
+  auto restore = [&](const std::string& why) {
+    x_ = x0;
+    v_ = v0;
+    return std::optional<std::string>(why);
+  };
+  const Eigen::VectorXd mass = ctx.sim.density * areaShare_ + extraMass_;
+  Eigen::VectorXd w = mass.cwiseInverse();
+  for (const auto& pin : ctx.pins) w[pin.first] = 0;
+
+  // 1. Bending and gravity, then the candidate.
+  auto t = Clock::now();
+  if (auto e = bending_->velocities(mass, ctx.sim.bending, h, ctx.sim.gravity, x_, v_, ctx.pins, v_))
+    return restore(*e);
+  if (ctx.sim.damping > 0) v_ /= 1.0 + h * ctx.sim.damping;
+  Positions x = x_ + h * v_;
+  for (const auto& [vertex, target] : ctx.pins) x.row(vertex) = target.transpose();
+  stats.msForces = msSince(t);
+
+  // The grab's surface point and its rate-limited target.
+  Vec3 grabTarget = Vec3::Zero();
+  const Tri* grabTri = nullptr;
+  if (ctx.grab) {
+    grabTri = &cloth_->mesh.triangles[ctx.grab->triangle];
+    Vec3 p = Vec3::Zero();
+    for (int k = 0; k < 3; ++k) p += ctx.grab->barycentric[k] * x_.row((*grabTri)[k]).transpose();
+    grabTarget = p + (ctx.grab->target - p) * std::min(1.0, h / ctx.grab->timeConstant);
+  }
+
+  // 2. Gauss-Seidel sweeps.
+  t = Clock::now();
+  const auto& edges = cloth_->topology.edges;
+  const double alpha = params_.compliance / (h * h);
+  Eigen::VectorXd lambda = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(edges.size()));
+  double collisionMs = 0;
+  int contacts = 0;
+  int sweeps = 0;
+  double worst = 0;
+  Positions correction;
+  while (sweeps < params_.iterations) {
+    ++sweeps;
+    worst = 0;
+    for (size_t e = 0; e < edges.size(); ++e) {
+      const int a = edges[e][0], b = edges[e][1];
+      const double wSum = w[a] + w[b];
+      if (wSum == 0) continue;
+      Vec3 d = (x.row(a) - x.row(b)).transpose();
+      const double length = d.norm();
+      if (length < 1e-12) continue;
+      d /= length;
+      const double c = length - restLength_[e];
+      worst = std::max(worst, std::abs(c));
+      const double dl = (-c - alpha * lambda[e]) / (wSum + alpha);
+      lambda[e] += dl;
+      x.row(a) += (w[a] * dl) * d.transpose();
+      x.row(b) -= (w[b] * dl) * d.transpose();
+    }
+    if (grabTri) {
+      // A stiff constraint on the barycentric point: move the three corners by their weights.
+      Vec3 p = Vec3::Zero();
+      double wSum = 0;
+      for (int k = 0; k < 3; ++k) {
+        p += ctx.grab->barycentric[k] * x.row((*grabTri)[k]).transpose();
+        wSum += ctx.grab->barycentric[k] * ctx.grab->barycentric[k] * w[(*grabTri)[k]];
+      }
+      if (wSum > 0) {
+        const Vec3 gap = grabTarget - p;
+        for (int k = 0; k < 3; ++k) {
+          const int vertex = (*grabTri)[k];
+          x.row(vertex) += (w[vertex] * ctx.grab->barycentric[k] / wSum) * gap.transpose();
+        }
+      }
+    }
+    if (!ctx.obstacles.empty()) {
+      const auto ct = Clock::now();
+      contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction).contactCount;
+      for (int i = 0; i < n; ++i)
+        if (w[i] > 0) x.row(i) += correction.row(i);
+      collisionMs += msSince(ct);
+    }
+    if (worst <= params_.tolerance) break;
+  }
+  // The error after the last sweep.
+  worst = 0;
+  for (size_t e = 0; e < edges.size(); ++e)
+    worst = std::max(worst, std::abs((x.row(edges[e][0]) - x.row(edges[e][1])).norm() - restLength_[e]));
+  stats.msCollision = collisionMs;
+  stats.msPosition = msSince(t) - collisionMs;
+
+  // 3. Velocities.
+  Positions v = (x - x_) / h;
+  if (!x.allFinite() || !v.allFinite())
+    return restore("the state became non-finite (sweeps " + std::to_string(sweeps) + ")");
+  const double speed = v.rowwise().norm().maxCoeff();
+  if (speed > params_.maxSpeed)
+    return restore("a vertex reached " + nlohmann::json(speed).dump() + " m/s, above max_speed " +
+                   nlohmann::json(params_.maxSpeed).dump() + " m/s");
+  x_ = std::move(x);
+  v_ = std::move(v);
+
+  stats.positionIterations = sweeps;
+  stats.maxPositionError = worst;
+  stats.converged = worst <= params_.tolerance;
+  stats.contacts = contacts;
+  stats.maxEdgeStrain = maxEdgeStrain(cloth_->mesh, cloth_->topology, x_);
+  stats.extra["max_speed"] = speed;
+  stats.msTotal = msSince(stepStart);
+  return std::nullopt;
+}
+
+}  // namespace clothlab
