@@ -1,5 +1,6 @@
 #pragma once
 // clothlab-cli subcommands. Each returns the process exit code.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,15 @@ constexpr int kExitDiverged = 3;
 
 // Median of the values (0 for none).
 double median(std::vector<double> values);
+
+struct CompareOptions {
+  std::string scene;    // built-in scene, scene .json or compare preset name
+  std::string solvers;  // "ID[@SCENE],..." (empty: the preset's panes)
+  std::optional<long> steps;
+  int jobs = 0;         // solvers run at a time
+  std::string jsonPath, csvPath, outDir;
+};
+int runCompare(const CompareOptions& options);
 
 int runBench(const std::vector<std::string>& scenes, int steps, const std::string& jsonPath);
 

@@ -5,6 +5,8 @@
 //   clothlab-cli run SCENE [--solver ID] [--steps N] [--dt S] [--tol M] [--density KG_PER_M2]
 //                [--bending K] [--stats FILE] [--out DIR] [--every K] [--quiet]
 //   clothlab-cli bench [SCENE ...] [--steps N] [--json FILE]
+//   clothlab-cli compare SCENE|PRESET [--solvers ID[@SCENE],...] [--steps N] [--jobs N]
+//                [--json F] [--csv F] [--out DIR]
 // Exit codes: 0 success, 2 bad input (message on stderr), 3 the simulation diverged.
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "app/cli/commands.h"
 #include "sim/linear/runtime.h"
@@ -257,6 +260,18 @@ int main(int argc, char** argv) {
   bench->add_option("--steps", benchSteps, "Steps per scene and back end (default 300)");
   bench->add_option("--json", benchJson, "Write the results as JSON");
 
+  auto* compare = app.add_subcommand("compare", "Run one scene with several solvers and line up locking metrics");
+  CompareOptions compareOptions;
+  compareOptions.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  compare->add_option("scene", compareOptions.scene, "Built-in scene, scene .json, or a compare preset")->required();
+  compare->add_option("--solvers", compareOptions.solvers,
+                      "Comma-separated solver ids; ID@SCENE runs another scene (mesh variant)");
+  compare->add_option("--steps", compareOptions.steps, "Steps per solver (default: 2 s of simulated time)");
+  compare->add_option("--jobs", compareOptions.jobs, "Solvers run at a time (default: hardware threads)");
+  compare->add_option("--json", compareOptions.jsonPath, "Write the metrics as JSON");
+  compare->add_option("--csv", compareOptions.csvPath, "Write the metrics as CSV");
+  compare->add_option("--out", compareOptions.outDir, "Write each solver's final surface as OBJ here");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -270,6 +285,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("scenes")) return commandScenes();
   if (app.got_subcommand("info")) return commandInfo(infoTarget, infoSolver);
   if (app.got_subcommand("run")) return commandRun(options);
+  if (app.got_subcommand("compare")) return runCompare(compareOptions);
   if (app.got_subcommand("bench")) {
     if (benchScenes.empty()) benchScenes = {"hanging", "tablecloth", "sphere-drop"};
     return runBench(benchScenes, benchSteps, benchJson);

@@ -1,0 +1,188 @@
+// clothlab-cli compare: one scene (or a compare preset) run by several solvers, each on its own
+// thread (as many at a time as --jobs), and the locking metrics of sim/locking_metrics.h lined up
+// in one table at the end.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "app/cli/commands.h"
+#include "sim/compare_presets.h"
+#include "sim/locking_metrics.h"
+#include "sim/obj_io.h"
+#include "sim/scene_library.h"
+#include "sim/simulation.h"
+
+namespace clothlab::cli {
+namespace {
+
+struct PaneRun {
+  ComparePane pane;
+  Scene scene;
+  std::unique_ptr<Simulation> simulation;
+  std::vector<double> metrics;
+  long steps = 0;
+  std::string failure;
+};
+
+void runPane(PaneRun& run, long steps) {
+  Simulation& simulation = *run.simulation;
+  std::vector<int> pinned;
+  for (const auto& pin : simulation.pins()) pinned.push_back(pin.first);
+  const MetricProbe probe = makeMetricProbe(simulation.cloth(), pinned, simulation.sim().gravity);
+  std::vector<double> stepMs;
+  for (long i = 0; i < steps; ++i) {
+    if (auto e = simulation.step()) {
+      run.failure = *e;
+      break;
+    }
+    stepMs.push_back(simulation.lastStats().msTotal);
+  }
+  run.steps = simulation.stepCount();
+  run.metrics = measureLockingMetrics(probe, simulation.cloth(), simulation.surface(), simulation.lastStats(),
+                                      simulation.sim().bending, median(stepMs));
+}
+
+std::string paneLabel(const PaneRun& run) { return run.pane.solver + "@" + run.scene.name; }
+
+nlohmann::json metricValue(double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(); }
+
+}  // namespace
+
+int runCompare(const CompareOptions& options) {
+  auto bad = [](const std::string& message) {
+    std::cerr << "clothlab-cli: " << message << "\n";
+    return kExitBadInput;
+  };
+  std::vector<ComparePane> panes;
+  if (const ComparePreset* preset = findComparePreset(options.scene); preset && options.solvers.empty()) {
+    panes = preset->panes;
+  } else {
+    if (options.solvers.empty())
+      return bad("compare: give --solvers ID,ID,... or a preset name (" + [] {
+        std::string names;
+        for (const auto& p : comparePresets()) names += (names.empty() ? "" : ", ") + p.name;
+        return names;
+      }() + ")");
+    auto parsed = parsePaneList(options.solvers, options.scene);
+    if (!parsed.error.empty()) return bad(parsed.error);
+    panes = parsed.panes;
+  }
+  if (options.steps && *options.steps < 1) return bad("--steps: must be at least 1");
+  if (options.jobs < 1) return bad("--jobs: must be at least 1");
+
+  // Everything is built (and every input checked) before anything runs or is written.
+  std::vector<PaneRun> runs(panes.size());
+  for (size_t i = 0; i < panes.size(); ++i) {
+    auto scene = resolveScene(panes[i].scene);
+    if (!scene) return bad(scene.error());
+    runs[i].pane = panes[i];
+    runs[i].scene = *scene;
+    useSolver(runs[i].scene, panes[i].solver);
+    auto created = Simulation::create(runs[i].scene);
+    if (!created) return bad(paneLabel(runs[i]) + ": " + created.error());
+    runs[i].simulation = std::move(*created);
+  }
+  std::ofstream json, csv;
+  if (!options.jsonPath.empty()) {
+    json.open(options.jsonPath);
+    if (!json) return bad(options.jsonPath + ": cannot write");
+  }
+  if (!options.csvPath.empty()) {
+    csv.open(options.csvPath);
+    if (!csv) return bad(options.csvPath + ": cannot write");
+  }
+  if (!options.outDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.outDir, ec);
+    if (ec) return bad(options.outDir + ": cannot create: " + ec.message());
+  }
+
+  // Default: 2 s of simulated time of each pane's scene.
+  auto stepsFor = [&](const PaneRun& run) {
+    return options.steps.value_or(std::max(1L, std::lround(2.0 / run.scene.sim.dt)));
+  };
+  std::printf("clothlab-cli compare %s: %zu solvers, %d at a time\n", options.scene.c_str(), runs.size(),
+              std::min<int>(options.jobs, static_cast<int>(runs.size())));
+  for (size_t next = 0; next < runs.size();) {
+    std::vector<std::thread> batch;
+    for (int j = 0; j < options.jobs && next < runs.size(); ++j, ++next) {
+      PaneRun& run = runs[next];
+      batch.emplace_back([&run, steps = stepsFor(run)] { runPane(run, steps); });
+    }
+    for (auto& thread : batch) thread.join();
+  }
+
+  // The table: one row per metric, one column per solver.
+  const auto& definitions = lockingMetricDefinitions();
+  std::printf("\n%-24s", "metric [unit]");
+  for (const auto& run : runs) std::printf(" %22s", paneLabel(run).substr(0, 22).c_str());
+  std::printf("\n%-24s", "steps (dt)");
+  for (const auto& run : runs) {
+    char cell[64];
+    std::snprintf(cell, sizeof cell, "%ld (%g s)", run.steps, run.scene.sim.dt);
+    std::printf(" %22s", cell);
+  }
+  std::printf("\n");
+  for (size_t m = 0; m < definitions.size(); ++m) {
+    const std::string name = definitions[m].key + " [" + definitions[m].unit + "]";
+    std::printf("%-24s", name.c_str());
+    for (const auto& run : runs) {
+      if (std::isfinite(run.metrics[m])) std::printf(" %22.4g", run.metrics[m]);
+      else std::printf(" %22s", "-");
+    }
+    std::printf("\n");
+  }
+  bool diverged = false;
+  for (const auto& run : runs)
+    if (!run.failure.empty()) {
+      diverged = true;
+      std::printf("%s diverged: %s\n", paneLabel(run).c_str(), run.failure.c_str());
+    }
+
+  if (json.is_open()) {
+    nlohmann::json out{{"scene", options.scene}, {"metrics", nlohmann::json::array()}, {"solvers", nlohmann::json::array()}};
+    for (const auto& d : definitions) out["metrics"].push_back({{"key", d.key}, {"unit", d.unit}, {"meaning", d.meaning}});
+    for (const auto& run : runs) {
+      nlohmann::json values = nlohmann::json::object();
+      for (size_t m = 0; m < definitions.size(); ++m) values[definitions[m].key] = metricValue(run.metrics[m]);
+      out["solvers"].push_back({{"solver", run.pane.solver},
+                                {"scene", run.scene.name},
+                                {"vertices", run.simulation->cloth().mesh.vertexCount()},
+                                {"steps", run.steps},
+                                {"dt", run.scene.sim.dt},
+                                {"values", values},
+                                {"failure", run.failure}});
+    }
+    json << out.dump(2) << "\n";
+  }
+  if (csv.is_open()) {
+    csv << "solver,scene,vertices,steps";
+    for (const auto& d : definitions) csv << "," << d.key;
+    csv << "\n";
+    for (const auto& run : runs) {
+      csv << run.pane.solver << "," << run.scene.name << "," << run.simulation->cloth().mesh.vertexCount() << ","
+          << run.steps;
+      for (double value : run.metrics) {
+        csv << ",";
+        if (std::isfinite(value)) csv << value;
+      }
+      csv << "\n";
+    }
+  }
+  if (!options.outDir.empty()) {
+    for (const auto& run : runs) {
+      const std::string path =
+          (std::filesystem::path(options.outDir) / (run.pane.solver + "_" + run.scene.name + ".obj")).string();
+      if (auto e = writeObj(path, run.simulation->surface(), run.simulation->cloth().mesh.triangles))
+        return bad(*e);
+    }
+    std::printf("final surfaces in %s\n", options.outDir.c_str());
+  }
+  return diverged ? kExitDiverged : kExitOk;
+}
+
+}  // namespace clothlab::cli
