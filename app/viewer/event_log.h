@@ -7,7 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "sim/mesh.h"
+
 namespace clothlab {
+
+inline nlohmann::json vecJson(const Vec3& v) { return {v.x(), v.y(), v.z()}; }
 
 class EventLog {
  public:

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 
+#include "app/viewer/ui_util.h"
 #include "app/viewer/viewer.h"
 #include "render/colormap.h"
 #include "sim/scene_library.h"
@@ -50,9 +51,6 @@ bool numberEditor(const char* label, double& value, double lo, double hi, bool l
   return ImGui::SliderScalar(label, ImGuiDataType_Double, &value, &lo, &hi, formatValue(value, unit).c_str());
 }
 
-void tooltip(const std::string& text) {
-  if (!text.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text.c_str());
-}
 
 }  // namespace
 
@@ -75,16 +73,19 @@ void Viewer::drawPanel() {
 
   // Run controls.
   const bool paused = runner_->paused();
-  if (ImGui::Button(paused ? "Resume" : "Pause", ImVec2(70, 0))) runner_->setPaused(!paused);
+  if (ImGui::Button(paused ? "Resume" : "Pause", ImVec2(70, 0))) forEachRunner([paused](SimRunner& r) { r.setPaused(!paused); });
   layout("pause");
   ImGui::SameLine();
-  if (ImGui::Button("Step")) runner_->stepOnce();
+  if (ImGui::Button("Step")) forEachRunner([](SimRunner& r) { r.stepOnce(); });
   ImGui::SameLine();
   if (ImGui::Button("Reset")) resetScene();
   ImGui::SameLine();
   if (ImGui::Button("Help (F1)")) showHelp_ = !showHelp_;
   ImGui::SetNextItemWidth(150);
-  if (ImGui::SliderFloat("speed", &speed_, 0.05f, 4.0f, "%.2fx", ImGuiSliderFlags_Logarithmic)) runner_->setSpeed(speed_);
+  if (ImGui::SliderFloat("speed", &speed_, 0.05f, 4.0f, "%.2fx", ImGuiSliderFlags_Logarithmic)) {
+    const double speed = speed_;
+    forEachRunner([speed](SimRunner& r) { r.setSpeed(speed); });
+  }
   tooltip("simulated seconds per wall-clock second (the simulation falls behind when a step is slower)");
   ImGui::SameLine();
   ImGui::Text("real time x%.2f", runner_->realTimeFactor());
@@ -112,6 +113,7 @@ void Viewer::drawPanel() {
     if (ImGui::SmallButton("clear messages")) messages_.clear();
   }
 
+  drawCompareSection();
   drawSceneSection();
   drawSolverSection();
   drawParameterSection();
@@ -129,6 +131,7 @@ void Viewer::drawSceneSection() {
     for (const auto& entry : builtinScenes()) {
       if (ImGui::Selectable(entry.name.c_str(), entry.name == current)) {
         log_.write("open", {{"path", entry.name}, {"via", "builtin"}});
+        if (!panes_.empty()) stopCompare();
         runner_->load(entry.name);
       }
       tooltip(entry.description);
@@ -175,8 +178,9 @@ void Viewer::drawSolverSection() {
   if (ImGui::BeginCombo("solver", snapshot_->solverId.c_str())) {
     for (const auto& entry : solverRegistry()) {
       if (ImGui::Selectable(entry.id.c_str(), entry.id == snapshot_->solverId) && entry.id != snapshot_->solverId) {
-        runner_->switchSolver(entry.id);
-        log_.write("solver", {{"id", entry.id}});
+        runner_->switchSolver(entry.id);  // compare mode: the active pane's solver
+        if (!panes_.empty()) panes_[activePane_].spec.solver = entry.id;
+        log_.write("solver", {{"id", entry.id}, {"pane", panes_.empty() ? -1 : activePane_}});
       }
       tooltip(entry.description);
     }
@@ -287,7 +291,10 @@ void Viewer::drawViewSection() {
   ImGui::Checkbox("wireframe (W)", &render_.wireframe);
   ImGui::SameLine(180);
   ImGui::Checkbox("strain heat map (H)", &render_.heatMap);
-  if (ImGui::Checkbox("solver overlay (O)", &render_.overlay)) runner_->setOverlay(render_.overlay);
+  if (ImGui::Checkbox("solver overlay (O)", &render_.overlay)) {
+    const bool overlay = render_.overlay;
+    forEachRunner([overlay](SimRunner& r) { r.setOverlay(overlay); });
+  }
   tooltip("impulse-nc: the edge-midpoint particles and their distance constraints");
   ImGui::SameLine(180);
   ImGui::Checkbox("constraints", &render_.overlayLines);

@@ -23,7 +23,6 @@ namespace fs = std::filesystem;
 namespace {
 Viewer* self(GLFWwindow* w) { return static_cast<Viewer*>(glfwGetWindowUserPointer(w)); }
 
-nlohmann::json vecJson(const Vec3& v) { return {v.x(), v.y(), v.z()}; }
 
 std::string recentFile() {
   const char* config = std::getenv("XDG_CONFIG_HOME");
@@ -37,7 +36,8 @@ std::string recentFile() {
 Viewer::Viewer(ViewerOptions options) : options_(std::move(options)) {}
 
 Viewer::~Viewer() {
-  runner_.reset();  // stop the simulation thread first
+  panes_.clear();  // stop the simulation threads first
+  single_.reset();
   if (window_) {
     renderer_.reset();
     ImGui_ImplOpenGL3_Shutdown();
@@ -119,7 +119,19 @@ int Viewer::run() {
   }
   if (isObjPath(options_.scene) || fs::path(options_.scene).extension() == ".json") addRecent(options_.scene);
 
-  runner_ = std::make_unique<SimRunner>(std::move(*simulation), options_.paused);
+  single_ = std::make_unique<SimRunner>(std::move(*simulation), options_.paused);
+  runner_ = single_.get();
+  if (!options_.compare.empty()) {
+    const ComparePreset* preset = findComparePreset(options_.compare);
+    if (!preset) {
+      std::fprintf(stderr, "clothlab: --compare: unknown preset '%s'\n", options_.compare.c_str());
+      return 2;
+    }
+    if (auto e = startCompare(preset->panes, preset->name)) {
+      std::fprintf(stderr, "clothlab: --compare %s: %s\n", options_.compare.c_str(), e->c_str());
+      return 2;
+    }
+  }
   log_.write("start", {{"scene", scene->name}, {"solver", scene->solverId}});
   std::printf("READY\n");
   std::fflush(stdout);
@@ -196,7 +208,11 @@ void Viewer::consumeSnapshot() {
 }
 
 void Viewer::frame(bool last) {
-  for (auto& m : runner_->takeMessages()) message(m.kind, m.text);
+  if (panes_.empty()) {
+    for (auto& m : runner_->takeMessages()) message(m.kind, m.text);
+  } else {
+    consumePanes();
+  }
   consumeSnapshot();
 
   glfwGetFramebufferSize(window_, &fbWidth_, &fbHeight_);
@@ -205,15 +221,29 @@ void Viewer::frame(bool last) {
   ImGui_ImplGlfw_NewFrame();
   ImGui::NewFrame();
   drawPanel();
+  if (!panes_.empty()) drawCompareOverlay();
   drawOverlayText();
   if (showHelp_) drawHelpWindow();
   ImGui::Render();
 
   // The scene's centre sits in the middle of the area right of the panel.
-  camera_.shift = winWidth_ > 0 ? 0.5 * std::min<double>(panelWidth_, 0.5 * winWidth_) / winWidth_ : 0.0;
+  // In compare mode the panes fill the area right of the panel, each centred.
+  camera_.shift = winWidth_ > 0 && panes_.empty() ? 0.5 * std::min<double>(panelWidth_, 0.5 * winWidth_) / winWidth_ : 0.0;
+  if (!panes_.empty()) layoutPanes();
   if (options_.layout && snapshot_) printProbes();
-  if (snapshot_ && fbWidth_ > 0 && fbHeight_ > 0)
+  if (panes_.empty() && snapshot_ && fbWidth_ > 0 && fbHeight_ > 0)
     renderer_->draw(*snapshot_, camera_, render_, 0, 0, fbWidth_, fbHeight_);
+  if (!panes_.empty() && fbWidth_ > 0 && winWidth_ > 0) {
+    glViewport(0, 0, fbWidth_, fbHeight_);
+    glDisable(GL_SCISSOR_TEST);
+    glClearColor(0.2f, 0.22f, 0.25f, 1);  // the gaps between panes
+    glClear(GL_COLOR_BUFFER_BIT);
+    const double scale = double(fbWidth_) / winWidth_;
+    for (const Pane& pane : panes_)
+      if (pane.snapshot)
+        renderer_->draw(*pane.snapshot, camera_, render_, int(pane.x * scale), int(fbHeight_ - (pane.y + pane.h) * scale),
+                        int(pane.w * scale), int(pane.h * scale));
+  }
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
   const double now = glfwGetTime();
@@ -269,7 +299,9 @@ void Viewer::printProbes() {
   const char* names[2] = {"cloth_center", "cloth_lower"};
   for (int i = 0; i < 2; ++i) {
     const Vec3 p = centre(probes_[i].triangle);
-    const glm::dvec2 q = camera_.project({p.x(), p.y(), p.z()}, winWidth_, winHeight_);
+    const ViewRect view = activeView();
+    glm::dvec2 q = camera_.project({p.x(), p.y(), p.z()}, int(view.w), int(view.h));
+    q += glm::dvec2(view.x, view.y);
     if (std::hypot(q.x - probes_[i].x, q.y - probes_[i].y) < 2) continue;
     probes_[i].x = q.x;
     probes_[i].y = q.y;
@@ -297,7 +329,8 @@ void Viewer::takeScreenshot(const std::string& path) {
 // ---- Mouse and keyboard --------------------------------------------------------------------
 
 Vec3 Viewer::viewPlanePoint(double x, double y, const Vec3& through) const {
-  const glm::dvec3 p = camera_.onViewPlane(x, y, winWidth_, winHeight_, {through.x(), through.y(), through.z()});
+  const ViewRect v = activeView();
+  const glm::dvec3 p = camera_.onViewPlane(x - v.x, y - v.y, int(v.w), int(v.h), {through.x(), through.y(), through.z()});
   return {p.x, p.y, p.z};
 }
 
@@ -308,8 +341,9 @@ std::optional<int> Viewer::pinNearCursor(double x, double y, double radius) cons
   for (int v : snapshot_->pinVertices) {
     const Vec3 p = snapshot_->vertex(v);
     bool front = false;
-    const glm::dvec2 s = camera_.project({p.x(), p.y(), p.z()}, winWidth_, winHeight_, &front);
-    const double d = std::hypot(s.x - x, s.y - y);
+    const ViewRect view = activeView();
+    const glm::dvec2 s = camera_.project({p.x(), p.y(), p.z()}, int(view.w), int(view.h), &front);
+    const double d = std::hypot(s.x + view.x - x, s.y + view.y - y);
     if (front && d <= bestDistance) {
       bestDistance = d;
       best = v;
@@ -323,7 +357,7 @@ void Viewer::onMouseButton(int button, int action, int mods) {
   if (press && ImGui::GetIO().WantCaptureMouse) return;  // the panel has it
   if (!press) {
     if (drag_ == Drag::Grab) {
-      runner_->post("release", [](Simulation& s) { return s.setGrab(std::nullopt); });
+      postEach("release", [](int) { return [](Simulation& s) { return s.setGrab(std::nullopt); }; });
       log_.write("grab_release", {{"x", cursorX_}, {"y", cursorY_}});
     } else if (drag_ == Drag::Pin) {
       if (unpinOnClick_ && !moved_) removePin(dragVertex_);
@@ -344,6 +378,11 @@ void Viewer::onMouseButton(int button, int action, int mods) {
     drag_ = Drag::Pan;
     return;
   }
+  if (!panes_.empty()) {
+    // The pane under the cursor becomes the active one: picking and the panel act on it.
+    const int pane = paneAt(cursorX_, cursorY_);
+    if (pane >= 0 && pane != activePane_) activatePane(pane);
+  }
   if (button != GLFW_MOUSE_BUTTON_LEFT || !snapshot_) return;
   const bool modifier = (mods & GLFW_MOD_CONTROL) != 0;
   // A pinned vertex near the cursor: drag its pin (Ctrl-click without moving unpins it).
@@ -355,7 +394,8 @@ void Viewer::onMouseButton(int button, int action, int mods) {
     log_.write("pin_drag_start", {{"vertex", dragVertex_}, {"x", cursorX_}, {"y", cursorY_}});
     return;
   }
-  const Ray ray = camera_.ray(cursorX_, cursorY_, winWidth_, winHeight_);
+  const ViewRect view = activeView();
+  const Ray ray = camera_.ray(cursorX_ - view.x, cursorY_ - view.y, int(view.w), int(view.h));
   const auto hit = pickSurface(*snapshot_, ray);
   if (!hit) {
     drag_ = Drag::Orbit;  // a left drag on empty space turns the camera
@@ -383,7 +423,10 @@ void Viewer::onMouseButton(int button, int action, int mods) {
   grab_.target = hit->point;
   dragThrough_ = hit->point;
   const Grab g = grab_;
-  runner_->post("grab", [g](Simulation& s) { return s.setGrab(g); });
+  postEach("grab", [this, g](int pane) {
+    const Grab mapped = mapGrab(pane, g);
+    return [mapped](Simulation& s) { return s.setGrab(mapped); };
+  });
   log_.write("grab_start", {{"x", cursorX_}, {"y", cursorY_}, {"triangle", hit->triangle},
                             {"barycentric", vecJson(hit->barycentric)}, {"point", vecJson(hit->point)}});
 }
@@ -399,7 +442,10 @@ void Viewer::onCursor(double x, double y) {
     case Drag::Grab: {
       grab_.target = viewPlanePoint(x, y, dragThrough_);
       const Grab g = grab_;
-      runner_->post("drag", [g](Simulation& s) { return s.setGrab(g); });
+      postEach("drag", [this, g](int pane) {
+        const Grab mapped = mapGrab(pane, g);
+        return [mapped](Simulation& s) { return s.setGrab(mapped); };
+      });
       log_.write("grab_move", {{"x", x}, {"y", y}, {"target", vecJson(g.target)}});
       break;
     }
@@ -407,7 +453,10 @@ void Viewer::onCursor(double x, double y) {
       if (moved_) {
         const Vec3 target = viewPlanePoint(x, y, dragThrough_);
         const int vertex = dragVertex_;
-        runner_->post("move pin", [vertex, target](Simulation& s) { return s.setPin(vertex, target); });
+        postEach("move pin", [this, vertex, target](int pane) {
+          const int v = mapVertex(pane, vertex);
+          return [v, target](Simulation& s) { return s.setPin(v, target); };
+        });
         log_.write("pin_move", {{"vertex", vertex}, {"target", vecJson(target)}});
       }
       break;
@@ -424,14 +473,23 @@ void Viewer::onKey(int key, int action, int mods) {
   if (action != GLFW_PRESS || ImGui::GetIO().WantCaptureKeyboard) return;
   const bool ctrl = (mods & GLFW_MOD_CONTROL) != 0;
   switch (key) {
-    case GLFW_KEY_SPACE: runner_->setPaused(!runner_->paused()); break;
+    case GLFW_KEY_SPACE: {
+      const bool pause = !runner_->paused();
+      forEachRunner([pause](SimRunner& r) { r.setPaused(pause); });
+      break;
+    }
     case GLFW_KEY_PERIOD:
-    case GLFW_KEY_N: runner_->stepOnce(); break;
+    case GLFW_KEY_N: forEachRunner([](SimRunner& r) { r.stepOnce(); }); break;
     case GLFW_KEY_R: resetScene(); break;
     case GLFW_KEY_F: if (snapshot_) fitCamera(*snapshot_, false); break;
     case GLFW_KEY_W: render_.wireframe = !render_.wireframe; break;
     case GLFW_KEY_H: render_.heatMap = !render_.heatMap; break;
-    case GLFW_KEY_O: render_.overlay = !render_.overlay; runner_->setOverlay(render_.overlay); break;
+    case GLFW_KEY_O: {
+      render_.overlay = !render_.overlay;
+      const bool overlay = render_.overlay;
+      forEachRunner([overlay](SimRunner& r) { r.setOverlay(overlay); });
+      break;
+    }
     case GLFW_KEY_P: screenshotRequested_ = true; break;
     case GLFW_KEY_C: clearPins(); break;
     case GLFW_KEY_F1: showHelp_ = !showHelp_; break;
@@ -480,6 +538,7 @@ void Viewer::openPath(const std::string& path, const std::string& how) {
   }
   std::error_code ec;
   if ((isObjPath(path) || fs::path(path).extension() == ".json") && fs::exists(path, ec)) addRecent(path);
+  if (!panes_.empty()) stopCompare();  // a scene opened in compare mode replaces the comparison
   runner_->load(path);
 }
 
@@ -552,50 +611,65 @@ void Viewer::fitCamera(const Snapshot& snapshot, bool newScene) {
 }
 
 void Viewer::resetScene() {
-  runner_->reset();
+  forEachRunner([](SimRunner& r) { r.reset(); });
   log_.write("reset");
 }
 
 void Viewer::clearPins() {
-  runner_->post("clear pins", [](Simulation& s) {
-    s.clearPins();
-    return std::optional<std::string>();
+  postEach("clear pins", [](int) {
+    return [](Simulation& s) {
+      s.clearPins();
+      return std::optional<std::string>();
+    };
   });
   log_.write("pins_cleared");
 }
 
 void Viewer::setPin(int vertex, const Vec3& target, const std::string& why) {
-  runner_->post("pin", [vertex, target](Simulation& s) { return s.setPin(vertex, target); });
+  postEach("pin", [this, vertex, target](int pane) {
+    const int v = mapVertex(pane, vertex);
+    return [v, target](Simulation& s) { return s.setPin(v, target); };
+  });
   log_.write("pin_add", {{"vertex", vertex}, {"target", vecJson(target)}, {"via", why}});
 }
 
 void Viewer::removePin(int vertex) {
-  runner_->post("unpin", [vertex](Simulation& s) {
-    s.removePin(vertex);
-    return std::optional<std::string>();
+  postEach("unpin", [this, vertex](int pane) {
+    const int v = mapVertex(pane, vertex);
+    return [v](Simulation& s) {
+      s.removePin(v);
+      return std::optional<std::string>();
+    };
   });
   log_.write("pin_remove", {{"vertex", vertex}});
 }
 
 void Viewer::applyPreset(const std::string& preset) {
-  runner_->post("pin preset " + preset, [preset](Simulation& s) -> std::optional<std::string> {
-    for (int v : pinPresetVertices(s.cloth().mesh, preset))
-      if (auto e = s.setPin(v, s.surface().row(v).transpose())) return e;
-    return std::nullopt;
+  postEach("pin preset " + preset, [preset](int) {
+    return [preset](Simulation& s) -> std::optional<std::string> {
+      for (int v : pinPresetVertices(s.cloth().mesh, preset))
+        if (auto e = s.setPin(v, s.surface().row(v).transpose())) return e;
+      return std::nullopt;
+    };
   });
   log_.write("pin_preset", {{"preset", preset}});
 }
 
 void Viewer::postSimParams() {
   const SimParams p = sim_;
-  runner_->post("parameters", [p](Simulation& s) { return s.setSimParams(p); });
+  postEach("parameters", [p](int) { return [p](Simulation& s) { return s.setSimParams(p); }; }, editAllPanes_);
   log_.write("param", {{"simulation", writeParams(SimParams::table(), p)},
                        {"gravity", vecJson(p.gravity)}});
 }
 
 void Viewer::postSolverParams(const std::string& key) {
   const nlohmann::json p = solverParams_;
-  runner_->post("solver parameter " + key, [p](Simulation& s) { return s.setSolverParams(p); });
+  // Solver parameters reach the panes that run the same solver.
+  const std::string solver = snapshot_ ? snapshot_->solverId : "";
+  postEach("solver parameter " + key, [this, p, solver](int pane) -> SimRunner::Edit {
+    if (pane >= 0 && panes_[pane].snapshot && panes_[pane].snapshot->solverId != solver) return {};
+    return [p](Simulation& s) { return s.setSolverParams(p); };
+  }, editAllPanes_);
   log_.write("param", {{"solver", p}, {"key", key}});
 }
 

@@ -2,6 +2,7 @@
 // The clothlab window: GLFW + OpenGL 3.3 core + Dear ImGui 1.86. The main thread handles events,
 // the panel and drawing; a SimRunner steps the simulation on its own thread. See README "Viewer".
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +10,8 @@
 
 #include "app/viewer/event_log.h"
 #include "app/viewer/sim_runner.h"
+#include "sim/compare_presets.h"
+#include "sim/locking_metrics.h"
 #include "render/camera.h"
 #include "render/picking.h"
 #include "render/renderer.h"
@@ -26,6 +29,7 @@ struct ViewerOptions {
   std::string screenshot;         // PNG written at the last frame (with --frames / --seconds)
   std::string logPath;            // JSON-lines event log
   bool paused = false;
+  std::string compare;             // compare preset to start in (see comparePresets())
   bool layout = false;            // print LAYOUT lines for widget positions (GUI tests)
   double maxFps = 240;            // frame limiter (vsync is ignored under Xvfb)
 };
@@ -77,12 +81,52 @@ class Viewer {
   void postSimParams();
   void postSolverParams(const std::string& key);
   void message(RunnerMessage::Kind kind, const std::string& text);
+  // Compare mode (compare.cpp): 2-4 panes, each a scene variant run by one solver on its own
+  // thread, drawn side by side with one shared camera. Input goes to every pane: the clicked
+  // pane's material point is mapped to each pane's mesh through the rest positions.
+  struct Pane {
+    ComparePane spec;
+    std::unique_ptr<SimRunner> runner;
+    std::shared_ptr<const ClothModel> cloth;  // rest mesh and topology (mapping, metrics)
+    std::shared_ptr<const Snapshot> snapshot;
+    MetricProbe probe;
+    std::vector<double> metrics;
+    std::deque<double> stepMs;
+    long lastStep = -1;
+    double metricsWall = -1;
+    double x = 0, y = 0, w = 0, h = 0;  // window pixels, top-left origin
+  };
+  struct ViewRect {
+    double x, y, w, h;
+  };
+  std::optional<std::string> startCompare(const std::vector<ComparePane>& panes, const std::string& name);
+  void stopCompare();
+  void layoutPanes();
+  void consumePanes();
+  void activatePane(int pane);
+  int paneAt(double x, double y) const;
+  ViewRect activeView() const;
+  void drawCompareSection();
+  void drawCompareOverlay();
+  // Posts an edit to every runner the input goes to (every pane in compare mode, or only the
+  // active one when `all` is false). `make` builds each pane's edit (pane -1: single mode).
+  void postEach(const std::string& label, const std::function<SimRunner::Edit(int pane)>& make, bool all = true);
+  void forEachRunner(const std::function<void(SimRunner&)>& fn);
+  int mapVertex(int pane, int vertex) const;  // the active pane's vertex in `pane`'s mesh
+  Grab mapGrab(int pane, const Grab& grab) const;
+
   Vec3 viewPlanePoint(double x, double y, const Vec3& through) const;
   std::optional<int> pinNearCursor(double x, double y, double radiusPixels) const;
 
   ViewerOptions options_;
   GLFWwindow* window_ = nullptr;
-  std::unique_ptr<SimRunner> runner_;
+  std::unique_ptr<SimRunner> single_;  // the runner outside compare mode
+  SimRunner* runner_ = nullptr;         // the active runner (single_, or the active pane's)
+  std::vector<Pane> panes_;             // compare mode when not empty
+  int activePane_ = 0;
+  std::string compareName_;
+  int comparePreset_ = 0;
+  bool editAllPanes_ = true;
   std::unique_ptr<Renderer> renderer_;
   Camera camera_;
   RenderOptions render_;

@@ -1,0 +1,308 @@
+// Compare mode: several panes, each a scene variant stepped by one solver on its own SimRunner,
+// drawn side by side with the viewer's one camera, with mirrored input and the locking metrics
+// of sim/locking_metrics.h under each pane and in a table below them.
+#include <imgui.h>
+
+#include <GLFW/glfw3.h>
+#include <algorithm>
+#include <cmath>
+
+#include "app/viewer/ui_util.h"
+#include "app/viewer/viewer.h"
+#include "sim/scene_library.h"
+#include "sim/solver_registry.h"
+
+namespace clothlab {
+
+namespace {
+constexpr double kTableHeight = 190;  // window pixels under the panes for the metrics table
+constexpr double kMetricsInterval = 0.25;  // s of wall time between metric updates per pane
+}  // namespace
+
+std::optional<std::string> Viewer::startCompare(const std::vector<ComparePane>& specs, const std::string& name) {
+  if (specs.size() < 2 || specs.size() > 4) return std::string("compare mode needs 2 to 4 panes");
+  // Everything is built before anything changes: a bad pane leaves the current scene running.
+  std::vector<Pane> panes(specs.size());
+  const bool paused = runner_ ? runner_->paused() : options_.paused;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    auto scene = resolveScene(specs[i].scene);
+    if (!scene) return "pane " + std::to_string(i + 1) + ": " + scene.error();
+    useSolver(*scene, specs[i].solver);
+    auto simulation = Simulation::create(*scene);
+    if (!simulation) return "pane " + std::to_string(i + 1) + " (" + specs[i].solver + "): " + simulation.error();
+    Simulation& sim = **simulation;
+    std::vector<int> pinned;
+    for (const auto& pin : sim.pins()) pinned.push_back(pin.first);
+    auto cloth = std::make_shared<ClothModel>(sim.cloth());
+    panes[i].probe = makeMetricProbe(*cloth, pinned, sim.sim().gravity);
+    panes[i].cloth = std::move(cloth);
+    panes[i].spec = specs[i];
+    panes[i].runner = std::make_unique<SimRunner>(std::move(*simulation), paused);
+    panes[i].runner->setSpeed(speed_);
+    panes[i].runner->setOverlay(render_.overlay);
+  }
+  panes_ = std::move(panes);
+  single_.reset();  // one set of threads at a time
+  activePane_ = 0;
+  runner_ = panes_[0].runner.get();
+  compareName_ = name;
+  sceneIdentity_ = nullptr;  // the first snapshot frames the camera
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& pane : panes_) list.push_back({{"solver", pane.spec.solver}, {"scene", pane.spec.scene}});
+  log_.write("compare_start", {{"preset", name}, {"panes", list}});
+  message(RunnerMessage::Kind::Info, "compare " + name + ": " + std::to_string(panes_.size()) + " panes");
+  return std::nullopt;
+}
+
+void Viewer::stopCompare() {
+  if (panes_.empty()) return;
+  // The active pane's simulation carries on alone: rebuilt from its scene as it stands now.
+  const std::string scene = panes_[activePane_].spec.scene, solver = panes_[activePane_].spec.solver;
+  auto resolved = resolveScene(scene);
+  std::unique_ptr<Simulation> simulation;
+  if (resolved) {
+    useSolver(*resolved, solver);
+    if (auto created = Simulation::create(*resolved)) simulation = std::move(*created);
+  }
+  const bool paused = runner_->paused();
+  panes_.clear();
+  if (!simulation) {  // cannot happen for a scene that ran a moment ago; keep a window anyway
+    auto fallback = Simulation::create(*resolveScene("hanging"));
+    simulation = std::move(*fallback);
+  }
+  single_ = std::make_unique<SimRunner>(std::move(simulation), paused);
+  single_->setSpeed(speed_);
+  runner_ = single_.get();
+  sceneIdentity_ = nullptr;
+  log_.write("compare_stop");
+}
+
+void Viewer::layoutPanes() {
+  const double left = panelWidth_ + 8, top = 8;
+  const double width = std::max(50.0, winWidth_ - left - 8);
+  const double height = std::max(50.0, winHeight_ - top - kTableHeight - 8);
+  const int count = static_cast<int>(panes_.size());
+  const int columns = count == 4 ? 2 : count, rows = count == 4 ? 2 : 1;
+  const double gap = 4, w = (width - gap * (columns - 1)) / columns, h = (height - gap * (rows - 1)) / rows;
+  for (int i = 0; i < count; ++i) {
+    Pane& pane = panes_[i];
+    pane.x = left + (i % columns) * (w + gap);
+    pane.y = top + (i / columns) * (h + gap);
+    pane.w = w;
+    pane.h = h;
+  }
+}
+
+int Viewer::paneAt(double x, double y) const {
+  for (size_t i = 0; i < panes_.size(); ++i) {
+    const Pane& p = panes_[i];
+    if (x >= p.x && x < p.x + p.w && y >= p.y && y < p.y + p.h) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+Viewer::ViewRect Viewer::activeView() const {
+  if (panes_.empty()) return {0, 0, double(winWidth_), double(winHeight_)};
+  const Pane& p = panes_[activePane_];
+  return {p.x, p.y, std::max(1.0, p.w), std::max(1.0, p.h)};
+}
+
+void Viewer::activatePane(int pane) {
+  activePane_ = pane;
+  runner_ = panes_[pane].runner.get();
+  // The panel shows the new pane's settings; the camera stays where it is.
+  if (auto latest = runner_->snapshot()) {
+    sceneIdentity_ = latest->triangles.get();
+    solverIdentity_ = latest->solverId;
+    sim_ = latest->sim;
+    solverParams_ = latest->solverParams;
+    snapshot_ = latest;
+  }
+  log_.write("pane_active", {{"pane", pane}, {"solver", panes_[pane].spec.solver}});
+}
+
+void Viewer::consumePanes() {
+  const double now = glfwGetTime();
+  for (size_t i = 0; i < panes_.size(); ++i) {
+    Pane& pane = panes_[i];
+    for (auto& m : pane.runner->takeMessages())
+      message(m.kind, pane.spec.solver + " (pane " + std::to_string(i + 1) + "): " + m.text);
+    auto latest = pane.runner->snapshot();
+    if (!latest || latest == pane.snapshot) continue;
+    pane.snapshot = latest;
+    if (latest->step == pane.lastStep) continue;
+    pane.lastStep = latest->step;
+    pane.stepMs.push_back(latest->stats.msTotal);
+    while (pane.stepMs.size() > 200) pane.stepMs.pop_front();
+    if (now - pane.metricsWall >= kMetricsInterval || pane.metrics.empty()) {
+      pane.metricsWall = now;
+      Positions surface(latest->vertexCount(), 3);
+      for (int v = 0; v < latest->vertexCount(); ++v) surface.row(v) = latest->vertex(v).transpose();
+      std::vector<double> ms(pane.stepMs.begin(), pane.stepMs.end());
+      std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+      pane.metrics = measureLockingMetrics(pane.probe, *pane.cloth, surface, latest->stats, latest->sim.bending,
+                                           ms[ms.size() / 2]);
+    }
+    if (log_.enabled()) {
+      nlohmann::json e = {{"pane", i}, {"solver", latest->solverId}, {"scene", latest->sceneName},
+                          {"step", latest->step}};
+      if (latest->grab)
+        e["grab"] = {{"triangle", latest->grab->triangle}, {"point", vecJson(latest->grabPoint)},
+                     {"target", vecJson(latest->grab->target)}};
+      e["pins"] = latest->pinVertices.size();
+      const auto& definitions = lockingMetricDefinitions();
+      for (size_t m = 0; m < definitions.size() && m < pane.metrics.size(); ++m)
+        if (std::isfinite(pane.metrics[m])) e[definitions[m].key] = pane.metrics[m];
+      log_.write("pane", e);
+    }
+  }
+}
+
+void Viewer::forEachRunner(const std::function<void(SimRunner&)>& fn) {
+  if (panes_.empty()) {
+    fn(*runner_);
+    return;
+  }
+  for (auto& pane : panes_) fn(*pane.runner);
+}
+
+void Viewer::postEach(const std::string& label, const std::function<SimRunner::Edit(int)>& make, bool all) {
+  if (panes_.empty()) {
+    if (auto edit = make(-1)) runner_->post(label, std::move(edit));
+    return;
+  }
+  for (int i = 0; i < static_cast<int>(panes_.size()); ++i) {
+    if (!all && i != activePane_) continue;
+    if (auto edit = make(i)) panes_[i].runner->post(label, std::move(edit));
+  }
+}
+
+int Viewer::mapVertex(int pane, int vertex) const {
+  if (pane < 0 || pane == activePane_) return vertex;
+  const Positions& from = panes_[activePane_].cloth->mesh.positions;
+  const Positions& to = panes_[pane].cloth->mesh.positions;
+  if (&from == &to || panes_[pane].cloth == panes_[activePane_].cloth) return vertex;
+  if (from.rows() == to.rows() && from.isApprox(to)) return vertex;  // the same mesh
+  return nearestVertex(to, from.row(vertex).transpose());
+}
+
+Grab Viewer::mapGrab(int pane, const Grab& grab) const {
+  if (pane < 0 || pane == activePane_) return grab;
+  const TriangleMesh& from = panes_[activePane_].cloth->mesh;
+  const TriangleMesh& to = panes_[pane].cloth->mesh;
+  if (from.positions.rows() == to.positions.rows() && from.triangles == to.triangles &&
+      from.positions.isApprox(to.positions))
+    return grab;  // the same mesh: the same triangle and coordinates
+  const Tri& f = from.triangles[grab.triangle];
+  Vec3 rest = Vec3::Zero();
+  for (int k = 0; k < 3; ++k) rest += grab.barycentric[k] * from.positions.row(f[k]).transpose();
+  Grab mapped = grab;
+  std::tie(mapped.triangle, mapped.barycentric) = closestSurfacePoint(to, rest);
+  return mapped;
+}
+
+void Viewer::drawCompareSection() {
+  if (!ImGui::CollapsingHeader("Compare", panes_.empty() ? 0 : ImGuiTreeNodeFlags_DefaultOpen)) return;
+  const auto& presets = comparePresets();
+  comparePreset_ = std::clamp(comparePreset_, 0, static_cast<int>(presets.size()) - 1);
+  if (ImGui::BeginCombo("preset", presets[comparePreset_].name.c_str())) {
+    for (int i = 0; i < static_cast<int>(presets.size()); ++i) {
+      if (ImGui::Selectable(presets[i].name.c_str(), i == comparePreset_)) comparePreset_ = i;
+      tooltip(presets[i].description);
+    }
+    ImGui::EndCombo();
+  }
+  layout("compare_preset");
+  if (ImGui::Button(panes_.empty() ? "Compare" : "Restart comparison")) {
+    const ComparePreset& preset = presets[comparePreset_];
+    if (auto e = startCompare(preset.panes, preset.name)) message(RunnerMessage::Kind::Error, "compare: " + *e);
+  }
+  layout("compare_start");
+  if (panes_.empty()) {
+    ImGui::SameLine();
+    // The current scene with its solver against the others, on the same mesh.
+    if (ImGui::Button("this scene, all solvers") && snapshot_) {
+      std::vector<ComparePane> list;
+      for (const std::string id : {"conforming", "impulse-nc", "mls-isometry", "xpbd"})
+        list.push_back({id, snapshot_->sceneName});
+      if (auto e = startCompare(list, snapshot_->sceneName)) message(RunnerMessage::Kind::Error, "compare: " + *e);
+    }
+    tooltip("runs the current built-in scene with conforming, impulse-nc, mls-isometry and xpbd side by side");
+    return;
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Leave")) stopCompare();
+  if (panes_.empty()) return;
+  ImGui::Checkbox("parameter edits go to every pane", &editAllPanes_);
+  tooltip("off: density, bending, time step and solver parameters change only the active pane");
+  ImGui::Text("active pane: %d (%s); click a pane to choose", activePane_ + 1, panes_[activePane_].spec.solver.c_str());
+  ImGui::TextDisabled("drags and pins act on the same material point in every pane");
+}
+
+void Viewer::drawCompareOverlay() {
+  // Labels in each pane.
+  ImDrawList* draw = ImGui::GetForegroundDrawList();
+  const auto& definitions = lockingMetricDefinitions();
+  auto metricText = [&](const Pane& pane, size_t m) {
+    char text[64];
+    if (m >= pane.metrics.size() || !std::isfinite(pane.metrics[m])) return std::string("-");
+    std::snprintf(text, sizeof text, "%.4g", pane.metrics[m]);
+    return std::string(text);
+  };
+  for (size_t i = 0; i < panes_.size(); ++i) {
+    const Pane& pane = panes_[i];
+    if (!pane.snapshot) continue;
+    const Snapshot& s = *pane.snapshot;
+    const ImU32 frame = int(i) == activePane_ ? IM_COL32(255, 200, 60, 255) : IM_COL32(60, 60, 70, 255);
+    draw->AddRect(ImVec2(float(pane.x), float(pane.y)), ImVec2(float(pane.x + pane.w), float(pane.y + pane.h)), frame, 0, 0,
+                  int(i) == activePane_ ? 2.5f : 1.0f);
+    std::string tolerance = s.solverParams.contains("tolerance") ? ", tol " + s.solverParams["tolerance"].dump() : "";
+    if (s.solverParams.contains("iterations")) tolerance += ", " + s.solverParams["iterations"].dump() + " sweeps";
+    char line1[256], line2[256];
+    std::snprintf(line1, sizeof line1, "%zu  %s", i + 1, s.solverId.c_str());
+    std::snprintf(line2, sizeof line2, "%s, %d vertices, h %g s%s, k_b %g", s.sceneName.c_str(), s.vertexCount(),
+                  s.sim.dt, tolerance.c_str(), s.sim.bending);
+    const ImVec2 at(float(pane.x + 8), float(pane.y + 6));
+    draw->AddRectFilled(ImVec2(at.x - 4, at.y - 2), ImVec2(at.x + 330, at.y + 64), IM_COL32(20, 22, 28, 170), 4);
+    draw->AddText(ImVec2(at.x, at.y), IM_COL32(255, 255, 255, 255), line1);
+    draw->AddText(ImVec2(at.x, at.y + 16), IM_COL32(210, 215, 225, 255), line2);
+    const std::string line3 = "sag " + metricText(pane, 0) + " m   tip " + metricText(pane, 1) + " m   strain " +
+                              metricText(pane, 3);
+    const std::string line4 = "residual " + metricText(pane, 4) + "   " + metricText(pane, 6) + " ms/step   t " +
+                              std::to_string(s.time).substr(0, 5) + " s";
+    draw->AddText(ImVec2(at.x, at.y + 32), IM_COL32(255, 230, 150, 255), line3.c_str());
+    draw->AddText(ImVec2(at.x, at.y + 48), IM_COL32(210, 215, 225, 255), line4.c_str());
+  }
+
+  // The table under the panes.
+  const double left = panelWidth_ + 8;
+  ImGui::SetNextWindowPos(ImVec2(float(left), float(winHeight_ - kTableHeight)), ImGuiCond_Always);
+  ImGui::SetNextWindowSize(ImVec2(float(std::max(100.0, winWidth_ - left - 8)), float(kTableHeight - 8)), ImGuiCond_Always);
+  ImGui::Begin("Locking metrics", nullptr, ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse);
+  if (ImGui::BeginTable("metrics", static_cast<int>(panes_.size()) + 2,
+                        ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
+    ImGui::TableSetupColumn("metric");
+    ImGui::TableSetupColumn("unit");
+    for (size_t i = 0; i < panes_.size(); ++i) {
+      const std::string header = std::to_string(i + 1) + " " + panes_[i].spec.solver;
+      ImGui::TableSetupColumn(header.c_str());
+    }
+    ImGui::TableHeadersRow();
+    for (size_t m = 0; m < definitions.size(); ++m) {
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      ImGui::TextUnformatted(definitions[m].key.c_str());
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", definitions[m].meaning.c_str());
+      ImGui::TableSetColumnIndex(1);
+      ImGui::TextUnformatted(definitions[m].unit.c_str());
+      for (size_t i = 0; i < panes_.size(); ++i) {
+        ImGui::TableSetColumnIndex(static_cast<int>(i) + 2);
+        ImGui::TextUnformatted(metricText(panes_[i], m).c_str());
+      }
+    }
+    ImGui::EndTable();
+  }
+  ImGui::End();
+}
+
+}  // namespace clothlab
