@@ -39,14 +39,16 @@ void Camera::pan(double dx, double dy, int viewportHeight) {
 
 void Camera::zoom(double steps) { distance = std::clamp(distance * std::pow(0.88, steps), 0.02, 500.0); }
 
-void Camera::fit(const glm::dvec3& lo, const glm::dvec3& hi, bool keepAngles) {
+void Camera::fit(const glm::dvec3& lo, const glm::dvec3& hi, bool keepAngles, double aspect) {
   target = 0.5 * (lo + hi);
   const double radius = std::max(0.5 * glm::length(hi - lo), 0.05);
   if (!keepAngles) {
     yaw = 0.55;
     pitch = 0.38;
   }
-  distance = radius / std::sin(fovY / 2) * 1.05;
+  // The narrower of the two fields of view must hold the bounding sphere.
+  const double fovX = 2 * std::atan(std::max(aspect, 0.05) * std::tan(fovY / 2));
+  distance = radius / std::sin(std::min(fovY, fovX) / 2) * 1.05;
 }
 
 Ray Camera::ray(double x, double y, int width, int height) const {

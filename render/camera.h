@@ -29,8 +29,9 @@ struct Camera {
   void orbit(double dxPixels, double dyPixels);
   void pan(double dxPixels, double dyPixels, int viewportHeight);
   void zoom(double wheelSteps);  // positive: closer
-  // Frames the box [lo, hi] (from a little above), keeping the current direction if `keepAngles`.
-  void fit(const glm::dvec3& lo, const glm::dvec3& hi, bool keepAngles = false);
+  // Frames the box [lo, hi] (from a little above), keeping the current direction if `keepAngles`,
+  // in a viewport of width/height `aspect` (narrow viewports need the camera further away).
+  void fit(const glm::dvec3& lo, const glm::dvec3& hi, bool keepAngles = false, double aspect = 1.0);
 
   Ray ray(double x, double y, int width, int height) const;
   // Where the ray through pixel (x, y) meets the plane facing the camera through `through`.

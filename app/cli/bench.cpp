@@ -27,6 +27,7 @@ struct BenchRow {
   double iterations = 0, maxError = 0;
   int fallbacks = 0;           // mls-isometry: steps that needed the augmented-Lagrangian fallback
   double maxResidual = -1;     // mls-isometry: largest isometry residual after a step
+  double finalStrain = 0;      // largest edge strain after the last step
   std::string failure;
 };
 
@@ -84,6 +85,7 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
     row.factorization = s.linearSolver;
   }
   row.steps = static_cast<int>(total.size());
+  row.finalStrain = simulation.lastStats().maxEdgeStrain;
   row.particles = simulation.solver().counts().particles;
   row.constraints = simulation.solver().counts().constraints;
   row.factor = median(factor);
@@ -94,6 +96,39 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
   row.total = median(total);
   row.iterations = row.steps ? double(iterations) / row.steps : 0;
   return row;
+}
+
+// xpbd against impulse-nc on the same scene: xpbd's sweeps are doubled until its largest edge
+// strain after the last step is at most impulse-nc's; prints each try and the time ratio.
+void xpbdRatio(const Scene& base, const BenchRow& impulse, int steps, nlohmann::json& json) {
+  std::printf("\n%s: xpbd against impulse-nc (largest edge strain after step %d: %.3g at %.2f ms/step)\n",
+              base.name.c_str(), steps, impulse.finalStrain, impulse.total);
+  std::printf("%-12s %8s %12s %12s\n", "solver", "sweeps", "strain", "ms/step");
+  nlohmann::json tries = nlohmann::json::array();
+  for (int sweeps = 5; sweeps <= 5120; sweeps *= 2) {
+    Scene scene = base;
+    useSolver(scene, "xpbd");
+    scene.solverParams["iterations"] = sweeps;
+    scene.solverParams["tolerance"] = 0.0;  // every sweep runs: the cost of a fixed budget
+    const BenchRow row = benchScene(scene, "cholmod", steps);
+    if (!row.failure.empty()) {
+      std::printf("%-12s %8d failed: %s\n", "xpbd", sweeps, row.failure.c_str());
+      break;
+    }
+    std::printf("%-12s %8d %12.3g %12.2f\n", "xpbd", sweeps, row.finalStrain, row.total);
+    tries.push_back({{"sweeps", sweeps}, {"final_strain", row.finalStrain}, {"ms_total", row.total}});
+    if (row.finalStrain <= impulse.finalStrain) {
+      std::printf("%s: xpbd needs %d sweeps (%.2f ms/step) to reach impulse-nc's strain: %.2fx impulse-nc's time\n",
+                  base.name.c_str(), sweeps, row.total, row.total / impulse.total);
+      json["xpbd_vs_impulse"] = {{"scene", base.name}, {"impulse_final_strain", impulse.finalStrain},
+                                 {"impulse_ms_total", impulse.total}, {"xpbd_sweeps", sweeps},
+                                 {"xpbd_ms_total", row.total}, {"ratio", row.total / impulse.total},
+                                 {"tries", tries}};
+      return;
+    }
+  }
+  std::printf("%s: xpbd did not reach impulse-nc's strain within 5120 sweeps\n", base.name.c_str());
+  json["xpbd_vs_impulse"] = {{"scene", base.name}, {"impulse_final_strain", impulse.finalStrain}, {"tries", tries}};
 }
 
 }  // namespace
@@ -168,6 +203,8 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
     if (compare && fast.failure.empty() && reference.failure.empty() && fast.total > 0)
       std::printf("%-12s Eigen SimplicialLDLT / CHOLMOD total: %.2fx\n", scene.name.c_str(),
                   reference.total / fast.total);
+    if (scene.name == "sphere-drop" && scene.solverId == "impulse-nc" && fast.failure.empty())
+      xpbdRatio(scene, fast, steps, json);
   }
   std::printf(
       "\npaper (2x Xeon X5650, PARDISO, 12 cores): tablecloth 73.6 / 7.2 / 6.6 ms, total 109.5 ms;"

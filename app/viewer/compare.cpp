@@ -15,7 +15,6 @@
 namespace clothlab {
 
 namespace {
-constexpr double kTableHeight = 190;  // window pixels under the panes for the metrics table
 constexpr double kMetricsInterval = 0.25;  // s of wall time between metric updates per pane
 }  // namespace
 
@@ -46,6 +45,9 @@ std::optional<std::string> Viewer::startCompare(const std::vector<ComparePane>& 
   activePane_ = 0;
   runner_ = panes_[0].runner.get();
   compareName_ = name;
+  const auto& presets = comparePresets();
+  for (size_t i = 0; i < presets.size(); ++i)
+    if (presets[i].name == name) comparePreset_ = static_cast<int>(i);
   sceneIdentity_ = nullptr;  // the first snapshot frames the camera
   nlohmann::json list = nlohmann::json::array();
   for (const auto& pane : panes_) list.push_back({{"solver", pane.spec.solver}, {"scene", pane.spec.scene}});
@@ -80,7 +82,7 @@ void Viewer::stopCompare() {
 void Viewer::layoutPanes() {
   const double left = panelWidth_ + 8, top = 8;
   const double width = std::max(50.0, winWidth_ - left - 8);
-  const double height = std::max(50.0, winHeight_ - top - kTableHeight - 8);
+  const double height = std::max(50.0, winHeight_ - top - kCompareTableHeight - 8);
   const int count = static_cast<int>(panes_.size());
   const int columns = count == 4 ? 2 : count, rows = count == 4 ? 2 : 1;
   const double gap = 4, w = (width - gap * (columns - 1)) / columns, h = (height - gap * (rows - 1)) / rows;
@@ -235,7 +237,8 @@ void Viewer::drawCompareSection() {
   if (panes_.empty()) return;
   ImGui::Checkbox("parameter edits go to every pane", &editAllPanes_);
   tooltip("off: density, bending, time step and solver parameters change only the active pane");
-  ImGui::Text("active pane: %d (%s); click a pane to choose", activePane_ + 1, panes_[activePane_].spec.solver.c_str());
+  ImGui::TextWrapped("active pane: %d (%s); click a pane to make it active: the Solver and parameter sections "
+                     "below show it", activePane_ + 1, panes_[activePane_].spec.solver.c_str());
   ImGui::TextDisabled("drags and pins act on the same material point in every pane");
 }
 
@@ -263,21 +266,27 @@ void Viewer::drawCompareOverlay() {
     std::snprintf(line2, sizeof line2, "%s, %d vertices, h %g s%s, k_b %g", s.sceneName.c_str(), s.vertexCount(),
                   s.sim.dt, tolerance.c_str(), s.sim.bending);
     const ImVec2 at(float(pane.x + 8), float(pane.y + 6));
-    draw->AddRectFilled(ImVec2(at.x - 4, at.y - 2), ImVec2(at.x + 330, at.y + 64), IM_COL32(20, 22, 28, 170), 4);
-    draw->AddText(ImVec2(at.x, at.y), IM_COL32(255, 255, 255, 255), line1);
-    draw->AddText(ImVec2(at.x, at.y + 16), IM_COL32(210, 215, 225, 255), line2);
+    draw->PushClipRect(ImVec2(float(pane.x), float(pane.y)), ImVec2(float(pane.x + pane.w), float(pane.y + pane.h)), true);
     const std::string line3 = "sag " + metricText(pane, 0) + " m   tip " + metricText(pane, 1) + " m   strain " +
                               metricText(pane, 3);
     const std::string line4 = "residual " + metricText(pane, 4) + "   " + metricText(pane, 6) + " ms/step   t " +
                               std::to_string(s.time).substr(0, 5) + " s";
+    float textWidth = 0;
+    for (const char* text : {static_cast<const char*>(line1), static_cast<const char*>(line2), line3.c_str(), line4.c_str()})
+      textWidth = std::max(textWidth, ImGui::CalcTextSize(text).x);
+    draw->AddRectFilled(ImVec2(at.x - 4, at.y - 2), ImVec2(at.x + textWidth + 6, at.y + 64), IM_COL32(20, 22, 28, 170), 4);
+    draw->AddText(ImVec2(at.x, at.y), IM_COL32(255, 255, 255, 255), line1);
+    draw->AddText(ImVec2(at.x, at.y + 16), IM_COL32(210, 215, 225, 255), line2);
     draw->AddText(ImVec2(at.x, at.y + 32), IM_COL32(255, 230, 150, 255), line3.c_str());
     draw->AddText(ImVec2(at.x, at.y + 48), IM_COL32(210, 215, 225, 255), line4.c_str());
+    draw->PopClipRect();
   }
 
   // The table under the panes.
   const double left = panelWidth_ + 8;
-  ImGui::SetNextWindowPos(ImVec2(float(left), float(winHeight_ - kTableHeight)), ImGuiCond_Always);
-  ImGui::SetNextWindowSize(ImVec2(float(std::max(100.0, winWidth_ - left - 8)), float(kTableHeight - 8)), ImGuiCond_Always);
+  ImGui::SetNextWindowPos(ImVec2(float(left), float(winHeight_ - kCompareTableHeight)), ImGuiCond_Always);
+  ImGui::SetNextWindowSize(ImVec2(float(std::max(100.0, winWidth_ - left - 8)), float(kCompareTableHeight - 8)),
+                           ImGuiCond_Always);
   ImGui::Begin("Locking metrics", nullptr, ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse);
   if (ImGui::BeginTable("metrics", static_cast<int>(panes_.size()) + 2,
                         ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {

@@ -391,8 +391,10 @@ void Viewer::drawStatsSection() {
 
 void Viewer::drawOverlayText() {
   // A one-line hint at the bottom of the window so the controls are discoverable.
-  ImGui::SetNextWindowPos(ImVec2(static_cast<float>(winWidth_) - 8, static_cast<float>(winHeight_) - 8),
-                          ImGuiCond_Always, ImVec2(1, 1));
+  // (In compare mode: above the metrics table.)
+  const double bottom = panes_.empty() ? winHeight_ - 8 : winHeight_ - kCompareTableHeight - 4;
+  ImGui::SetNextWindowPos(ImVec2(static_cast<float>(winWidth_) - 8, static_cast<float>(bottom)), ImGuiCond_Always,
+                          ImVec2(1, 1));
   ImGui::SetNextWindowBgAlpha(0.45f);
   ImGui::Begin("hint", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
                                     ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);

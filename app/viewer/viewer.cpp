@@ -607,7 +607,8 @@ void Viewer::fitCamera(const Snapshot& snapshot, bool newScene) {
   snapshot.bounds(lo, hi);
   // A new scene's pinned cloth will hang: frame the room below it too.
   if (newScene && !snapshot.pinVertices.empty()) lo.y() -= std::max(hi.x() - lo.x(), hi.z() - lo.z());
-  camera_.fit({lo.x(), lo.y(), lo.z()}, {hi.x(), hi.y(), hi.z()}, !newScene);
+  const ViewRect view = activeView();
+  camera_.fit({lo.x(), lo.y(), lo.z()}, {hi.x(), hi.y(), hi.z()}, !newScene, panes_.empty() ? 1.0 : view.w / view.h);
 }
 
 void Viewer::resetScene() {

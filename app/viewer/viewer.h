@@ -96,6 +96,7 @@ class Viewer {
     double metricsWall = -1;
     double x = 0, y = 0, w = 0, h = 0;  // window pixels, top-left origin
   };
+  static constexpr double kCompareTableHeight = 190;  // window pixels under the panes
   struct ViewRect {
     double x, y, w, h;
   };

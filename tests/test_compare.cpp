@@ -1,0 +1,216 @@
+// The compare-mode pieces: the xpbd baseline, the shared locking metrics, the closest-point map
+// used to mirror input between meshes, pin ramps, and the locking measurements of methods 2.8
+// that compare mode shows (cantilever droop across resolutions).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "sim/compare_presets.h"
+#include "sim/locking_metrics.h"
+#include "sim/scene_library.h"
+#include "sim/simulation.h"
+#include "sim/solver_registry.h"
+#include "tests/test_util.h"
+
+namespace clothlab {
+namespace {
+
+std::unique_ptr<Simulation> create(const Scene& scene) {
+  auto sim = Simulation::create(scene);
+  EXPECT_TRUE(sim) << sim.error();
+  return sim ? std::move(*sim) : nullptr;
+}
+
+Scene builtin(const std::string& name, const std::string& solver) {
+  auto scene = resolveScene(name);
+  EXPECT_TRUE(scene) << scene.error();
+  useSolver(*scene, solver);
+  return *scene;
+}
+
+// Largest edge strain after `steps` steps of `hanging` with xpbd at `sweeps` sweeps.
+double xpbdStrain(int sweeps, double compliance, int steps) {
+  Scene scene = builtin("hanging", "xpbd");
+  scene.solverParams = {{"iterations", sweeps}, {"compliance", compliance}, {"tolerance", 0.0}};
+  auto sim = create(scene);
+  for (int i = 0; i < steps; ++i) EXPECT_FALSE(sim->step().has_value());
+  return sim->lastStats().maxEdgeStrain;
+}
+
+TEST(Xpbd, StretchFallsWithMoreSweepsAndGrowsWithCompliance) {
+  const double few = xpbdStrain(5, 0, 300), many = xpbdStrain(80, 0, 300);
+  EXPECT_LT(many, few / 3) << "5 sweeps: " << few << ", 80 sweeps: " << many;
+  const double soft = xpbdStrain(80, 1e-3, 300);
+  EXPECT_GT(soft, 3 * many) << "compliance 1e-3 m/N: " << soft;
+}
+
+TEST(Xpbd, PinsHoldVelocityIsThePositionChangeAndBadParametersAreNamed) {
+  Scene scene = builtin("hanging", "xpbd");
+  auto sim = create(scene);
+  ASSERT_FALSE(sim->pins().empty());
+  for (int i = 0; i < 100; ++i) {
+    const Positions before = sim->surface();
+    ASSERT_FALSE(sim->step().has_value());
+    const Positions v = sim->solver().surfaceVelocities();
+    EXPECT_LT((v - (sim->surface() - before) / scene.sim.dt).cwiseAbs().maxCoeff(), 1e-9);
+    for (const auto& [vertex, target] : sim->pins())
+      EXPECT_LT((Vec3(sim->surface().row(vertex)) - target).norm(), 1e-12);
+  }
+  EXPECT_EQ(sim->setSolverParams({{"iterations", 0}}).value_or("").find("iterations") != std::string::npos, true);
+  EXPECT_TRUE(sim->setSolverParams({{"sweeps", 3}}).has_value());
+  auto entry = findSolver("xpbd");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_FALSE(entry->parameters.empty());
+}
+
+TEST(Xpbd, DivergenceIsCaughtAtTheStep) {
+  Scene scene = builtin("hanging", "xpbd");
+  scene.solverParams = {{"max_speed", 1.0}};
+  auto sim = create(scene);
+  std::optional<std::string> failure;
+  for (int i = 0; i < 2000 && !failure; ++i) failure = sim->step();
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_NE(failure->find("max_speed"), std::string::npos) << *failure;
+  EXPECT_TRUE(sim->surface().allFinite());
+}
+
+TEST(ClosestSurfacePoint, FindsPointsOnTheMeshAndClampsOthers) {
+  auto model = buildClothModel(builtin("corners-coarse", "impulse-nc"));
+  ASSERT_TRUE(model) << model.error();
+  const TriangleMesh& mesh = model->mesh;
+  std::mt19937 random(3);
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (int trial = 0; trial < 50; ++trial) {
+    const int t = static_cast<int>(random() % mesh.triangleCount());
+    double a = unit(random), b = unit(random);
+    if (a + b > 1) a = 1 - a, b = 1 - b;
+    const Vec3 bary(1 - a - b, a, b);
+    const Tri& f = mesh.triangles[t];
+    const Vec3 p = bary[0] * mesh.positions.row(f[0]) + bary[1] * mesh.positions.row(f[1]) + bary[2] * mesh.positions.row(f[2]);
+    const auto [found, coords] = closestSurfacePoint(mesh, p);
+    const Tri& g = mesh.triangles[found];
+    const Vec3 q = coords[0] * mesh.positions.row(g[0]) + coords[1] * mesh.positions.row(g[1]) + coords[2] * mesh.positions.row(g[2]);
+    EXPECT_LT((q - p).norm(), 1e-12);
+    EXPECT_NEAR(coords.sum(), 1, 1e-12);
+    EXPECT_GE(coords.minCoeff(), -1e-12);
+  }
+  // Off the sheet (it lies in y = 1.2): the nearest point is the foot of the perpendicular.
+  const auto [t, coords] = closestSurfacePoint(mesh, Vec3(0.1, 2.0, 0.1));
+  const Tri& f = mesh.triangles[t];
+  const Vec3 q = coords[0] * mesh.positions.row(f[0]) + coords[1] * mesh.positions.row(f[1]) + coords[2] * mesh.positions.row(f[2]);
+  EXPECT_LT((q - Vec3(0.1, 1.2, 0.1)).norm(), 1e-12);
+}
+
+TEST(PinRamp, PinsTravelToTheirTargetsOverTheRampAndTheKeyIsChecked) {
+  Scene scene = builtin("corners-coarse", "impulse-nc");
+  ASSERT_EQ(scene.pins.size(), 2u);
+  ASSERT_DOUBLE_EQ(scene.pins[0].ramp, 1.0);
+  auto sim = create(scene);
+  const auto pins = sim->pins();
+  const int vertex = pins[0].first;
+  const Vec3 rest = sim->cloth().mesh.positions.row(vertex).transpose(), target = pins[0].second;
+  ASSERT_GT((target - rest).norm(), 0.1);
+  for (int i = 0; i < 100; ++i) ASSERT_FALSE(sim->step().has_value());  // 0.5 s: half way in time
+  const Vec3 halfway = sim->surface().row(vertex).transpose();
+  EXPECT_NEAR((halfway - rest).norm() / (target - rest).norm(), 0.5, 0.02);  // smoothstep(0.5) = 0.5
+  for (int i = 0; i < 120; ++i) ASSERT_FALSE(sim->step().has_value());
+  EXPECT_LT((Vec3(sim->surface().row(vertex)) - target).norm(), 1e-5);
+  // A saved scene keeps the ramp; a bad ramp names the key.
+  EXPECT_DOUBLE_EQ(sim->currentScene().pins[0].ramp, 1.0);
+  const std::string bad = test::writeFile(
+      "bad_ramp.json", R"({"cloth": {"generator": {"type": "grid", "columns": 4, "rows": 4}},
+                           "pins": [{"vertex": 0, "ramp": -1}]})");
+  auto loaded = loadSceneFile(bad);
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.error().find("pins[0].ramp"), std::string::npos) << loaded.error();
+}
+
+TEST(LockingMetrics, EveryMetricIsDefinedAndMeasuresWhatItSays) {
+  auto sim = create(builtin("corners-coarse", "conforming"));
+  std::vector<int> pinned;
+  for (const auto& pin : sim->pins()) pinned.push_back(pin.first);
+  const MetricProbe probe = makeMetricProbe(sim->cloth(), pinned, sim->sim().gravity);
+  const auto& definitions = lockingMetricDefinitions();
+  ASSERT_EQ(definitions.size(), 7u);
+  for (const auto& d : definitions) EXPECT_FALSE(d.key.empty() || d.unit.empty() || d.meaning.empty());
+  // At rest: no sag, no strain, no bending energy, no distance change; the tip is level.
+  Positions rest = sim->cloth().mesh.positions;
+  StepStats stats;
+  stats.maxPositionError = 1e-7;
+  auto values = measureLockingMetrics(probe, sim->cloth(), rest, stats, 1e-4, 2.5);
+  ASSERT_EQ(values.size(), definitions.size());
+  EXPECT_NEAR(values[0], 0, 1e-12);    // sag
+  EXPECT_NEAR(values[1], 0, 1e-12);    // tip height
+  EXPECT_NEAR(values[2], 0, 1e-12);    // bending energy of a flat sheet
+  EXPECT_NEAR(values[3], 0, 1e-12);    // strain
+  EXPECT_DOUBLE_EQ(values[4], 1e-7);   // residual from the stats
+  EXPECT_NEAR(values[5], 0, 1e-12);    // distance increase
+  EXPECT_DOUBLE_EQ(values[6], 2.5);    // ms per step as given
+  // Lower everything but the pins by 0.1 m: sag and tip drop by 0.1 m, nothing stretches
+  // except the edges at the pins.
+  Positions lowered = rest;
+  for (int v = 0; v < lowered.rows(); ++v)
+    if (std::find(pinned.begin(), pinned.end(), v) == pinned.end()) lowered(v, 1) -= 0.1;
+  values = measureLockingMetrics(probe, sim->cloth(), lowered, stats, 1e-4, 2.5);
+  EXPECT_NEAR(values[0], 0.1, 1e-12);
+  EXPECT_NEAR(values[1], -0.1, 1e-12);
+  EXPECT_GT(values[3], 0.1);
+  // mls-isometry's residual is its own dimensionless one.
+  stats.extra["max_isometry_residual"] = 0.004;
+  values = measureLockingMetrics(probe, sim->cloth(), rest, stats, 1e-4, 2.5);
+  EXPECT_DOUBLE_EQ(values[4], 0.004);
+  // Sag needs exactly two pins: the cantilever's clamped strip has no sag, a tip height.
+  auto cantilever = create(builtin("cantilever-coarse", "conforming"));
+  std::vector<int> strip;
+  for (const auto& pin : cantilever->pins()) strip.push_back(pin.first);
+  EXPECT_GT(strip.size(), 2u);
+  const MetricProbe stripProbe = makeMetricProbe(cantilever->cloth(), strip, Vec3(0, -9.81, 0));
+  values = measureLockingMetrics(stripProbe, cantilever->cloth(), cantilever->cloth().mesh.positions, stats, 0.03, 1);
+  EXPECT_TRUE(std::isnan(values[0]));
+  EXPECT_NEAR(values[1], 0, 1e-12);
+}
+
+TEST(ComparePresets, EveryPaneBuildsAndPaneListsAreChecked) {
+  for (const auto& preset : comparePresets()) {
+    EXPECT_GE(preset.panes.size(), 2u) << preset.name;
+    EXPECT_LE(preset.panes.size(), 4u) << preset.name;
+    for (const auto& pane : preset.panes) {
+      auto scene = resolveScene(pane.scene);
+      ASSERT_TRUE(scene) << preset.name << ": " << scene.error();
+      EXPECT_NE(findSolver(pane.solver), nullptr) << preset.name;
+    }
+  }
+  auto parsed = parsePaneList("conforming,mls-isometry@cantilever-fine", "cantilever-coarse");
+  ASSERT_TRUE(parsed.error.empty()) << parsed.error;
+  ASSERT_EQ(parsed.panes.size(), 2u);
+  EXPECT_EQ(parsed.panes[0].scene, "cantilever-coarse");
+  EXPECT_EQ(parsed.panes[1].scene, "cantilever-fine");
+  EXPECT_NE(parsePaneList("conforming,nope", "x").error.find("entry 2: unknown solver 'nope'"), std::string::npos);
+  EXPECT_NE(parsePaneList("conforming,,xpbd", "x").error.find("entry 2 is empty"), std::string::npos);
+}
+
+// methods 2.8 metric 2: cantilever droop on jittered meshes at three resolutions. mls-isometry's
+// tip heights agree within 10%; the conforming edge constraints are far stiffer at the coarse one.
+TEST(Locking, CantileverDroopIsResolutionIndependentForMlsAndLockedForConforming) {
+  auto tip = [](const std::string& name, const std::string& solver) {
+    auto sim = create(builtin(name, solver));
+    for (int i = 0; i < 600; ++i) EXPECT_FALSE(sim->step().has_value()) << name << " " << solver;
+    std::vector<int> pinned;
+    for (const auto& pin : sim->pins()) pinned.push_back(pin.first);
+    const MetricProbe probe = makeMetricProbe(sim->cloth(), pinned, sim->sim().gravity);
+    return measureLockingMetrics(probe, sim->cloth(), sim->surface(), sim->lastStats(), sim->sim().bending, 0)[1];
+  };
+  const double coarse = tip("cantilever-coarse", "mls-isometry"), medium = tip("cantilever-medium", "mls-isometry"),
+               fine = tip("cantilever-fine", "mls-isometry");
+  const double lo = std::min({coarse, medium, fine}), hi = std::max({coarse, medium, fine});
+  std::printf("mls-isometry tip heights (coarse, medium, fine): %.4f %.4f %.4f m\n", coarse, medium, fine);
+  EXPECT_LT(std::abs(lo - hi) / std::abs(hi), 0.10);
+  EXPECT_LT(hi, -0.3);  // it really droops
+  const double conforming = tip("cantilever-coarse", "conforming");
+  std::printf("conforming tip height (coarse): %.4f m, %.2f of mls-isometry's\n", conforming, conforming / coarse);
+  EXPECT_LT(std::abs(conforming), 0.5 * std::abs(coarse));
+}
+
+}  // namespace
+}  // namespace clothlab
