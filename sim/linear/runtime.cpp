@@ -22,6 +22,16 @@ void configureLinearAlgebra() {
   });
 }
 
+std::unique_lock<std::mutex> lockBlas() {
+  static const bool needed = [] {
+    using GetConfig = char* (*)();
+    auto config = reinterpret_cast<GetConfig>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
+    return config && std::string(config()).find("SINGLE_THREADED") != std::string::npos;
+  }();
+  static std::mutex mutex;
+  return needed ? std::unique_lock<std::mutex>(mutex) : std::unique_lock<std::mutex>();
+}
+
 LinearAlgebraInfo linearAlgebraInfo() {
   configureLinearAlgebra();
   LinearAlgebraInfo info;

@@ -6,6 +6,7 @@
 //    on these machines. Executables link sim/linear/omp_inline.cpp, which runs those regions
 //    inline on the calling thread. CLOTHLAB_CHOLMOD_OPENMP=1 restores libgomp's behaviour.
 // Both are optional: without them everything stays correct, only slower, and describe() says so.
+#include <mutex>
 #include <string>
 
 namespace clothlab {
@@ -21,5 +22,11 @@ struct LinearAlgebraInfo {
 };
 LinearAlgebraInfo linearAlgebraInfo();
 std::string describeLinearAlgebra();  // one line of the above
+
+// Held around BLAS-based work (CHOLMOD's supernodal factorization and solves) when the loaded BLAS
+// must not be called from several threads at once: Debian's serial OpenBLAS has no locks, and
+// two simulations factorizing at the same time (compare mode) corrupt each other's results.
+// An empty (unowning) lock for a thread-safe BLAS.
+std::unique_lock<std::mutex> lockBlas();
 
 }  // namespace clothlab

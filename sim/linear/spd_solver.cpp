@@ -45,6 +45,7 @@ class CholmodSolver final : public SpdSolver {
 
   Status factorize(const SparseMatrix& upper, std::string* message) override {
     cholmod_sparse view = wrap(upper);
+    const auto blas = common_.supernodal == CHOLMOD_SIMPLICIAL ? std::unique_lock<std::mutex>() : lockBlas();
     const int ok = cholmod_factorize(&view, factor_, &common_);
     if (common_.status == CHOLMOD_NOT_POSDEF) {
       if (message)
@@ -69,6 +70,7 @@ class CholmodSolver final : public SpdSolver {
     b.z = nullptr;
     b.xtype = CHOLMOD_REAL;
     b.dtype = CHOLMOD_DOUBLE;
+    const auto blas = factor_->is_super ? lockBlas() : std::unique_lock<std::mutex>();
     cholmod_solve2(CHOLMOD_A, factor_, &b, nullptr, &x_, nullptr, &y_, &e_, &common_);
     std::copy_n(static_cast<const double*>(x_->x), rhs.size(), rhs.data());
   }
