@@ -92,6 +92,15 @@ void Viewer::layoutPanes() {
     pane.y = top + (i / columns) * (h + gap);
     pane.w = w;
     pane.h = h;
+    if (options_.layout) {
+      // Pane rectangles for GUI tests (printed when they change).
+      const std::string name = "pane" + std::to_string(i + 1);
+      const std::array<int, 4> rect = {int(pane.x), int(pane.y), int(pane.x + w), int(pane.y + h)};
+      if (printedPanes_[name] != rect) {
+        printedPanes_[name] = rect;
+        std::printf("LAYOUT %s %d %d %d %d\n", name.c_str(), rect[0], rect[1], rect[2], rect[3]);
+      }
+    }
   }
 }
 

@@ -213,6 +213,8 @@ void Viewer::frame(bool last) {
   } else {
     consumePanes();
   }
+  glfwGetWindowSize(window_, &winWidth_, &winHeight_);
+  if (!panes_.empty()) layoutPanes();  // before a new scene's camera fit, which needs the pane shape
   consumeSnapshot();
 
   glfwGetFramebufferSize(window_, &fbWidth_, &fbHeight_);

@@ -1,7 +1,9 @@
 #pragma once
 // The clothlab window: GLFW + OpenGL 3.3 core + Dear ImGui 1.86. The main thread handles events,
 // the panel and drawing; a SimRunner steps the simulation on its own thread. See README "Viewer".
+#include <array>
 #include <deque>
+#include <map>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -127,6 +129,7 @@ class Viewer {
   int activePane_ = 0;
   std::string compareName_;
   int comparePreset_ = 0;
+  std::map<std::string, std::array<int, 4>> printedPanes_;  // --layout lines already printed
   bool editAllPanes_ = true;
   std::unique_ptr<Renderer> renderer_;
   Camera camera_;

@@ -7,6 +7,8 @@
   density LOG         a param event changed the density and a later snapshot runs with it
   running LOG SCENE   snapshots of SCENE keep coming after the last error (the scene kept running)
   fps LOG MIN         median frames per second (after the first 3 s) at least MIN; prints it
+  mirror LOG N        compare mode: one drag reached all N panes: each pane's snapshots show a
+                      grab with the same target, and each pane's grabbed point moved with it
 """
 import json
 import math
@@ -39,6 +41,33 @@ def grab(log):
     # The cloth is pinned and inextensible, so the point may lag a target it cannot reach; it
     # must still have come most of the way.
     return moved_target > 0.05 and along > 0.6 * moved_target and gap < 0.4 * moved_target
+
+
+def mirror(log, panes):
+    panes = int(panes)
+    ok = True
+    targets = {}
+    for pane in range(panes):
+        grabbed = [e for e in log if e["event"] == "pane" and e["pane"] == pane and "grab" in e]
+        if len(grabbed) < 5:
+            print(f"pane {pane}: only {len(grabbed)} snapshots with a grab")
+            ok = False
+            continue
+        first, last = grabbed[0]["grab"], grabbed[-1]["grab"]
+        target_move = [b - a for a, b in zip(first["target"], last["target"])]
+        point_move = [b - a for a, b in zip(first["point"], last["point"])]
+        moved_target = math.sqrt(sum(x * x for x in target_move))
+        along = sum(p * t for p, t in zip(point_move, target_move)) / max(moved_target, 1e-12)
+        targets[pane] = last["target"]
+        print(f"pane {pane} ({grabbed[0]['solver']}): triangle {first['triangle']}, target moved "
+              f"{moved_target:.3f} m, the point {along:.3f} m along it, over {len(grabbed)} snapshots")
+        ok = ok and moved_target > 0.05 and along > 0.3 * moved_target
+    # Every pane pulls toward the same target (one camera, one mouse).
+    if len(targets) == panes:
+        spread = max(dist(targets[0], t) for t in targets.values())
+        print(f"largest difference between the panes' final targets: {spread:.2e} m")
+        ok = ok and spread < 1e-9
+    return ok
 
 
 def pin(log):
@@ -97,6 +126,8 @@ if __name__ == "__main__":
         ok = running(log, sys.argv[3])
     elif what == "fps":
         ok = fps(log, float(sys.argv[3]))
+    elif what == "mirror":
+        ok = mirror(log, sys.argv[3])
     else:
         ok = {"grab": grab, "pin": pin, "density": density}[what](log)
     sys.exit(0 if ok else 1)

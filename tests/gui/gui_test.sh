@@ -2,7 +2,9 @@
 # GUI test of the clothlab viewer in a real X window (Xvfb) driven by real X input (xdotool):
 #   drag the cloth (the grabbed point follows the cursor), Ctrl+click pins a vertex (it stays),
 #   a panel slider reaches the simulation, an OBJ opens through the Open field (a bad one leaves
-#   an error and the scene running), a screenshot (P) is not blank, and with sphere-drop running the window keeps redrawing (frame rate measured).
+#   an error and the scene running), a screenshot (P) is not blank, in compare mode one drag moves
+#   the same material point in every pane, and with sphere-drop running the window keeps
+#   redrawing (frame rate measured).
 # Usage: gui_test.sh CLOTHLAB_BINARY OUT_DIR
 # Exit 0 all passed, 1 a check failed, 77 skipped (no Xvfb/xdotool: run scripts/setup.sh).
 set -uo pipefail
@@ -145,6 +147,28 @@ colours() { convert "$1" -format '%k' info: 2> /dev/null || echo 0; }
 check "screenshot: written" test -s "$SHOT"
 check "screenshot: not blank (>= 100 colours)" test "$(colours "$SHOT")" -ge 100
 import -window "$WID" "$OUT/window.png" 2> /dev/null
+stop_app
+
+# ---- compare mode: a drag in one pane drives the same material point in every pane -------------
+start_app compare --compare pinned-corners --paused
+LOG="$OUT/compare.jsonl"
+read -r cx cy <<< "$(layout cloth_center "$OUT/compare.out")"    # aimed in pane 1 (active)
+read -r p1x _ <<< "$(grep '^LAYOUT pane1 ' "$OUT/compare.out" | tail -n1 | awk '{print $3, $4}')"
+read -r p2x _ <<< "$(grep '^LAYOUT pane2 ' "$OUT/compare.out" | tail -n1 | awk '{print $3, $4}')"
+dx=$((p2x - p1x))   # the same point in pane 2: one camera, one mesh
+xdotool mousemove --window "$WID" $((cx + dx)) "$cy" sleep 0.3 mousedown 1 sleep 0.3 key space sleep 0.3
+for i in 1 2 3 4 5 6 7 8; do
+  xdotool mousemove --window "$WID" $((cx + dx + 6 * i)) $((cy - 10 * i)) sleep 0.1
+done
+sleep 1.5
+xdotool mouseup 1
+sleep 0.5
+check "compare: the click made pane 2 active" grep -q '"event":"pane_active".*"pane":1' "$LOG"
+check "compare: one drag moved the same point in all 3 panes" python3 "$HERE/check_log.py" mirror "$LOG" 3
+xdotool mousemove --window "$WID" 900 300 sleep 0.2 key p
+sleep 1
+import -window "$WID" "$OUT/compare.png" 2> /dev/null
+check "compare: the window shows the panes (>= 100 colours)" test "$(colours "$OUT/compare.png")" -ge 100
 stop_app
 
 # ---- sphere-drop: the window keeps redrawing while slow steps run -----------------------------
