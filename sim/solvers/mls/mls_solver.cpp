@@ -361,8 +361,10 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
   int iterations = 0, stalls = 0, backtracks = 0;
   constexpr int kMaxHalvings = 6;
-  constexpr int kStallIterations = 2;  // iterations without a new best residual before the fallback
-  double best = residual(c);
+  // Stalled: two iterations in a row that cut the squared residual (the quantity the back-tracking
+  // decreases; the largest |c| may rise while it falls) by less than kProgress.
+  constexpr int kStallIterations = 2;
+  constexpr double kProgress = 0.05;
   double factorMs = 0;
   Eigen::VectorXd accumulated = Eigen::VectorXd::Zero(m.rows);  // sum of multipliers (geometric stiffness)
   bool stalled = false;
@@ -426,8 +428,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     accumulated += scale * lambda.col(0);
     ++iterations;
     if (!std::isfinite(residual(c))) return restore("Fast Projection produced a non-finite state");
-    if (residual(c) < best) {
-      best = residual(c);
+    if (c.squaredNorm() < (1 - kProgress) * before) {
       stalls = 0;
     } else if (++stalls >= kStallIterations) {
       stalled = true;
