@@ -18,27 +18,35 @@ namespace {
 constexpr double kMetricsInterval = 0.25;  // s of wall time between metric updates per pane
 }  // namespace
 
+Result<Viewer::Pane> Viewer::makePane(const ComparePane& spec, bool paused, double speed, bool overlay) {
+  auto scene = resolveScene(spec.scene);
+  if (!scene) return Error{scene.error()};
+  useSolver(*scene, spec.solver);
+  auto simulation = Simulation::create(*scene);
+  if (!simulation) return Error{spec.solver + ": " + simulation.error()};
+  Simulation& sim = **simulation;
+  Viewer::Pane pane;
+  std::vector<int> pinned;
+  for (const auto& pin : sim.pins()) pinned.push_back(pin.first);
+  auto cloth = std::make_shared<ClothModel>(sim.cloth());
+  pane.probe = makeMetricProbe(*cloth, pinned, sim.sim().gravity);
+  pane.cloth = std::move(cloth);
+  pane.spec = spec;
+  pane.runner = std::make_unique<SimRunner>(std::move(*simulation), paused);
+  pane.runner->setSpeed(speed);
+  pane.runner->setOverlay(overlay);
+  return pane;
+}
+
 std::optional<std::string> Viewer::startCompare(const std::vector<ComparePane>& specs, const std::string& name) {
   if (specs.size() < 2 || specs.size() > 4) return std::string("compare mode needs 2 to 4 panes");
   // Everything is built before anything changes: a bad pane leaves the current scene running.
-  std::vector<Pane> panes(specs.size());
+  std::vector<Pane> panes;
   const bool paused = runner_ ? runner_->paused() : options_.paused;
   for (size_t i = 0; i < specs.size(); ++i) {
-    auto scene = resolveScene(specs[i].scene);
-    if (!scene) return "pane " + std::to_string(i + 1) + ": " + scene.error();
-    useSolver(*scene, specs[i].solver);
-    auto simulation = Simulation::create(*scene);
-    if (!simulation) return "pane " + std::to_string(i + 1) + " (" + specs[i].solver + "): " + simulation.error();
-    Simulation& sim = **simulation;
-    std::vector<int> pinned;
-    for (const auto& pin : sim.pins()) pinned.push_back(pin.first);
-    auto cloth = std::make_shared<ClothModel>(sim.cloth());
-    panes[i].probe = makeMetricProbe(*cloth, pinned, sim.sim().gravity);
-    panes[i].cloth = std::move(cloth);
-    panes[i].spec = specs[i];
-    panes[i].runner = std::make_unique<SimRunner>(std::move(*simulation), paused);
-    panes[i].runner->setSpeed(speed_);
-    panes[i].runner->setOverlay(render_.overlay);
+    auto pane = makePane(specs[i], paused, speed_, render_.overlay);
+    if (!pane) return "pane " + std::to_string(i + 1) + ": " + pane.error();
+    panes.push_back(std::move(pane).value());
   }
   panes_ = std::move(panes);
   single_.reset();  // one set of threads at a time
@@ -53,6 +61,18 @@ std::optional<std::string> Viewer::startCompare(const std::vector<ComparePane>& 
   for (const auto& pane : panes_) list.push_back({{"solver", pane.spec.solver}, {"scene", pane.spec.scene}});
   log_.write("compare_start", {{"preset", name}, {"panes", list}});
   message(RunnerMessage::Kind::Info, "compare " + name + ": " + std::to_string(panes_.size()) + " panes");
+  return std::nullopt;
+}
+
+std::optional<std::string> Viewer::rebuildPane(int index, const ComparePane& spec) {
+  auto pane = makePane(spec, runner_->paused(), speed_, render_.overlay);
+  if (!pane) return "pane " + std::to_string(index + 1) + ": " + pane.error();
+  panes_[index] = std::move(pane).value();
+  if (index == activePane_) {
+    runner_ = panes_[index].runner.get();
+    sceneIdentity_ = nullptr;  // the panel takes the new pane's settings (and frames it)
+  }
+  log_.write("pane_rebuilt", {{"pane", index}, {"solver", spec.solver}, {"scene", spec.scene}});
   return std::nullopt;
 }
 
@@ -244,6 +264,21 @@ void Viewer::drawCompareSection() {
   ImGui::SameLine();
   if (ImGui::Button("Leave")) stopCompare();
   if (panes_.empty()) return;
+  // The active pane's mesh variant (any built-in scene; the solver stays).
+  Pane& active = panes_[activePane_];
+  if (ImGui::BeginCombo("pane scene", active.spec.scene.c_str())) {
+    for (const auto& entry : builtinScenes()) {
+      if (ImGui::Selectable(entry.name.c_str(), entry.name == active.spec.scene) && entry.name != active.spec.scene) {
+        if (auto e = rebuildPane(activePane_, {active.spec.solver, entry.name}))
+          message(RunnerMessage::Kind::Error, "compare: " + *e);
+        break;  // the pane was replaced
+      }
+      tooltip(entry.description);
+    }
+    ImGui::EndCombo();
+  }
+  layout("compare_pane_scene");
+  tooltip("the scene (mesh variant) the active pane runs; its solver stays");
   ImGui::Checkbox("parameter edits go to every pane", &editAllPanes_);
   tooltip("off: density, bending, time step and solver parameters change only the active pane");
   ImGui::TextWrapped("active pane: %d (%s); click a pane to make it active: the Solver and parameter sections "

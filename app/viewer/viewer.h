@@ -102,8 +102,12 @@ class Viewer {
   struct ViewRect {
     double x, y, w, h;
   };
+  // A pane running `spec`: its simulation on a new runner, a copy of its rest cloth, its probe.
+  static Result<Pane> makePane(const ComparePane& spec, bool paused, double speed, bool overlay);
   std::optional<std::string> startCompare(const std::vector<ComparePane>& panes, const std::string& name);
   void stopCompare();
+  // Replaces pane i by `spec` (another mesh variant or solver); an error leaves the pane running.
+  std::optional<std::string> rebuildPane(int pane, const ComparePane& spec);
   void layoutPanes();
   void consumePanes();
   void activatePane(int pane);

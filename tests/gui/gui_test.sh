@@ -165,6 +165,19 @@ xdotool mouseup 1
 sleep 0.5
 check "compare: the click made pane 2 active" grep -q '"event":"pane_active".*"pane":1' "$LOG"
 check "compare: one drag moved the same point in all 3 panes" python3 "$HERE/check_log.py" mirror "$LOG" 3
+# The active pane (2) gets another mesh variant from the "pane scene" combo: its second entry,
+# cantilever-fine (entries are 17 px apart, the first 24 px below the combo's centre).
+read -r qx qy <<< "$(layout compare_pane_scene "$OUT/compare.out")"
+xdotool mousemove --window "$WID" "$qx" "$qy" sleep 0.3 click 1 sleep 0.5 mousemove --window "$WID" "$qx" $((qy + 24 + 17)) sleep 0.3 click 1
+sleep 2
+check "compare: pane 2 now runs cantilever-fine" python3 -c "
+import json, sys
+log = [json.loads(l) for l in open('$LOG')]
+rebuilt = [e for e in log if e['event'] == 'pane_rebuilt']
+later = [e for e in log if e['event'] == 'pane' and e['pane'] == 1 and e['scene'] == 'cantilever-fine']
+others = [e for e in log if e['event'] == 'pane' and e['pane'] == 0][-1]
+print('rebuilt:', rebuilt[-1] if rebuilt else None, '; snapshots of the new pane:', len(later), '; pane 1 still runs', others['scene'])
+sys.exit(0 if rebuilt and rebuilt[-1]['pane'] == 1 and len(later) >= 3 and others['scene'] == 'corners-coarse' else 1)"
 xdotool mousemove --window "$WID" 900 300 sleep 0.2 key p
 sleep 1
 import -window "$WID" "$OUT/compare.png" 2> /dev/null
