@@ -132,6 +132,13 @@ MeshTopology buildTopology(const TriangleMesh& mesh) {
   return topo;
 }
 
+Eigen::VectorXd vertexAreaShares(const TriangleMesh& mesh) {
+  Eigen::VectorXd share = Eigen::VectorXd::Zero(mesh.vertexCount());
+  for (int t = 0; t < mesh.triangleCount(); ++t)
+    for (int k = 0; k < 3; ++k) share[mesh.triangles[t][k]] += triangleArea(mesh, t) / 3;
+  return share;
+}
+
 int nearestVertex(const Positions& positions, const Vec3& point) {
   Eigen::Index best = 0;
   (positions.rowwise() - point.transpose()).rowwise().squaredNorm().minCoeff(&best);

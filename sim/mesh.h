@@ -53,6 +53,9 @@ bool isDegenerate(const TriangleMesh& mesh, int t, double relTol = 1e-12);
 // Index of the vertex nearest to `point` (positions must not be empty).
 int nearestVertex(const Positions& positions, const Vec3& point);
 
+// Barycentric area share of every vertex: a third of each incident triangle's area [m^2].
+Eigen::VectorXd vertexAreaShares(const TriangleMesh& mesh);
+
 // The point of triangle t closest to p, as barycentric coordinates (all >= 0, summing to 1).
 Vec3 closestBarycentric(const TriangleMesh& mesh, int t, const Vec3& p);
 // The surface point of the mesh closest to p: its triangle and barycentric coordinates

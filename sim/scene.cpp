@@ -454,6 +454,12 @@ std::vector<int> pinPresetVertices(const TriangleMesh& rest, const std::string& 
   return out;
 }
 
+Eigen::VectorXd vertexPointMasses(const ClothModel& cloth) {
+  Eigen::VectorXd mass = Eigen::VectorXd::Zero(cloth.mesh.vertexCount());
+  for (const auto& [vertex, extra] : cloth.pointMasses) mass[vertex] += extra;
+  return mass;
+}
+
 Result<ClothModel> buildClothModel(const Scene& scene) {
   ClothModel model;
   TriangleMesh rest;

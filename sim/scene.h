@@ -120,6 +120,9 @@ struct ClothModel {
   std::vector<std::string> warnings;
 };
 
+// The point masses carried by each vertex [kg] (zero where none).
+Eigen::VectorXd vertexPointMasses(const ClothModel& cloth);
+
 // Builds the mesh (generator or OBJ), applies the transform, validates, resolves pins.
 Result<ClothModel> buildClothModel(const Scene& scene);
 

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "sim/metrics.h"
+#include "sim/timing.h"
 
 namespace clothlab {
 
@@ -36,10 +37,6 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double msSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 // Upper triangle of a symmetric sparse matrix.
 SparseMatrix upperOf(const SparseMatrix& m) {

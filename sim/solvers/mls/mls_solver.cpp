@@ -8,6 +8,7 @@
 
 #include "sim/bending.h"
 #include "sim/metrics.h"
+#include "sim/timing.h"
 
 namespace clothlab {
 
@@ -35,8 +36,6 @@ const ParamTable<MlsParams>& MlsParams::table() {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double msSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 Eigen::Matrix2d adjugate(const Eigen::Matrix2d& m) {
   Eigen::Matrix2d a;
@@ -266,11 +265,8 @@ std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cl
   if (!material) return material.error();
   material_ = std::move(material).value();
   const TriangleMesh& mesh = cloth_->mesh;
-  impl_->areaShare = Eigen::VectorXd::Zero(mesh.vertexCount());
-  for (int t = 0; t < mesh.triangleCount(); ++t)
-    for (int k = 0; k < 3; ++k) impl_->areaShare[mesh.triangles[t][k]] += triangleArea(mesh, t) / 3;
-  impl_->extraMass = Eigen::VectorXd::Zero(mesh.vertexCount());
-  for (const auto& [vertex, mass] : cloth_->pointMasses) impl_->extraMass[vertex] += mass;
+  impl_->areaShare = vertexAreaShares(mesh);
+  impl_->extraMass = vertexPointMasses(*cloth_);
   if (auto e = rebuild(parsed)) return e;
   params_ = parsed;
   impl_->bending = std::make_unique<ImplicitBending>(hingeBendingMatrix(mesh, cloth_->topology));

@@ -1,9 +1,9 @@
 #include "sim/solvers/xpbd/xpbd_solver.h"
 
-#include <chrono>
 #include <cmath>
 
 #include "sim/metrics.h"
+#include "sim/timing.h"
 
 namespace clothlab {
 
@@ -19,13 +19,6 @@ const ParamTable<XpbdParams>& XpbdParams::table() {
   return table;
 }
 
-namespace {
-using Clock = std::chrono::steady_clock;
-double msSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-}  // namespace
-
 std::optional<std::string> XpbdSolver::reset(std::shared_ptr<const ClothModel> cloth, const SimParams&,
                                              const nlohmann::json& params) {
   XpbdParams parsed;
@@ -34,11 +27,8 @@ std::optional<std::string> XpbdSolver::reset(std::shared_ptr<const ClothModel> c
   params_ = parsed;
   const TriangleMesh& mesh = cloth_->mesh;
   const MeshTopology& topology = cloth_->topology;
-  areaShare_ = Eigen::VectorXd::Zero(mesh.vertexCount());
-  for (int t = 0; t < mesh.triangleCount(); ++t)
-    for (int k = 0; k < 3; ++k) areaShare_[mesh.triangles[t][k]] += triangleArea(mesh, t) / 3;
-  extraMass_ = Eigen::VectorXd::Zero(mesh.vertexCount());
-  for (const auto& [vertex, mass] : cloth_->pointMasses) extraMass_[vertex] += mass;
+  areaShare_ = vertexAreaShares(mesh);
+  extraMass_ = vertexPointMasses(*cloth_);
   restLength_.resize(topology.edgeCount());
   for (int e = 0; e < topology.edgeCount(); ++e)
     restLength_[e] = (mesh.positions.row(topology.edges[e][0]) - mesh.positions.row(topology.edges[e][1])).norm();
