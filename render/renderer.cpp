@@ -167,6 +167,45 @@ glm::vec3 toGlm(const Vec3& v) { return {float(v.x()), float(v.y()), float(v.z()
 struct Renderer::Impl {
   GLuint meshProgram = 0, flatProgram = 0;
   GpuMesh cloth, sphere, cube;
+  // Mesh obstacles, uploaded once per shape (smooth normals); dropped when the shape is gone.
+  struct ShapeMesh {
+    std::weak_ptr<const MeshShape> shape;
+    GpuMesh mesh;
+  };
+  std::map<const MeshShape*, ShapeMesh> shapes;
+
+  const GpuMesh& obstacleMesh(const Obstacle& ob) {
+    if (ob.type == Obstacle::Type::Sphere) return sphere;
+    if (ob.type != Obstacle::Type::Mesh || !ob.shape) return cube;
+    // Forget shapes that no scene holds any more (their addresses may be reused).
+    for (auto it = shapes.begin(); it != shapes.end();) {
+      if (it->second.shape.expired()) {
+        it->second.mesh.destroy();
+        it = shapes.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    auto found = shapes.find(ob.shape.get());
+    if (found != shapes.end()) return found->second.mesh;
+    ShapeMesh& entry = shapes[ob.shape.get()];
+    entry.shape = ob.shape;
+    entry.mesh.create();
+    const TriangleMesh& m = ob.shape->mesh();
+    const Positions normals = vertexNormals(m.positions, m.triangles);
+    std::vector<float> p, n;
+    std::vector<std::uint32_t> idx;
+    for (int v = 0; v < m.vertexCount(); ++v)
+      for (int k = 0; k < 3; ++k) {
+        p.push_back(static_cast<float>(m.positions(v, k)));
+        n.push_back(static_cast<float>(normals(v, k)));
+      }
+    for (const Tri& f : m.triangles)
+      for (int k : f) idx.push_back(static_cast<std::uint32_t>(k));
+    entry.mesh.upload(p, n, {});
+    entry.mesh.uploadIndices(idx);
+    return entry.mesh;
+  }
   GLuint edgeBuffer = 0, edgeVao = 0, clothShadowVao = 0;
   GLsizei edgeCount = 0;
   std::shared_ptr<const std::vector<std::uint32_t>> clothTriangles;  // what `cloth` holds
@@ -243,6 +282,7 @@ Renderer::~Renderer() {
   impl_->cloth.destroy();
   impl_->sphere.destroy();
   impl_->cube.destroy();
+  for (auto& [key, entry] : impl_->shapes) entry.mesh.destroy();
   glDeleteBuffers(1, &impl_->edgeBuffer);
   glDeleteVertexArrays(1, &impl_->edgeVao);
   glDeleteVertexArrays(1, &impl_->clothShadowVao);
@@ -357,6 +397,7 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
       return glm::scale(glm::translate(glm::mat4(1), c), glm::vec3(float(ob.radius)));
     if (ob.type == Obstacle::Type::Box)
       return glm::scale(glm::translate(glm::mat4(1), c), toGlm(ob.halfExtents));
+    if (ob.type == Obstacle::Type::Mesh) return glm::translate(glm::mat4(1), c);  // triangles in world coordinates
     // Plane: a large square around the scene's centre, rotated from +y to the normal.
     const glm::vec3 nrm = glm::normalize(toGlm(ob.normal));
     const glm::vec3 onPlane = center - glm::dot(center - c, nrm) * nrm;
@@ -433,7 +474,7 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
     r.setFloat(r.meshProgram, "uAlpha", 0.28f);
     for (const auto& ob : s.obstacles)
       if (ob.type != Obstacle::Type::Plane)
-        r.drawLit(ob.type == Obstacle::Type::Sphere ? r.sphere : r.cube, obstacleModel(ob), {}, {}, false);
+        r.drawLit(r.obstacleMesh(ob), obstacleModel(ob), {}, {}, false);
     glDepthMask(GL_TRUE);
     glDisable(GL_STENCIL_TEST);
     r.setMat4(r.meshProgram, "uShadow", glm::mat4(1));
@@ -444,7 +485,7 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
   glUseProgram(r.meshProgram);
   for (const auto& ob : s.obstacles)
     if (ob.type != Obstacle::Type::Plane)
-      r.drawLit(ob.type == Obstacle::Type::Sphere ? r.sphere : r.cube, obstacleModel(ob), solidColor,
+      r.drawLit(r.obstacleMesh(ob), obstacleModel(ob), solidColor,
                 solidColor, false);
 
   // The cloth.

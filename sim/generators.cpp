@@ -392,4 +392,26 @@ TriangleMesh makeIrregularDisk(double radius, int targetTriangles, std::uint64_t
   });
 }
 
+TriangleMesh makeTorus(double majorRadius, double minorRadius, int segments, int rings) {
+  TriangleMesh mesh;
+  mesh.positions.resize(segments * rings, 3);
+  for (int i = 0; i < segments; ++i) {
+    const double u = 2 * std::numbers::pi * i / segments;
+    for (int j = 0; j < rings; ++j) {
+      const double v = 2 * std::numbers::pi * j / rings;
+      const double r = majorRadius + minorRadius * std::cos(v);
+      mesh.positions.row(i * rings + j) = Vec3(r * std::cos(u), minorRadius * std::sin(v), r * std::sin(u)).transpose();
+    }
+  }
+  auto index = [&](int i, int j) { return (i % segments) * rings + (j % rings); };
+  for (int i = 0; i < segments; ++i)
+    for (int j = 0; j < rings; ++j) {
+      // Counter-clockwise seen from outside the tube.
+      const int a = index(i, j), b = index(i + 1, j), c = index(i + 1, j + 1), d = index(i, j + 1);
+      mesh.triangles.push_back({a, d, c});
+      mesh.triangles.push_back({a, c, b});
+    }
+  return mesh;
+}
+
 }  // namespace clothlab

@@ -29,6 +29,10 @@ TriangleMesh makeIrregularDisk(double radius, int targetTriangles, std::uint64_t
 TriangleMesh makeCylinder(double radius, double height, int columns, int rows, DiagonalPattern pattern,
                           std::uint64_t seed, Eigen::MatrixX2d* material);
 
+// A closed torus around the y axis: `segments` vertices around the axis, `rings` around the tube,
+// outward-facing (an obstacle shape, not cloth).
+TriangleMesh makeTorus(double majorRadius, double minorRadius, int segments, int rings);
+
 // Every generator avoids "ear" triangles (two boundary edges, one neighbour) by flipping their
 // interior edge, so that every boundary triangle has two neighbours, as the NC boundary
 // constraints of Bender et al. assume (methods 1.3).

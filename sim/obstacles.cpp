@@ -10,12 +10,61 @@ std::string obstacleTypeName(Obstacle::Type type) {
     case Obstacle::Type::Plane: return "plane";
     case Obstacle::Type::Sphere: return "sphere";
     case Obstacle::Type::Box: return "box";
+    case Obstacle::Type::Mesh: return "mesh";
   }
   return "?";
 }
 
-double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal) {
+namespace {
+
+double meshSignedDistance(const MeshShape& shape, const Vec3& p, Vec3* normal, const Vec3* previous, double reach) {
+  // Outside the mesh's box by more than the reach: nothing to do (a closed mesh has no inside
+  // there; a point that crossed an open one moved at least as far as it is from the box).
+  const Eigen::AlignedBox3d box(shape.lo(), shape.hi());
+  const double outside = std::sqrt(box.squaredExteriorDistance(p));
+  const double travel = previous && !shape.closed() ? (p - *previous).norm() : 0.0;
+  if (outside >= std::max(reach, travel)) {
+    *normal = Vec3::UnitY();
+    return outside;
+  }
+  if (shape.closed()) {
+    // Inside the box a point may be deep inside: search without a limit.
+    const MeshShape::Hit hit = shape.closest(p);
+    const Vec3 offset = p - hit.point;
+    const double side = offset.dot(hit.normal) >= 0 ? 1.0 : -1.0;
+    *normal = hit.distance > 1e-12 ? Vec3(side * offset / hit.distance) : hit.normal;
+    return side * hit.distance;
+  }
+  // Open: only points near the surface matter, and those that crossed it since `previous`.
+  const MeshShape::Hit hit = shape.closest(p, std::max(reach, travel) + 1e-9);
+  if (hit.triangle < 0) {
+    *normal = Vec3::UnitY();
+    return std::max(reach, outside);
+  }
+  const Vec3 offset = p - hit.point;
+  double belongs = 1.0;  // the side the point started on, along hit.normal
+  if (previous) {
+    const MeshShape::Hit before = shape.closest(*previous);
+    belongs = (*previous - before.point).dot(before.normal) >= 0 ? 1.0 : -1.0;
+  }
+  const double side = previous ? (offset.dot(hit.normal) >= 0 ? 1.0 : -1.0) : belongs;
+  if (side == belongs) {
+    *normal = hit.distance > 1e-12 ? Vec3(offset / hit.distance) : Vec3(belongs * hit.normal);
+    return hit.distance;
+  }
+  *normal = belongs * hit.normal;  // crossed: back to where it came from
+  return -hit.distance;
+}
+
+}  // namespace
+
+double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, const Vec3* previous, double reach) {
   switch (obstacle.type) {
+    case Obstacle::Type::Mesh: {
+      if (!obstacle.shape) return 1e300;
+      const Vec3 from = previous ? Vec3(*previous - obstacle.point) : Vec3::Zero();
+      return meshSignedDistance(*obstacle.shape, p - obstacle.point, normal, previous ? &from : nullptr, reach);
+    }
     case Obstacle::Type::Plane:
       *normal = obstacle.normal;
       return (p - obstacle.point).dot(obstacle.normal);
@@ -58,7 +107,8 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
     for (int sweep = 0; sweep < 2 && (sweep == 0 || (touched && obstacles.size() > 1)); ++sweep)
       for (const Obstacle& obstacle : obstacles) {
         Vec3 n;
-        const double distance = signedDistance(obstacle, p, &n);
+        const Vec3 start = previous.row(i).transpose();
+        const double distance = signedDistance(obstacle, p, &n, &start, thickness + 1e-6);
         if (distance >= thickness) continue;
         const double depth = thickness - distance;
         result.maxDepth = std::max(result.maxDepth, depth);

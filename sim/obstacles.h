@@ -7,17 +7,25 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+#include <nlohmann/json.hpp>
+
 #include "sim/mesh.h"
+#include "sim/mesh_shape.h"
 
 namespace clothlab {
 
 struct Obstacle {
-  enum class Type { Plane, Sphere, Box };
+  enum class Type { Plane, Sphere, Box, Mesh };
   Type type = Type::Plane;
   Vec3 point{0, 0, 0};        // plane: a point on it; sphere/box: centre [m]
   Vec3 normal{0, 1, 0};       // plane: unit normal pointing to the free side
   double radius = 0.5;        // sphere [m]
   Vec3 halfExtents{0.5, 0.5, 0.5};  // box, axis-aligned [m]
+  // mesh: the triangles in world coordinates at t = 0, offset by `point` (zero at t = 0, moved by
+  // the velocity), and the scene description it was built from (for saving).
+  std::shared_ptr<const MeshShape> shape;
+  nlohmann::json meshSpec;
   double friction = 0.3;      // Coulomb coefficient, >= 0
   Vec3 velocity{0, 0, 0};     // constant velocity [m/s] ...
   double moveUntil = 1e300;   // ... until this time [s]; then it stays
@@ -32,7 +40,12 @@ struct Obstacle {
 std::string obstacleTypeName(Obstacle::Type type);
 
 // Signed distance from p to the obstacle surface (negative inside) and the outward unit normal.
-double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal);
+// Mesh obstacles: a closed mesh has an inside (pseudo-normal sign); an open one is two-sided,
+// and `previous` (where the point was at the start of the step) says which side the point
+// belongs to, so a point that crossed the surface during the step counts as inside. Only
+// distances up to `reach` are needed: farther points may get any value of at least `reach`.
+double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, const Vec3* previous = nullptr,
+                      double reach = 1e300);
 
 struct ContactResult {
   int contactCount = 0;       // points moved this step

@@ -92,6 +92,16 @@ std::optional<std::string> checkKeys(const json& object, const std::string& wher
   return std::nullopt;
 }
 
+std::optional<std::string> parseTransform(const json& t, const std::string& at, Transform& transform) {
+  if (auto e = checkKeys(t, at, {"scale", "rotate_deg", "translate"})) return e;
+  if (auto e = readNumber(t, "scale", at, transform.scale, 1e-6, 1e6)) return e;
+  if (t.contains("rotate_deg"))
+    if (auto e = readVec3(t["rotate_deg"], at + ".rotate_deg", transform.rotateDeg)) return e;
+  if (t.contains("translate"))
+    if (auto e = readVec3(t["translate"], at + ".translate", transform.translate)) return e;
+  return std::nullopt;
+}
+
 std::optional<std::string> parseCloth(const json& cloth, const std::string& where,
                                       const std::string& baseDir, Scene& scene) {
   if (auto e = checkKeys(cloth, where, {"generator", "obj", "transform"})) return e;
@@ -145,16 +155,51 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
     if (auto e = readInt(g, "seed", at, seed, 0, 2147483647)) return e;
     source.seed = static_cast<std::uint64_t>(seed);
   }
-  if (cloth.contains("transform")) {
-    const json& t = cloth["transform"];
-    const std::string at = where + ".transform";
-    if (auto e = checkKeys(t, at, {"scale", "rotate_deg", "translate"})) return e;
-    if (auto e = readNumber(t, "scale", at, scene.transform.scale, 1e-6, 1e6)) return e;
-    if (t.contains("rotate_deg"))
-      if (auto e = readVec3(t["rotate_deg"], at + ".rotate_deg", scene.transform.rotateDeg)) return e;
-    if (t.contains("translate"))
-      if (auto e = readVec3(t["translate"], at + ".translate", scene.transform.translate)) return e;
+  if (cloth.contains("transform"))
+    if (auto e = parseTransform(cloth["transform"], where + ".transform", scene.transform)) return e;
+  return std::nullopt;
+}
+
+// A mesh obstacle: an OBJ (relative to the scene file) or a generated shape, placed by a
+// transform; the triangles are stored in world coordinates.
+std::optional<std::string> parseMeshObstacle(const json& o, const std::string& at, const std::string& baseDir,
+                                             Obstacle& obstacle) {
+  if (auto e = checkKeys(o, at, {"type", "obj", "generator", "transform", "friction", "velocity", "move_until"}))
+    return e;
+  obstacle.type = Obstacle::Type::Mesh;
+  obstacle.meshSpec = o;
+  TriangleMesh mesh;
+  if (o.contains("obj") == o.contains("generator")) return at + ": give exactly one of \"obj\" or \"generator\"";
+  if (o.contains("obj")) {
+    if (!o["obj"].is_string()) return at + ".obj: expected a path string";
+    std::filesystem::path path = o["obj"].get<std::string>();
+    if (path.is_relative() && !baseDir.empty()) path = std::filesystem::path(baseDir) / path;
+    auto loaded = loadObj(path.lexically_normal().string());
+    if (!loaded) return at + ".obj: " + loaded.error();
+    mesh = std::move(loaded->mesh);
+    obstacle.meshSpec["obj"] = std::filesystem::absolute(path).lexically_normal().string();
+  } else {
+    const json& g = o["generator"];
+    const std::string gat = at + ".generator";
+    if (!g.is_object() || !g.contains("type") || g["type"] != "torus")
+      return gat + ".type: expected \"torus\" (the generated obstacle shape)";
+    if (auto e = checkKeys(g, gat, {"type", "major_radius", "minor_radius", "segments", "rings"})) return e;
+    double major = 0.3, minor = 0.1;
+    int segments = 48, rings = 24;
+    if (auto e = readNumber(g, "major_radius", gat, major, 1e-4, 1e3)) return e;
+    if (auto e = readNumber(g, "minor_radius", gat, minor, 1e-4, 1e3)) return e;
+    if (!(minor < major)) return gat + ".minor_radius: must be smaller than major_radius";
+    if (auto e = readInt(g, "segments", gat, segments, 3, 2000)) return e;
+    if (auto e = readInt(g, "rings", gat, rings, 3, 2000)) return e;
+    mesh = makeTorus(major, minor, segments, rings);
   }
+  Transform transform;
+  if (o.contains("transform"))
+    if (auto e = parseTransform(o["transform"], at + ".transform", transform)) return e;
+  for (int i = 0; i < mesh.vertexCount(); ++i)
+    mesh.positions.row(i) = transform.apply(mesh.positions.row(i).transpose()).transpose();
+  obstacle.point = Vec3::Zero();
+  obstacle.shape = std::make_shared<const MeshShape>(std::move(mesh));
   return std::nullopt;
 }
 
@@ -201,14 +246,14 @@ std::optional<std::string> parsePins(const json& pins, const std::string& where,
   return std::nullopt;
 }
 
-std::optional<std::string> parseObstacles(const json& list, const std::string& where,
+std::optional<std::string> parseObstacles(const json& list, const std::string& where, const std::string& baseDir,
                                           Scene& scene) {
   if (!list.is_array()) return where + ": expected an array";
   for (size_t i = 0; i < list.size(); ++i) {
     const json& o = list[i];
     const std::string at = where + "[" + std::to_string(i) + "]";
     if (!o.is_object() || !o.contains("type") || !o["type"].is_string())
-      return at + ".type: expected one of plane, sphere, box";
+      return at + ".type: expected one of plane, sphere, box, mesh";
     Obstacle obstacle;
     obstacle.friction = scene.sim.friction;
     const std::string type = o["type"];
@@ -235,8 +280,10 @@ std::optional<std::string> parseObstacles(const json& list, const std::string& w
       if (o.contains("half_extents"))
         if (auto e = readVec3(o["half_extents"], at + ".half_extents", obstacle.halfExtents)) return e;
       if (obstacle.halfExtents.minCoeff() <= 0) return at + ".half_extents: must be positive";
+    } else if (type == "mesh") {
+      if (auto e = parseMeshObstacle(o, at, baseDir, obstacle)) return e;
     } else {
-      return at + ".type: unknown obstacle '" + type + "' (expected plane, sphere or box)";
+      return at + ".type: unknown obstacle '" + type + "' (expected plane, sphere, box or mesh)";
     }
     if (auto e = readNumber(o, "friction", at, obstacle.friction, 0, 10)) return e;
     if (o.contains("velocity"))
@@ -301,7 +348,7 @@ Result<Scene> parseScene(const json& root, const std::string& source, const std:
   if (root.contains("pins"))
     if (auto e = parsePins(root["pins"], at + "pins", scene)) return fail(*e);
   if (root.contains("obstacles"))
-    if (auto e = parseObstacles(root["obstacles"], at + "obstacles", scene)) return fail(*e);
+    if (auto e = parseObstacles(root["obstacles"], at + "obstacles", baseDir, scene)) return fail(*e);
   if (root.contains("point_masses"))
     if (auto e = parsePointMasses(root["point_masses"], at + "point_masses", scene)) return fail(*e);
   if (root.contains("solver")) {
@@ -383,9 +430,12 @@ json sceneToJson(const Scene& scene) {
     } else if (o.type == Obstacle::Type::Sphere) {
       j["center"] = point;
       j["radius"] = o.radius;
-    } else {
+    } else if (o.type == Obstacle::Type::Box) {
       j["center"] = point;
       j["half_extents"] = {o.halfExtents.x(), o.halfExtents.y(), o.halfExtents.z()};
+    } else {
+      for (const char* key : {"obj", "generator", "transform"})
+        if (o.meshSpec.contains(key)) j[key] = o.meshSpec[key];
     }
     if (o.velocity != Vec3::Zero()) {
       j["velocity"] = {o.velocity.x(), o.velocity.y(), o.velocity.z()};

@@ -24,7 +24,11 @@ void Snapshot::bounds(Vec3& lo, Vec3& hi) const {
     Vec3 half = Vec3::Zero();
     if (o.type == Obstacle::Type::Sphere) half.setConstant(o.radius);
     else if (o.type == Obstacle::Type::Box) half = o.halfExtents;
-    else continue;
+    else if (o.type == Obstacle::Type::Mesh && o.shape) {
+      lo = lo.cwiseMin(o.point + o.shape->lo());
+      hi = hi.cwiseMax(o.point + o.shape->hi());
+      continue;
+    } else continue;
     lo = lo.cwiseMin(o.point - half);
     hi = hi.cwiseMax(o.point + half);
   }

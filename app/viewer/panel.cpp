@@ -19,7 +19,8 @@ namespace clothlab {
 
 namespace {
 
-const char* const kObjAsNames[] = {"cloth", "obstacle (bounding box)", "obstacle (bounding sphere)"};
+const char* const kObjAsNames[] = {"cloth", "obstacle (mesh, placed under the cloth)", "obstacle (bounding box)",
+                                   "obstacle (bounding sphere)"};
 
 std::string formatValue(double v, const std::string& unit) {
   char buf[64];
@@ -149,7 +150,8 @@ void Viewer::drawSceneSection() {
   ImGui::SameLine();
   ImGui::SetNextItemWidth(-1);
   ImGui::Combo("##objas", &objAs_, kObjAsNames, IM_ARRAYSIZE(kObjAsNames));
-  tooltip("what an opened or dropped .obj becomes: the cloth, or an obstacle approximated by its bounds");
+  tooltip("what an opened or dropped .obj becomes: the cloth, or an obstacle: the mesh itself (scaled to the "
+          "cloth and placed under it) or its bounding box or sphere");
   if (!recent_.empty() && ImGui::TreeNode("recent files")) {
     for (const auto& r : recent_)
       if (ImGui::Selectable(r.c_str())) {

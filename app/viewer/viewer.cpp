@@ -535,7 +535,7 @@ void Viewer::openPath(const std::string& path, const std::string& how) {
   }
   log_.write("open", {{"path", path}, {"via", how}, {"as", objAs_}});
   if (isObjPath(path) && objAs_ != static_cast<int>(ObjAs::Cloth)) {
-    loadObjObstacle(path, objAs_ == static_cast<int>(ObjAs::ObstacleSphere));
+    loadObjObstacle(path, static_cast<ObjAs>(objAs_));
     return;
   }
   std::error_code ec;
@@ -544,8 +544,8 @@ void Viewer::openPath(const std::string& path, const std::string& how) {
   runner_->load(path);
 }
 
-void Viewer::loadObjObstacle(const std::string& path, bool sphere) {
-  // Analytic stand-in for a mesh obstacle: its bounding box or bounding sphere.
+void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
+  // The mesh itself, or an analytic stand-in: its bounding box or bounding sphere.
   auto mesh = loadObj(path);
   if (!mesh) {
     message(RunnerMessage::Kind::Error, mesh.error());
@@ -557,7 +557,36 @@ void Viewer::loadObjObstacle(const std::string& path, bool sphere) {
   Obstacle ob;
   ob.point = 0.5 * (lo + hi);
   ob.friction = sim_.friction;
-  if (sphere) {
+  const bool sphere = as == ObjAs::ObstacleSphere;
+  std::string what = sphere ? "a bounding-sphere obstacle" : "a bounding-box obstacle";
+  if (as == ObjAs::ObstacleMesh) {
+    // Scaled to 60% of the cloth's size and placed centred under it, its top 2 cm below the
+    // cloth's lowest point (an OBJ's own units and origin are arbitrary).
+    Vec3 clothLo = Vec3::Zero(), clothHi = Vec3::Zero();
+    if (snapshot_ && snapshot_->vertexCount() > 0) {
+      clothLo = clothHi = snapshot_->vertex(0);
+      for (int v = 1; v < snapshot_->vertexCount(); ++v) {
+        clothLo = clothLo.cwiseMin(snapshot_->vertex(v));
+        clothHi = clothHi.cwiseMax(snapshot_->vertex(v));
+      }
+    }
+    const double clothSize = std::max((clothHi - clothLo).maxCoeff(), 0.1);
+    const double scale = 0.6 * clothSize / std::max((hi - lo).maxCoeff(), 1e-9);
+    const Vec3 centre = 0.5 * (lo + hi);
+    const Vec3 translate(0.5 * (clothLo.x() + clothHi.x()) - scale * centre.x(), clothLo.y() - 0.02 - scale * hi.y(),
+                         0.5 * (clothLo.z() + clothHi.z()) - scale * centre.z());
+    TriangleMesh placed = mesh->mesh;
+    for (int v = 0; v < placed.vertexCount(); ++v)
+      placed.positions.row(v) = (scale * placed.positions.row(v).transpose() + translate).transpose();
+    ob.type = Obstacle::Type::Mesh;
+    ob.point = Vec3::Zero();
+    ob.shape = std::make_shared<const MeshShape>(std::move(placed));
+    ob.meshSpec = {{"type", "mesh"},
+                   {"obj", fs::absolute(path).lexically_normal().string()},
+                   {"transform", {{"scale", scale}, {"translate", {translate.x(), translate.y(), translate.z()}}}}};
+    what = "a mesh obstacle (" + std::to_string(ob.shape->mesh().triangleCount()) + " triangles, " +
+           (ob.shape->closed() ? "closed" : "open") + ", scaled by " + std::to_string(scale).substr(0, 6) + ")";
+  } else if (sphere) {
     ob.type = Obstacle::Type::Sphere;
     ob.radius = 0;
     for (Eigen::Index i = 0; i < p.rows(); ++i) ob.radius = std::max(ob.radius, (p.row(i).transpose() - ob.point).norm());
@@ -565,13 +594,16 @@ void Viewer::loadObjObstacle(const std::string& path, bool sphere) {
     ob.type = Obstacle::Type::Box;
     ob.halfExtents = (0.5 * (hi - lo)).cwiseMax(1e-3);
   }
-  runner_->post("add obstacle", [ob](Simulation& s) {
-    auto obstacles = s.obstacles();
-    obstacles.push_back(ob);
-    s.setObstacles(obstacles);
-    return std::optional<std::string>();
+  postEach("add obstacle", [ob](int) {
+    return [ob](Simulation& s) {
+      auto obstacles = s.obstacles();
+      obstacles.push_back(ob);
+      s.setObstacles(obstacles);
+      return std::optional<std::string>();
+    };
   });
-  message(RunnerMessage::Kind::Info, path + ": added as a " + (sphere ? "bounding sphere" : "bounding box") + " obstacle");
+  log_.write("obstacle_added", {{"path", path}, {"type", obstacleTypeName(ob.type)}});
+  message(RunnerMessage::Kind::Info, path + ": added as " + what);
 }
 
 void Viewer::saveScene(const std::string& path) {

@@ -52,7 +52,7 @@ class Viewer {
 
  private:
   enum class Drag { None, Grab, Pin, Orbit, Pan };
-  enum class ObjAs { Cloth, ObstacleBox, ObstacleSphere };
+  enum class ObjAs { Cloth, ObstacleMesh, ObstacleBox, ObstacleSphere };
 
   void frame(bool last);
   void drawPanel();
@@ -68,7 +68,7 @@ class Viewer {
   void consumeSnapshot();
   void printProbes();
   void openPath(const std::string& path, const std::string& how);
-  void loadObjObstacle(const std::string& path, bool sphere);
+  void loadObjObstacle(const std::string& path, ObjAs as);
   void saveScene(const std::string& path);
   void exportObj(const std::string& path);
   void takeScreenshot(const std::string& path);

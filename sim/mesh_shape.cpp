@@ -1,0 +1,134 @@
+#include "sim/mesh_shape.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace clothlab {
+
+namespace {
+constexpr int kLeafSize = 4;
+}  // namespace
+
+MeshShape::MeshShape(TriangleMesh mesh) : mesh_(std::move(mesh)) {
+  const int triangles = mesh_.triangleCount();
+  const MeshTopology topology = buildTopology(mesh_);
+  closed_ = triangles > 0 && std::all_of(topology.edgeTriCount.begin(), topology.edgeTriCount.end(),
+                                         [](int c) { return c == 2; });
+  lo_ = mesh_.positions.colwise().minCoeff();
+  hi_ = mesh_.positions.colwise().maxCoeff();
+
+  // Pseudo-normals: faces; edges as the sum of their (up to two) faces; vertices weighted by the
+  // incident angles.
+  faceNormals_.resize(triangles);
+  vertexNormals_.assign(mesh_.vertexCount(), Vec3::Zero());
+  for (int t = 0; t < triangles; ++t) {
+    const Tri& f = mesh_.triangles[t];
+    const Vec3 a = mesh_.positions.row(f[0]), b = mesh_.positions.row(f[1]), c = mesh_.positions.row(f[2]);
+    const Vec3 n = (b - a).cross(c - a);
+    faceNormals_[t] = n.norm() > 0 ? Vec3(n.normalized()) : Vec3(0, 0, 1);
+    const Vec3 corner[3] = {a, b, c};
+    for (int k = 0; k < 3; ++k) {
+      const Vec3 u = corner[(k + 1) % 3] - corner[k], v = corner[(k + 2) % 3] - corner[k];
+      const double angle = std::atan2(u.cross(v).norm(), u.dot(v));
+      vertexNormals_[f[k]] += angle * faceNormals_[t];
+    }
+  }
+  for (auto& n : vertexNormals_) n = n.norm() > 0 ? Vec3(n.normalized()) : Vec3(0, 0, 1);
+  edgeNormals_.resize(triangles);
+  for (int t = 0; t < triangles; ++t)
+    for (int k = 0; k < 3; ++k) {
+      const int e = topology.triEdges[t][k];
+      Vec3 n = Vec3::Zero();
+      for (int s : topology.edgeTris[e])
+        if (s >= 0) n += faceNormals_[s];
+      edgeNormals_[t][k] = n.norm() > 0 ? Vec3(n.normalized()) : faceNormals_[t];
+    }
+
+  order_.resize(triangles);
+  std::iota(order_.begin(), order_.end(), 0);
+  std::vector<Vec3> centroids(triangles);
+  for (int t = 0; t < triangles; ++t) {
+    const Tri& f = mesh_.triangles[t];
+    centroids[t] = (mesh_.positions.row(f[0]) + mesh_.positions.row(f[1]) + mesh_.positions.row(f[2])).transpose() / 3;
+  }
+  nodes_.reserve(2 * triangles / kLeafSize + 2);
+  if (triangles > 0) build(0, triangles, centroids);
+}
+
+int MeshShape::build(int first, int count, std::vector<Vec3>& centroids) {
+  const int index = static_cast<int>(nodes_.size());
+  nodes_.emplace_back();
+  Eigen::AlignedBox3d box;
+  for (int i = first; i < first + count; ++i)
+    for (int k : mesh_.triangles[order_[i]]) box.extend(Vec3(mesh_.positions.row(k)));
+  nodes_[index].box = box;
+  if (count <= kLeafSize) {
+    nodes_[index].first = first;
+    nodes_[index].count = count;
+    return index;
+  }
+  // Median split along the longest axis of the centroids' box.
+  Eigen::AlignedBox3d centres;
+  for (int i = first; i < first + count; ++i) centres.extend(centroids[order_[i]]);
+  int axis = 0;
+  centres.sizes().maxCoeff(&axis);
+  const int middle = first + count / 2;
+  std::nth_element(order_.begin() + first, order_.begin() + middle, order_.begin() + first + count,
+                   [&](int a, int b) { return centroids[a][axis] < centroids[b][axis]; });
+  const int left = build(first, middle - first, centroids);
+  const int right = build(middle, first + count - middle, centroids);
+  nodes_[index].left = left;
+  nodes_[index].right = right;
+  return index;
+}
+
+void MeshShape::search(int index, const Vec3& p, Hit& best) const {
+  const Node& node = nodes_[index];
+  if (node.box.squaredExteriorDistance(p) >= best.distance * best.distance) return;
+  if (node.left < 0) {
+    for (int i = node.first; i < node.first + node.count; ++i) {
+      const int t = order_[i];
+      const Vec3 b = closestBarycentric(mesh_, t, p);
+      const Tri& f = mesh_.triangles[t];
+      const Vec3 q = b[0] * mesh_.positions.row(f[0]) + b[1] * mesh_.positions.row(f[1]) + b[2] * mesh_.positions.row(f[2]);
+      const double d = (p - q).norm();
+      if (d >= best.distance) continue;
+      best.distance = d;
+      best.point = q;
+      best.triangle = t;
+      // The feature the point lies on: a vertex (one coordinate 1), an edge (one coordinate 0),
+      // or the face.
+      constexpr double kOn = 1e-9;
+      int zeros = 0, zero = -1, one = -1;
+      for (int k = 0; k < 3; ++k) {
+        if (b[k] <= kOn) ++zeros, zero = k;
+        if (b[k] >= 1 - kOn) one = k;
+      }
+      if (one >= 0) best.normal = vertexNormals_[f[one]];
+      else if (zeros == 1) best.normal = edgeNormals_[t][zero];
+      else best.normal = faceNormals_[t];
+    }
+    return;
+  }
+  // Nearer child first.
+  const double dl = nodes_[node.left].box.squaredExteriorDistance(p);
+  const double dr = nodes_[node.right].box.squaredExteriorDistance(p);
+  if (dl <= dr) {
+    search(node.left, p, best);
+    search(node.right, p, best);
+  } else {
+    search(node.right, p, best);
+    search(node.left, p, best);
+  }
+}
+
+MeshShape::Hit MeshShape::closest(const Vec3& p, double maxDistance) const {
+  Hit best;
+  best.distance = maxDistance;
+  if (!nodes_.empty()) search(0, p, best);
+  if (best.triangle < 0) best.distance = 1e300;
+  return best;
+}
+
+}  // namespace clothlab

@@ -1,0 +1,51 @@
+#pragma once
+// A triangle mesh used as an obstacle: a bounding-volume hierarchy (axis-aligned boxes, median
+// splits) for closest-point queries, and angle-weighted pseudo-normals (Bærentzen and Aanæs 2005)
+// so that the sign of (p - closest) . pseudo-normal tells inside from outside for a closed mesh.
+// Open meshes (a mannequin, a sheet) have no inside: obstacles.cpp decides the side from where the
+// point was at the start of the step.
+#include <memory>
+#include <vector>
+
+#include "sim/mesh.h"
+
+namespace clothlab {
+
+class MeshShape {
+ public:
+  explicit MeshShape(TriangleMesh mesh);
+
+  const TriangleMesh& mesh() const { return mesh_; }
+  // Watertight: every edge has exactly two triangles.
+  bool closed() const { return closed_; }
+  const Vec3& lo() const { return lo_; }
+  const Vec3& hi() const { return hi_; }
+
+  struct Hit {
+    double distance = 1e300;  // |p - point| [m]
+    Vec3 point{0, 0, 0};      // closest surface point
+    Vec3 normal{0, 0, 1};     // outward pseudo-normal of the closest feature (face, edge or vertex)
+    int triangle = -1;
+  };
+  // The closest surface point to p, searching only within maxDistance (triangle < 0: none there).
+  Hit closest(const Vec3& p, double maxDistance = 1e300) const;
+
+ private:
+  struct Node {
+    Eigen::AlignedBox3d box;
+    int left = -1, right = -1;  // children, or -1 for a leaf
+    int first = 0, count = 0;   // leaf: triangles order_[first, first + count)
+  };
+  int build(int first, int count, std::vector<Vec3>& centroids);
+  void search(int node, const Vec3& p, Hit& best) const;
+
+  TriangleMesh mesh_;
+  bool closed_ = false;
+  Vec3 lo_{0, 0, 0}, hi_{0, 0, 0};
+  std::vector<Node> nodes_;
+  std::vector<int> order_;
+  std::vector<Vec3> faceNormals_, vertexNormals_;
+  std::vector<std::array<Vec3, 3>> edgeNormals_;  // per triangle, edge opposite corner k
+};
+
+}  // namespace clothlab

@@ -1,0 +1,227 @@
+// Mesh obstacles (issue 6): the bounding-volume hierarchy's closest points, inside/outside of
+// closed meshes, the side of open meshes, the scene format, and cloth draped on mesh obstacles by
+// every solver: no cloth vertex ends deeper inside than the thickness. With ../shared/testdata:
+// drapes on Spot, the bunny and the open mannequin, and a few steps of every cloth OBJ there.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "sim/generators.h"
+#include "sim/mesh_shape.h"
+#include "sim/obj_io.h"
+#include "sim/scene_library.h"
+#include "sim/simulation.h"
+#include "tests/test_util.h"
+
+namespace clothlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(MeshShape, ClosestPointsMatchBruteForce) {
+  const MeshShape torus(makeTorus(0.3, 0.1, 32, 16));
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> coordinate(-0.6, 0.6);
+  for (int trial = 0; trial < 200; ++trial) {
+    const Vec3 p(coordinate(random), coordinate(random), coordinate(random));
+    double best = 1e300;
+    for (int t = 0; t < torus.mesh().triangleCount(); ++t) {
+      const Vec3 b = closestBarycentric(torus.mesh(), t, p);
+      const Tri& f = torus.mesh().triangles[t];
+      const Vec3 q = b[0] * torus.mesh().positions.row(f[0]) + b[1] * torus.mesh().positions.row(f[1]) +
+                     b[2] * torus.mesh().positions.row(f[2]);
+      best = std::min(best, (p - q).norm());
+    }
+    EXPECT_NEAR(torus.closest(p).distance, best, 1e-12);
+  }
+  // A limited search finds nothing beyond its reach.
+  EXPECT_LT(torus.closest(Vec3(0, 2, 0), 0.5).triangle, 0);
+}
+
+TEST(MeshShape, ClosedMeshInsideAndOutsideMatchTheTorus) {
+  Obstacle torus;
+  torus.type = Obstacle::Type::Mesh;
+  torus.shape = std::make_shared<const MeshShape>(makeTorus(0.3, 0.1, 64, 32));
+  ASSERT_TRUE(torus.shape->closed());
+  std::mt19937 random(8);
+  std::uniform_real_distribution<double> coordinate(-0.5, 0.5);
+  int checked = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const Vec3 p(coordinate(random), coordinate(random) * 0.4, coordinate(random));
+    const double exact = std::hypot(std::hypot(p.x(), p.z()) - 0.3, p.y()) - 0.1;
+    if (std::abs(exact) < 0.01) continue;  // the mesh is within 1 mm of the true torus
+    Vec3 n;
+    const double d = signedDistance(torus, p, &n);
+    EXPECT_EQ(d < 0, exact < 0) << p.transpose();
+    EXPECT_NEAR(d, exact, 2e-3) << p.transpose();
+    // The normal points out: a small step along it increases the distance.
+    Vec3 unused;
+    EXPECT_GT(signedDistance(torus, p + 1e-3 * n, &unused), d) << p.transpose();
+    ++checked;
+  }
+  EXPECT_GT(checked, 1000);
+}
+
+TEST(MeshShape, OpenMeshKeepsPointsOnTheSideTheyCameFrom) {
+  Obstacle sheet;
+  sheet.type = Obstacle::Type::Mesh;
+  sheet.shape = std::make_shared<const MeshShape>(makeGrid(1, 1, 5, 5, DiagonalPattern::Same, 1));  // z = 0
+  ASSERT_FALSE(sheet.shape->closed());
+  Vec3 n;
+  const Vec3 above(0.1, 0.1, 0.02), below(0.1, 0.1, -0.01);
+  // Came from above and crossed: inside, pushed back up.
+  EXPECT_NEAR(signedDistance(sheet, below, &n, &above), -0.01, 1e-12);
+  EXPECT_GT(n.z(), 0.99);
+  // Came from below and stayed: outside (the sheet is two-sided), normal down.
+  const Vec3 further(0.1, 0.1, -0.05);
+  EXPECT_NEAR(signedDistance(sheet, below, &n, &further), 0.01, 1e-12);
+  EXPECT_LT(n.z(), -0.99);
+  // Through contact resolution: a point crossing the sheet ends on its starting side.
+  Positions previous(1, 3), now(1, 3), correction;
+  previous.row(0) = above.transpose();
+  now.row(0) = below.transpose();
+  resolveContacts({sheet}, 0.002, previous, now, correction);
+  EXPECT_NEAR((now + correction)(0, 2), 0.002, 1e-9);
+}
+
+TEST(MeshObstacleScene, ParsesSavesAndNamesBadKeys) {
+  auto scene = resolveScene("torus-drape");
+  ASSERT_TRUE(scene) << scene.error();
+  ASSERT_EQ(scene->obstacles.front().type, Obstacle::Type::Mesh);
+  EXPECT_EQ(scene->obstacles.front().shape->mesh().triangleCount(), 2 * 48 * 24);
+  EXPECT_NEAR(scene->obstacles.front().shape->lo().y(), 0.2, 1e-9);  // translated by 0.3, minor radius 0.1
+  // Saved and loaded again: the same shape.
+  const std::string saved = test::writeFile("torus_saved.json", sceneToJson(*scene).dump());
+  auto again = loadSceneFile(saved);
+  ASSERT_TRUE(again) << again.error();
+  EXPECT_EQ(again->obstacles.front().shape->mesh().triangleCount(), 2 * 48 * 24);
+  EXPECT_NEAR(again->obstacles.front().shape->lo().y(), 0.2, 1e-9);
+  // An OBJ obstacle is found relative to the scene file; bad input names the key.
+  test::writeFile("tri.obj", "v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 3 2\n");
+  const std::string withObj = test::writeFile(
+      "obj_obstacle.json", R"({"cloth": {"generator": {"type": "grid", "columns": 4, "rows": 4}},
+        "obstacles": [{"type": "mesh", "obj": "tri.obj", "transform": {"scale": 2}}]})");
+  auto objScene = loadSceneFile(withObj);
+  ASSERT_TRUE(objScene) << objScene.error();
+  EXPECT_NEAR(objScene->obstacles.front().shape->hi().x(), 2.0, 1e-12);
+  auto bad = [](const std::string& obstacle) {
+    const std::string path = test::writeFile(
+        "bad_obstacle.json", R"({"cloth": {"generator": {"type": "grid", "columns": 4, "rows": 4}}, "obstacles": [)" +
+                                 obstacle + "]}");
+    auto loaded = loadSceneFile(path);
+    return loaded ? std::string("loaded") : loaded.error();
+  };
+  EXPECT_NE(bad(R"({"type": "mesh", "obj": "missing.obj"})").find("obstacles[0].obj"), std::string::npos);
+  EXPECT_NE(bad(R"({"type": "mesh"})").find("exactly one of"), std::string::npos);
+  EXPECT_NE(bad(R"({"type": "mesh", "generator": {"type": "torus", "major_radius": 0.1, "minor_radius": 0.2}})")
+                .find("minor_radius"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"type": "mesh", "generator": {"type": "cube"}})").find("generator.type"), std::string::npos);
+}
+
+// The deepest a cloth vertex sits inside the mesh obstacles [m] (0 when none is inside).
+double deepest(const Simulation& sim) {
+  double worst = 0;
+  for (const Obstacle& ob : sim.obstaclesAt(sim.time())) {
+    if (ob.type != Obstacle::Type::Mesh) continue;
+    for (int v = 0; v < sim.surface().rows(); ++v) {
+      Vec3 n;
+      worst = std::max(worst, -signedDistance(ob, sim.surface().row(v).transpose(), &n));
+    }
+  }
+  return worst;
+}
+
+class DrapeOnTorus : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(DrapeOnTorus, NoVertexEndsDeeperThanTheThickness) {
+  auto scene = resolveScene("torus-drape");
+  ASSERT_TRUE(scene) << scene.error();
+  useSolver(*scene, GetParam());
+  auto sim = Simulation::create(*scene);
+  ASSERT_TRUE(sim) << sim.error();
+  double worst = 0;
+  for (int i = 0; i < 500; ++i) {
+    ASSERT_FALSE((*sim)->step().has_value());
+    if (i % 50 == 49) worst = std::max(worst, deepest(**sim));
+  }
+  // It rests on the torus (the top of the tube is at y = 0.4).
+  EXPECT_LT((*sim)->surface().col(1).maxCoeff(), 0.5);
+  std::printf("%s: deepest vertex inside the torus %.2e m (thickness %.3f m)\n", GetParam(), worst,
+              scene->sim.thickness);
+  EXPECT_LT(worst, scene->sim.thickness);
+}
+
+INSTANTIATE_TEST_SUITE_P(Solvers, DrapeOnTorus, ::testing::Values("impulse-nc", "mls-isometry", "xpbd"));
+
+const fs::path kShared = CLOTHLAB_SHARED_TESTDATA;
+
+// A 1 m irregular cloth dropped on an OBJ obstacle scaled to 0.6 m and placed under it.
+Scene drapeScene(const fs::path& obstacle) {
+  auto loaded = loadObj(obstacle.string());
+  EXPECT_TRUE(loaded) << loaded.error();
+  const Positions& p = loaded->mesh.positions;
+  const Vec3 lo = p.colwise().minCoeff(), hi = p.colwise().maxCoeff();
+  const double scale = 0.6 / (hi - lo).maxCoeff();
+  const Vec3 centre = 0.5 * (lo + hi);
+  const Vec3 translate(-scale * centre.x(), -scale * lo.y(), -scale * centre.z());  // resting on y = 0
+  nlohmann::json j = {
+      {"name", "drape-" + obstacle.stem().string()},
+      {"cloth", {{"generator", {{"type", "irregular-rectangle"}, {"width", 1.0}, {"height", 1.0}, {"triangles", 800}, {"seed", 3}}},
+                 {"transform", {{"rotate_deg", {-90, 0, 0}}, {"translate", {0, scale * (hi.y() - lo.y()) + 0.05, 0}}}}}},
+      {"simulation", {{"dt", 0.002}, {"damping", 0.2}, {"thickness", 0.004}, {"bending", 1e-4}}},
+      {"obstacles", {{{"type", "mesh"}, {"obj", obstacle.string()},
+                      {"transform", {{"scale", scale}, {"translate", {translate.x(), translate.y(), translate.z()}}}}},
+                     {{"type", "plane"}, {"point", {0, 0, 0}}, {"normal", {0, 1, 0}}}}},
+      {"solver", {{"id", "impulse-nc"}, {"tolerance", 1e-5}}}};
+  auto scene = parseScene(j, "drape-" + obstacle.stem().string(), "");
+  EXPECT_TRUE(scene) << scene.error();
+  return *scene;
+}
+
+TEST(SharedObstacles, ClothDrapesOnSpotTheBunnyAndTheOpenMannequin) {
+  if (!fs::exists(kShared / "obstacles")) GTEST_SKIP() << kShared << " is absent (the shared test data lives beside the project)";
+  for (const char* name : {"spot/spot_triangulated.obj", "pbd/bunny_10k.obj", "codim-ipc/wm2_15k.obj"}) {
+    const fs::path path = kShared / "obstacles" / name;
+    ASSERT_TRUE(fs::exists(path)) << path;
+    auto sim = Simulation::create(drapeScene(path));
+    ASSERT_TRUE(sim) << sim.error();
+    for (int i = 0; i < 300; ++i) ASSERT_FALSE((*sim)->step().has_value()) << name << " step " << i;
+    const double worst = deepest(**sim);
+    const double top = (*sim)->obstacles().front().shape->hi().y(), lowest = (*sim)->surface().col(1).minCoeff();
+    std::printf("%s (%s): deepest vertex inside %.2e m; the cloth hangs from the top (%.3f m) down to %.3f m, "
+                "%d vertices in contact\n",
+                name, (*sim)->obstacles().front().shape->closed() ? "closed" : "open", worst, top, lowest,
+                (*sim)->lastStats().contacts);
+    EXPECT_LT(worst, 0.004) << name;
+    EXPECT_LT(lowest, top - 0.1) << name << ": the cloth should drape over the obstacle";
+    EXPECT_GT((*sim)->lastStats().contacts, 0) << name;
+  }
+}
+
+TEST(SharedObstacles, EveryClothMeshLoadsAndSteps) {
+  if (!fs::exists(kShared / "cloth")) GTEST_SKIP() << kShared << " is absent (the shared test data lives beside the project)";
+  for (const auto& entry : fs::recursive_directory_iterator(kShared / "cloth")) {
+    if (entry.path().extension() != ".obj") continue;
+    auto scene = resolveScene(entry.path().string());
+    if (!scene) {
+      // A mesh the cloth solvers cannot take gets a message naming the file.
+      EXPECT_NE(scene.error().find(entry.path().filename().string()), std::string::npos) << scene.error();
+      continue;
+    }
+    auto sim = Simulation::create(*scene);
+    if (!sim) {
+      std::printf("%s: refused: %s\n", entry.path().filename().string().c_str(), sim.error().c_str());
+      EXPECT_NE(sim.error().find(entry.path().filename().string()), std::string::npos) << sim.error();
+      continue;
+    }
+    for (int i = 0; i < 3; ++i) ASSERT_FALSE((*sim)->step().has_value()) << entry.path();
+    EXPECT_TRUE((*sim)->surface().allFinite()) << entry.path();
+    std::printf("%s: %d vertices, 3 steps\n", entry.path().filename().string().c_str(), (*sim)->surface().rows() > 0 ? int((*sim)->surface().rows()) : 0);
+  }
+}
+
+}  // namespace
+}  // namespace clothlab
