@@ -20,6 +20,7 @@ const ParamTable<SimParams>& SimParams::table() {
       {"bending", "N m", "bending stiffness k_b", &SimParams::bending, 0, 10, true},
       {"thickness", "m", "distance kept from obstacles", &SimParams::thickness, 0, 0.1, true},
       {"friction", "", "default obstacle friction coefficient", &SimParams::friction, 0, 10, false},
+      {"self_collision", "", "the cloth collides with itself, kept `thickness` apart", &SimParams::selfCollision},
   };
   return table;
 }

@@ -43,6 +43,7 @@ struct SimParams {
   double bending = 1e-6;    // bending stiffness k_b [N m] (J), [0, 10]
   double thickness = 2e-3;  // collision distance kept from obstacles [m], [0, 0.1]
   double friction = 0.3;    // default obstacle friction coefficient, [0, 10]
+  bool selfCollision = false;  // cloth against itself, kept `thickness` apart (sim/self_collision.h)
   Vec3 gravity{0, -9.81, 0};  // [m/s^2]
   static const ParamTable<SimParams>& table();
 };

@@ -23,6 +23,7 @@
 #include "sim/linear/runtime.h"
 #include "sim/obj_io.h"
 #include "sim/scene_library.h"
+#include "sim/self_collision.h"
 #include "sim/simulation.h"
 #include "sim/solver_registry.h"
 
@@ -210,10 +211,11 @@ int commandRun(const RunOptions& options) {
     std::printf(
         "%s: %s, %ld steps (%.3f s simulated) in %.2f s wall, median %.2f ms/step, "
         "%.2f position solves/step, max position error %.3g m, max edge strain %.3g, "
-        "%ld steps above tolerance%s\n",
+        "%ld steps above tolerance, %d self-intersecting triangle pairs at the end%s\n",
         scene.name.c_str(), scene.solverId.c_str(), simulation.stepCount(), simulation.time(), wall,
         medianMs, simulation.stepCount() ? double(iterations) / simulation.stepCount() : 0.0,
-        worstError, worstStrain, unconverged, framesNote.c_str());
+        worstError, worstStrain, unconverged,
+        countSelfIntersections(simulation.cloth().mesh, simulation.surface()), framesNote.c_str());
   }
   if (failure) {
     std::cerr << "clothlab-cli: diverged at " << *failure << "\n";

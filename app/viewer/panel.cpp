@@ -239,6 +239,12 @@ void Viewer::drawParameterSection() {
   if (!ImGui::CollapsingHeader("Cloth and simulation", ImGuiTreeNodeFlags_DefaultOpen)) return;
   bool changed = false;
   for (const auto& info : SimParams::table()) {
+    if (const auto* flag = std::get_if<bool SimParams::*>(&info.field)) {
+      changed |= ImGui::Checkbox(info.key.c_str(), &(sim_.**flag));
+      tooltip(info.description);
+      layout(("sim." + info.key).c_str());
+      continue;
+    }
     double& value = sim_.*std::get<double SimParams::*>(info.field);
     ImGui::SetNextItemWidth(170);
     changed |= numberEditor(info.key.c_str(), value, info.min, info.max, info.logarithmic, info.unit);

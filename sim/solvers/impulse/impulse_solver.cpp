@@ -6,6 +6,7 @@
 #include <map>
 
 #include "sim/metrics.h"
+#include "sim/self_collision.h"
 #include "sim/timing.h"
 
 namespace clothlab {
@@ -600,6 +601,22 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       v_ += particleCorrection / h;
       surface_ = surfaceFromParticles(model_, x_);
     }
+  }
+  // 7. Self-collision on the ghost surface (uniform weights, pins held), sent back like contacts.
+  if (ctx.sim.selfCollision) {
+    const auto selfStart = Clock::now();
+    Eigen::VectorXd weights = Eigen::VectorXd::Ones(surface_.rows());
+    for (const auto& pin : ctx.pins) weights[pin.first] = 0;
+    Positions corrected = surface_;
+    const SelfCollisionResult self = resolveSelfCollisions(cloth_->mesh, cloth_->topology, previousSurface,
+                                                           corrected, weights, ctx.sim.thickness);
+    if (self.resolved > 0) {
+      const Positions particleCorrection = toParticles(corrected - surface_);
+      x_ += particleCorrection;
+      v_ += particleCorrection / h;
+      surface_ = surfaceFromParticles(model_, x_);
+    }
+    recordSelfCollision(self, msSince(selfStart), stats);
   }
   stats.msCollision += msSince(t0);
 

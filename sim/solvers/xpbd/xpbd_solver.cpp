@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "sim/metrics.h"
+#include "sim/self_collision.h"
 #include "sim/timing.h"
 
 namespace clothlab {
@@ -141,8 +142,16 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   worst = 0;
   for (size_t e = 0; e < edges.size(); ++e)
     worst = std::max(worst, std::abs((x.row(edges[e][0]) - x.row(edges[e][1])).norm() - restLength_[e]));
-  stats.msCollision = collisionMs;
   stats.msPosition = msSince(t) - collisionMs;
+  if (ctx.sim.selfCollision) {
+    const auto selfStart = Clock::now();
+    const SelfCollisionResult self =
+        resolveSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness);
+    const double ms = msSince(selfStart);
+    recordSelfCollision(self, ms, stats);
+    collisionMs += ms;
+  }
+  stats.msCollision = collisionMs;
 
   // 3. Velocities.
   Positions v = (x - x_) / h;

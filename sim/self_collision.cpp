@@ -1,0 +1,291 @@
+#include "sim/self_collision.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <unordered_map>
+
+#include "sim/solver.h"
+
+namespace clothlab {
+
+namespace {
+
+// A uniform grid of cells hashed by their integer coordinates.
+class SpatialHash {
+ public:
+  explicit SpatialHash(double cell) : inverse_(1.0 / cell) {}
+  void insert(const Eigen::AlignedBox3d& box, int item) {
+    forCells(box, [&](std::int64_t key) { cells_[key].push_back(item); });
+  }
+  template <class Fn>
+  void query(const Eigen::AlignedBox3d& box, Fn&& fn) const {
+    forCells(box, [&](std::int64_t key) {
+      auto it = cells_.find(key);
+      if (it != cells_.end())
+        for (int item : it->second) fn(item);
+    });
+  }
+
+ private:
+  template <class Fn>
+  void forCells(const Eigen::AlignedBox3d& box, Fn&& fn) const {
+    const Eigen::Vector3i lo = (box.min() * inverse_).array().floor().cast<int>();
+    const Eigen::Vector3i hi = (box.max() * inverse_).array().floor().cast<int>();
+    for (int x = lo.x(); x <= hi.x(); ++x)
+      for (int y = lo.y(); y <= hi.y(); ++y)
+        for (int z = lo.z(); z <= hi.z(); ++z)
+          fn((std::int64_t(x) * 73856093) ^ (std::int64_t(y) * 19349663) ^ (std::int64_t(z) * 83492791));
+  }
+  double inverse_;
+  std::unordered_map<std::int64_t, std::vector<int>> cells_;
+};
+
+// Closest points of segments p0p1 and q0q1: parameters s, t in [0, 1] (Ericson 5.1.9).
+void segmentParameters(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1, double& s, double& t) {
+  const Vec3 d1 = p1 - p0, d2 = q1 - q0, r = p0 - q0;
+  const double a = d1.squaredNorm(), e = d2.squaredNorm(), f = d2.dot(r);
+  constexpr double kTiny = 1e-20;
+  if (a <= kTiny && e <= kTiny) {
+    s = t = 0;
+    return;
+  }
+  if (a <= kTiny) {
+    s = 0;
+    t = std::clamp(f / e, 0.0, 1.0);
+    return;
+  }
+  const double c = d1.dot(r);
+  if (e <= kTiny) {
+    t = 0;
+    s = std::clamp(-c / a, 0.0, 1.0);
+    return;
+  }
+  const double b = d1.dot(d2), denominator = a * e - b * b;
+  s = denominator > kTiny ? std::clamp((b * f - c * e) / denominator, 0.0, 1.0) : 0.0;
+  t = (b * s + f) / e;
+  if (t < 0) {
+    t = 0;
+    s = std::clamp(-c / a, 0.0, 1.0);
+  } else if (t > 1) {
+    t = 1;
+    s = std::clamp((b - c) / a, 0.0, 1.0);
+  }
+}
+
+double orient(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) { return (b - a).cross(c - a).dot(d - a); }
+int sign(double x) { return (x > 0) - (x < 0); }
+
+bool segmentCrossesTriangle(const Vec3& p, const Vec3& q, const Vec3& a, const Vec3& b, const Vec3& c) {
+  const int sp = sign(orient(a, b, c, p)), sq = sign(orient(a, b, c, q));
+  if (sp == 0 && sq == 0) return false;  // coplanar: not counted
+  if (sp == sq) return false;
+  const int s1 = sign(orient(p, q, a, b)), s2 = sign(orient(p, q, b, c)), s3 = sign(orient(p, q, c, a));
+  const bool allNonNegative = s1 >= 0 && s2 >= 0 && s3 >= 0, allNonPositive = s1 <= 0 && s2 <= 0 && s3 <= 0;
+  return allNonNegative || allNonPositive;
+}
+
+}  // namespace
+
+void recordSelfCollision(const SelfCollisionResult& result, double ms, StepStats& stats) {
+  stats.extra["self_candidates"] = result.candidates;
+  stats.extra["self_resolved"] = result.resolved;
+  stats.extra["self_crossed"] = result.crossed;
+  stats.extra["ms_self_collision"] = ms;
+}
+
+bool trianglesIntersect(const Vec3& a0, const Vec3& a1, const Vec3& a2, const Vec3& b0, const Vec3& b1,
+                        const Vec3& b2) {
+  const Vec3 a[3] = {a0, a1, a2}, b[3] = {b0, b1, b2};
+  for (int k = 0; k < 3; ++k) {
+    if (segmentCrossesTriangle(a[k], a[(k + 1) % 3], b0, b1, b2)) return true;
+    if (segmentCrossesTriangle(b[k], b[(k + 1) % 3], a0, a1, a2)) return true;
+  }
+  return false;
+}
+
+int countSelfIntersections(const TriangleMesh& mesh, const Positions& x) {
+  double cell = 0;
+  for (const Tri& f : mesh.triangles)
+    for (int k = 0; k < 3; ++k) cell = std::max(cell, (x.row(f[k]) - x.row(f[(k + 1) % 3])).norm());
+  SpatialHash hash(std::max(cell, 1e-6));
+  auto box = [&](int t) {
+    Eigen::AlignedBox3d b;
+    for (int k : mesh.triangles[t]) b.extend(Vec3(x.row(k)));
+    return b;
+  };
+  for (int t = 0; t < mesh.triangleCount(); ++t) hash.insert(box(t), t);
+  int count = 0;
+  std::vector<int> seen(mesh.triangleCount(), -1);
+  for (int t = 0; t < mesh.triangleCount(); ++t) {
+    const Tri& f = mesh.triangles[t];
+    const Eigen::AlignedBox3d bt = box(t);
+    hash.query(bt, [&](int u) {
+      if (u <= t || seen[u] == t) return;
+      seen[u] = t;
+      const Tri& g = mesh.triangles[u];
+      for (int i : f)
+        for (int j : g)
+          if (i == j) return;
+      if (!bt.intersects(box(u))) return;
+      if (trianglesIntersect(x.row(f[0]), x.row(f[1]), x.row(f[2]), x.row(g[0]), x.row(g[1]), x.row(g[2]))) ++count;
+    });
+  }
+  return count;
+}
+
+SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology,
+                                          const Positions& start, Positions& end,
+                                          const Eigen::VectorXd& w, double thickness, int iterations) {
+  SelfCollisionResult result;
+  if (mesh.triangleCount() == 0 || !(thickness > 0)) return result;
+  // Broad phase: boxes swept over the step, grown by the thickness.
+  double meanEdge = 0;
+  for (const auto& e : topology.edges) meanEdge += (start.row(e[0]) - start.row(e[1])).norm();
+  meanEdge /= std::max<size_t>(topology.edges.size(), 1);
+  const double cell = std::max(meanEdge, 2 * thickness);
+  auto swept = [&](std::initializer_list<int> vertices) {
+    Eigen::AlignedBox3d b;
+    for (int v : vertices) {
+      b.extend(Vec3(start.row(v)));
+      b.extend(Vec3(end.row(v)));
+    }
+    b.min().array() -= thickness;
+    b.max().array() += thickness;
+    return b;
+  };
+  struct VertexTriangle {
+    int v, t;
+    double side;  // +1 / -1: the side of the triangle's plane the vertex started on
+  };
+  struct EdgeEdge {
+    int a, b;
+    Vec3 direction;  // unit, from edge b to edge a at the start (closest points)
+  };
+  std::vector<VertexTriangle> vt;
+  std::vector<EdgeEdge> ee;
+  {
+    std::vector<Eigen::AlignedBox3d> triangleBoxes(mesh.triangleCount()), vertexBoxes(mesh.vertexCount());
+    SpatialHash triangles(cell);
+    for (int t = 0; t < mesh.triangleCount(); ++t) {
+      const Tri& f = mesh.triangles[t];
+      triangleBoxes[t] = swept({f[0], f[1], f[2]});
+      triangles.insert(triangleBoxes[t], t);
+    }
+    std::vector<int> stamp(mesh.triangleCount(), -1);
+    for (int v = 0; v < mesh.vertexCount(); ++v) {
+      Eigen::AlignedBox3d box;
+      box.extend(Vec3(start.row(v)));
+      box.extend(Vec3(end.row(v)));
+      vertexBoxes[v] = box;
+      triangles.query(box, [&](int t) {
+        if (stamp[t] == v) return;
+        stamp[t] = v;
+        const Tri& f = mesh.triangles[t];
+        if (f[0] == v || f[1] == v || f[2] == v || !triangleBoxes[t].intersects(vertexBoxes[v])) return;
+        const Vec3 a = start.row(f[0]), b = start.row(f[1]), c = start.row(f[2]);
+        const Vec3 n = (b - a).cross(c - a);
+        if (n.norm() < 1e-20) return;
+        vt.push_back({v, t, (Vec3(start.row(v)) - a).dot(n) >= 0 ? 1.0 : -1.0});
+      });
+    }
+    SpatialHash edges(cell);
+    const int edgeCount = topology.edgeCount();
+    std::vector<Eigen::AlignedBox3d> edgeBoxes(edgeCount);
+    for (int e = 0; e < edgeCount; ++e) {
+      edgeBoxes[e] = swept({topology.edges[e][0], topology.edges[e][1]});
+      edges.insert(edgeBoxes[e], e);
+    }
+    std::vector<int> seen(edgeCount, -1);
+    for (int e = 0; e < edgeCount; ++e) {
+      const auto& pe = topology.edges[e];
+      edges.query(edgeBoxes[e], [&](int f) {
+        if (f <= e || seen[f] == e) return;
+        seen[f] = e;
+        const auto& qe = topology.edges[f];
+        if (pe[0] == qe[0] || pe[0] == qe[1] || pe[1] == qe[0] || pe[1] == qe[1]) return;
+        // Both boxes carry the thickness: edges that come within it overlap by at least that much.
+        if (!edgeBoxes[e].intersects(edgeBoxes[f])) return;
+        double s = 0, t = 0;
+        const Vec3 p0 = start.row(pe[0]), p1 = start.row(pe[1]), q0 = start.row(qe[0]), q1 = start.row(qe[1]);
+        segmentParameters(p0, p1, q0, q1, s, t);
+        const Vec3 d = (p0 + s * (p1 - p0)) - (q0 + t * (q1 - q0));
+        if (d.norm() < 1e-12) return;  // touching at the start: no side to keep
+        ee.push_back({e, f, d.normalized()});
+      });
+    }
+  }
+  result.candidates = static_cast<int>(vt.size() + ee.size());
+  // How far each vertex moved over the step: a pair can only have crossed within that reach.
+  std::vector<double> moved(mesh.vertexCount());
+  for (int v = 0; v < mesh.vertexCount(); ++v) moved[v] = (end.row(v) - start.row(v)).norm();
+
+  for (int sweep = 0; sweep < iterations; ++sweep) {
+    int applied = 0;
+    for (const auto& pair : vt) {
+      const Tri& f = mesh.triangles[pair.t];
+      const Vec3 x = end.row(pair.v), a = end.row(f[0]), b = end.row(f[1]), c = end.row(f[2]);
+      Vec3 n = (b - a).cross(c - a);
+      const double area = n.norm();
+      if (area < 1e-20) continue;
+      n /= area;
+      const double height = pair.side * (x - a).dot(n);  // > 0: on its starting side
+      if (height >= thickness) continue;
+      // Barycentric coordinates of the projection; the pair acts only over the triangle.
+      const Vec3 p = x - (x - a).dot(n) * n;
+      const double total = (b - a).cross(c - a).dot(n);
+      const double wa = (b - p).cross(c - p).dot(n) / total, wb = (c - p).cross(a - p).dot(n) / total;
+      const Vec3 bary(wa, wb, 1 - wa - wb);
+      if (bary.minCoeff() < -1e-6) continue;
+      if (height < 0) {  // crossed: only as far as the four vertices moved
+        const double reach = moved[pair.v] + std::max({moved[f[0]], moved[f[1]], moved[f[2]]}) + thickness;
+        if (-height > reach) continue;
+        if (sweep == 0) ++result.crossed;
+      }
+      const Vec3 normal = pair.side * n;
+      const double weight = w[pair.v] + bary[0] * bary[0] * w[f[0]] + bary[1] * bary[1] * w[f[1]] + bary[2] * bary[2] * w[f[2]];
+      if (weight <= 0) continue;
+      const double lambda = (thickness - height) / weight;
+      end.row(pair.v) += (w[pair.v] * lambda) * normal.transpose();
+      for (int k = 0; k < 3; ++k) end.row(f[k]) -= (w[f[k]] * bary[k] * lambda) * normal.transpose();
+      ++applied;
+    }
+    for (const auto& pair : ee) {
+      const auto& pe = topology.edges[pair.a];
+      const auto& qe = topology.edges[pair.b];
+      const Vec3 p0 = end.row(pe[0]), p1 = end.row(pe[1]), q0 = end.row(qe[0]), q1 = end.row(qe[1]);
+      double s = 0, t = 0;
+      segmentParameters(p0, p1, q0, q1, s, t);
+      // Interior closest points only: at an end point the vertex-triangle pairs take over.
+      if (s <= 1e-6 || s >= 1 - 1e-6 || t <= 1e-6 || t >= 1 - 1e-6) continue;
+      const Vec3 d = (p0 + s * (p1 - p0)) - (q0 + t * (q1 - q0));
+      const double along = d.dot(pair.direction);
+      const double distance = d.norm();
+      Vec3 normal;
+      double gap;
+      if (along > 0) {  // on its starting side
+        if (distance >= thickness) continue;
+        normal = distance > 1e-12 ? Vec3(d / distance) : pair.direction;
+        gap = distance;
+      } else {  // crossed during the step: back across (only as far as the edges moved)
+        if (-along > moved[pe[0]] + moved[pe[1]] + moved[qe[0]] + moved[qe[1]] + thickness) continue;
+        normal = pair.direction;
+        gap = along;
+        if (sweep == 0) ++result.crossed;
+      }
+      const double c[4] = {1 - s, s, -(1 - t), -t};
+      const int v[4] = {pe[0], pe[1], qe[0], qe[1]};
+      double weight = 0;
+      for (int k = 0; k < 4; ++k) weight += c[k] * c[k] * w[v[k]];
+      if (weight <= 0) continue;
+      const double lambda = (thickness - gap) / weight;
+      for (int k = 0; k < 4; ++k) end.row(v[k]) += (w[v[k]] * c[k] * lambda) * normal.transpose();
+      ++applied;
+    }
+    result.resolved += applied;
+    if (applied == 0) break;
+  }
+  return result;
+}
+
+}  // namespace clothlab

@@ -1,0 +1,47 @@
+#pragma once
+// Cloth self-collision on the surface mesh, as a position correction after a solver's step
+// (shared by every solver: impulse solvers apply it on the ghost surface and send the
+// corrections back through B B^T; vertex-based solvers apply it to their vertices).
+//
+// Pairs: vertex-triangle (the vertex not a corner of the triangle) and edge-edge (no shared
+// vertex), found by a uniform spatial hash of boxes swept over the step and grown by the
+// thickness. For each pair, the side it was on at the start of the step is remembered: a pair
+// that ends closer than `thickness` on that side is pushed apart to the thickness; a pair that
+// ended on the other side (it crossed during the step: a discrete continuous-collision test on
+// the pair's separating direction) is pushed back across to the thickness on its starting side.
+// Corrections are split by inverse mass (pinned vertices: 0) and applied Gauss-Seidel style,
+// `iterations` sweeps over the candidate pairs.
+//
+// And an exact-predicate triangle-triangle intersection test for counting how tangled a mesh is.
+#include <vector>
+
+#include "sim/mesh.h"
+
+namespace clothlab {
+
+struct StepStats;
+
+struct SelfCollisionResult {
+  int candidates = 0;  // pairs from the broad phase
+  int resolved = 0;    // pair corrections applied (summed over sweeps)
+  int crossed = 0;     // pairs found on the wrong side of their starting side (first sweep)
+};
+
+// Adds the figures to a step's stats: extra self_candidates, self_resolved, self_crossed,
+// ms_self_collision.
+void recordSelfCollision(const SelfCollisionResult& result, double ms, StepStats& stats);
+
+SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology,
+                                          const Positions& start, Positions& end,
+                                          const Eigen::VectorXd& inverseMass, double thickness,
+                                          int iterations = 4);
+
+// Whether triangles (a0, a1, a2) and (b0, b1, b2) intersect (share a point), by orientation
+// signs; triangles that share a vertex index are the caller's to skip.
+bool trianglesIntersect(const Vec3& a0, const Vec3& a1, const Vec3& a2, const Vec3& b0, const Vec3& b1,
+                        const Vec3& b2);
+
+// Pairs of triangles of the mesh (not sharing a vertex) that intersect at `positions`.
+int countSelfIntersections(const TriangleMesh& mesh, const Positions& positions);
+
+}  // namespace clothlab
