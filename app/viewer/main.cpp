@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   app.add_option("--width", o.width, "window width")->check(CLI::Range(200, 8192));
   app.add_option("--height", o.height, "window height")->check(CLI::Range(200, 8192));
   app.add_flag("--paused", o.paused, "start paused");
+  app.add_option("--obstacle", o.obstacles, "add an OBJ as a mesh obstacle, scaled and placed under the cloth (repeatable)")
+      ->check(CLI::ExistingFile);
   app.add_option("--compare", o.compare,
                  "start in compare mode with a preset: pinned-corners, cantilever, shear, resolution-sweep");
   app.add_flag("--layout", o.layout, "print LAYOUT lines with widget rectangles (GUI tests)");

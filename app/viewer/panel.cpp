@@ -119,6 +119,7 @@ void Viewer::drawPanel() {
   drawSolverSection();
   drawParameterSection();
   drawPinSection();
+  drawObstacleSection();
   drawViewSection();
   drawStatsSection();
   panelWidth_ = ImGui::IsWindowCollapsed() ? 0.0f : ImGui::GetWindowPos().x + ImGui::GetWindowWidth();
@@ -265,6 +266,64 @@ void Viewer::drawParameterSection() {
     changed = true;
   }
   if (changed) postSimParams();
+}
+
+void Viewer::drawObstacleSection() {
+  if (!ImGui::CollapsingHeader("Obstacles") || !snapshot_) return;
+  if (snapshot_->obstacles.empty()) ImGui::TextDisabled("none; open an .obj as an obstacle (Scene section)");
+  for (size_t i = 0; i < snapshot_->obstacles.size(); ++i) {
+    const Obstacle& ob = snapshot_->obstacles[i];
+    ImGui::PushID(static_cast<int>(i));
+    std::string label = std::to_string(i + 1) + " " + obstacleTypeName(ob.type);
+    if (ob.type == Obstacle::Type::Mesh && ob.shape)
+      label += " (" + std::to_string(ob.shape->mesh().triangleCount()) + " triangles, " +
+               (ob.shape->closed() ? "closed)" : "open)");
+    ImGui::TextUnformatted(label.c_str());
+    // Position: where it is now; an edit moves it (and its path, if it moves) by the difference.
+    double position[3] = {ob.point.x(), ob.point.y(), ob.point.z()};
+    ImGui::SetNextItemWidth(220);
+    if (ImGui::DragScalarN("position", ImGuiDataType_Double, position, 3, 0.005f, nullptr, nullptr, "%.3f")) {
+      const Vec3 delta = Vec3(position[0], position[1], position[2]) - ob.point;
+      postEach("move obstacle", [i, delta](int) {
+        return [i, delta](Simulation& s) -> std::optional<std::string> {
+          auto obstacles = s.obstacles();
+          if (i >= obstacles.size()) return std::string("the obstacle is gone");
+          obstacles[i].point += delta;
+          s.setObstacles(obstacles);
+          return std::nullopt;
+        };
+      });
+      log_.write("obstacle_move", {{"index", i}, {"delta", vecJson(delta)}});
+    }
+    tooltip("drag a number (or Ctrl+click it to type) to move the obstacle [m]");
+    double friction = ob.friction, lo = 0, hi = 2;
+    ImGui::SetNextItemWidth(120);
+    if (ImGui::SliderScalar("friction", ImGuiDataType_Double, &friction, &lo, &hi, "%.2f")) {
+      postEach("obstacle friction", [i, friction](int) {
+        return [i, friction](Simulation& s) -> std::optional<std::string> {
+          auto obstacles = s.obstacles();
+          if (i >= obstacles.size()) return std::string("the obstacle is gone");
+          obstacles[i].friction = friction;
+          s.setObstacles(obstacles);
+          return std::nullopt;
+        };
+      });
+    }
+    ImGui::SameLine();
+    if (ImGui::SmallButton("remove")) {
+      postEach("remove obstacle", [i](int) {
+        return [i](Simulation& s) -> std::optional<std::string> {
+          auto obstacles = s.obstacles();
+          if (i >= obstacles.size()) return std::string("the obstacle is gone");
+          obstacles.erase(obstacles.begin() + static_cast<long>(i));
+          s.setObstacles(obstacles);
+          return std::nullopt;
+        };
+      });
+      log_.write("obstacle_remove", {{"index", i}});
+    }
+    ImGui::PopID();
+  }
 }
 
 void Viewer::drawPinSection() {

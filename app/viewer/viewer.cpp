@@ -216,6 +216,10 @@ void Viewer::frame(bool last) {
   glfwGetWindowSize(window_, &winWidth_, &winHeight_);
   if (!panes_.empty()) layoutPanes();  // before a new scene's camera fit, which needs the pane shape
   consumeSnapshot();
+  if (!obstaclesFromCommandLine_ && snapshot_) {  // placed under the cloth: needs its first snapshot
+    obstaclesFromCommandLine_ = true;
+    for (const std::string& path : options_.obstacles) loadObjObstacle(path, ObjAs::ObstacleMesh);
+  }
 
   glfwGetFramebufferSize(window_, &fbWidth_, &fbHeight_);
   glfwGetWindowSize(window_, &winWidth_, &winHeight_);

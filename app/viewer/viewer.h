@@ -29,6 +29,7 @@ struct ViewerOptions {
   long frames = 0;                // quit after this many frames (0: run until closed)
   double seconds = 0;             // quit after this much wall time (0: run until closed)
   std::string screenshot;         // PNG written at the last frame (with --frames / --seconds)
+  std::vector<std::string> obstacles;  // OBJ files added as mesh obstacles under the cloth
   std::string logPath;            // JSON-lines event log
   bool paused = false;
   std::string compare;             // compare preset to start in (see comparePresets())
@@ -60,6 +61,7 @@ class Viewer {
   void drawSolverSection();
   void drawParameterSection();
   void drawPinSection();
+  void drawObstacleSection();
   void drawStatsSection();
   void drawViewSection();
   void drawHelpWindow();
@@ -163,6 +165,7 @@ class Viewer {
   char screenshotPath_[1024] = "clothlab.png";
   char recordDir_[1024] = "frames";
   int objAs_ = 0;
+  bool obstaclesFromCommandLine_ = false;  // --obstacle files added (after the first snapshot)
   std::vector<std::string> recent_;
   struct Message {
     RunnerMessage::Kind kind;
