@@ -268,6 +268,20 @@ void Viewer::drawParameterSection() {
   if (changed) postSimParams();
 }
 
+void Viewer::editObstacles(const std::string& label, std::function<void(std::vector<Obstacle>&)> change) {
+  // Every edit changes the obstacle list as it stands at t = 0 (a moving one keeps its path).
+  const size_t expected = snapshot_ ? snapshot_->obstacles.size() : 0;
+  postEach(label, [change, expected](int) {
+    return [change, expected](Simulation& s) -> std::optional<std::string> {
+      auto obstacles = s.obstacles();
+      if (obstacles.size() != expected) return std::string("the obstacles changed meanwhile; try again");
+      change(obstacles);
+      s.setObstacles(obstacles);
+      return std::nullopt;
+    };
+  });
+}
+
 void Viewer::drawObstacleSection() {
   if (!ImGui::CollapsingHeader("Obstacles") || !snapshot_) return;
   if (snapshot_->obstacles.empty()) ImGui::TextDisabled("none; open an .obj as an obstacle (Scene section)");
@@ -284,42 +298,19 @@ void Viewer::drawObstacleSection() {
     ImGui::SetNextItemWidth(220);
     if (ImGui::DragScalarN("position", ImGuiDataType_Double, position, 3, 0.005f, nullptr, nullptr, "%.3f")) {
       const Vec3 delta = Vec3(position[0], position[1], position[2]) - ob.point;
-      postEach("move obstacle", [i, delta](int) {
-        return [i, delta](Simulation& s) -> std::optional<std::string> {
-          auto obstacles = s.obstacles();
-          if (i >= obstacles.size()) return std::string("the obstacle is gone");
-          obstacles[i].point += delta;
-          s.setObstacles(obstacles);
-          return std::nullopt;
-        };
-      });
+      editObstacles("move obstacle", [i, delta](std::vector<Obstacle>& obstacles) { obstacles[i].point += delta; });
       log_.write("obstacle_move", {{"index", i}, {"delta", vecJson(delta)}});
     }
     tooltip("drag a number (or Ctrl+click it to type) to move the obstacle [m]");
     double friction = ob.friction, lo = 0, hi = 2;
     ImGui::SetNextItemWidth(120);
     if (ImGui::SliderScalar("friction", ImGuiDataType_Double, &friction, &lo, &hi, "%.2f")) {
-      postEach("obstacle friction", [i, friction](int) {
-        return [i, friction](Simulation& s) -> std::optional<std::string> {
-          auto obstacles = s.obstacles();
-          if (i >= obstacles.size()) return std::string("the obstacle is gone");
-          obstacles[i].friction = friction;
-          s.setObstacles(obstacles);
-          return std::nullopt;
-        };
-      });
+      editObstacles("obstacle friction", [i, friction](std::vector<Obstacle>& obstacles) { obstacles[i].friction = friction; });
     }
     ImGui::SameLine();
     if (ImGui::SmallButton("remove")) {
-      postEach("remove obstacle", [i](int) {
-        return [i](Simulation& s) -> std::optional<std::string> {
-          auto obstacles = s.obstacles();
-          if (i >= obstacles.size()) return std::string("the obstacle is gone");
-          obstacles.erase(obstacles.begin() + static_cast<long>(i));
-          s.setObstacles(obstacles);
-          return std::nullopt;
-        };
-      });
+      editObstacles("remove obstacle",
+                    [i](std::vector<Obstacle>& obstacles) { obstacles.erase(obstacles.begin() + static_cast<long>(i)); });
       log_.write("obstacle_remove", {{"index", i}});
     }
     ImGui::PopID();

@@ -605,7 +605,7 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
       s.setObstacles(obstacles);
       return std::optional<std::string>();
     };
-  });
+  });  // (not editObstacles: an addition does not depend on the list the panel saw)
   log_.write("obstacle_added", {{"path", path}, {"type", obstacleTypeName(ob.type)}});
   message(RunnerMessage::Kind::Info, path + ": added as " + what);
 }

@@ -62,6 +62,8 @@ class Viewer {
   void drawParameterSection();
   void drawPinSection();
   void drawObstacleSection();
+  // Posts a change of the obstacle list to every pane (refused if the list changed meanwhile).
+  void editObstacles(const std::string& label, std::function<void(std::vector<Obstacle>&)> change);
   void drawStatsSection();
   void drawViewSection();
   void drawHelpWindow();
