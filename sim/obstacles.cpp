@@ -96,7 +96,7 @@ double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, con
 
 ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thickness,
                               const Positions& previous, const Positions& positions,
-                              Positions& correction) {
+                              Positions& correction, double dt) {
   ContactResult result;
   correction = Positions::Zero(positions.rows(), 3);
   if (obstacles.empty()) return result;
@@ -114,7 +114,7 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
         result.maxDepth = std::max(result.maxDepth, depth);
         p += depth * n;
         // Friction: cancel tangential motion of this step up to friction x depth.
-        const Vec3 motion = p - previous.row(i).transpose();
+        const Vec3 motion = p - previous.row(i).transpose() - dt * obstacle.surfaceVelocity(p);
         const Vec3 tangential = motion - motion.dot(n) * n;
         const double slip = tangential.norm();
         if (slip > 0) p -= tangential * std::min(1.0, obstacle.friction * depth / slip);

@@ -29,12 +29,16 @@ struct Obstacle {
   double friction = 0.3;      // Coulomb coefficient, >= 0
   Vec3 velocity{0, 0, 0};     // constant velocity [m/s] ...
   double moveUntil = 1e300;   // ... until this time [s]; then it stays
-  // The obstacle at simulated time t (moved by its velocity).
+  Vec3 angularVelocity{0, 0, 0};  // sphere: spin about its centre [rad/s] (its shape is unchanged)
+  // The obstacle at simulated time t (moved by its velocity; at rest after move_until).
   Obstacle at(double t) const {
     Obstacle o = *this;
     o.point += velocity * std::min(t, moveUntil);
+    if (t >= moveUntil) o.velocity = Vec3::Zero();
     return o;
   }
+  // Velocity of the obstacle's surface material at p [m/s] (friction drags the cloth along it).
+  Vec3 surfaceVelocity(const Vec3& p) const { return velocity + angularVelocity.cross(p - point); }
 };
 
 std::string obstacleTypeName(Obstacle::Type type);
@@ -55,8 +59,10 @@ struct ContactResult {
 // Moves every point of `positions` that lies within `thickness` of an obstacle out to that
 // distance, with friction against its displacement since `previous` (positions at the start of
 // the step). Writes the corrections into `correction` (same shape, zero where untouched).
+// Friction acts on the motion relative to the obstacle's surface over `dt` (the step; 0: the
+// obstacle's own motion is ignored).
 ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thickness,
                               const Positions& previous, const Positions& positions,
-                              Positions& correction);
+                              Positions& correction, double dt = 0);
 
 }  // namespace clothlab

@@ -269,7 +269,10 @@ std::optional<std::string> parseObstacles(const json& list, const std::string& w
       obstacle.normal.normalize();
     } else if (type == "sphere") {
       obstacle.type = Obstacle::Type::Sphere;
-      if (auto e = checkKeys(o, at, {"type", "center", "radius", "friction", "velocity", "move_until"})) return e;
+      if (auto e = checkKeys(o, at, {"type", "center", "radius", "friction", "velocity", "move_until", "angular_velocity"}))
+        return e;
+      if (o.contains("angular_velocity"))
+        if (auto e = readVec3(o["angular_velocity"], at + ".angular_velocity", obstacle.angularVelocity)) return e;
       if (o.contains("center"))
         if (auto e = readVec3(o["center"], at + ".center", obstacle.point)) return e;
       if (auto e = readNumber(o, "radius", at, obstacle.radius, 1e-6, 1e4)) return e;
@@ -431,6 +434,8 @@ json sceneToJson(const Scene& scene) {
     } else if (o.type == Obstacle::Type::Sphere) {
       j["center"] = point;
       j["radius"] = o.radius;
+      if (o.angularVelocity != Vec3::Zero())
+        j["angular_velocity"] = {o.angularVelocity.x(), o.angularVelocity.y(), o.angularVelocity.z()};
     } else if (o.type == Obstacle::Type::Box) {
       j["center"] = point;
       j["half_extents"] = {o.halfExtents.x(), o.halfExtents.y(), o.halfExtents.z()};

@@ -4,6 +4,8 @@
 // solver; without self-collision it does intersect itself.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "sim/generators.h"
 #include "sim/scene_library.h"
 #include "sim/self_collision.h"
@@ -94,6 +96,48 @@ INSTANTIATE_TEST_SUITE_P(Solvers, FoldDrop, ::testing::Values("impulse-nc", "mls
 
 TEST(FoldDrop, WithoutSelfCollisionTheClothPassesThroughItself) {
   EXPECT_GT(intersectionsAfterFold("xpbd", false, 800), 0);
+}
+
+}  // namespace
+}  // namespace clothlab
+
+namespace clothlab {
+namespace {
+
+// Friction acts relative to the obstacle's surface: a cloth dropped on a sphere spinning about
+// the vertical turns with it (issue 6's rotating-sphere scene).
+TEST(SpinningSphere, FrictionTurnsTheClothWithTheSphere) {
+  auto scene = resolveScene("spinning-sphere");
+  ASSERT_TRUE(scene) << scene.error();
+  const double spin = scene->obstacles.front().angularVelocity.y();
+  ASSERT_GT(spin, 0);
+  useSolver(*scene, "xpbd");
+  auto sim = Simulation::create(*scene);
+  ASSERT_TRUE(sim) << sim.error();
+  double turned = 0;  // about +y, right-handed [rad]
+  Positions previous = (*sim)->surface();
+  for (int i = 1; i <= 500; ++i) {
+    ASSERT_FALSE((*sim)->step().has_value());
+    if (i % 25) continue;
+    const Positions& now = (*sim)->surface();
+    double sum = 0;
+    int count = 0;
+    for (int v = 0; v < now.rows(); ++v) {
+      const double r = std::hypot(now(v, 0), now(v, 2));
+      if (r < 0.05 || r > 0.2 || now(v, 1) < 0.45) continue;  // on top of the sphere
+      double angle = std::atan2(-now(v, 2), now(v, 0)) - std::atan2(-previous(v, 2), previous(v, 0));
+      angle = std::remainder(angle, 2 * M_PI);
+      sum += angle;
+      ++count;
+    }
+    if (count) turned += sum / count;
+    previous = now;
+  }
+  const double sphere = spin * 500 * scene->sim.dt;
+  std::printf("the cloth on top turned %.2f rad while the sphere turned %.2f rad\n", turned, sphere);
+  EXPECT_GT(turned, 0.6 * sphere);
+  EXPECT_LT(turned, 1.05 * sphere);
+  EXPECT_EQ(countSelfIntersections((*sim)->cloth().mesh, (*sim)->surface()), 0);
 }
 
 }  // namespace

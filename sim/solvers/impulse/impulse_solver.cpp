@@ -522,7 +522,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     const Positions predicted = surface_ + h * surfaceFromParticles(model_, v_);
     Positions correction;
     const ContactResult contacts =
-        resolveContacts(ctx.obstacles, ctx.sim.thickness, previousSurface, predicted, correction);
+        resolveContacts(ctx.obstacles, ctx.sim.thickness, previousSurface, predicted, correction, h);
     stats.contacts = contacts.contactCount;
     if (contacts.contactCount > 0) v_ += toParticles(correction) / h;
   }
@@ -594,7 +594,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   if (!ctx.obstacles.empty()) {
     Positions correction;
     const ContactResult contacts =
-        resolveContacts(ctx.obstacles, 0.0, previousSurface, surface_, correction);
+        resolveContacts(ctx.obstacles, 0.0, previousSurface, surface_, correction, h);
     if (contacts.contactCount > 0) {
       const Positions particleCorrection = toParticles(correction);
       x_ += particleCorrection;

@@ -328,7 +328,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   // 2. Contacts on the candidate.
   t = Clock::now();
   Positions correction;
-  auto contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction);
+  auto contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h);
   for (int i = 0; i < n; ++i)
     if (!pinned[i]) x.row(i) += correction.row(i);
   stats.msCollision = msSince(t);
@@ -520,7 +520,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
 
   // 5. Points the projection pushed into obstacles go back on them.
   t = Clock::now();
-  contacts.contactCount += resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction).contactCount;
+  contacts.contactCount += resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h).contactCount;
   for (int i = 0; i < n; ++i)
     if (!pinned[i]) x.row(i) += correction.row(i);
   if (ctx.sim.selfCollision) {

@@ -131,7 +131,7 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
     }
     if (!ctx.obstacles.empty()) {
       const auto ct = Clock::now();
-      contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction).contactCount;
+      contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h).contactCount;
       for (int i = 0; i < n; ++i)
         if (w[i] > 0) x.row(i) += correction.row(i);
       collisionMs += msSince(ct);
