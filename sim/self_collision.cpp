@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "sim/solver.h"
+#include "sim/obstacles.h"
 
 namespace clothlab {
 
@@ -134,15 +135,21 @@ int countSelfIntersections(const TriangleMesh& mesh, const Positions& x) {
   return count;
 }
 
-SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology,
-                                          const Positions& start, Positions& end,
-                                          const Eigen::VectorXd& w, double thickness, int iterations) {
+namespace {
+
+// The pair search and responses over any vertex set (weights 0: static geometry). With
+// `obstacleFeatures`, static parts are obstacles: pairs between static elements are skipped, and
+// so are moving vertices against static triangles (resolveContacts handles those).
+SelfCollisionResult solvePairs(const std::vector<Tri>& triangles, const std::vector<std::array<int, 2>>& edges,
+                               const Positions& start, Positions& end, const Eigen::VectorXd& w, double thickness,
+                               int iterations, bool obstacleFeatures) {
   SelfCollisionResult result;
-  if (mesh.triangleCount() == 0 || !(thickness > 0)) return result;
+  const int triangleCount = static_cast<int>(triangles.size()), vertexCount = static_cast<int>(start.rows());
+  if (triangleCount == 0 || !(thickness > 0)) return result;
   // Broad phase: boxes swept over the step, grown by the thickness.
   double meanEdge = 0;
-  for (const auto& e : topology.edges) meanEdge += (start.row(e[0]) - start.row(e[1])).norm();
-  meanEdge /= std::max<size_t>(topology.edges.size(), 1);
+  for (const auto& e : edges) meanEdge += (start.row(e[0]) - start.row(e[1])).norm();
+  meanEdge /= std::max<size_t>(edges.size(), 1);
   const double cell = std::max(meanEdge, 2 * thickness);
   auto swept = [&](std::initializer_list<int> vertices) {
     Eigen::AlignedBox3d b;
@@ -165,45 +172,57 @@ SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTo
   std::vector<VertexTriangle> vt;
   std::vector<EdgeEdge> ee;
   {
-    std::vector<Eigen::AlignedBox3d> triangleBoxes(mesh.triangleCount()), vertexBoxes(mesh.vertexCount());
-    SpatialHash triangles(cell);
-    for (int t = 0; t < mesh.triangleCount(); ++t) {
-      const Tri& f = mesh.triangles[t];
+    // With obstacle features only static vertices and edges (the obstacle's) look for moving
+    // triangles and edges (the cloth's): the hashes hold the cloth alone.
+    auto moving = [&](std::initializer_list<int> vertices) {
+      return std::any_of(vertices.begin(), vertices.end(), [&](int v) { return w[v] != 0; });
+    };
+    std::vector<Eigen::AlignedBox3d> triangleBoxes(triangleCount), vertexBoxes(vertexCount);
+    SpatialHash triangleHash(cell);
+    for (int t = 0; t < triangleCount; ++t) {
+      const Tri& f = triangles[t];
+      if (obstacleFeatures && !moving({f[0], f[1], f[2]})) continue;
       triangleBoxes[t] = swept({f[0], f[1], f[2]});
-      triangles.insert(triangleBoxes[t], t);
+      triangleHash.insert(triangleBoxes[t], t);
     }
-    std::vector<int> stamp(mesh.triangleCount(), -1);
-    for (int v = 0; v < mesh.vertexCount(); ++v) {
+    std::vector<int> stamp(triangleCount, -1);
+    for (int v = 0; v < vertexCount; ++v) {
+      if (obstacleFeatures && w[v] != 0) continue;
       Eigen::AlignedBox3d box;
       box.extend(Vec3(start.row(v)));
       box.extend(Vec3(end.row(v)));
       vertexBoxes[v] = box;
-      triangles.query(box, [&](int t) {
+      triangleHash.query(box, [&](int t) {
         if (stamp[t] == v) return;
         stamp[t] = v;
-        const Tri& f = mesh.triangles[t];
+        const Tri& f = triangles[t];
         if (f[0] == v || f[1] == v || f[2] == v || !triangleBoxes[t].intersects(vertexBoxes[v])) return;
+        const bool staticTriangle = w[f[0]] == 0 && w[f[1]] == 0 && w[f[2]] == 0;
+        if (obstacleFeatures && staticTriangle) return;  // moving or static vertex on an obstacle triangle
+        if (staticTriangle && w[v] == 0) return;
         const Vec3 a = start.row(f[0]), b = start.row(f[1]), c = start.row(f[2]);
         const Vec3 n = (b - a).cross(c - a);
         if (n.norm() < 1e-20) return;
         vt.push_back({v, t, (Vec3(start.row(v)) - a).dot(n) >= 0 ? 1.0 : -1.0});
       });
     }
-    SpatialHash edges(cell);
-    const int edgeCount = topology.edgeCount();
+    SpatialHash edgeHash(cell);
+    const int edgeCount = static_cast<int>(edges.size());
     std::vector<Eigen::AlignedBox3d> edgeBoxes(edgeCount);
     for (int e = 0; e < edgeCount; ++e) {
-      edgeBoxes[e] = swept({topology.edges[e][0], topology.edges[e][1]});
-      edges.insert(edgeBoxes[e], e);
+      edgeBoxes[e] = swept({edges[e][0], edges[e][1]});
+      if (!obstacleFeatures || moving({edges[e][0], edges[e][1]})) edgeHash.insert(edgeBoxes[e], e);
     }
     std::vector<int> seen(edgeCount, -1);
     for (int e = 0; e < edgeCount; ++e) {
-      const auto& pe = topology.edges[e];
-      edges.query(edgeBoxes[e], [&](int f) {
-        if (f <= e || seen[f] == e) return;
+      const auto& pe = edges[e];
+      if (obstacleFeatures && moving({pe[0], pe[1]})) continue;
+      edgeHash.query(edgeBoxes[e], [&](int f) {
+        if ((!obstacleFeatures && f <= e) || seen[f] == e) return;
         seen[f] = e;
-        const auto& qe = topology.edges[f];
+        const auto& qe = edges[f];
         if (pe[0] == qe[0] || pe[0] == qe[1] || pe[1] == qe[0] || pe[1] == qe[1]) return;
+        if (w[pe[0]] == 0 && w[pe[1]] == 0 && w[qe[0]] == 0 && w[qe[1]] == 0) return;
         // Both boxes carry the thickness: edges that come within it overlap by at least that much.
         if (!edgeBoxes[e].intersects(edgeBoxes[f])) return;
         double s = 0, t = 0;
@@ -217,13 +236,13 @@ SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTo
   }
   result.candidates = static_cast<int>(vt.size() + ee.size());
   // How far each vertex moved over the step: a pair can only have crossed within that reach.
-  std::vector<double> moved(mesh.vertexCount());
-  for (int v = 0; v < mesh.vertexCount(); ++v) moved[v] = (end.row(v) - start.row(v)).norm();
+  std::vector<double> moved(vertexCount);
+  for (int v = 0; v < vertexCount; ++v) moved[v] = (end.row(v) - start.row(v)).norm();
 
   for (int sweep = 0; sweep < iterations; ++sweep) {
     int applied = 0;
     for (const auto& pair : vt) {
-      const Tri& f = mesh.triangles[pair.t];
+      const Tri& f = triangles[pair.t];
       const Vec3 x = end.row(pair.v), a = end.row(f[0]), b = end.row(f[1]), c = end.row(f[2]);
       Vec3 n = (b - a).cross(c - a);
       const double area = n.norm();
@@ -251,8 +270,8 @@ SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTo
       ++applied;
     }
     for (const auto& pair : ee) {
-      const auto& pe = topology.edges[pair.a];
-      const auto& qe = topology.edges[pair.b];
+      const auto& pe = edges[pair.a];
+      const auto& qe = edges[pair.b];
       const Vec3 p0 = end.row(pe[0]), p1 = end.row(pe[1]), q0 = end.row(qe[0]), q1 = end.row(qe[1]);
       double s = 0, t = 0;
       segmentParameters(p0, p1, q0, q1, s, t);
@@ -285,6 +304,65 @@ SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTo
     result.resolved += applied;
     if (applied == 0) break;
   }
+  return result;
+}
+
+}  // namespace
+
+SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology,
+                                          const Positions& start, Positions& end,
+                                          const Eigen::VectorXd& w, double thickness, int iterations) {
+  return solvePairs(mesh.triangles, topology.edges, start, end, w, thickness, iterations, false);
+}
+
+SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const MeshTopology& topology,
+                                            const Positions& start, Positions& end, const Eigen::VectorXd& w,
+                                            double thickness, const std::vector<Obstacle>& obstacles,
+                                            int iterations) {
+  // The cloth, then each mesh obstacle's vertices near the cloth's swept box, as static geometry.
+  Eigen::AlignedBox3d cloth;
+  for (int v = 0; v < start.rows(); ++v) {
+    cloth.extend(Vec3(start.row(v)));
+    cloth.extend(Vec3(end.row(v)));
+  }
+  cloth.min().array() -= 2 * thickness;
+  cloth.max().array() += 2 * thickness;
+  std::vector<Vec3> extra;
+  std::vector<Tri> triangles = mesh.triangles;
+  std::vector<std::array<int, 2>> edges = topology.edges;
+  const int clothVertices = static_cast<int>(start.rows());
+  for (const Obstacle& ob : obstacles) {
+    if (ob.type != Obstacle::Type::Mesh || !ob.shape) continue;
+    const TriangleMesh& shape = ob.shape->mesh();
+    std::vector<int> index(shape.vertexCount(), -1);
+    auto use = [&](int v) {
+      if (index[v] < 0) {
+        index[v] = clothVertices + static_cast<int>(extra.size());
+        extra.push_back(Vec3(shape.positions.row(v)) + ob.point);
+      }
+      return index[v];
+    };
+    for (const Tri& f : shape.triangles) {
+      Eigen::AlignedBox3d box;
+      for (int k : f) box.extend(Vec3(shape.positions.row(k)) + ob.point);
+      if (!box.intersects(cloth)) continue;
+      const Tri g = {use(f[0]), use(f[1]), use(f[2])};
+      triangles.push_back(g);
+      for (int k = 0; k < 3; ++k) edges.push_back({std::min(g[k], g[(k + 1) % 3]), std::max(g[k], g[(k + 1) % 3])});
+    }
+  }
+  if (extra.empty()) return {};
+  std::sort(edges.begin() + static_cast<long>(topology.edges.size()), edges.end());
+  edges.erase(std::unique(edges.begin() + static_cast<long>(topology.edges.size()), edges.end()), edges.end());
+  Positions allStart(clothVertices + static_cast<int>(extra.size()), 3);
+  allStart.topRows(clothVertices) = start;
+  for (size_t i = 0; i < extra.size(); ++i) allStart.row(clothVertices + static_cast<int>(i)) = extra[i].transpose();
+  Positions allEnd = allStart;
+  allEnd.topRows(clothVertices) = end;
+  Eigen::VectorXd weights = Eigen::VectorXd::Zero(allStart.rows());
+  weights.head(clothVertices) = w;
+  const SelfCollisionResult result = solvePairs(triangles, edges, allStart, allEnd, weights, thickness, iterations, true);
+  end = allEnd.topRows(clothVertices);
   return result;
 }
 

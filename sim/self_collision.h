@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/mesh.h"
+#include "sim/obstacles.h"
 
 namespace clothlab {
 
@@ -35,6 +36,15 @@ SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTo
                                           const Positions& start, Positions& end,
                                           const Eigen::VectorXd& inverseMass, double thickness,
                                           int iterations = 4);
+
+// Mesh obstacles' own features against the cloth: obstacle vertices against cloth triangles
+// and obstacle edges against cloth edges, by the same pair responses with the obstacle as static
+// geometry (resolveContacts handles cloth vertices against obstacle triangles). Keeps sharp
+// obstacle features (a horn, an ear) from poking through large cloth triangles.
+SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const MeshTopology& topology,
+                                            const Positions& start, Positions& end, const Eigen::VectorXd& inverseMass,
+                                            double thickness, const std::vector<Obstacle>& obstacles,
+                                            int iterations = 4);
 
 // Whether triangles (a0, a1, a2) and (b0, b1, b2) intersect (share a point), by orientation
 // signs; triangles that share a vertex index are the caller's to skip.

@@ -12,6 +12,7 @@
 #include "sim/mesh_shape.h"
 #include "sim/obj_io.h"
 #include "sim/scene_library.h"
+#include "sim/self_collision.h"
 #include "sim/simulation.h"
 #include "tests/test_util.h"
 
@@ -222,6 +223,87 @@ TEST(SharedObstacles, EveryClothMeshLoadsAndSteps) {
     std::printf("%s: %d vertices, 3 steps\n", entry.path().filename().string().c_str(), (*sim)->surface().rows() > 0 ? int((*sim)->surface().rows()) : 0);
   }
 }
+
+}  // namespace
+}  // namespace clothlab
+
+namespace clothlab {
+namespace {
+
+// A closed pyramid with a sharp apex at (0, height, 0): a feature no cloth vertex lands on.
+std::shared_ptr<const MeshShape> spike(double height, double half) {
+  TriangleMesh m;
+  m.positions.resize(5, 3);
+  m.positions << -half, 0, -half, half, 0, -half, half, 0, half, -half, 0, half, 0, height, 0;
+  m.triangles = {{0, 1, 2}, {0, 2, 3}, {0, 4, 1}, {1, 4, 2}, {2, 4, 3}, {3, 4, 0}};
+  return std::make_shared<const MeshShape>(std::move(m));
+}
+
+// Cloth triangles that intersect obstacle triangles.
+int clothObstacleIntersections(const TriangleMesh& cloth, const Positions& x, const MeshShape& shape) {
+  int count = 0;
+  const TriangleMesh& m = shape.mesh();
+  for (const Tri& f : cloth.triangles)
+    for (const Tri& g : m.triangles)
+      if (trianglesIntersect(x.row(f[0]), x.row(f[1]), x.row(f[2]), m.positions.row(g[0]), m.positions.row(g[1]),
+                             m.positions.row(g[2])))
+        ++count;
+  return count;
+}
+
+TEST(ObstacleFeatures, AnApexPushesTheClothTriangleAway) {
+  // One cloth triangle moving down through a static apex (no cloth vertex comes near the spike).
+  TriangleMesh cloth;
+  cloth.positions.resize(3, 3);
+  cloth.positions << -0.3, 0.35, -0.2, 0.3, 0.35, -0.2, 0.0, 0.35, 0.4;
+  cloth.triangles = {{0, 1, 2}};
+  const MeshTopology topology = buildTopology(cloth);
+  Obstacle ob;
+  ob.type = Obstacle::Type::Mesh;
+  ob.shape = spike(0.3, 0.05);
+  Positions end = cloth.positions;
+  end.col(1).array() -= 0.1;  // to y = 0.25: the apex (y = 0.3) is through the triangle
+  ASSERT_GT(clothObstacleIntersections(cloth, end, *ob.shape), 0);
+  const SelfCollisionResult r = resolveObstacleFeatures(cloth, topology, cloth.positions, end,
+                                                        Eigen::VectorXd::Ones(3), 0.004, {ob});
+  EXPECT_GT(r.resolved, 0);
+  EXPECT_EQ(clothObstacleIntersections(cloth, end, *ob.shape), 0);
+  // The triangle now lies the thickness above the apex, where the apex projects.
+  const Vec3 n = (Vec3(end.row(1)) - Vec3(end.row(0))).cross(Vec3(end.row(2)) - Vec3(end.row(0))).normalized();
+  EXPECT_NEAR(std::abs((Vec3(0, 0.3, 0) - Vec3(end.row(0))).dot(n)), 0.004, 1e-6);
+}
+
+class DropOnSpike : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(DropOnSpike, TheApexDoesNotPokeThrough) {
+  nlohmann::json j = {
+      {"name", "spike"},
+      {"cloth", {{"generator", {{"type", "irregular-rectangle"}, {"width", 0.6}, {"height", 0.6}, {"triangles", 60}, {"seed", 2}}},
+                 {"transform", {{"rotate_deg", {-90, 0, 0}}, {"translate", {0.013, 0.36, 0.021}}}}}},
+      {"simulation", {{"dt", 0.002}, {"damping", 0.5}, {"thickness", 0.004}, {"bending", 1e-3}}},
+      {"obstacles", {{{"type", "plane"}, {"point", {0, 0, 0}}, {"normal", {0, 1, 0}}}}},
+      {"solver", {{"id", GetParam()}}}};
+  auto scene = parseScene(j, "spike", "");
+  ASSERT_TRUE(scene) << scene.error();
+  Obstacle ob;
+  ob.type = Obstacle::Type::Mesh;
+  ob.shape = spike(0.3, 0.05);
+  scene->obstacles.push_back(ob);
+  auto sim = Simulation::create(*scene);
+  ASSERT_TRUE(sim) << sim.error();
+  int worst = 0;
+  for (int i = 0; i < 400; ++i) {
+    ASSERT_FALSE((*sim)->step().has_value());
+    if (i % 20 == 19) worst = std::max(worst, clothObstacleIntersections((*sim)->cloth().mesh, (*sim)->surface(), *ob.shape));
+  }
+  std::printf("%s: the cloth hangs from %.3f m down to %.3f m; cloth-spike intersections at most %d\n", GetParam(),
+              (*sim)->surface().col(1).maxCoeff(), (*sim)->surface().col(1).minCoeff(), worst);
+  EXPECT_LT((*sim)->surface().col(1).minCoeff(), 0.2);  // it draped over the apex ...
+  EXPECT_GT((*sim)->surface().col(1).maxCoeff(), 0.29);  // ... which holds it up
+  EXPECT_EQ(worst, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Solvers, DropOnSpike, ::testing::Values("impulse-nc", "mls-isometry", "xpbd"));
 
 }  // namespace
 }  // namespace clothlab

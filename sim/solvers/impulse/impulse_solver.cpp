@@ -602,21 +602,30 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       surface_ = surfaceFromParticles(model_, x_);
     }
   }
-  // 7. Self-collision on the ghost surface (uniform weights, pins held), sent back like contacts.
-  if (ctx.sim.selfCollision) {
+  // 7. Mesh obstacles' features and self-collision on the ghost surface (uniform weights, pins
+  // held), sent back like contacts.
+  const bool meshObstacles = std::any_of(ctx.obstacles.begin(), ctx.obstacles.end(),
+                                         [](const Obstacle& o) { return o.type == Obstacle::Type::Mesh; });
+  if (ctx.sim.selfCollision || meshObstacles) {
     const auto selfStart = Clock::now();
     Eigen::VectorXd weights = Eigen::VectorXd::Ones(surface_.rows());
     for (const auto& pin : ctx.pins) weights[pin.first] = 0;
     Positions corrected = surface_;
-    const SelfCollisionResult self = resolveSelfCollisions(cloth_->mesh, cloth_->topology, previousSurface,
-                                                           corrected, weights, ctx.sim.thickness);
-    if (self.resolved > 0) {
+    int resolved = 0;
+    if (meshObstacles)
+      resolved += resolveObstacleFeatures(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights,
+                                          ctx.sim.thickness, ctx.obstacles)
+                      .resolved;
+    SelfCollisionResult self;
+    if (ctx.sim.selfCollision)
+      self = resolveSelfCollisions(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights, ctx.sim.thickness);
+    if (resolved + self.resolved > 0) {
       const Positions particleCorrection = toParticles(corrected - surface_);
       x_ += particleCorrection;
       v_ += particleCorrection / h;
       surface_ = surfaceFromParticles(model_, x_);
     }
-    recordSelfCollision(self, msSince(selfStart), stats);
+    if (ctx.sim.selfCollision) recordSelfCollision(self, msSince(selfStart), stats);
   }
   stats.msCollision += msSince(t0);
 

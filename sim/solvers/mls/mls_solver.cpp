@@ -523,13 +523,16 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   contacts.contactCount += resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h).contactCount;
   for (int i = 0; i < n; ++i)
     if (!pinned[i]) x.row(i) += correction.row(i);
-  if (ctx.sim.selfCollision) {
-    const auto selfStart = Clock::now();
+  {
     Eigen::VectorXd weights = mass.cwiseInverse();
     for (int p : pinList) weights[p] = 0;
-    const SelfCollisionResult self =
-        resolveSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, weights, ctx.sim.thickness);
-    recordSelfCollision(self, msSince(selfStart), stats);
+    resolveObstacleFeatures(cloth_->mesh, cloth_->topology, x_, x, weights, ctx.sim.thickness, ctx.obstacles);
+    if (ctx.sim.selfCollision) {
+      const auto selfStart = Clock::now();
+      const SelfCollisionResult self =
+          resolveSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, weights, ctx.sim.thickness);
+      recordSelfCollision(self, msSince(selfStart), stats);
+    }
   }
   stats.msCollision += msSince(t);
 
