@@ -525,6 +525,13 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
     r.drawFlat(r.points, GL_POINTS, 4, 0.001f, true);
   }
 
+  // Contacts: the vertices touching obstacles.
+  if (o.contacts && !s.contactVertices.empty()) {
+    r.points.clear();
+    for (int v : s.contactVertices) r.points.push_back({toGlm(s.vertex(v)), {0.10f, 0.75f, 0.95f, 1.0f}});
+    r.drawFlat(r.points, GL_POINTS, 5, 0.001f, true);
+  }
+
   // Pins and the grab, always visible.
   if (o.markers) {
     glDisable(GL_DEPTH_TEST);

@@ -18,6 +18,7 @@ struct RenderOptions {
   float heatMax = 0.01f;       // strain shown in red
   bool overlay = false;        // solver debug geometry (NC particles and constraints)
   bool overlayLines = true;    // with the overlay: the constraints too
+  bool contacts = false;       // the snapshot's contact vertices
   bool shadows = true;
   bool grid = true;
   bool markers = true;         // pins and grab

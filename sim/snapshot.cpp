@@ -43,7 +43,7 @@ void appendRows(const Positions& rows, std::vector<float>& out) {
 }  // namespace
 
 Snapshot makeSnapshot(const Simulation& simulation, bool overlay,
-                      std::shared_ptr<const std::vector<std::uint32_t>> triangles) {
+                      std::shared_ptr<const std::vector<std::uint32_t>> triangles, bool contacts) {
   const ClothModel& cloth = simulation.cloth();
   const Positions& surface = simulation.surface();
   Snapshot s;
@@ -72,6 +72,20 @@ Snapshot makeSnapshot(const Simulation& simulation, bool overlay,
     for (const auto& [a, b] : lines) {
       s.overlayLines.push_back(static_cast<std::uint32_t>(a));
       s.overlayLines.push_back(static_cast<std::uint32_t>(b));
+    }
+  }
+  if (contacts) {
+    const double reach = 1.5 * simulation.sim().thickness + 1e-6;
+    const std::vector<Obstacle> obstacles = simulation.obstaclesAt(simulation.time());
+    for (int v = 0; v < surface.rows(); ++v) {
+      const Vec3 p = surface.row(v).transpose();
+      for (const Obstacle& o : obstacles) {
+        Vec3 n;
+        if (signedDistance(o, p, &n, &p, reach) < reach) {
+          s.contactVertices.push_back(v);
+          break;
+        }
+      }
     }
   }
   for (const auto& [vertex, target] : simulation.pins()) {

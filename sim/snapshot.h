@@ -29,6 +29,8 @@ struct Snapshot {
   // (x, y, z) and index pairs into them. Empty when not requested or not offered by the solver.
   std::vector<float> overlayPoints;
   std::vector<std::uint32_t> overlayLines;
+  // Surface vertices touching an obstacle (within 1.5 x thickness), when requested.
+  std::vector<int> contactVertices;
   std::vector<int> pinVertices;  // pinned surface vertices
   std::vector<Vec3> pinTargets;  // their targets [m]
   std::optional<Grab> grab;
@@ -49,8 +51,9 @@ struct Snapshot {
 };
 
 // Copies the simulation's current state. `triangles` may be passed to share the index list of an
-// earlier snapshot of the same simulation; `overlay` asks the solver for its debug geometry.
+// earlier snapshot of the same simulation; `overlay` asks the solver for its debug geometry,
+// `contacts` for the vertices touching obstacles.
 Snapshot makeSnapshot(const Simulation& simulation, bool overlay,
-                      std::shared_ptr<const std::vector<std::uint32_t>> triangles = nullptr);
+                      std::shared_ptr<const std::vector<std::uint32_t>> triangles = nullptr, bool contacts = false);
 
 }  // namespace clothlab

@@ -134,6 +134,33 @@ TEST_F(RenderTest, DrawsTheClothLitOverTheBackground) {
   EXPECT_GT(shades.size(), 100u);
 }
 
+TEST_F(RenderTest, ContactVerticesAreMarkedWhenAsked) {
+  // A sheet lying on the ground, every vertex within the thickness of the plane.
+  auto scene = parseScene(nlohmann::json::parse(R"({
+      "cloth": {"generator": {"type": "grid", "columns": 12, "rows": 12},
+                "transform": {"rotate_deg": [-90, 0, 0], "translate": [0, 0.002, 0]}},
+      "simulation": {"thickness": 0.004},
+      "obstacles": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0]}]})"), "ground", "");
+  ASSERT_TRUE(scene) << scene.error();
+  auto sim = Simulation::create(*scene);
+  ASSERT_TRUE(sim) << sim.error();
+  const Snapshot plain = makeSnapshot(**sim, false);
+  const Snapshot marked = makeSnapshot(**sim, false, nullptr, true);
+  EXPECT_TRUE(plain.contactVertices.empty());
+  EXPECT_EQ(static_cast<int>(marked.contactVertices.size()), plain.vertexCount());
+  Renderer renderer;
+  ASSERT_FALSE(renderer.init());
+  Camera camera = framed(plain);
+  RenderOptions options;
+  options.markers = false;
+  const auto base = draw(renderer, marked, options, camera);
+  options.contacts = true;
+  const auto px = draw(renderer, marked, options, camera);
+  int cyan = 0;
+  for (size_t i = 0; i < px.size(); i += 4) cyan += px[i + 2] > 200 && px[i + 1] > 150 && px[i] < 80 && base[i] > 80;
+  EXPECT_GT(cyan, 100) << "contact points drawn";
+}
+
 TEST_F(RenderTest, HeatMapWireframeOverlayAndMarkersChangeThePicture) {
   Renderer renderer;
   ASSERT_FALSE(renderer.init());

@@ -18,7 +18,7 @@ namespace {
 constexpr double kMetricsInterval = 0.25;  // s of wall time between metric updates per pane
 }  // namespace
 
-Result<Viewer::Pane> Viewer::makePane(const ComparePane& spec, bool paused, double speed, bool overlay) {
+Result<Viewer::Pane> Viewer::makePane(const ComparePane& spec, bool paused) const {
   auto scene = resolveScene(spec.scene);
   if (!scene) return Error{scene.error()};
   useSolver(*scene, spec.solver);
@@ -33,8 +33,9 @@ Result<Viewer::Pane> Viewer::makePane(const ComparePane& spec, bool paused, doub
   pane.cloth = std::move(cloth);
   pane.spec = spec;
   pane.runner = std::make_unique<SimRunner>(std::move(*simulation), paused);
-  pane.runner->setSpeed(speed);
-  pane.runner->setOverlay(overlay);
+  pane.runner->setSpeed(speed_);
+  pane.runner->setOverlay(render_.overlay);
+  pane.runner->setContacts(render_.contacts);
   return pane;
 }
 
@@ -44,7 +45,7 @@ std::optional<std::string> Viewer::startCompare(const std::vector<ComparePane>& 
   std::vector<Pane> panes;
   const bool paused = runner_ ? runner_->paused() : options_.paused;
   for (size_t i = 0; i < specs.size(); ++i) {
-    auto pane = makePane(specs[i], paused, speed_, render_.overlay);
+    auto pane = makePane(specs[i], paused);
     if (!pane) return "pane " + std::to_string(i + 1) + ": " + pane.error();
     panes.push_back(std::move(pane).value());
   }
@@ -65,7 +66,7 @@ std::optional<std::string> Viewer::startCompare(const std::vector<ComparePane>& 
 }
 
 std::optional<std::string> Viewer::rebuildPane(int index, const ComparePane& spec) {
-  auto pane = makePane(spec, runner_->paused(), speed_, render_.overlay);
+  auto pane = makePane(spec, runner_->paused());
   if (!pane) return "pane " + std::to_string(index + 1) + ": " + pane.error();
   panes_[index] = std::move(pane).value();
   if (index == activePane_) {
@@ -94,6 +95,8 @@ void Viewer::stopCompare() {
   }
   single_ = std::make_unique<SimRunner>(std::move(simulation), paused);
   single_->setSpeed(speed_);
+  single_->setOverlay(render_.overlay);
+  single_->setContacts(render_.contacts);
   runner_ = single_.get();
   sceneIdentity_ = nullptr;
   log_.write("compare_stop");

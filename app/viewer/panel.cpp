@@ -356,6 +356,11 @@ void Viewer::drawViewSection() {
   tooltip("impulse-nc: the edge-midpoint particles and their distance constraints");
   ImGui::SameLine(180);
   ImGui::Checkbox("constraints", &render_.overlayLines);
+  if (ImGui::Checkbox("contacts", &render_.contacts)) {
+    const bool contacts = render_.contacts;
+    forEachRunner([contacts](SimRunner& r) { r.setContacts(contacts); });
+  }
+  tooltip("mark the cloth vertices touching obstacles");
   ImGui::Checkbox("shadows", &render_.shadows);
   ImGui::SameLine(180);
   ImGui::Checkbox("ground grid", &render_.grid);

@@ -166,8 +166,13 @@ void SimRunner::setOverlay(bool overlay) {
   post("overlay", [](Simulation&) { return std::optional<std::string>(); });
 }
 
+void SimRunner::setContacts(bool contacts) {
+  contacts_ = contacts;
+  post("contacts", [](Simulation&) { return std::optional<std::string>(); });
+}
+
 void SimRunner::publish(Simulation& simulation) {
-  auto snapshot = std::make_shared<const Snapshot>(makeSnapshot(simulation, overlay_, triangles_));
+  auto snapshot = std::make_shared<const Snapshot>(makeSnapshot(simulation, overlay_, triangles_, contacts_));
   triangles_ = snapshot->triangles;
   std::lock_guard lock(mutex_);
   snapshot_ = std::move(snapshot);

@@ -73,6 +73,7 @@ class SimRunner {
   void setSpeed(double speed);     // simulated seconds per wall second, (0, 10]
   double speed() const { return speed_; }
   void setOverlay(bool overlay);   // ask the solver for debug geometry in snapshots
+  void setContacts(bool contacts); // mark the vertices touching obstacles in snapshots
 
   // Newest published snapshot (never null after construction).
   std::shared_ptr<const Snapshot> snapshot() const;
@@ -112,6 +113,7 @@ class SimRunner {
   std::atomic<int> stepRequests_{0};
   std::atomic<double> speed_{1.0};
   std::atomic<bool> overlay_{false};
+  std::atomic<bool> contacts_{false};
   std::atomic<double> realTimeFactor_{0.0};
   std::atomic<long> editsApplied_{0};
   std::thread thread_;

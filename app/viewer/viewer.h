@@ -107,7 +107,7 @@ class Viewer {
     double x, y, w, h;
   };
   // A pane running `spec`: its simulation on a new runner, a copy of its rest cloth, its probe.
-  static Result<Pane> makePane(const ComparePane& spec, bool paused, double speed, bool overlay);
+  Result<Pane> makePane(const ComparePane& spec, bool paused) const;
   std::optional<std::string> startCompare(const std::vector<ComparePane>& panes, const std::string& name);
   void stopCompare();
   // Replaces pane i by `spec` (another mesh variant or solver); an error leaves the pane running.
