@@ -397,7 +397,13 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
       return glm::scale(glm::translate(glm::mat4(1), c), glm::vec3(float(ob.radius)));
     if (ob.type == Obstacle::Type::Box)
       return glm::scale(glm::translate(glm::mat4(1), c), toGlm(ob.halfExtents));
-    if (ob.type == Obstacle::Type::Mesh) return glm::translate(glm::mat4(1), c);  // triangles in world coordinates
+    if (ob.type == Obstacle::Type::Mesh && ob.shape) {  // triangles in world coordinates at t = 0, then moved and spun
+      glm::mat4 spin(1);
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) spin[j][i] = static_cast<float>(ob.rotation(i, j));
+      const glm::vec3 pivot = toGlm(ob.shape->pivot());
+      return glm::translate(glm::mat4(1), c + pivot) * spin * glm::translate(glm::mat4(1), -pivot);
+    }
     // Plane: a large square around the scene's centre, rotated from +y to the normal.
     const glm::vec3 nrm = glm::normalize(toGlm(ob.normal));
     const glm::vec3 onPlane = center - glm::dot(center - c, nrm) * nrm;

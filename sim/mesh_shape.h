@@ -20,6 +20,8 @@ class MeshShape {
   bool closed() const { return closed_; }
   const Vec3& lo() const { return lo_; }
   const Vec3& hi() const { return hi_; }
+  Vec3 pivot() const { return 0.5 * (lo_ + hi_); }  // centre of the bounding box
+  double radius() const { return 0.5 * (hi_ - lo_).norm(); }  // around the pivot, at most
 
   struct Hit {
     double distance = 1e300;  // |p - point| [m]

@@ -62,8 +62,11 @@ double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, con
   switch (obstacle.type) {
     case Obstacle::Type::Mesh: {
       if (!obstacle.shape) return 1e300;
-      const Vec3 from = previous ? Vec3(*previous - obstacle.point) : Vec3::Zero();
-      return meshSignedDistance(*obstacle.shape, p - obstacle.point, normal, previous ? &from : nullptr, reach);
+      const Vec3 from = previous ? obstacle.toShape(*previous) : Vec3::Zero();
+      Vec3 local;
+      const double d = meshSignedDistance(*obstacle.shape, obstacle.toShape(p), &local, previous ? &from : nullptr, reach);
+      *normal = obstacle.rotation * local;
+      return d;
     }
     case Obstacle::Type::Plane:
       *normal = obstacle.normal;

@@ -29,16 +29,30 @@ struct Obstacle {
   double friction = 0.3;      // Coulomb coefficient, >= 0
   Vec3 velocity{0, 0, 0};     // constant velocity [m/s] ...
   double moveUntil = 1e300;   // ... until this time [s]; then it stays
-  Vec3 angularVelocity{0, 0, 0};  // sphere: spin about its centre [rad/s] (its shape is unchanged)
-  // The obstacle at simulated time t (moved by its velocity; at rest after move_until).
+  // Spin about the obstacle's centre [rad/s]: a sphere's shape is unchanged (friction feels it);
+  // a mesh turns about the centre of its bounding box at t = 0.
+  Vec3 angularVelocity{0, 0, 0};
+  Eigen::Matrix3d rotation = Eigen::Matrix3d::Identity();  // mesh: its turn at the current time
+  // The obstacle at simulated time t (moved by its velocity, at rest after move_until; spun).
   Obstacle at(double t) const {
     Obstacle o = *this;
     o.point += velocity * std::min(t, moveUntil);
     if (t >= moveUntil) o.velocity = Vec3::Zero();
+    const double angle = angularVelocity.norm() * t;
+    if (angle > 0) o.rotation = Eigen::AngleAxisd(angle, angularVelocity.normalized()).toRotationMatrix();
     return o;
   }
+  // The centre it spins about, now.
+  Vec3 center() const { return type == Type::Mesh && shape ? Vec3(point + shape->pivot()) : point; }
+  // A mesh's vertex position in the world now, from its position in the shape [m].
+  Vec3 toWorld(const Vec3& shapePoint) const {
+    return shape ? Vec3(rotation * (shapePoint - shape->pivot()) + shape->pivot() + point) : shapePoint;
+  }
+  Vec3 toShape(const Vec3& world) const {
+    return shape ? Vec3(rotation.transpose() * (world - point - shape->pivot()) + shape->pivot()) : world;
+  }
   // Velocity of the obstacle's surface material at p [m/s] (friction drags the cloth along it).
-  Vec3 surfaceVelocity(const Vec3& p) const { return velocity + angularVelocity.cross(p - point); }
+  Vec3 surfaceVelocity(const Vec3& p) const { return velocity + angularVelocity.cross(p - center()); }
 };
 
 std::string obstacleTypeName(Obstacle::Type type);

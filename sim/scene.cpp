@@ -165,8 +165,11 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
 // transform; the triangles are stored in world coordinates.
 std::optional<std::string> parseMeshObstacle(const json& o, const std::string& at, const std::string& baseDir,
                                              Obstacle& obstacle) {
-  if (auto e = checkKeys(o, at, {"type", "obj", "generator", "transform", "friction", "velocity", "move_until"}))
+  if (auto e = checkKeys(o, at, {"type", "obj", "generator", "transform", "friction", "velocity", "move_until",
+                                 "angular_velocity"}))
     return e;
+  if (o.contains("angular_velocity"))
+    if (auto e = readVec3(o["angular_velocity"], at + ".angular_velocity", obstacle.angularVelocity)) return e;
   obstacle.type = Obstacle::Type::Mesh;
   obstacle.meshSpec = o;
   TriangleMesh mesh;
@@ -442,6 +445,17 @@ json sceneToJson(const Scene& scene) {
     } else {
       for (const char* key : {"obj", "generator", "transform"})
         if (o.meshSpec.contains(key)) j[key] = o.meshSpec[key];
+      if (o.point != Vec3::Zero()) {  // moved since it was built: the move joins the transform's translation
+        json transform = j.value("transform", json::object());
+        Vec3 translate = Vec3::Zero();
+        if (transform.contains("translate"))
+          translate = Vec3(transform["translate"][0], transform["translate"][1], transform["translate"][2]);
+        translate += o.point;
+        transform["translate"] = {translate.x(), translate.y(), translate.z()};
+        j["transform"] = transform;
+      }
+      if (o.angularVelocity != Vec3::Zero())
+        j["angular_velocity"] = {o.angularVelocity.x(), o.angularVelocity.y(), o.angularVelocity.z()};
     }
     if (o.velocity != Vec3::Zero()) {
       j["velocity"] = {o.velocity.x(), o.velocity.y(), o.velocity.z()};

@@ -338,13 +338,13 @@ SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const Mesh
     auto use = [&](int v) {
       if (index[v] < 0) {
         index[v] = clothVertices + static_cast<int>(extra.size());
-        extra.push_back(Vec3(shape.positions.row(v)) + ob.point);
+        extra.push_back(ob.toWorld(shape.positions.row(v).transpose()));
       }
       return index[v];
     };
     for (const Tri& f : shape.triangles) {
       Eigen::AlignedBox3d box;
-      for (int k : f) box.extend(Vec3(shape.positions.row(k)) + ob.point);
+      for (int k : f) box.extend(ob.toWorld(shape.positions.row(k).transpose()));
       if (!box.intersects(cloth)) continue;
       const Tri g = {use(f[0]), use(f[1]), use(f[2])};
       triangles.push_back(g);

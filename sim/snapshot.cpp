@@ -25,8 +25,9 @@ void Snapshot::bounds(Vec3& lo, Vec3& hi) const {
     if (o.type == Obstacle::Type::Sphere) half.setConstant(o.radius);
     else if (o.type == Obstacle::Type::Box) half = o.halfExtents;
     else if (o.type == Obstacle::Type::Mesh && o.shape) {
-      lo = lo.cwiseMin(o.point + o.shape->lo());
-      hi = hi.cwiseMax(o.point + o.shape->hi());
+      const Vec3 c = o.center(), r = Vec3::Constant(o.shape->radius());
+      lo = lo.cwiseMin(c - r);
+      hi = hi.cwiseMax(c + r);
       continue;
     } else continue;
     lo = lo.cwiseMin(o.point - half);

@@ -307,3 +307,35 @@ INSTANTIATE_TEST_SUITE_P(Solvers, DropOnSpike, ::testing::Values("impulse-nc", "
 
 }  // namespace
 }  // namespace clothlab
+
+namespace clothlab {
+namespace {
+
+TEST(MeshObstacleMotion, SpinsAboutItsCentreAndMovesWithItsVelocity) {
+  Obstacle sheet;
+  sheet.type = Obstacle::Type::Mesh;
+  sheet.shape = std::make_shared<const MeshShape>(makeGrid(1, 1, 5, 5, DiagonalPattern::Same, 1));  // z = 0
+  sheet.angularVelocity = Vec3(M_PI / 2, 0, 0);  // a quarter turn about x per second
+  sheet.velocity = Vec3(0, 0.5, 0);
+  const Obstacle now = sheet.at(1.0);  // turned into the y = 0.5 plane (moved up by 0.5)
+  Vec3 n;
+  const Vec3 above(0.1, 0.6, 0.2), start(0.1, 0.7, 0.2);
+  EXPECT_NEAR(signedDistance(now, above, &n, &start), 0.1, 1e-9);
+  EXPECT_GT(n.y(), 0.99);
+  // The world and shape frames are inverse to each other; the surface moves with both motions.
+  const Vec3 q(0.3, -0.2, 0.0);
+  EXPECT_LT((now.toShape(now.toWorld(q)) - q).norm(), 1e-12);
+  EXPECT_LT((now.toWorld(Vec3(0, 0, 0)) - Vec3(0, 0.5, 0)).norm(), 1e-12);  // the pivot is the centre
+  EXPECT_LT((now.surfaceVelocity(Vec3(0, 0.5, 0.3)) - Vec3(0, 0.5, 0) -
+             Vec3(M_PI / 2, 0, 0).cross(Vec3(0, 0, 0.3))).norm(), 1e-12);
+  // Saved with a move: the move joins the transform.
+  auto scene = resolveScene("torus-drape");
+  ASSERT_TRUE(scene) << scene.error();
+  scene->obstacles.front().point = Vec3(0.1, 0, 0);
+  auto again = parseScene(sceneToJson(*scene), "moved", "");
+  ASSERT_TRUE(again) << again.error();
+  EXPECT_NEAR(again->obstacles.front().shape->lo().x(), scene->obstacles.front().shape->lo().x() + 0.1, 1e-9);
+}
+
+}  // namespace
+}  // namespace clothlab
