@@ -75,6 +75,85 @@ void segmentParameters(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec
 }
 
 double orient(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) { return (b - a).cross(c - a).dot(d - a); }
+
+// Times in [0, 1] at which four points moving linearly from x0[k] to x1[k] are coplanar (the
+// roots of a cubic, found by bisection between its turning points), in increasing order.
+std::vector<double> coplanarTimes(const Vec3 (&x0)[4], const Vec3 (&x1)[4]) {
+  const Vec3 A = x0[1] - x0[0], B = x0[2] - x0[0], C = x0[3] - x0[0];
+  const Vec3 dA = (x1[1] - x1[0]) - A, dB = (x1[2] - x1[0]) - B, dC = (x1[3] - x1[0]) - C;
+  const double c0 = A.cross(B).dot(C);
+  const double c1 = A.cross(B).dot(dC) + (A.cross(dB) + dA.cross(B)).dot(C);
+  const double c2 = (A.cross(dB) + dA.cross(B)).dot(dC) + dA.cross(dB).dot(C);
+  const double c3 = dA.cross(dB).dot(dC);
+  auto f = [&](double t) { return ((c3 * t + c2) * t + c1) * t + c0; };
+  std::vector<double> cuts = {0.0};
+  // Turning points: 3 c3 t^2 + 2 c2 t + c1 = 0.
+  const double qa = 3 * c3, qb = 2 * c2, qc = c1;
+  if (std::abs(qa) > 1e-300) {
+    const double disc = qb * qb - 4 * qa * qc;
+    if (disc >= 0) {
+      const double r = std::sqrt(disc);
+      for (double t : {(-qb - r) / (2 * qa), (-qb + r) / (2 * qa)})
+        if (t > 0 && t < 1) cuts.push_back(t);
+    }
+  } else if (std::abs(qb) > 1e-300) {
+    const double t = -qc / qb;
+    if (t > 0 && t < 1) cuts.push_back(t);
+  }
+  cuts.push_back(1.0);
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<double> roots;
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    double lo = cuts[i], hi = cuts[i + 1], flo = f(lo), fhi = f(hi);
+    if (flo == 0) {
+      roots.push_back(lo);
+      continue;
+    }
+    if (flo * fhi > 0) continue;
+    for (int k = 0; k < 60; ++k) {
+      const double mid = 0.5 * (lo + hi), fm = f(mid);
+      if ((fm <= 0) == (flo <= 0)) {
+        lo = mid;
+        flo = fm;
+      } else {
+        hi = mid;
+      }
+    }
+    roots.push_back(0.5 * (lo + hi));
+  }
+  return roots;
+}
+
+Vec3 lerp(const Vec3& a, const Vec3& b, double t) { return a + t * (b - a); }
+
+// Continuous test: does the point (x0[0] -> x1[0]) pass through the triangle (x[1], x[2], x[3])
+// during the step?
+bool vertexTriangleHit(const Vec3 (&x0)[4], const Vec3 (&x1)[4]) {
+  for (double t : coplanarTimes(x0, x1)) {
+    const Vec3 p = lerp(x0[0], x1[0], t), a = lerp(x0[1], x1[1], t), b = lerp(x0[2], x1[2], t),
+               c = lerp(x0[3], x1[3], t);
+    const Vec3 n = (b - a).cross(c - a);
+    const double area = n.squaredNorm();
+    if (area < 1e-30) continue;
+    const double u = (b - p).cross(c - p).dot(n) / area, v = (c - p).cross(a - p).dot(n) / area;
+    constexpr double kSlack = 1e-6;
+    if (u >= -kSlack && v >= -kSlack && 1 - u - v >= -kSlack) return true;
+  }
+  return false;
+}
+
+// Continuous test: do edges (x[0], x[1]) and (x[2], x[3]) pass through each other during the step?
+bool edgeEdgeHit(const Vec3 (&x0)[4], const Vec3 (&x1)[4]) {
+  for (double t : coplanarTimes(x0, x1)) {
+    const Vec3 p0 = lerp(x0[0], x1[0], t), p1 = lerp(x0[1], x1[1], t), q0 = lerp(x0[2], x1[2], t),
+               q1 = lerp(x0[3], x1[3], t);
+    double s = 0, u = 0;
+    segmentParameters(p0, p1, q0, q1, s, u);
+    const double scale = std::max((p1 - p0).norm(), (q1 - q0).norm());
+    if (((p0 + s * (p1 - p0)) - (q0 + u * (q1 - q0))).norm() <= 1e-6 * scale) return true;
+  }
+  return false;
+}
 int sign(double x) { return (x > 0) - (x < 0); }
 
 bool segmentCrossesTriangle(const Vec3& p, const Vec3& q, const Vec3& a, const Vec3& b, const Vec3& c) {
@@ -235,10 +314,6 @@ SelfCollisionResult solvePairs(const std::vector<Tri>& triangles, const std::vec
     }
   }
   result.candidates = static_cast<int>(vt.size() + ee.size());
-  // How far each vertex moved over the step: a pair can only have crossed within that reach.
-  std::vector<double> moved(vertexCount);
-  for (int v = 0; v < vertexCount; ++v) moved[v] = (end.row(v) - start.row(v)).norm();
-
   for (int sweep = 0; sweep < iterations; ++sweep) {
     int applied = 0;
     for (const auto& pair : vt) {
@@ -254,11 +329,17 @@ SelfCollisionResult solvePairs(const std::vector<Tri>& triangles, const std::vec
       const Vec3 p = x - (x - a).dot(n) * n;
       const double total = (b - a).cross(c - a).dot(n);
       const double wa = (b - p).cross(c - p).dot(n) / total, wb = (c - p).cross(a - p).dot(n) / total;
-      const Vec3 bary(wa, wb, 1 - wa - wb);
-      if (bary.minCoeff() < -1e-6) continue;
-      if (height < 0) {  // crossed: only as far as the four vertices moved
-        const double reach = moved[pair.v] + std::max({moved[f[0]], moved[f[1]], moved[f[2]]}) + thickness;
-        if (-height > reach) continue;
+      Vec3 bary(wa, wb, 1 - wa - wb);
+      if (height >= 0) {
+        if (bary.minCoeff() < -1e-6) continue;  // beside the triangle: not this pair's business
+      } else {
+        // On the other side now: only if the vertex passed through the triangle during the step
+        // (continuous test), not round its edge.
+        const Vec3 x0[4] = {start.row(pair.v), start.row(f[0]), start.row(f[1]), start.row(f[2])};
+        const Vec3 x1[4] = {end.row(pair.v), end.row(f[0]), end.row(f[1]), end.row(f[2])};
+        if (!vertexTriangleHit(x0, x1)) continue;
+        bary = bary.cwiseMax(0.0);
+        bary /= bary.sum();
         if (sweep == 0) ++result.crossed;
       }
       const Vec3 normal = pair.side * n;
@@ -286,8 +367,10 @@ SelfCollisionResult solvePairs(const std::vector<Tri>& triangles, const std::vec
         if (distance >= thickness) continue;
         normal = distance > 1e-12 ? Vec3(d / distance) : pair.direction;
         gap = distance;
-      } else {  // crossed during the step: back across (only as far as the edges moved)
-        if (-along > moved[pe[0]] + moved[pe[1]] + moved[qe[0]] + moved[qe[1]] + thickness) continue;
+      } else {  // on the other side now: back across, if they passed through each other
+        const Vec3 x0[4] = {start.row(pe[0]), start.row(pe[1]), start.row(qe[0]), start.row(qe[1])};
+        const Vec3 x1[4] = {end.row(pe[0]), end.row(pe[1]), end.row(qe[0]), end.row(qe[1])};
+        if (!edgeEdgeHit(x0, x1)) continue;
         normal = pair.direction;
         gap = along;
         if (sweep == 0) ++result.crossed;

@@ -7,8 +7,9 @@
 // vertex), found by a uniform spatial hash of boxes swept over the step and grown by the
 // thickness. For each pair, the side it was on at the start of the step is remembered: a pair
 // that ends closer than `thickness` on that side is pushed apart to the thickness; a pair that
-// ended on the other side (it crossed during the step: a discrete continuous-collision test on
-// the pair's separating direction) is pushed back across to the thickness on its starting side.
+// ends on the other side is pushed back across to the thickness on its starting side if it passed
+// through during the step, by a continuous test (the times the four points are coplanar, the
+// roots of a cubic, and whether the vertex lies in the triangle, or the edges meet, then).
 // Corrections are split by inverse mass (pinned vertices: 0) and applied Gauss-Seidel style,
 // `iterations` sweeps over the candidate pairs.
 //

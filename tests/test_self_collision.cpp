@@ -68,6 +68,35 @@ TEST(SelfCollision, CrossedVertexGoesBackAndClosePairsSeparate) {
   EXPECT_EQ(again.topRows(4), mesh.positions.topRows(4));
 }
 
+TEST(SelfCollision, ContinuousTestCatchesTunnellingAndIgnoresPassingRoundAnEdge) {
+  // A triangle and a separate vertex (with an edge to a far anchor so it has topology).
+  TriangleMesh mesh;
+  mesh.positions.resize(5, 3);
+  mesh.positions << 0, 0, 0, 1, 0, 0, 0, 1, 0,  // triangle in z = 0
+      0.2, 0.2, 0.5, 5, 5, 5;                      // the vertex 0.5 m above it, and an anchor
+  mesh.triangles = {{0, 1, 2}};
+  MeshTopology topology = buildTopology(mesh);
+  topology.edges.push_back({3, 4});
+  Eigen::VectorXd w = Eigen::VectorXd::Ones(5);
+  w.head(3).setZero();  // the triangle holds still
+  w[4] = 0;
+  // Fast: straight through in one step, ending 0.5 m below (far beyond the thickness).
+  Positions end = mesh.positions;
+  end(3, 2) = -0.5;
+  SelfCollisionResult r = resolveSelfCollisions(mesh, topology, mesh.positions, end, w, 0.004);
+  EXPECT_EQ(r.crossed, 1);
+  EXPECT_NEAR(end(3, 2), 0.004, 1e-9);
+  // Round the edge: from above to below but outside the triangle the whole way (x from 1.2 to
+  // 0.4 while z goes 0.5 -> -0.01 ends beneath the triangle without passing through it).
+  Positions start = mesh.positions;
+  start.row(3) << 1.2, 0.2, 0.5;
+  Positions round = start;
+  round.row(3) << 1.2, 0.2, -0.01;  // first down beside the triangle ...
+  r = resolveSelfCollisions(mesh, topology, start, round, w, 0.004);
+  EXPECT_EQ(r.crossed, 0);
+  EXPECT_NEAR(round(3, 2), -0.01, 1e-12);  // untouched: it never went through
+}
+
 int intersectionsAfterFold(const std::string& solver, bool selfCollision, int steps) {
   auto scene = resolveScene("fold-drop");
   EXPECT_TRUE(scene) << scene.error();
