@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <unordered_map>
 
 #include "sim/solver.h"
 #include "sim/obstacles.h"
@@ -12,34 +11,70 @@ namespace clothlab {
 
 namespace {
 
-// A uniform grid of cells hashed by their integer coordinates.
-class SpatialHash {
+// Items binned by their boxes into a dense grid of cells over the boxes' extent, stored as
+// compressed rows (built once per step; far cheaper than a hash map of cells).
+class CellGrid {
  public:
-  explicit SpatialHash(double cell) : inverse_(1.0 / cell) {}
-  void insert(const Eigen::AlignedBox3d& box, int item) {
-    forCells(box, [&](std::int64_t key) { cells_[key].push_back(item); });
+  // Bins boxes[i] for every i with use[i] (all when `use` is empty) into cells of about `cell`.
+  CellGrid(const std::vector<Eigen::AlignedBox3d>& boxes, const std::vector<char>& use, double cell) {
+    Eigen::AlignedBox3d bounds;
+    for (size_t i = 0; i < boxes.size(); ++i)
+      if (use.empty() || use[i]) bounds.extend(boxes[i]);
+    if (bounds.isEmpty()) return;
+    origin_ = bounds.min();
+    const Vec3 extent = bounds.sizes();
+    // At most about 4 million cells.
+    const double cells = ((extent / cell).array().floor().max(0.0) + 1.0).prod();
+    if (cells > 4e6) cell *= std::cbrt(cells / 4e6);
+    inverse_ = 1.0 / cell;
+    dims_ = ((extent * inverse_).array().floor().cast<int>() + 1).matrix();
+    start_.assign(static_cast<size_t>(dims_.prod()) + 1, 0);
+    auto each = [&](auto&& fn) {
+      for (size_t i = 0; i < boxes.size(); ++i) {
+        if (!use.empty() && !use[i]) continue;
+        Eigen::Vector3i lo, hi;
+        range(boxes[i], lo, hi);
+        for (int z = lo.z(); z <= hi.z(); ++z)
+          for (int y = lo.y(); y <= hi.y(); ++y)
+            for (int x = lo.x(); x <= hi.x(); ++x) fn(index(x, y, z), static_cast<int>(i));
+      }
+    };
+    each([&](int c, int) { ++start_[c + 1]; });
+    for (size_t c = 1; c < start_.size(); ++c) start_[c] += start_[c - 1];
+    items_.resize(start_.back());
+    std::vector<int> fill(start_.begin(), start_.end() - 1);
+    each([&](int c, int item) { items_[fill[c]++] = item; });
   }
+
   template <class Fn>
   void query(const Eigen::AlignedBox3d& box, Fn&& fn) const {
-    forCells(box, [&](std::int64_t key) {
-      auto it = cells_.find(key);
-      if (it != cells_.end())
-        for (int item : it->second) fn(item);
-    });
+    if (start_.empty()) return;
+    Eigen::Vector3i lo, hi;
+    range(box, lo, hi);
+    for (int z = lo.z(); z <= hi.z(); ++z)
+      for (int y = lo.y(); y <= hi.y(); ++y)
+        for (int x = lo.x(); x <= hi.x(); ++x) {
+          const int c = index(x, y, z);
+          for (int k = start_[c]; k < start_[c + 1]; ++k) fn(items_[k]);
+        }
   }
 
  private:
-  template <class Fn>
-  void forCells(const Eigen::AlignedBox3d& box, Fn&& fn) const {
-    const Eigen::Vector3i lo = (box.min() * inverse_).array().floor().cast<int>();
-    const Eigen::Vector3i hi = (box.max() * inverse_).array().floor().cast<int>();
-    for (int x = lo.x(); x <= hi.x(); ++x)
-      for (int y = lo.y(); y <= hi.y(); ++y)
-        for (int z = lo.z(); z <= hi.z(); ++z)
-          fn((std::int64_t(x) * 73856093) ^ (std::int64_t(y) * 19349663) ^ (std::int64_t(z) * 83492791));
+  // The cells a box covers, clamped to the grid (an empty range when it misses the grid).
+  void range(const Eigen::AlignedBox3d& box, Eigen::Vector3i& lo, Eigen::Vector3i& hi) const {
+    const Eigen::Vector3d a = ((box.min() - origin_) * inverse_).array().floor(), b = ((box.max() - origin_) * inverse_).array().floor();
+    for (int k = 0; k < 3; ++k) {
+      lo[k] = static_cast<int>(std::clamp(a[k], 0.0, double(dims_[k] - 1)));
+      hi[k] = static_cast<int>(std::clamp(b[k], -1.0, double(dims_[k] - 1)));
+      if (b[k] < 0 || a[k] > dims_[k] - 1) hi[k] = lo[k] - 1;
+    }
   }
-  double inverse_;
-  std::unordered_map<std::int64_t, std::vector<int>> cells_;
+  int index(int x, int y, int z) const { return (z * dims_.y() + y) * dims_.x() + x; }
+
+  Vec3 origin_{0, 0, 0};
+  double inverse_ = 1;
+  Eigen::Vector3i dims_{0, 0, 0};
+  std::vector<int> start_, items_;
 };
 
 // Closest points of segments p0p1 and q0q1: parameters s, t in [0, 1] (Ericson 5.1.9).
@@ -188,19 +223,17 @@ int countSelfIntersections(const TriangleMesh& mesh, const Positions& x) {
   double cell = 0;
   for (const Tri& f : mesh.triangles)
     for (int k = 0; k < 3; ++k) cell = std::max(cell, (x.row(f[k]) - x.row(f[(k + 1) % 3])).norm());
-  SpatialHash hash(std::max(cell, 1e-6));
-  auto box = [&](int t) {
-    Eigen::AlignedBox3d b;
-    for (int k : mesh.triangles[t]) b.extend(Vec3(x.row(k)));
-    return b;
-  };
-  for (int t = 0; t < mesh.triangleCount(); ++t) hash.insert(box(t), t);
+  std::vector<Eigen::AlignedBox3d> boxes(mesh.triangleCount());
+  for (int t = 0; t < mesh.triangleCount(); ++t)
+    for (int k : mesh.triangles[t]) boxes[t].extend(Vec3(x.row(k)));
+  const CellGrid grid(boxes, {}, std::max(cell, 1e-6));
+  auto box = [&](int t) { return boxes[t]; };
   int count = 0;
   std::vector<int> seen(mesh.triangleCount(), -1);
   for (int t = 0; t < mesh.triangleCount(); ++t) {
     const Tri& f = mesh.triangles[t];
     const Eigen::AlignedBox3d bt = box(t);
-    hash.query(bt, [&](int u) {
+    grid.query(bt, [&](int u) {
       if (u <= t || seen[u] == t) return;
       seen[u] = t;
       const Tri& g = mesh.triangles[u];
@@ -257,13 +290,13 @@ SelfCollisionResult solvePairs(const std::vector<Tri>& triangles, const std::vec
       return std::any_of(vertices.begin(), vertices.end(), [&](int v) { return w[v] != 0; });
     };
     std::vector<Eigen::AlignedBox3d> triangleBoxes(triangleCount), vertexBoxes(vertexCount);
-    SpatialHash triangleHash(cell);
+    std::vector<char> useTriangle(triangleCount, 1);
     for (int t = 0; t < triangleCount; ++t) {
       const Tri& f = triangles[t];
-      if (obstacleFeatures && !moving({f[0], f[1], f[2]})) continue;
+      if (obstacleFeatures && !moving({f[0], f[1], f[2]})) useTriangle[t] = 0;
       triangleBoxes[t] = swept({f[0], f[1], f[2]});
-      triangleHash.insert(triangleBoxes[t], t);
     }
+    const CellGrid triangleHash(triangleBoxes, useTriangle, cell);
     std::vector<int> stamp(triangleCount, -1);
     for (int v = 0; v < vertexCount; ++v) {
       if (obstacleFeatures && w[v] != 0) continue;
@@ -285,13 +318,14 @@ SelfCollisionResult solvePairs(const std::vector<Tri>& triangles, const std::vec
         vt.push_back({v, t, (Vec3(start.row(v)) - a).dot(n) >= 0 ? 1.0 : -1.0});
       });
     }
-    SpatialHash edgeHash(cell);
     const int edgeCount = static_cast<int>(edges.size());
     std::vector<Eigen::AlignedBox3d> edgeBoxes(edgeCount);
+    std::vector<char> useEdge(edgeCount, 1);
     for (int e = 0; e < edgeCount; ++e) {
       edgeBoxes[e] = swept({edges[e][0], edges[e][1]});
-      if (!obstacleFeatures || moving({edges[e][0], edges[e][1]})) edgeHash.insert(edgeBoxes[e], e);
+      if (obstacleFeatures && !moving({edges[e][0], edges[e][1]})) useEdge[e] = 0;
     }
+    const CellGrid edgeHash(edgeBoxes, useEdge, cell);
     std::vector<int> seen(edgeCount, -1);
     for (int e = 0; e < edgeCount; ++e) {
       const auto& pe = edges[e];
