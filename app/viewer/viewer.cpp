@@ -643,8 +643,28 @@ void Viewer::exportObj(const std::string& path) {
 void Viewer::fitCamera(const Snapshot& snapshot, bool newScene) {
   Vec3 lo, hi;
   snapshot.bounds(lo, hi);
-  // A new scene's pinned cloth will hang: frame the room below it too.
+  // A new scene's pinned cloth will hang: frame the room below it too. An unpinned one standing
+  // above the ground may fall over: frame the ground around it as far as it is tall.
   if (newScene && !snapshot.pinVertices.empty()) lo.y() -= std::max(hi.x() - lo.x(), hi.z() - lo.z());
+  if (newScene && snapshot.pinVertices.empty() && snapshot.vertexCount() > 0) {
+    for (const auto& o : snapshot.obstacles)
+      if (o.type == Obstacle::Type::Plane && o.normal.y() > 0.99 && o.point.y() < lo.y()) {
+        double top = -1e300, bottom = 1e300;
+        for (int v = 0; v < snapshot.vertexCount(); ++v) {
+          top = std::max(top, snapshot.vertex(v).y());
+          bottom = std::min(bottom, snapshot.vertex(v).y());
+        }
+        const double tall = top - bottom;
+        if (tall > 0.5 * std::max(hi.x() - lo.x(), hi.z() - lo.z())) {  // standing, not lying
+          lo.x() -= 0.5 * tall;
+          lo.z() -= 0.5 * tall;
+          hi.x() += 0.5 * tall;
+          hi.z() += 0.5 * tall;
+          lo.y() = std::min(lo.y(), o.point.y());
+        }
+        break;
+      }
+  }
   const ViewRect view = activeView();
   camera_.fit({lo.x(), lo.y(), lo.z()}, {hi.x(), hi.y(), hi.z()}, !newScene, panes_.empty() ? 1.0 : view.w / view.h);
 }
