@@ -51,6 +51,10 @@ PaneListResult parsePaneList(const std::string& list, const std::string& scene) 
     const auto at = entry.find('@');
     pane.solver = entry.substr(0, at);
     pane.scene = at == std::string::npos ? scene : entry.substr(at + 1);
+    if (pane.solver.empty()) {
+      result.error = where + ": no solver id before '@'";
+      return result;
+    }
     if (!findSolver(pane.solver)) {
       result.error = where + ": unknown solver '" + pane.solver + "' (known: " + solverIdList() + ")";
       return result;

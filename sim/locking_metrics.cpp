@@ -6,6 +6,7 @@
 
 #include "sim/bending.h"
 #include "sim/metrics.h"
+#include "sim/simulation.h"
 
 namespace clothlab {
 
@@ -47,6 +48,12 @@ MetricProbe makeMetricProbe(const ClothModel& cloth, const std::vector<int>& pin
   }
   probe.hinge = hingeBendingMatrix(cloth.mesh, cloth.topology);
   return probe;
+}
+
+MetricProbe makeMetricProbe(const Simulation& simulation) {
+  std::vector<int> pinned;
+  for (const auto& pin : simulation.pins()) pinned.push_back(pin.first);
+  return makeMetricProbe(simulation.cloth(), pinned, simulation.sim().gravity);
 }
 
 std::vector<double> measureLockingMetrics(const MetricProbe& probe, const ClothModel& cloth,

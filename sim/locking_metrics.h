@@ -44,6 +44,8 @@ struct MetricProbe {
   SparseMatrix hinge;        // bending_energy
 };
 MetricProbe makeMetricProbe(const ClothModel& cloth, const std::vector<int>& pinnedVertices, const Vec3& gravity);
+// The probe of a simulation as it stands (its cloth, its pins now, its gravity).
+MetricProbe makeMetricProbe(const Simulation& simulation);
 
 // Values in the order of lockingMetricDefinitions().
 std::vector<double> measureLockingMetrics(const MetricProbe& probe, const ClothModel& cloth,

@@ -13,6 +13,7 @@ constexpr int kLeafSize = 4;
 MeshShape::MeshShape(TriangleMesh mesh) : mesh_(std::move(mesh)) {
   const int triangles = mesh_.triangleCount();
   const MeshTopology topology = buildTopology(mesh_);
+  edges_ = topology.edges;
   closed_ = triangles > 0 && std::all_of(topology.edgeTriCount.begin(), topology.edgeTriCount.end(),
                                          [](int c) { return c == 2; });
   lo_ = mesh_.positions.colwise().minCoeff();

@@ -16,6 +16,7 @@ class MeshShape {
   explicit MeshShape(TriangleMesh mesh);
 
   const TriangleMesh& mesh() const { return mesh_; }
+  const std::vector<std::array<int, 2>>& edges() const { return edges_; }  // unique, v0 < v1
   // Watertight: every edge has exactly two triangles.
   bool closed() const { return closed_; }
   const Vec3& lo() const { return lo_; }
@@ -42,6 +43,7 @@ class MeshShape {
   void search(int node, const Vec3& p, Hit& best) const;
 
   TriangleMesh mesh_;
+  std::vector<std::array<int, 2>> edges_;
   bool closed_ = false;
   Vec3 lo_{0, 0, 0}, hi_{0, 0, 0};
   std::vector<Node> nodes_;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 
 #include "sim/solver.h"
 #include "sim/obstacles.h"
@@ -227,12 +226,11 @@ int countSelfIntersections(const TriangleMesh& mesh, const Positions& x) {
   for (int t = 0; t < mesh.triangleCount(); ++t)
     for (int k : mesh.triangles[t]) boxes[t].extend(Vec3(x.row(k)));
   const CellGrid grid(boxes, {}, std::max(cell, 1e-6));
-  auto box = [&](int t) { return boxes[t]; };
   int count = 0;
   std::vector<int> seen(mesh.triangleCount(), -1);
   for (int t = 0; t < mesh.triangleCount(); ++t) {
     const Tri& f = mesh.triangles[t];
-    const Eigen::AlignedBox3d bt = box(t);
+    const Eigen::AlignedBox3d& bt = boxes[t];
     grid.query(bt, [&](int u) {
       if (u <= t || seen[u] == t) return;
       seen[u] = t;
@@ -240,7 +238,7 @@ int countSelfIntersections(const TriangleMesh& mesh, const Positions& x) {
       for (int i : f)
         for (int j : g)
           if (i == j) return;
-      if (!bt.intersects(box(u))) return;
+      if (!bt.intersects(boxes[u])) return;
       if (trianglesIntersect(x.row(f[0]), x.row(f[1]), x.row(f[2]), x.row(g[0]), x.row(g[1]), x.row(g[2]))) ++count;
     });
   }
@@ -436,6 +434,8 @@ SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const Mesh
                                             const Positions& start, Positions& end, const Eigen::VectorXd& w,
                                             double thickness, const std::vector<Obstacle>& obstacles,
                                             int iterations) {
+  if (std::none_of(obstacles.begin(), obstacles.end(), [](const Obstacle& o) { return o.type == Obstacle::Type::Mesh; }))
+    return {};
   // The cloth, then each mesh obstacle's vertices near the cloth's swept box, as static geometry.
   Eigen::AlignedBox3d cloth;
   for (int v = 0; v < start.rows(); ++v) {
@@ -450,27 +450,32 @@ SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const Mesh
   const int clothVertices = static_cast<int>(start.rows());
   for (const Obstacle& ob : obstacles) {
     if (ob.type != Obstacle::Type::Mesh || !ob.shape) continue;
+    // The whole obstacle out of reach (its bounding sphere misses the cloth's box): nothing to add.
+    const double radius = ob.shape->radius();
+    if (cloth.exteriorDistance(ob.center()) > radius) continue;
     const TriangleMesh& shape = ob.shape->mesh();
+    // Each vertex placed in the world once; the triangles near the cloth bring theirs in.
+    std::vector<Vec3> world(shape.vertexCount());
+    for (int v = 0; v < shape.vertexCount(); ++v) world[v] = ob.toWorld(shape.positions.row(v).transpose());
     std::vector<int> index(shape.vertexCount(), -1);
-    auto use = [&](int v) {
-      if (index[v] < 0) {
-        index[v] = clothVertices + static_cast<int>(extra.size());
-        extra.push_back(ob.toWorld(shape.positions.row(v).transpose()));
-      }
-      return index[v];
-    };
     for (const Tri& f : shape.triangles) {
       Eigen::AlignedBox3d box;
-      for (int k : f) box.extend(ob.toWorld(shape.positions.row(k).transpose()));
+      for (int k : f) box.extend(world[k]);
       if (!box.intersects(cloth)) continue;
-      const Tri g = {use(f[0]), use(f[1]), use(f[2])};
+      Tri g;
+      for (int k = 0; k < 3; ++k) {
+        if (index[f[k]] < 0) {
+          index[f[k]] = clothVertices + static_cast<int>(extra.size());
+          extra.push_back(world[f[k]]);
+        }
+        g[k] = index[f[k]];
+      }
       triangles.push_back(g);
-      for (int k = 0; k < 3; ++k) edges.push_back({std::min(g[k], g[(k + 1) % 3]), std::max(g[k], g[(k + 1) % 3])});
     }
+    for (const auto& e : ob.shape->edges())  // the shape's unique edges between vertices brought in
+      if (index[e[0]] >= 0 && index[e[1]] >= 0) edges.push_back({index[e[0]], index[e[1]]});
   }
   if (extra.empty()) return {};
-  std::sort(edges.begin() + static_cast<long>(topology.edges.size()), edges.end());
-  edges.erase(std::unique(edges.begin() + static_cast<long>(topology.edges.size()), edges.end()), edges.end());
   Positions allStart(clothVertices + static_cast<int>(extra.size()), 3);
   allStart.topRows(clothVertices) = start;
   for (size_t i = 0; i < extra.size(); ++i) allStart.row(clothVertices + static_cast<int>(i)) = extra[i].transpose();

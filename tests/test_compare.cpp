@@ -22,16 +22,9 @@ std::unique_ptr<Simulation> create(const Scene& scene) {
   return sim ? std::move(*sim) : nullptr;
 }
 
-Scene builtin(const std::string& name, const std::string& solver) {
-  auto scene = resolveScene(name);
-  EXPECT_TRUE(scene) << scene.error();
-  useSolver(*scene, solver);
-  return *scene;
-}
-
 // Largest edge strain after `steps` steps of `hanging` with xpbd at `sweeps` sweeps.
 double xpbdStrain(int sweeps, double compliance, int steps) {
-  Scene scene = builtin("hanging", "xpbd");
+  Scene scene = test::builtinScene("hanging", "xpbd");
   scene.solverParams = {{"iterations", sweeps}, {"compliance", compliance}, {"tolerance", 0.0}};
   auto sim = create(scene);
   for (int i = 0; i < steps; ++i) EXPECT_FALSE(sim->step().has_value());
@@ -46,7 +39,7 @@ TEST(Xpbd, StretchFallsWithMoreSweepsAndGrowsWithCompliance) {
 }
 
 TEST(Xpbd, PinsHoldVelocityIsThePositionChangeAndBadParametersAreNamed) {
-  Scene scene = builtin("hanging", "xpbd");
+  Scene scene = test::builtinScene("hanging", "xpbd");
   auto sim = create(scene);
   ASSERT_FALSE(sim->pins().empty());
   for (int i = 0; i < 100; ++i) {
@@ -65,7 +58,7 @@ TEST(Xpbd, PinsHoldVelocityIsThePositionChangeAndBadParametersAreNamed) {
 }
 
 TEST(Xpbd, DivergenceIsCaughtAtTheStep) {
-  Scene scene = builtin("hanging", "xpbd");
+  Scene scene = test::builtinScene("hanging", "xpbd");
   scene.solverParams = {{"max_speed", 1.0}};
   auto sim = create(scene);
   std::optional<std::string> failure;
@@ -76,7 +69,7 @@ TEST(Xpbd, DivergenceIsCaughtAtTheStep) {
 }
 
 TEST(ClosestSurfacePoint, FindsPointsOnTheMeshAndClampsOthers) {
-  auto model = buildClothModel(builtin("corners-coarse", "impulse-nc"));
+  auto model = buildClothModel(test::builtinScene("corners-coarse", "impulse-nc"));
   ASSERT_TRUE(model) << model.error();
   const TriangleMesh& mesh = model->mesh;
   std::mt19937 random(3);
@@ -103,7 +96,7 @@ TEST(ClosestSurfacePoint, FindsPointsOnTheMeshAndClampsOthers) {
 }
 
 TEST(PinRamp, PinsTravelToTheirTargetsOverTheRampAndTheKeyIsChecked) {
-  Scene scene = builtin("corners-coarse", "impulse-nc");
+  Scene scene = test::builtinScene("corners-coarse", "impulse-nc");
   ASSERT_EQ(scene.pins.size(), 2u);
   ASSERT_DOUBLE_EQ(scene.pins[0].ramp, 1.0);
   auto sim = create(scene);
@@ -127,10 +120,10 @@ TEST(PinRamp, PinsTravelToTheirTargetsOverTheRampAndTheKeyIsChecked) {
 }
 
 TEST(LockingMetrics, EveryMetricIsDefinedAndMeasuresWhatItSays) {
-  auto sim = create(builtin("corners-coarse", "conforming"));
+  auto sim = create(test::builtinScene("corners-coarse", "conforming"));
   std::vector<int> pinned;
   for (const auto& pin : sim->pins()) pinned.push_back(pin.first);
-  const MetricProbe probe = makeMetricProbe(sim->cloth(), pinned, sim->sim().gravity);
+  const MetricProbe probe = makeMetricProbe(*sim);
   const auto& definitions = lockingMetricDefinitions();
   ASSERT_EQ(definitions.size(), 7u);
   for (const auto& d : definitions) EXPECT_FALSE(d.key.empty() || d.unit.empty() || d.meaning.empty());
@@ -161,7 +154,7 @@ TEST(LockingMetrics, EveryMetricIsDefinedAndMeasuresWhatItSays) {
   values = measureLockingMetrics(probe, sim->cloth(), rest, stats, 1e-4, 2.5);
   EXPECT_DOUBLE_EQ(values[4], 0.004);
   // Sag needs exactly two pins: the cantilever's clamped strip has no sag, a tip height.
-  auto cantilever = create(builtin("cantilever-coarse", "conforming"));
+  auto cantilever = create(test::builtinScene("cantilever-coarse", "conforming"));
   std::vector<int> strip;
   for (const auto& pin : cantilever->pins()) strip.push_back(pin.first);
   EXPECT_GT(strip.size(), 2u);
@@ -194,11 +187,9 @@ TEST(ComparePresets, EveryPaneBuildsAndPaneListsAreChecked) {
 // tip heights agree within 10%; the conforming edge constraints are far stiffer at the coarse one.
 TEST(Locking, CantileverDroopIsResolutionIndependentForMlsAndLockedForConforming) {
   auto tip = [](const std::string& name, const std::string& solver) {
-    auto sim = create(builtin(name, solver));
+    auto sim = create(test::builtinScene(name, solver));
     for (int i = 0; i < 600; ++i) EXPECT_FALSE(sim->step().has_value()) << name << " " << solver;
-    std::vector<int> pinned;
-    for (const auto& pin : sim->pins()) pinned.push_back(pin.first);
-    const MetricProbe probe = makeMetricProbe(sim->cloth(), pinned, sim->sim().gravity);
+    const MetricProbe probe = makeMetricProbe(*sim);
     return measureLockingMetrics(probe, sim->cloth(), sim->surface(), sim->lastStats(), sim->sim().bending, 0)[1];
   };
   const double coarse = tip("cantilever-coarse", "mls-isometry"), medium = tip("cantilever-medium", "mls-isometry"),

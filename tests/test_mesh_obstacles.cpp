@@ -138,10 +138,8 @@ double deepest(const Simulation& sim) {
 class DrapeOnTorus : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(DrapeOnTorus, NoVertexEndsDeeperThanTheThickness) {
-  auto scene = resolveScene("torus-drape");
-  ASSERT_TRUE(scene) << scene.error();
-  useSolver(*scene, GetParam());
-  auto sim = Simulation::create(*scene);
+  const Scene scene = test::builtinScene("torus-drape", GetParam());
+  auto sim = Simulation::create(scene);
   ASSERT_TRUE(sim) << sim.error();
   double worst = 0;
   for (int i = 0; i < 500; ++i) {
@@ -151,8 +149,8 @@ TEST_P(DrapeOnTorus, NoVertexEndsDeeperThanTheThickness) {
   // It rests on the torus (the top of the tube is at y = 0.4).
   EXPECT_LT((*sim)->surface().col(1).maxCoeff(), 0.5);
   std::printf("%s: deepest vertex inside the torus %.2e m (thickness %.3f m)\n", GetParam(), worst,
-              scene->sim.thickness);
-  EXPECT_LT(worst, scene->sim.thickness);
+              scene.sim.thickness);
+  EXPECT_LT(worst, scene.sim.thickness);
 }
 
 INSTANTIATE_TEST_SUITE_P(Solvers, DrapeOnTorus, ::testing::Values("impulse-nc", "mls-isometry", "xpbd"));
@@ -224,11 +222,6 @@ TEST(SharedObstacles, EveryClothMeshLoadsAndSteps) {
   }
 }
 
-}  // namespace
-}  // namespace clothlab
-
-namespace clothlab {
-namespace {
 
 // A closed pyramid with a sharp apex at (0, height, 0): a feature no cloth vertex lands on.
 std::shared_ptr<const MeshShape> spike(double height, double half) {
@@ -305,11 +298,6 @@ TEST_P(DropOnSpike, TheApexDoesNotPokeThrough) {
 
 INSTANTIATE_TEST_SUITE_P(Solvers, DropOnSpike, ::testing::Values("impulse-nc", "mls-isometry", "xpbd"));
 
-}  // namespace
-}  // namespace clothlab
-
-namespace clothlab {
-namespace {
 
 TEST(MeshObstacleMotion, SpinsAboutItsCentreAndMovesWithItsVelocity) {
   Obstacle sheet;

@@ -10,6 +10,7 @@
 #include "sim/scene_library.h"
 #include "sim/self_collision.h"
 #include "sim/simulation.h"
+#include "tests/test_util.h"
 
 namespace clothlab {
 namespace {
@@ -98,11 +99,9 @@ TEST(SelfCollision, ContinuousTestCatchesTunnellingAndIgnoresPassingRoundAnEdge)
 }
 
 int intersectionsAfterFold(const std::string& solver, bool selfCollision, int steps) {
-  auto scene = resolveScene("fold-drop");
-  EXPECT_TRUE(scene) << scene.error();
-  useSolver(*scene, solver);
-  scene->sim.selfCollision = selfCollision;
-  auto sim = Simulation::create(*scene);
+  Scene scene = test::builtinScene("fold-drop", solver);
+  scene.sim.selfCollision = selfCollision;
+  auto sim = Simulation::create(scene);
   EXPECT_TRUE(sim) << sim.error();
   for (int i = 0; i < steps; ++i) {
     auto e = (*sim)->step();
@@ -127,21 +126,15 @@ TEST(FoldDrop, WithoutSelfCollisionTheClothPassesThroughItself) {
   EXPECT_GT(intersectionsAfterFold("xpbd", false, 800), 0);
 }
 
-}  // namespace
-}  // namespace clothlab
-
-namespace clothlab {
-namespace {
 
 // Friction acts relative to the obstacle's surface: a cloth dropped on a sphere spinning about
 // the vertical turns with it (issue 6's rotating-sphere scene).
 TEST(SpinningSphere, FrictionTurnsTheClothWithTheSphere) {
-  auto scene = resolveScene("spinning-sphere");
-  ASSERT_TRUE(scene) << scene.error();
-  const double spin = scene->obstacles.front().angularVelocity.y();
+  const Scene scene = test::builtinScene("spinning-sphere", "xpbd");
+  ASSERT_FALSE(scene.obstacles.empty());
+  const double spin = scene.obstacles.front().angularVelocity.y();
   ASSERT_GT(spin, 0);
-  useSolver(*scene, "xpbd");
-  auto sim = Simulation::create(*scene);
+  auto sim = Simulation::create(scene);
   ASSERT_TRUE(sim) << sim.error();
   double turned = 0;  // about +y, right-handed [rad]
   Positions previous = (*sim)->surface();
@@ -162,18 +155,13 @@ TEST(SpinningSphere, FrictionTurnsTheClothWithTheSphere) {
     if (count) turned += sum / count;
     previous = now;
   }
-  const double sphere = spin * 500 * scene->sim.dt;
+  const double sphere = spin * 500 * scene.sim.dt;
   std::printf("the cloth on top turned %.2f rad while the sphere turned %.2f rad\n", turned, sphere);
   EXPECT_GT(turned, 0.6 * sphere);
   EXPECT_LT(turned, 1.05 * sphere);
   EXPECT_EQ(countSelfIntersections((*sim)->cloth().mesh, (*sim)->surface()), 0);
 }
 
-}  // namespace
-}  // namespace clothlab
-
-namespace clothlab {
-namespace {
 
 // Dragging a corner of a cloth lying on the ground up and over the cloth folds it onto itself;
 // with self-collision it ends untangled (no intersecting triangle pairs), for every solver.
@@ -249,20 +237,12 @@ TEST(DragAcross, WithoutSelfCollisionTheFoldPassesThrough) {
 
 INSTANTIATE_TEST_SUITE_P(Solvers, DragAcross, ::testing::Values("impulse-nc", "mls-isometry", "xpbd"));
 
-}  // namespace
-}  // namespace clothlab
-
-namespace clothlab {
-namespace {
 
 // The pile left by fold-drop comes to rest: self-collision responses do not keep it jittering.
 // (xpbd: its vertices are the surface; the impulse solvers' particle speeds include their
 // nonconforming modes, and mls-isometry's its residual, with or without self-collision alike.)
 TEST(FoldDrop, ThePileComesToRestWithoutJitter) {
-  auto scene = resolveScene("fold-drop");
-  ASSERT_TRUE(scene) << scene.error();
-  useSolver(*scene, "xpbd");
-  auto sim = Simulation::create(*scene);
+  auto sim = Simulation::create(test::builtinScene("fold-drop", "xpbd"));
   ASSERT_TRUE(sim) << sim.error();
   double fastest = 0;
   int corrections = 0;

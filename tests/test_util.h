@@ -1,5 +1,6 @@
 #pragma once
 // Small helpers shared by the tests: temporary files and scenes built in code.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -7,8 +8,20 @@
 #include <string>
 
 #include "sim/scene.h"
+#include "sim/scene_library.h"
 
 namespace clothlab::test {
+
+// A built-in scene run by `solver` (the scene's parameters for another solver dropped).
+inline Scene builtinScene(const std::string& name, const std::string& solver) {
+  auto scene = resolveScene(name);
+  if (!scene) {
+    ADD_FAILURE() << scene.error();
+    return Scene{};
+  }
+  useSolver(*scene, solver);
+  return *scene;
+}
 
 inline std::filesystem::path tempDir() {
   static const std::filesystem::path dir = [] {

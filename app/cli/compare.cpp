@@ -30,9 +30,7 @@ struct PaneRun {
 
 void runPane(PaneRun& run, long steps) {
   Simulation& simulation = *run.simulation;
-  std::vector<int> pinned;
-  for (const auto& pin : simulation.pins()) pinned.push_back(pin.first);
-  const MetricProbe probe = makeMetricProbe(simulation.cloth(), pinned, simulation.sim().gravity);
+  const MetricProbe probe = makeMetricProbe(simulation);
   std::vector<double> stepMs;
   for (long i = 0; i < steps; ++i) {
     if (auto e = simulation.step()) {

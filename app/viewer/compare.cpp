@@ -26,11 +26,8 @@ Result<Viewer::Pane> Viewer::makePane(const ComparePane& spec, bool paused) cons
   if (!simulation) return Error{spec.solver + ": " + simulation.error()};
   Simulation& sim = **simulation;
   Viewer::Pane pane;
-  std::vector<int> pinned;
-  for (const auto& pin : sim.pins()) pinned.push_back(pin.first);
-  auto cloth = std::make_shared<ClothModel>(sim.cloth());
-  pane.probe = makeMetricProbe(*cloth, pinned, sim.sim().gravity);
-  pane.cloth = std::move(cloth);
+  pane.probe = makeMetricProbe(sim);
+  pane.cloth = std::make_shared<ClothModel>(sim.cloth());
   pane.spec = spec;
   pane.runner = std::make_unique<SimRunner>(std::move(*simulation), paused);
   pane.runner->setSpeed(speed_);
@@ -53,7 +50,6 @@ std::optional<std::string> Viewer::startCompare(const std::vector<ComparePane>& 
   single_.reset();  // one set of threads at a time
   activePane_ = 0;
   runner_ = panes_[0].runner.get();
-  compareName_ = name;
   const auto& presets = comparePresets();
   for (size_t i = 0; i < presets.size(); ++i)
     if (presets[i].name == name) comparePreset_ = static_cast<int>(i);
@@ -212,21 +208,15 @@ void Viewer::postEach(const std::string& label, const std::function<SimRunner::E
 }
 
 int Viewer::mapVertex(int pane, int vertex) const {
-  if (pane < 0 || pane == activePane_) return vertex;
+  if (pane < 0 || panes_[pane].spec.scene == panes_[activePane_].spec.scene) return vertex;
   const Positions& from = panes_[activePane_].cloth->mesh.positions;
-  const Positions& to = panes_[pane].cloth->mesh.positions;
-  if (&from == &to || panes_[pane].cloth == panes_[activePane_].cloth) return vertex;
-  if (from.rows() == to.rows() && from.isApprox(to)) return vertex;  // the same mesh
-  return nearestVertex(to, from.row(vertex).transpose());
+  return nearestVertex(panes_[pane].cloth->mesh.positions, from.row(vertex).transpose());
 }
 
 Grab Viewer::mapGrab(int pane, const Grab& grab) const {
-  if (pane < 0 || pane == activePane_) return grab;
+  if (pane < 0 || panes_[pane].spec.scene == panes_[activePane_].spec.scene) return grab;
   const TriangleMesh& from = panes_[activePane_].cloth->mesh;
   const TriangleMesh& to = panes_[pane].cloth->mesh;
-  if (from.positions.rows() == to.positions.rows() && from.triangles == to.triangles &&
-      from.positions.isApprox(to.positions))
-    return grab;  // the same mesh: the same triangle and coordinates
   const Tri& f = from.triangles[grab.triangle];
   Vec3 rest = Vec3::Zero();
   for (int k = 0; k < 3; ++k) rest += grab.barycentric[k] * from.positions.row(f[k]).transpose();

@@ -66,6 +66,13 @@ int Viewer::run() {
     return 2;
   }
   if (isObjPath(options_.scene)) addGroundBelow(**simulation);
+  const ComparePreset* preset = nullptr;
+  if (!options_.compare.empty() && !(preset = findComparePreset(options_.compare))) {
+    std::string known;
+    for (const auto& p : comparePresets()) known += (known.empty() ? "" : ", ") + p.name;
+    std::fprintf(stderr, "clothlab: --compare: unknown preset '%s' (known: %s)\n", options_.compare.c_str(), known.c_str());
+    return 2;
+  }
 
   glfwSetErrorCallback([](int code, const char* text) { std::fprintf(stderr, "GLFW error %d: %s\n", code, text); });
   if (!glfwInit()) {
@@ -121,12 +128,7 @@ int Viewer::run() {
 
   single_ = std::make_unique<SimRunner>(std::move(*simulation), options_.paused);
   runner_ = single_.get();
-  if (!options_.compare.empty()) {
-    const ComparePreset* preset = findComparePreset(options_.compare);
-    if (!preset) {
-      std::fprintf(stderr, "clothlab: --compare: unknown preset '%s'\n", options_.compare.c_str());
-      return 2;
-    }
+  if (preset) {
     if (auto e = startCompare(preset->panes, preset->name)) {
       std::fprintf(stderr, "clothlab: --compare %s: %s\n", options_.compare.c_str(), e->c_str());
       return 2;
@@ -430,7 +432,9 @@ void Viewer::onMouseButton(int button, int action, int mods) {
   dragThrough_ = hit->point;
   const Grab g = grab_;
   postEach("grab", [this, g](int pane) {
+    // Mapped once per drag: the point stays, only the target follows the mouse.
     const Grab mapped = mapGrab(pane, g);
+    if (pane >= 0) panes_[pane].grab = mapped;
     return [mapped](Simulation& s) { return s.setGrab(mapped); };
   });
   log_.write("grab_start", {{"x", cursorX_}, {"y", cursorY_}, {"triangle", hit->triangle},
@@ -449,7 +453,8 @@ void Viewer::onCursor(double x, double y) {
       grab_.target = viewPlanePoint(x, y, dragThrough_);
       const Grab g = grab_;
       postEach("drag", [this, g](int pane) {
-        const Grab mapped = mapGrab(pane, g);
+        Grab mapped = pane >= 0 ? panes_[pane].grab : g;
+        mapped.target = g.target;
         return [mapped](Simulation& s) { return s.setGrab(mapped); };
       });
       log_.write("grab_move", {{"x", x}, {"y", y}, {"target", vecJson(g.target)}});

@@ -101,6 +101,7 @@ class Viewer {
     long lastStep = -1;
     double metricsWall = -1;
     double x = 0, y = 0, w = 0, h = 0;  // window pixels, top-left origin
+    Grab grab;  // the current drag's point mapped to this pane's mesh
   };
   static constexpr double kCompareTableHeight = 190;  // window pixels under the panes
   struct ViewRect {
@@ -123,7 +124,9 @@ class Viewer {
   // active one when `all` is false). `make` builds each pane's edit (pane -1: single mode).
   void postEach(const std::string& label, const std::function<SimRunner::Edit(int pane)>& make, bool all = true);
   void forEachRunner(const std::function<void(SimRunner&)>& fn);
-  int mapVertex(int pane, int vertex) const;  // the active pane's vertex in `pane`'s mesh
+  // The active pane's vertex / surface point in `pane`'s mesh (through the rest positions when the
+  // panes run different scenes; the same otherwise).
+  int mapVertex(int pane, int vertex) const;
   Grab mapGrab(int pane, const Grab& grab) const;
 
   Vec3 viewPlanePoint(double x, double y, const Vec3& through) const;
@@ -135,7 +138,6 @@ class Viewer {
   SimRunner* runner_ = nullptr;         // the active runner (single_, or the active pane's)
   std::vector<Pane> panes_;             // compare mode when not empty
   int activePane_ = 0;
-  std::string compareName_;
   int comparePreset_ = 0;
   std::map<std::string, std::array<int, 4>> printedPanes_;  // --layout lines already printed
   bool editAllPanes_ = true;

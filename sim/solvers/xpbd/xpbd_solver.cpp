@@ -143,7 +143,7 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   for (size_t e = 0; e < edges.size(); ++e)
     worst = std::max(worst, std::abs((x.row(edges[e][0]) - x.row(edges[e][1])).norm() - restLength_[e]));
   stats.msPosition = msSince(t) - collisionMs;
-  if (!ctx.obstacles.empty()) {
+  {
     const auto featureStart = Clock::now();
     resolveObstacleFeatures(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness, ctx.obstacles);
     collisionMs += msSince(featureStart);
