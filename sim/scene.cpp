@@ -21,6 +21,7 @@ const ParamTable<SimParams>& SimParams::table() {
       {"thickness", "m", "distance kept from obstacles", &SimParams::thickness, 0, 0.1, true},
       {"friction", "", "default obstacle friction coefficient", &SimParams::friction, 0, 10, false},
       {"self_collision", "", "the cloth collides with itself, kept `thickness` apart", &SimParams::selfCollision},
+      {"substeps", "", "solver steps per time step, each of dt / substeps", &SimParams::substeps, 1, 100, true},
   };
   return table;
 }

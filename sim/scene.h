@@ -44,6 +44,7 @@ struct SimParams {
   double thickness = 2e-3;  // collision distance kept from obstacles [m], [0, 0.1]
   double friction = 0.3;    // default obstacle friction coefficient, [0, 10]
   bool selfCollision = false;  // cloth against itself, kept `thickness` apart (sim/self_collision.h)
+  int substeps = 1;         // solver steps of dt / substeps per time step, [1, 100]
   Vec3 gravity{0, -9.81, 0};  // [m/s^2]
   static const ParamTable<SimParams>& table();
 };

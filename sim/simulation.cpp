@@ -1,10 +1,16 @@
 #include "sim/simulation.h"
 
 #include <algorithm>
+#include <set>
 
 #include "sim/solver_registry.h"
 
 namespace clothlab {
+
+namespace {
+// Solver figures of the model, not of a step: a sub-step's value stands.
+const std::set<std::string> kModelFigures = {"duplicate_boundary_constraints"};
+}  // namespace
 
 Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene) {
   std::unique_ptr<Simulation> simulation(new Simulation());
@@ -28,36 +34,79 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene) {
   return simulation;
 }
 
+void accumulateSubstep(StepStats& total, const StepStats& sub, bool first) {
+  if (first) {
+    total = sub;
+    return;
+  }
+  total.msTotal += sub.msTotal;
+  total.msFactor += sub.msFactor;
+  total.msPosition += sub.msPosition;
+  total.msVelocity += sub.msVelocity;
+  total.msCollision += sub.msCollision;
+  total.msForces += sub.msForces;
+  total.positionIterations += sub.positionIterations;
+  total.backtracks += sub.backtracks;
+  total.maxPositionError = std::max(total.maxPositionError, sub.maxPositionError);
+  total.maxEdgeStrain = std::max(total.maxEdgeStrain, sub.maxEdgeStrain);
+  total.converged = total.converged && sub.converged;
+  total.contacts = std::max(total.contacts, sub.contacts);
+  total.regularization = std::max(total.regularization, sub.regularization);
+  total.linearSolver = sub.linearSolver;
+  for (const auto& [key, value] : sub.extra.items()) {
+    nlohmann::json& into = total.extra[key];
+    if (value.is_boolean()) into = value.get<bool>() || (into.is_boolean() && into.get<bool>());
+    else if (!value.is_number() || !into.is_number() || kModelFigures.contains(key)) into = value;
+    else if (key.starts_with("max_")) into = std::max(into.get<double>(), value.get<double>());
+    else if (value.is_number_integer() && into.is_number_integer()) into = into.get<long>() + value.get<long>();
+    else into = into.get<double>() + value.get<double>();
+  }
+}
+
 std::optional<std::string> Simulation::step() {
   if (diverged_) return "the simulation diverged earlier; reset it";
   StepStats stats;
-  const std::vector<Obstacle> obstacles = obstaclesAt(time_ + sim_.dt);
-  // Scene pins with a ramp travel from the rest position to their target (smoothstep in time).
-  std::vector<std::pair<int, Vec3>> rampedPins;
-  const bool ramping = std::any_of(pinRamps_.begin(), pinRamps_.end(),
-                                   [&](const auto& r) { return time_ < r.second; });
-  if (ramping) {
-    rampedPins = pins_;
-    for (auto& [vertex, target] : rampedPins)
-      for (const auto& [rampVertex, duration] : pinRamps_) {
-        if (rampVertex != vertex) continue;
-        const double s = std::min(1.0, (time_ + sim_.dt) / duration), weight = s * s * (3 - 2 * s);
-        const Vec3 rest = cloth_->mesh.positions.row(vertex).transpose();
-        target = rest + weight * (target - rest);
-      }
-  }
-  const StepContext context{sim_, obstacles, ramping ? rampedPins : pins_, grab_};
-  if (auto e = solver_->step(context, stats)) {
-    diverged_ = true;
-    return "step " + std::to_string(stepCount_ + 1) + " (t = " +
-           nlohmann::json(time_ + sim_.dt).dump() + " s): " + *e;
+  const int substeps = std::max(1, sim_.substeps);
+  SimParams sub = sim_;
+  sub.dt = sim_.dt / substeps;
+  for (int k = 0; k < substeps; ++k) {
+    const double start = time_ + k * sub.dt;
+    StepStats subStats;
+    if (auto e = substep(sub, start, subStats)) {
+      diverged_ = true;
+      return "step " + std::to_string(stepCount_ + 1) +
+             (substeps > 1 ? ", sub-step " + std::to_string(k + 1) + " of " + std::to_string(substeps) : "") +
+             " (t = " + nlohmann::json(start + sub.dt).dump() + " s): " + *e;
+    }
+    accumulateSubstep(stats, subStats, k == 0);
   }
   ++stepCount_;
   time_ += sim_.dt;
   stats.step = stepCount_;
   stats.t = time_;
+  stats.substeps = substeps;
   stats_ = std::move(stats);
   return std::nullopt;
+}
+
+std::optional<std::string> Simulation::substep(const SimParams& sim, double start, StepStats& stats) {
+  const std::vector<Obstacle> obstacles = obstaclesAt(start + sim.dt);
+  // Scene pins with a ramp travel from the rest position to their target (smoothstep in time).
+  std::vector<std::pair<int, Vec3>> rampedPins;
+  const bool ramping = std::any_of(pinRamps_.begin(), pinRamps_.end(),
+                                   [&](const auto& r) { return start < r.second; });
+  if (ramping) {
+    rampedPins = pins_;
+    for (auto& [vertex, target] : rampedPins)
+      for (const auto& [rampVertex, duration] : pinRamps_) {
+        if (rampVertex != vertex) continue;
+        const double s = std::min(1.0, (start + sim.dt) / duration), weight = s * s * (3 - 2 * s);
+        const Vec3 rest = cloth_->mesh.positions.row(vertex).transpose();
+        target = rest + weight * (target - rest);
+      }
+  }
+  const StepContext context{sim, obstacles, ramping ? rampedPins : pins_, grab_};
+  return solver_->step(context, stats);
 }
 
 std::optional<std::string> Simulation::setSimParams(const SimParams& params) {

@@ -13,13 +13,22 @@
 
 namespace clothlab {
 
+// Folds the statistics of one sub-step into those of its step (the first sub-step's replace
+// them): times, iterations, back-tracks and numeric extras are summed; errors, strains, contacts
+// and extras named max_* keep the largest; `converged` holds only if every sub-step converged;
+// boolean extras are true if any sub-step's is.
+void accumulateSubstep(StepStats& total, const StepStats& sub, bool first);
+
 class Simulation {
  public:
   // Builds the cloth and the solver named by scene.solverId with scene.solverParams.
   static Result<std::unique_ptr<Simulation>> create(const Scene& scene);
 
-  // One step of sim().dt. On failure (divergence, failed factorization) the state stays at the
-  // last good step, diverged() turns true and the message says which step failed and why.
+  // One step of sim().dt, taken as sim().substeps solver steps of dt / substeps (obstacles,
+  // pin ramps and the grab follow each sub-step). lastStats() then sums times, iterations and
+  // counts over the sub-steps and keeps the worst errors (see accumulateSubstep). On failure
+  // (divergence, failed factorization) the state stays at the last good sub-step, diverged()
+  // turns true and the message says which step and sub-step failed and why.
   std::optional<std::string> step();
   bool diverged() const { return diverged_; }
 
@@ -54,6 +63,8 @@ class Simulation {
 
  private:
   Simulation() = default;
+  // One solver step of sim.dt from simulated time `start`.
+  std::optional<std::string> substep(const SimParams& sim, double start, StepStats& stats);
   Scene scene_;
   std::shared_ptr<const ClothModel> cloth_;
   std::unique_ptr<Solver> solver_;

@@ -36,6 +36,7 @@ struct StepContext {
 // Timings [ms] and convergence figures of one step. Solvers fill what applies to them.
 struct StepStats {
   long step = 0;
+  int substeps = 1;           // solver steps the step was taken in (sim/simulation.h)
   double t = 0;               // simulated time after the step [s]
   double msTotal = 0, msFactor = 0, msPosition = 0, msVelocity = 0, msCollision = 0, msForces = 0;
   int positionIterations = 0;  // linear solves in the position pass

@@ -93,6 +93,7 @@ struct RunOptions {
   std::string scene, solver, statsPath, outDir;
   std::optional<long> steps;
   std::optional<double> dt, tolerance, density, bending;
+  std::optional<int> substeps;
   int every = 1;
   bool quiet = false;
 };
@@ -100,6 +101,7 @@ struct RunOptions {
 nlohmann::json statsJson(const StepStats& s, const SolverCounts& counts, int pinned) {
   nlohmann::json j{{"step", s.step},
                    {"t", s.t},
+                   {"substeps", s.substeps},
                    {"ms_total", s.msTotal},
                    {"ms_factor", s.msFactor},
                    {"ms_position", s.msPosition},
@@ -134,12 +136,15 @@ int commandRun(const RunOptions& options) {
   Scene scene = *resolved;
   if (!options.solver.empty()) useSolver(scene, options.solver);
   if (options.dt) scene.sim.dt = *options.dt;
+  if (options.substeps) scene.sim.substeps = *options.substeps;
   if (options.density) scene.sim.density = *options.density;
   if (options.bending) scene.sim.bending = *options.bending;
   if (options.tolerance) scene.solverParams["tolerance"] = *options.tolerance;
   if (options.dt && !(*options.dt > 0)) return fail("--dt: must be positive, got " + std::to_string(*options.dt));
   if (options.density && !(*options.density > 0))
     return fail("--density: must be positive, got " + std::to_string(*options.density));
+  if (options.substeps && (*options.substeps < 1 || *options.substeps > 100))
+    return fail("--substeps: must be between 1 and 100, got " + std::to_string(*options.substeps));
   if (options.every < 1) return fail("--every: must be at least 1");
   const long steps = options.steps.value_or(std::max(1L, std::lround(1.0 / scene.sim.dt)));
   if (steps < 0) return fail("--steps: must not be negative");
@@ -246,6 +251,7 @@ int main(int argc, char** argv) {
   run->add_option("--solver", options.solver, "Solver id");
   run->add_option("--steps", options.steps, "Number of steps (default: 1 s of simulated time)");
   run->add_option("--dt", options.dt, "Time step [s]");
+  run->add_option("--substeps", options.substeps, "Solver steps per time step, each of dt / substeps");
   run->add_option("--tol", options.tolerance, "Solver tolerance (impulse solvers: metres)");
   run->add_option("--density", options.density, "Areal density [kg/m^2]");
   run->add_option("--bending", options.bending, "Bending stiffness [N m]");

@@ -246,6 +246,15 @@ void Viewer::drawParameterSection() {
       layout(("sim." + info.key).c_str());
       continue;
     }
+    if (const auto* count = std::get_if<int SimParams::*>(&info.field)) {
+      ImGui::SetNextItemWidth(170);
+      changed |= ImGui::SliderInt(info.key.c_str(), &(sim_.**count), static_cast<int>(info.min),
+                                  static_cast<int>(info.max), "%d",
+                                  info.logarithmic ? ImGuiSliderFlags_Logarithmic : 0);
+      tooltip(info.description);
+      layout(("sim." + info.key).c_str());
+      continue;
+    }
     double& value = sim_.*std::get<double SimParams::*>(info.field);
     ImGui::SetNextItemWidth(170);
     changed |= numberEditor(info.key.c_str(), value, info.min, info.max, info.logarithmic, info.unit);
