@@ -28,6 +28,8 @@ struct BenchRow {
   int fallbacks = 0;           // mls-isometry: steps that needed the augmented-Lagrangian fallback
   double maxResidual = -1;     // mls-isometry: largest isometry residual after a step
   double finalStrain = 0;      // largest edge strain after the last step
+  double dt = 0;               // the step the figures are per [s]
+  int substeps = 1;            // solver steps it was taken in
   std::string failure;
 };
 
@@ -57,6 +59,8 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
   row.scene = scene.name;
   row.solver = scene.solverId;
   row.backend = backend;
+  row.dt = scene.sim.dt;
+  row.substeps = scene.sim.substeps;
   auto created = Simulation::create(scene);
   if (!created) {
     row.failure = created.error();
@@ -175,6 +179,9 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
                     row->scene.c_str(), row->solver.c_str(), row->factorization.c_str(),
                     row->particles, row->constraints, row->factor, row->forces, row->velocity,
                     row->position, row->collision, row->total, row->iterations, row->maxError);
+        if (row->substeps > 1)
+          std::printf("%-12s   one step of h = %g s is %d solver steps of %.3g s; figures are per step of h\n",
+                      row->scene.c_str(), row->dt, row->substeps, row->dt / row->substeps);
         if (row->maxResidual >= 0)
           std::printf("%-12s   Fast Projection: %.2f iterations per step, %d of %d steps needed the "
                       "augmented-Lagrangian fallback, largest isometry residual %.2g (tolerance %s)\n",
@@ -188,6 +195,8 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
                                   {"particles", row->particles},
                                   {"constraints", row->constraints},
                                   {"steps", row->steps},
+                                  {"dt", row->dt},
+                                  {"substeps", row->substeps},
                                   {"ms_factor", row->factor},
                                   {"ms_position", row->position},
                                   {"ms_velocity", row->velocity},

@@ -121,7 +121,10 @@ int runCompare(const CompareOptions& options) {
   std::printf("\n%-24s", "steps (dt)");
   for (const auto& run : runs) {
     char cell[64];
-    std::snprintf(cell, sizeof cell, "%ld (%g s)", run.steps, run.scene.sim.dt);
+    if (run.scene.sim.substeps > 1)
+      std::snprintf(cell, sizeof cell, "%ld (%g s / %d)", run.steps, run.scene.sim.dt, run.scene.sim.substeps);
+    else
+      std::snprintf(cell, sizeof cell, "%ld (%g s)", run.steps, run.scene.sim.dt);
     std::printf(" %22s", cell);
   }
   std::printf("\n");
@@ -152,6 +155,7 @@ int runCompare(const CompareOptions& options) {
                                 {"vertices", run.simulation->cloth().mesh.vertexCount()},
                                 {"steps", run.steps},
                                 {"dt", run.scene.sim.dt},
+                                {"substeps", run.scene.sim.substeps},
                                 {"values", values},
                                 {"failure", run.failure}});
     }
