@@ -16,11 +16,7 @@
 namespace clothlab {
 namespace {
 
-std::unique_ptr<Simulation> create(const Scene& scene) {
-  auto sim = Simulation::create(scene);
-  EXPECT_TRUE(sim) << sim.error();
-  return sim ? std::move(*sim) : nullptr;
-}
+std::unique_ptr<Simulation> create(const Scene& scene) { return test::makeSimulation(scene); }
 
 // Largest edge strain after `steps` steps of `hanging` with xpbd at `sweeps` sweeps.
 double xpbdStrain(int sweeps, double compliance, int steps) {

@@ -15,11 +15,7 @@ using namespace clothlab;
 
 namespace {
 
-std::unique_ptr<Simulation> make(const Scene& scene) {
-  auto simulation = Simulation::create(scene);
-  EXPECT_TRUE(simulation.ok()) << simulation.error();
-  return std::move(simulation).value();
-}
+std::unique_ptr<Simulation> make(const Scene& scene) { return test::makeSimulation(scene); }
 
 ImpulseSolver& impulse(Simulation& simulation) {
   return dynamic_cast<ImpulseSolver&>(simulation.solver());

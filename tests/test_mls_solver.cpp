@@ -14,11 +14,7 @@
 namespace clothlab {
 namespace {
 
-std::unique_ptr<Simulation> create(Scene scene) {
-  auto sim = Simulation::create(scene);
-  EXPECT_TRUE(sim) << sim.error();
-  return sim ? std::move(*sim) : nullptr;
-}
+std::unique_ptr<Simulation> create(const Scene& scene) { return test::makeSimulation(scene); }
 
 Scene benignHanging() {
   auto scene = resolveScene("hanging");

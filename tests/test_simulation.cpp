@@ -10,12 +10,6 @@ using namespace clothlab;
 
 namespace {
 
-std::unique_ptr<Simulation> make(const Scene& scene) {
-  auto simulation = Simulation::create(scene);
-  EXPECT_TRUE(simulation.ok()) << simulation.error();
-  return std::move(simulation).value();
-}
-
 // One step of 4 ms in 4 sub-steps is four steps of 1 ms: same states, and the step's figures
 // are the sub-steps' summed (iterations, times) or worst (errors).
 TEST(Simulation, SubstepsTakeTheSameSolverStepsAsShorterSteps) {
@@ -27,7 +21,7 @@ TEST(Simulation, SubstepsTakeTheSameSolverStepsAsShorterSteps) {
     fine.sim.dt = 0.001;
     coarse.sim.dt = 0.004;
     coarse.sim.substeps = 4;
-    auto a = make(fine), b = make(coarse);
+    auto a = test::makeSimulation(fine), b = test::makeSimulation(coarse);
     if (!a || !b) return;
     for (int step = 0; step < 3; ++step) {
       int iterations = 0;
@@ -85,7 +79,7 @@ TEST(Simulation, DivergenceInASubstepNamesIt) {
   scene.sim.dt = 0.02;
   scene.sim.substeps = 4;
   scene.solverParams = {{"max_speed", 1.0}};  // falling faster than 1 m/s counts as runaway
-  auto simulation = make(scene);
+  auto simulation = test::makeSimulation(scene);
   if (!simulation) return;
   std::optional<std::string> error;
   int steps = 0;

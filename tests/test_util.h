@@ -9,8 +9,16 @@
 
 #include "sim/scene.h"
 #include "sim/scene_library.h"
+#include "sim/simulation.h"
 
 namespace clothlab::test {
+
+// The scene's simulation; a test failure (and nullptr) when it cannot be built.
+inline std::unique_ptr<Simulation> makeSimulation(const Scene& scene) {
+  auto simulation = Simulation::create(scene);
+  EXPECT_TRUE(simulation.ok()) << simulation.error();
+  return simulation ? std::move(simulation).value() : nullptr;
+}
 
 // A built-in scene run by `solver` (the scene's parameters for another solver dropped).
 inline Scene builtinScene(const std::string& name, const std::string& solver) {
