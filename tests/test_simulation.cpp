@@ -11,7 +11,7 @@ using namespace clothlab;
 namespace {
 
 // One step of 4 ms in 4 sub-steps is four steps of 1 ms: same states, and the step's figures
-// are the sub-steps' summed (iterations, times) or worst (errors).
+// are the sub-steps' summed (iterations) or worst (strain).
 TEST(Simulation, SubstepsTakeTheSameSolverStepsAsShorterSteps) {
   for (const std::string solver : {"impulse-nc", "mls-isometry", "xpbd"}) {
     SCOPED_TRACE(solver);
@@ -25,12 +25,11 @@ TEST(Simulation, SubstepsTakeTheSameSolverStepsAsShorterSteps) {
     if (!a || !b) return;
     for (int step = 0; step < 3; ++step) {
       int iterations = 0;
-      double worstStrain = 0, ms = 0;
+      double worstStrain = 0;
       for (int k = 0; k < 4; ++k) {
         ASSERT_FALSE(a->step());
         iterations += a->lastStats().positionIterations;
         worstStrain = std::max(worstStrain, a->lastStats().maxEdgeStrain);
-        ms += a->lastStats().msTotal;
       }
       ASSERT_FALSE(b->step());
       EXPECT_EQ(b->lastStats().substeps, 4);
@@ -38,8 +37,6 @@ TEST(Simulation, SubstepsTakeTheSameSolverStepsAsShorterSteps) {
       EXPECT_NEAR(b->lastStats().t, a->lastStats().t, 1e-15);
       EXPECT_EQ(b->lastStats().positionIterations, iterations);
       EXPECT_DOUBLE_EQ(b->lastStats().maxEdgeStrain, worstStrain);
-      EXPECT_GT(b->lastStats().msTotal, 0.0);
-      EXPECT_LT(b->lastStats().msTotal, 100 * ms + 100);  // a sum of four sub-steps, not something else
       EXPECT_LT((a->surface() - b->surface()).cwiseAbs().maxCoeff(), 1e-9);
     }
   }
