@@ -300,8 +300,9 @@ void Viewer::drawCompareOverlay() {
     if (s.solverParams.contains("iterations")) tolerance += ", " + s.solverParams["iterations"].dump() + " sweeps";
     char line1[256], line2[256];
     std::snprintf(line1, sizeof line1, "%zu  %s", i + 1, s.solverId.c_str());
-    std::snprintf(line2, sizeof line2, "%s, %d vertices, h %g s%s, k_b %g", s.sceneName.c_str(), s.vertexCount(),
-                  s.sim.dt, tolerance.c_str(), s.sim.bending);
+    const std::string substeps = s.sim.substeps > 1 ? " in " + std::to_string(s.sim.substeps) : "";
+    std::snprintf(line2, sizeof line2, "%s, %d vertices, h %g s%s%s, k_b %g", s.sceneName.c_str(), s.vertexCount(),
+                  s.sim.dt, substeps.c_str(), tolerance.c_str(), s.sim.bending);
     const ImVec2 at(float(pane.x + 8), float(pane.y + 6));
     draw->PushClipRect(ImVec2(float(pane.x), float(pane.y)), ImVec2(float(pane.x + pane.w), float(pane.y + pane.h)), true);
     const std::string line3 = "sag " + metricText(pane, 0) + " m   tip " + metricText(pane, 1) + " m   strain " +
