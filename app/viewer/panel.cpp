@@ -4,6 +4,7 @@
 
 #include <GLFW/glfw3.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -437,7 +438,27 @@ void Viewer::drawStatsSection() {
     row("max edge strain", "%.2e", s.maxEdgeStrain);
     row("contacts", "%.0f", s.contacts);
     row("real-time factor", "%.2f", runner_->realTimeFactor());
+    if (s.substeps > 1) row("sub-steps per step", "%.0f", s.substeps);
+    // The solver's own figures (Fast Projection iterations, fallbacks, factorizations, ...).
+    for (const auto& [key, value] : s.extra.items()) {
+      if (value.is_boolean()) {
+        ImGui::TableNextRow();
+        ImGui::TableSetColumnIndex(0);
+        ImGui::TextUnformatted(key.c_str());
+        ImGui::TableSetColumnIndex(1);
+        ImGui::TextUnformatted(value.get<bool>() ? "yes" : "no");
+      } else if (value.is_number()) {
+        row(key.c_str(), value.is_number_integer() ? "%.0f" : "%.3g", value.get<double>());
+      }
+    }
     ImGui::EndTable();
+  }
+  if (!s.converged) {
+    const long above = std::count_if(history_.begin(), history_.end(), [](const Sample& h) { return !h.converged; });
+    ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "the last step ended above the solver's tolerance");
+    ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "(%ld of the %zu steps drawn in the last 10 s)", above,
+                       history_.size());
+    tooltip("try a smaller time step or more sub-steps, a looser tolerance, or more iterations");
   }
   if (history_.size() < 2) return;
   auto plot = [&](const char* label, float Sample::*field, const char* fmt) {

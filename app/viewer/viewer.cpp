@@ -184,7 +184,7 @@ void Viewer::consumeSnapshot() {
     history_.push_back({static_cast<float>(glfwGetTime() - startWall_), float(st.msTotal), float(st.msFactor),
                         float(st.msForces), float(st.msVelocity), float(st.msPosition), float(st.msCollision),
                         float(st.positionIterations), float(st.maxPositionError), float(st.maxEdgeStrain),
-                        float(runner_->realTimeFactor())});
+                        float(runner_->realTimeFactor()), st.converged});
     while (!history_.empty() && history_.back().wall - history_.front().wall > 10.0f) history_.pop_front();
     if (log_.enabled()) {
       nlohmann::json e = {{"step", latest->step}, {"t", latest->time}, {"ms_total", st.msTotal},

@@ -188,6 +188,7 @@ class Viewer {
   struct Sample {
     float wall, msTotal, msFactor, msForces, msVelocity, msPosition, msCollision, iterations, error,
         strain, rtf;
+    bool converged;
   };
   std::deque<Sample> history_;
   std::deque<double> frameTimes_;  // wall time of recent frames [s]
