@@ -190,7 +190,8 @@ void Viewer::consumeSnapshot() {
       nlohmann::json e = {{"step", latest->step}, {"t", latest->time}, {"ms_total", st.msTotal},
                           {"max_position_error", st.maxPositionError},
                           {"max_edge_strain", st.maxEdgeStrain}, {"density", latest->sim.density},
-                          {"dt", latest->sim.dt}, {"bending", latest->sim.bending},
+                          {"dt", latest->sim.dt}, {"substeps", latest->sim.substeps},
+                          {"bending", latest->sim.bending},
                           {"solver", latest->solverId}, {"scene", latest->sceneName},
                           {"vertices", latest->vertexCount()}, {"obstacles", latest->obstacles.size()}};
       nlohmann::json pins = nlohmann::json::array();

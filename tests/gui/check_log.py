@@ -5,6 +5,7 @@
                       point moved most of the way with it and ended close to it
   pin LOG             after the first pin_add, every snapshot has that vertex at its target (1 mm)
   density LOG         a param event changed the density and a later snapshot runs with it
+  substeps LOG        the last param event set more than one sub-step and a later snapshot runs with it
   running LOG SCENE   snapshots of SCENE keep coming after the last error (the scene kept running)
   fps LOG MIN         median frames per second (after the first 3 s) at least MIN; prints it
   mirror LOG N        compare mode: one drag reached all N panes: each pane's snapshots show a
@@ -98,6 +99,17 @@ def density(log):
     return abs(wanted - 0.1) > 1e-6 and bool(seen) and abs(seen[-1] - wanted) < 1e-12
 
 
+def substeps(log):
+    changed = [i for i, e in enumerate(log) if e["event"] == "param" and "simulation" in e]
+    if not changed:
+        print("no param event")
+        return False
+    wanted = log[changed[-1]]["simulation"]["substeps"]
+    seen = [e.get("substeps") for e in log[changed[-1]:] if e["event"] == "snapshot"]
+    print(f"sub-steps set to {wanted}, snapshots after it run with {seen[-1] if seen else None}")
+    return wanted > 1 and bool(seen) and seen[-1] == wanted
+
+
 def running(log, scene):
     errors = [i for i, e in enumerate(log) if e["event"] == "error"]
     if not errors:
@@ -129,5 +141,5 @@ if __name__ == "__main__":
     elif what == "mirror":
         ok = mirror(log, sys.argv[3])
     else:
-        ok = {"grab": grab, "pin": pin, "density": density}[what](log)
+        ok = {"grab": grab, "pin": pin, "density": density, "substeps": substeps}[what](log)
     sys.exit(0 if ok else 1)

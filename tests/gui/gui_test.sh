@@ -86,6 +86,11 @@ xdotool mousemove --window "$WID" "$sx" "$sy" sleep 0.3 mousedown 1 sleep 0.3 \
   mousemove --window "$WID" $((sx + 40)) "$sy" sleep 0.3 mousemove --window "$WID" $((sx + 60)) "$sy" sleep 0.3 mouseup 1
 sleep 1
 check "slider: density changed in the simulation" python3 "$HERE/check_log.py" density "$LOG"
+read -r ux uy <<< "$(layout sim.substeps "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$ux" "$uy" sleep 0.3 mousedown 1 sleep 0.3 \
+  mousemove --window "$WID" $((ux + 30)) "$uy" sleep 0.3 mouseup 1
+sleep 1
+check "slider: sub-steps changed in the simulation" python3 "$HERE/check_log.py" substeps "$LOG"
 
 # 3b. Save the scene and export the surface (panel buttons; files land in the app's folder).
 read -r vx vy <<< "$(layout save_scene "$OUT/hanging.out")"
@@ -97,7 +102,7 @@ import json, sys
 s = json.load(open('$OUT/scene.json'))
 pins = [p for p in s.get('pins', []) if 'vertex' in p]
 print('saved density', s['simulation']['density'], 'pins', len(pins))
-sys.exit(0 if abs(s['simulation']['density'] - 0.1) > 1e-6 and len(pins) >= 3 else 1)"
+sys.exit(0 if abs(s['simulation']['density'] - 0.1) > 1e-6 and s['simulation']['substeps'] > 1 and len(pins) >= 3 else 1)"
 if [ -x "$(dirname "$APP")/clothlab-cli" ]; then
   check "save: the saved scene loads again" "$(dirname "$APP")/clothlab-cli" info "$OUT/scene.json"
 fi
