@@ -316,7 +316,9 @@ void Viewer::drawCompareOverlay() {
     draw->AddText(ImVec2(at.x, at.y), IM_COL32(255, 255, 255, 255), line1);
     draw->AddText(ImVec2(at.x, at.y + 16), IM_COL32(210, 215, 225, 255), line2);
     draw->AddText(ImVec2(at.x, at.y + 32), IM_COL32(255, 230, 150, 255), line3.c_str());
-    draw->AddText(ImVec2(at.x, at.y + 48), IM_COL32(210, 215, 225, 255), line4.c_str());
+    // The residual line turns red while the pane's last step ended above its solver's tolerance.
+    draw->AddText(ImVec2(at.x, at.y + 48), s.stats.converged ? IM_COL32(210, 215, 225, 255) : IM_COL32(255, 115, 100, 255),
+                  line4.c_str());
     draw->PopClipRect();
   }
 
