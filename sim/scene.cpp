@@ -22,6 +22,10 @@ const ParamTable<SimParams>& SimParams::table() {
       {"friction", "", "default obstacle friction coefficient", &SimParams::friction, 0, 10, false},
       {"self_collision", "", "the cloth collides with itself, kept `thickness` apart", &SimParams::selfCollision},
       {"substeps", "", "solver steps per time step, each of dt / substeps", &SimParams::substeps, 1, 100, true},
+      {"max_substeps", "",
+       "adaptive: a step that ends above the solver's tolerance or diverges is taken again in twice as many "
+       "sub-steps, up to this many (at most substeps: off)",
+       &SimParams::maxSubsteps, 1, 256, true},
   };
   return table;
 }

@@ -45,6 +45,9 @@ struct SimParams {
   double friction = 0.3;    // default obstacle friction coefficient, [0, 10]
   bool selfCollision = false;  // cloth against itself, kept `thickness` apart (sim/self_collision.h)
   int substeps = 1;         // solver steps of dt / substeps per time step, [1, 100]
+  // Adaptive sub-steps: a step that ends above the solver's tolerance, or diverges, is taken
+  // again in twice as many sub-steps, up to this many; at most `substeps`: off. [1, 256]
+  int maxSubsteps = 1;
   Vec3 gravity{0, -9.81, 0};  // [m/s^2]
   static const ParamTable<SimParams>& table();
 };

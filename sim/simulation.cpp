@@ -65,27 +65,61 @@ void accumulateSubstep(StepStats& total, const StepStats& sub, bool first) {
 
 std::optional<std::string> Simulation::step() {
   if (diverged_) return "the simulation diverged earlier; reset it";
-  StepStats stats;
-  const int substeps = std::max(1, sim_.substeps);
+  const int base = std::max(1, sim_.substeps);
+  const int most = std::max(base, sim_.maxSubsteps);
+  const SolverState start = most > base ? solver_->state() : SolverState{};
+  double spentMs = 0;  // on attempts taken again
+  int retries = 0;
+  // Start from the count the last steps needed; after kEasySteps steps that needed no retry, try
+  // half as many again.
+  constexpr int kEasySteps = 20;
+  const int first = std::clamp(adaptiveSubsteps_, base, most);
+  for (int substeps = first;; substeps *= 2) {
+    StepStats stats;
+    const auto error = takeSubsteps(substeps, stats);
+    if (substeps * 2 <= most && (error || !stats.converged)) {
+      spentMs += stats.msTotal;
+      ++retries;
+      solver_->setState(start);
+      continue;
+    }
+    if (error) {
+      diverged_ = true;
+      return error;
+    }
+    ++stepCount_;
+    time_ += sim_.dt;
+    stats.step = stepCount_;
+    stats.t = time_;
+    stats.substeps = substeps;
+    if (most > base) {
+      stats.msTotal += spentMs;
+      stats.extra["adaptive_retries"] = retries;
+      easySteps_ = retries > 0 ? 0 : easySteps_ + 1;
+      adaptiveSubsteps_ = substeps;
+      if (easySteps_ >= kEasySteps && substeps > base) {
+        adaptiveSubsteps_ = substeps / 2;
+        easySteps_ = 0;
+      }
+    }
+    stats_ = std::move(stats);
+    return std::nullopt;
+  }
+}
+
+std::optional<std::string> Simulation::takeSubsteps(int substeps, StepStats& stats) {
   SimParams sub = sim_;
   sub.dt = sim_.dt / substeps;
   for (int k = 0; k < substeps; ++k) {
     const double start = time_ + k * sub.dt;
     StepStats subStats;
     if (auto e = substep(sub, start, subStats)) {
-      diverged_ = true;
       return "step " + std::to_string(stepCount_ + 1) +
              (substeps > 1 ? ", sub-step " + std::to_string(k + 1) + " of " + std::to_string(substeps) : "") +
              " (t = " + nlohmann::json(start + sub.dt).dump() + " s): " + *e;
     }
     accumulateSubstep(stats, subStats, k == 0);
   }
-  ++stepCount_;
-  time_ += sim_.dt;
-  stats.step = stepCount_;
-  stats.t = time_;
-  stats.substeps = substeps;
-  stats_ = std::move(stats);
   return std::nullopt;
 }
 

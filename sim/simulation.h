@@ -26,9 +26,14 @@ class Simulation {
 
   // One step of sim().dt, taken as sim().substeps solver steps of dt / substeps (obstacles,
   // pin ramps and the grab follow each sub-step). lastStats() then sums times, iterations and
-  // counts over the sub-steps and keeps the worst errors (see accumulateSubstep). On failure
-  // (divergence, failed factorization) the state stays at the last good sub-step, diverged()
-  // turns true and the message says which step and sub-step failed and why.
+  // counts over the sub-steps and keeps the worst errors (see accumulateSubstep).
+  // With sim().maxSubsteps above substeps (adaptive), a step that ends above the solver's
+  // tolerance or diverges is taken again from its start in twice as many sub-steps, up to
+  // maxSubsteps; the last attempt stands, lastStats().msTotal includes the attempts taken again
+  // and extra["adaptive_retries"] counts them. The next step starts from the count this one
+  // needed; after 20 steps in a row without a retry it tries half as many.
+  // On failure (divergence, failed factorization) the state stays at the last good sub-step,
+  // diverged() turns true and the message says which step and sub-step failed and why.
   std::optional<std::string> step();
   bool diverged() const { return diverged_; }
 
@@ -63,6 +68,12 @@ class Simulation {
 
  private:
   Simulation() = default;
+  // The step in `substeps` solver steps; a message naming the sub-step that failed.
+  std::optional<std::string> takeSubsteps(int substeps, StepStats& stats);
+  // Adaptive sub-steps: the count the last step was taken in, and how many steps in a row needed
+  // no retry.
+  int adaptiveSubsteps_ = 0;
+  int easySteps_ = 0;
   // One solver step of sim.dt from simulated time `start`.
   std::optional<std::string> substep(const SimParams& sim, double start, StepStats& stats);
   Scene scene_;

@@ -56,6 +56,13 @@ struct SolverCounts {
   int boundaryConstraints = 0;  // of which boundary constraints
 };
 
+// What a step changes in a solver: its degrees of freedom (particles for the impulse solvers,
+// vertices for the others) and their velocities. Taken before a step and given back to take the
+// step again (adaptive sub-steps, sim/simulation.h).
+struct SolverState {
+  Positions x, v;
+};
+
 class Solver {
  public:
   virtual ~Solver() = default;
@@ -74,6 +81,8 @@ class Solver {
   virtual const Positions& surface() const = 0;
   // Velocities of the surface vertices [m/s].
   virtual Positions surfaceVelocities() const = 0;
+  virtual SolverState state() const = 0;
+  virtual void setState(const SolverState& state) = 0;
   virtual SolverCounts counts() const = 0;
   // Optional debug geometry for overlays: points [m] and index pairs of lines between them
   // (impulse solvers: the particles and their distance constraints). Default: none.

@@ -66,6 +66,8 @@ check "dt override reaches the run" grep -q '"t":0.0025' "$work/overrides.jsonl"
 "$cli" run hanging --steps 2 --dt 0.002 --substeps 4 --stats "$work/substeps.jsonl" --quiet
 check "substeps reach the run" grep -q '"substeps":4' "$work/substeps.jsonl"
 check "a sub-stepped step advances dt" grep -q '"t":0.004' "$work/substeps.jsonl"
+"$cli" run hanging --steps 2 --max-substeps 8 --stats "$work/adaptive.jsonl" --quiet
+check "adaptive sub-steps are reported" grep -q '"adaptive_retries":' "$work/adaptive.jsonl"
 "$cli" run hanging --steps 3 >"$work/summary" 2>&1
 check "run prints a one-line summary" grep -q "hanging: impulse-nc, 3 steps" "$work/summary"
 
@@ -83,6 +85,7 @@ check "zero density flag" expect_exit 2 "density" -- run hanging --density 0
 check "zero time step flag" expect_exit 2 "dt" -- run hanging --dt 0
 check "zero substeps flag" expect_exit 2 "substeps: must be between 1 and 100" -- run hanging --substeps 0 --stats "$work/none3.jsonl"
 check "zero substeps flag writes nothing" test ! -e "$work/none3.jsonl"
+check "too many adaptive substeps" expect_exit 2 "max-substeps: must be between 1 and 256" -- run hanging --max-substeps 300
 printf '{"cloth": {"generator": {"type": "grid"}}, "simulation": {"substeps": 2.5}}' >"$work/badsubsteps.json"
 check "fractional substeps in scene" expect_exit 2 "simulation.substeps: expected an integer" -- run "$work/badsubsteps.json"
 printf '{"cloth": ' >"$work/broken.json"

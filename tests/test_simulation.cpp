@@ -92,6 +92,63 @@ TEST(Simulation, DivergenceInASubstepNamesIt) {
   EXPECT_TRUE(simulation->diverged());
 }
 
+// corners-fine swings down from horizontal. In single 5 ms steps impulse-nc's position pass
+// stalls from step 18 on and never recovers; with adaptive sub-steps each such step is taken
+// again in 2, 4, ... sub-steps until it converges.
+TEST(Simulation, AdaptiveSubstepsRetakeStepsThatEndAboveTolerance) {
+  Scene scene = test::builtinScene("corners-fine", "impulse-nc");
+  scene.sim.substeps = 1;
+  scene.sim.maxSubsteps = 16;
+  auto simulation = test::makeSimulation(scene);
+  if (!simulation) return;
+  int above = 0, retries = 0, most = 1;
+  for (int i = 0; i < 150; ++i) {
+    ASSERT_FALSE(simulation->step());
+    const StepStats& stats = simulation->lastStats();
+    above += !stats.converged;
+    retries += stats.extra["adaptive_retries"].get<int>();
+    most = std::max(most, stats.substeps);
+  }
+  EXPECT_EQ(above, 0);
+  EXPECT_GT(retries, 0);
+  EXPECT_GT(most, 1);
+  EXPECT_LE(most, 16);
+}
+
+// A solver's state taken and given back continues exactly as it did the first time.
+TEST(Simulation, SolverStateGivenBackRepeatsTheSteps) {
+  for (const std::string solver : {"impulse-nc", "conforming", "mls-isometry", "xpbd"}) {
+    SCOPED_TRACE(solver);
+    auto simulation = test::makeSimulation(test::hangingScene(ClothSource::Kind::IrregularRectangle, 9, solver));
+    if (!simulation) return;
+    for (int i = 0; i < 5; ++i) ASSERT_FALSE(simulation->step());
+    const SolverState saved = simulation->solver().state();
+    for (int i = 0; i < 5; ++i) ASSERT_FALSE(simulation->step());
+    const Positions first = simulation->surface();
+    simulation->solver().setState(saved);
+    EXPECT_GT((simulation->surface() - first).cwiseAbs().maxCoeff(), 1e-6);  // it went back
+    for (int i = 0; i < 5; ++i) ASSERT_FALSE(simulation->step());
+    EXPECT_EQ((simulation->surface() - first).cwiseAbs().maxCoeff(), 0.0);
+  }
+}
+
+// A step that diverges in every sub-stepping is still reported, after the retries.
+TEST(Simulation, AdaptiveSubstepsStillReportDivergence) {
+  Scene scene = test::hangingScene(ClothSource::Kind::Grid, 6, "mls-isometry");
+  scene.pins.clear();
+  scene.sim.dt = 0.02;
+  scene.sim.maxSubsteps = 4;
+  scene.solverParams = {{"max_speed", 1.0}};
+  auto simulation = test::makeSimulation(scene);
+  if (!simulation) return;
+  std::optional<std::string> error;
+  for (int i = 0; i < 50 && !error; ++i) error = simulation->step();
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->find("of 4"), std::string::npos) << *error;  // the last attempt: 4 sub-steps
+  EXPECT_TRUE(simulation->diverged());
+  EXPECT_TRUE(simulation->surface().allFinite());
+}
+
 TEST(Simulation, SubstepsAreReadAndChecked) {
   auto parse = [](const std::string& simulation) {
     return parseScene(nlohmann::json::parse(R"({"cloth": {"generator": {"type": "grid"}}, "simulation": )" +
@@ -107,6 +164,12 @@ TEST(Simulation, SubstepsAreReadAndChecked) {
     ASSERT_FALSE(parsed.ok()) << bad;
     EXPECT_NE(parsed.error().find("simulation.substeps"), std::string::npos) << parsed.error();
   }
+  auto adaptive = parse(R"({"max_substeps": 64})");
+  ASSERT_TRUE(adaptive.ok()) << adaptive.error();
+  EXPECT_EQ(adaptive->sim.maxSubsteps, 64);
+  auto bad = parse(R"({"max_substeps": 0})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("simulation.max_substeps"), std::string::npos) << bad.error();
 }
 
 }  // namespace

@@ -93,7 +93,7 @@ struct RunOptions {
   std::string scene, solver, statsPath, outDir;
   std::optional<long> steps;
   std::optional<double> dt, tolerance, density, bending;
-  std::optional<int> substeps;
+  std::optional<int> substeps, maxSubsteps;
   int every = 1;
   bool quiet = false;
 };
@@ -137,6 +137,7 @@ int commandRun(const RunOptions& options) {
   if (!options.solver.empty()) useSolver(scene, options.solver);
   if (options.dt) scene.sim.dt = *options.dt;
   if (options.substeps) scene.sim.substeps = *options.substeps;
+  if (options.maxSubsteps) scene.sim.maxSubsteps = *options.maxSubsteps;
   if (options.density) scene.sim.density = *options.density;
   if (options.bending) scene.sim.bending = *options.bending;
   if (options.tolerance) scene.solverParams["tolerance"] = *options.tolerance;
@@ -145,6 +146,8 @@ int commandRun(const RunOptions& options) {
     return fail("--density: must be positive, got " + std::to_string(*options.density));
   if (options.substeps && (*options.substeps < 1 || *options.substeps > 100))
     return fail("--substeps: must be between 1 and 100, got " + std::to_string(*options.substeps));
+  if (options.maxSubsteps && (*options.maxSubsteps < 1 || *options.maxSubsteps > 256))
+    return fail("--max-substeps: must be between 1 and 256, got " + std::to_string(*options.maxSubsteps));
   if (options.every < 1) return fail("--every: must be at least 1");
   const long steps = options.steps.value_or(std::max(1L, std::lround(1.0 / scene.sim.dt)));
   if (steps < 0) return fail("--steps: must not be negative");
@@ -252,6 +255,8 @@ int main(int argc, char** argv) {
   run->add_option("--steps", options.steps, "Number of steps (default: 1 s of simulated time)");
   run->add_option("--dt", options.dt, "Time step [s]");
   run->add_option("--substeps", options.substeps, "Solver steps per time step, each of dt / substeps");
+  run->add_option("--max-substeps", options.maxSubsteps,
+                  "Adaptive: a step above tolerance is taken again in twice as many sub-steps, up to this many");
   run->add_option("--tol", options.tolerance, "Solver tolerance (impulse solvers: metres)");
   run->add_option("--density", options.density, "Areal density [kg/m^2]");
   run->add_option("--bending", options.bending, "Bending stiffness [N m]");

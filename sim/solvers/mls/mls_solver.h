@@ -63,6 +63,11 @@ class MlsSolver final : public Solver {
   std::optional<std::string> step(const StepContext& ctx, StepStats& stats) override;
   const Positions& surface() const override { return x_; }
   Positions surfaceVelocities() const override { return v_; }
+  SolverState state() const override { return {x_, v_}; }
+  void setState(const SolverState& state) override {
+    x_ = state.x;
+    v_ = state.v;
+  }
   SolverCounts counts() const override;
 
   // Inspection (tests).

@@ -43,6 +43,11 @@ class XpbdSolver final : public Solver {
   std::optional<std::string> step(const StepContext& ctx, StepStats& stats) override;
   const Positions& surface() const override { return x_; }
   Positions surfaceVelocities() const override { return v_; }
+  SolverState state() const override { return {x_, v_}; }
+  void setState(const SolverState& state) override {
+    x_ = state.x;
+    v_ = state.v;
+  }
   SolverCounts counts() const override;
 
  private:
