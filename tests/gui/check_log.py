@@ -88,26 +88,25 @@ def pin(log):
     return count >= 5 and worst < 1e-3
 
 
-def density(log):
-    changed = [i for i, e in enumerate(log) if e["event"] == "param" and "simulation" in e]
-    if not changed:
+def simulation_value(log, key, changed):
+    """The last param event set simulation.KEY to a value `changed` accepts, and a later snapshot
+    runs with it."""
+    events_ = [i for i, e in enumerate(log) if e["event"] == "param" and "simulation" in e]
+    if not events_:
         print("no param event")
         return False
-    wanted = log[changed[-1]]["simulation"]["density"]
-    seen = [e["density"] for e in log[changed[-1]:] if e["event"] == "snapshot"]
-    print(f"density set to {wanted}, snapshots after it run with {seen[-1] if seen else None}")
-    return abs(wanted - 0.1) > 1e-6 and bool(seen) and abs(seen[-1] - wanted) < 1e-12
+    wanted = log[events_[-1]]["simulation"][key]
+    seen = [e.get(key) for e in log[events_[-1]:] if e["event"] == "snapshot"]
+    print(f"{key} set to {wanted}, snapshots after it run with {seen[-1] if seen else None}")
+    return changed(wanted) and bool(seen) and seen[-1] is not None and abs(seen[-1] - wanted) < 1e-12
+
+
+def density(log):
+    return simulation_value(log, "density", lambda value: abs(value - 0.1) > 1e-6)
 
 
 def substeps(log):
-    changed = [i for i, e in enumerate(log) if e["event"] == "param" and "simulation" in e]
-    if not changed:
-        print("no param event")
-        return False
-    wanted = log[changed[-1]]["simulation"]["substeps"]
-    seen = [e.get("substeps") for e in log[changed[-1]:] if e["event"] == "snapshot"]
-    print(f"sub-steps set to {wanted}, snapshots after it run with {seen[-1] if seen else None}")
-    return wanted > 1 and bool(seen) and seen[-1] == wanted
+    return simulation_value(log, "substeps", lambda value: value > 1)
 
 
 def running(log, scene):
