@@ -27,8 +27,8 @@ class SpdSolver {
   virtual bool useIndefiniteFallback() { return false; }
 };
 
-// id: "cholmod" (supernodal LL', AMD ordering; simplicial LDL' as fallback: for matrices
-// factorized every step), "cholmod-simplicial" (simplicial LL': cheaper solves, for matrices
+// id: "cholmod" (supernodal LL', CHOLMOD's choice of AMD or, for high fill, METIS; simplicial
+// LDL' as fallback: for matrices factorized every step), "cholmod-simplicial" (simplicial LL': cheaper solves, for matrices
 // factorized once and solved often) or "eigen-ldlt" (Eigen SimplicialLDLT, AMD ordering).
 // Returns nullptr for an unknown id.
 std::unique_ptr<SpdSolver> makeSpdSolver(const std::string& id);
