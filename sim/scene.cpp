@@ -30,6 +30,15 @@ const ParamTable<SimParams>& SimParams::table() {
   return table;
 }
 
+void placeMeshObstacle(TriangleMesh mesh, const Transform& transform, nlohmann::json spec, Obstacle& obstacle) {
+  for (int i = 0; i < mesh.vertexCount(); ++i)
+    mesh.positions.row(i) = transform.apply(mesh.positions.row(i).transpose()).transpose();
+  obstacle.type = Obstacle::Type::Mesh;
+  obstacle.point = Vec3::Zero();
+  obstacle.shape = std::make_shared<const MeshShape>(std::move(mesh));
+  obstacle.meshSpec = std::move(spec);
+}
+
 Vec3 Transform::apply(const Vec3& p) const {
   const double k = std::numbers::pi / 180.0;
   const Eigen::Matrix3d rotation =
@@ -175,8 +184,7 @@ std::optional<std::string> parseMeshObstacle(const json& o, const std::string& a
     return e;
   if (o.contains("angular_velocity"))
     if (auto e = readVec3(o["angular_velocity"], at + ".angular_velocity", obstacle.angularVelocity)) return e;
-  obstacle.type = Obstacle::Type::Mesh;
-  obstacle.meshSpec = o;
+  json spec = o;
   TriangleMesh mesh;
   if (o.contains("obj") == o.contains("generator")) return at + ": give exactly one of \"obj\" or \"generator\"";
   if (o.contains("obj")) {
@@ -186,7 +194,7 @@ std::optional<std::string> parseMeshObstacle(const json& o, const std::string& a
     auto loaded = loadObj(path.lexically_normal().string());
     if (!loaded) return at + ".obj: " + loaded.error();
     mesh = std::move(loaded->mesh);
-    obstacle.meshSpec["obj"] = std::filesystem::absolute(path).lexically_normal().string();
+    spec["obj"] = std::filesystem::absolute(path).lexically_normal().string();
   } else {
     const json& g = o["generator"];
     const std::string gat = at + ".generator";
@@ -205,10 +213,7 @@ std::optional<std::string> parseMeshObstacle(const json& o, const std::string& a
   Transform transform;
   if (o.contains("transform"))
     if (auto e = parseTransform(o["transform"], at + ".transform", transform)) return e;
-  for (int i = 0; i < mesh.vertexCount(); ++i)
-    mesh.positions.row(i) = transform.apply(mesh.positions.row(i).transpose()).transpose();
-  obstacle.point = Vec3::Zero();
-  obstacle.shape = std::make_shared<const MeshShape>(std::move(mesh));
+  placeMeshObstacle(std::move(mesh), transform, std::move(spec), obstacle);
   return std::nullopt;
 }
 

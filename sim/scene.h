@@ -107,6 +107,9 @@ Result<Scene> parseScene(const nlohmann::json& json, const std::string& source,
 Result<Scene> loadSceneFile(const std::string& path);
 // A scene that just holds an OBJ cloth with default parameters and no pins.
 Scene sceneForObj(const std::string& objPath);
+// Makes `obstacle` a mesh obstacle: `mesh` (in its own coordinates) placed by `transform`, its
+// triangles stored in world coordinates; `spec` is the JSON a saved scene writes for it.
+void placeMeshObstacle(TriangleMesh mesh, const Transform& transform, nlohmann::json spec, Obstacle& obstacle);
 nlohmann::json sceneToJson(const Scene& scene);
 // Makes `solverId` the scene's solver; the scene's solver parameters are dropped when they were
 // written for another solver.

@@ -5,6 +5,7 @@
 
 #include "sim/solver.h"
 #include "sim/obstacles.h"
+#include "sim/timing.h"
 
 namespace clothlab {
 
@@ -430,12 +431,28 @@ SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTo
   return solvePairs(mesh.triangles, topology.edges, start, end, w, thickness, iterations, false);
 }
 
+bool hasMeshObstacle(const std::vector<Obstacle>& obstacles) {
+  return std::any_of(obstacles.begin(), obstacles.end(), [](const Obstacle& o) { return o.type == Obstacle::Type::Mesh; });
+}
+
+int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& start,
+                                     Positions& end, const Eigen::VectorXd& inverseMass, double thickness,
+                                     bool selfCollision, const std::vector<Obstacle>& obstacles, StepStats& stats) {
+  int resolved = resolveObstacleFeatures(mesh, topology, start, end, inverseMass, thickness, obstacles).resolved;
+  if (selfCollision) {
+    const auto selfStart = Clock::now();
+    const SelfCollisionResult self = resolveSelfCollisions(mesh, topology, start, end, inverseMass, thickness);
+    recordSelfCollision(self, msSince(selfStart), stats);
+    resolved += self.resolved;
+  }
+  return resolved;
+}
+
 SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const MeshTopology& topology,
                                             const Positions& start, Positions& end, const Eigen::VectorXd& w,
                                             double thickness, const std::vector<Obstacle>& obstacles,
                                             int iterations) {
-  if (std::none_of(obstacles.begin(), obstacles.end(), [](const Obstacle& o) { return o.type == Obstacle::Type::Mesh; }))
-    return {};
+  if (!hasMeshObstacle(obstacles)) return {};
   // The cloth, then each mesh obstacle's vertices near the cloth's swept box, as static geometry.
   Eigen::AlignedBox3d cloth;
   for (int v = 0; v < start.rows(); ++v) {

@@ -47,6 +47,15 @@ SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const Mesh
                                             double thickness, const std::vector<Obstacle>& obstacles,
                                             int iterations = 4);
 
+// Whether any obstacle is a mesh (the only ones with features resolveObstacleFeatures handles).
+bool hasMeshObstacle(const std::vector<Obstacle>& obstacles);
+
+// What every solver runs after its step: resolveObstacleFeatures, then, with `selfCollision`,
+// resolveSelfCollisions (its figures recorded in stats). Returns the pair corrections applied.
+int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& start,
+                                     Positions& end, const Eigen::VectorXd& inverseMass, double thickness,
+                                     bool selfCollision, const std::vector<Obstacle>& obstacles, StepStats& stats);
+
 // Whether triangles (a0, a1, a2) and (b0, b1, b2) intersect (share a point), by orientation
 // signs; triangles that share a vertex index are the caller's to skip.
 bool trianglesIntersect(const Vec3& a0, const Vec3& a1, const Vec3& a2, const Vec3& b0, const Vec3& b1,

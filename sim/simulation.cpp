@@ -1,16 +1,11 @@
 #include "sim/simulation.h"
 
 #include <algorithm>
-#include <set>
 
 #include "sim/solver_registry.h"
 
 namespace clothlab {
 
-namespace {
-// Solver figures of the model, not of a step: a sub-step's value stands.
-const std::set<std::string> kModelFigures = {"duplicate_boundary_constraints"};
-}  // namespace
 
 Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene) {
   std::unique_ptr<Simulation> simulation(new Simulation());
@@ -56,7 +51,7 @@ void accumulateSubstep(StepStats& total, const StepStats& sub, bool first) {
   for (const auto& [key, value] : sub.extra.items()) {
     nlohmann::json& into = total.extra[key];
     if (value.is_boolean()) into = value.get<bool>() || (into.is_boolean() && into.get<bool>());
-    else if (!value.is_number() || !into.is_number() || kModelFigures.contains(key)) into = value;
+    else if (!value.is_number() || !into.is_number()) into = value;
     else if (key.starts_with("max_")) into = std::max(into.get<double>(), value.get<double>());
     else if (value.is_number_integer() && into.is_number_integer()) into = into.get<long>() + value.get<long>();
     else into = into.get<double>() + value.get<double>();

@@ -54,6 +54,7 @@ struct SolverCounts {
   int particles = 0;            // degrees of freedom carriers (3 DOF each)
   int constraints = 0;          // all constraint rows excluding pins/grab
   int boundaryConstraints = 0;  // of which boundary constraints
+  int duplicateBoundaryConstraints = 0;  // boundary constraints dropped as duplicates (impulse-nc)
 };
 
 // What a step changes in a solver: its degrees of freedom (particles for the impulse solvers,

@@ -79,10 +79,12 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
     out["particles"] = counts.particles;
     out["constraints"] = counts.constraints;
     out["boundary_constraints"] = counts.boundaryConstraints;
+    out["duplicate_boundary_constraints"] = counts.duplicateBoundaryConstraints;
   } else {
     out["particles"] = nullptr;
     out["constraints"] = nullptr;
     out["boundary_constraints"] = nullptr;
+    out["duplicate_boundary_constraints"] = nullptr;
     out["solver_error"] = simulation.error();
   }
   std::cout << out.dump(2) << "\n";
@@ -119,6 +121,7 @@ nlohmann::json statsJson(const StepStats& s, const SolverCounts& counts, int pin
                    {"particles", counts.particles},
                    {"constraints", counts.constraints},
                    {"boundary_constraints", counts.boundaryConstraints},
+                   {"duplicate_boundary_constraints", counts.duplicateBoundaryConstraints},
                    {"pinned", pinned}};
   for (const auto& [key, value] : s.extra.items()) j[key] = value;
   return j;

@@ -585,15 +585,14 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
     const Vec3 centre = 0.5 * (lo + hi);
     const Vec3 translate(0.5 * (clothLo.x() + clothHi.x()) - scale * centre.x(), clothLo.y() - 0.02 - scale * hi.y(),
                          0.5 * (clothLo.z() + clothHi.z()) - scale * centre.z());
-    TriangleMesh placed = mesh->mesh;
-    for (int v = 0; v < placed.vertexCount(); ++v)
-      placed.positions.row(v) = (scale * placed.positions.row(v).transpose() + translate).transpose();
-    ob.type = Obstacle::Type::Mesh;
-    ob.point = Vec3::Zero();
-    ob.shape = std::make_shared<const MeshShape>(std::move(placed));
-    ob.meshSpec = {{"type", "mesh"},
-                   {"obj", fs::absolute(path).lexically_normal().string()},
-                   {"transform", {{"scale", scale}, {"translate", {translate.x(), translate.y(), translate.z()}}}}};
+    Transform placement;
+    placement.scale = scale;
+    placement.translate = translate;
+    placeMeshObstacle(std::move(mesh->mesh), placement,
+                      {{"type", "mesh"},
+                       {"obj", fs::absolute(path).lexically_normal().string()},
+                       {"transform", {{"scale", scale}, {"translate", {translate.x(), translate.y(), translate.z()}}}}},
+                      ob);
     what = "a mesh obstacle (" + std::to_string(ob.shape->mesh().triangleCount()) + " triangles, " +
            (ob.shape->closed() ? "closed" : "open") + ", scaled by " + std::to_string(scale).substr(0, 6) + ")";
   } else if (sphere) {

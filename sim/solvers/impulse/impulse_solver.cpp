@@ -347,8 +347,8 @@ std::string ImpulseSolver::id() const {
 nlohmann::json ImpulseSolver::params() const { return writeParams(ImpulseParams::table(), params_); }
 
 SolverCounts ImpulseSolver::counts() const {
-  return {model_.particleCount(), static_cast<int>(model_.constraints.size()),
-          model_.boundaryConstraintCount};
+  return {model_.particleCount(), static_cast<int>(model_.constraints.size()), model_.boundaryConstraintCount,
+          model_.duplicateBoundaryConstraints};
 }
 
 void ImpulseSolver::debugGeometry(Positions& points,
@@ -610,28 +610,17 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   }
   // 7. Mesh obstacles' features and self-collision on the ghost surface (uniform weights, pins
   // held), sent back like contacts.
-  const bool meshObstacles = std::any_of(ctx.obstacles.begin(), ctx.obstacles.end(),
-                                         [](const Obstacle& o) { return o.type == Obstacle::Type::Mesh; });
-  if (ctx.sim.selfCollision || meshObstacles) {
-    const auto selfStart = Clock::now();
+  if (ctx.sim.selfCollision || hasMeshObstacle(ctx.obstacles)) {
     Eigen::VectorXd weights = Eigen::VectorXd::Ones(surface_.rows());
     for (const auto& pin : ctx.pins) weights[pin.first] = 0;
     Positions corrected = surface_;
-    int resolved = 0;
-    if (meshObstacles)
-      resolved += resolveObstacleFeatures(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights,
-                                          ctx.sim.thickness, ctx.obstacles)
-                      .resolved;
-    SelfCollisionResult self;
-    if (ctx.sim.selfCollision)
-      self = resolveSelfCollisions(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights, ctx.sim.thickness);
-    if (resolved + self.resolved > 0) {
+    if (resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights,
+                                         ctx.sim.thickness, ctx.sim.selfCollision, ctx.obstacles, stats) > 0) {
       const Positions particleCorrection = toParticles(corrected - surface_);
       x_ += particleCorrection;
       v_ += particleCorrection / h;
       surface_ = surfaceFromParticles(model_, x_);
     }
-    if (ctx.sim.selfCollision) recordSelfCollision(self, msSince(selfStart), stats);
   }
   stats.msCollision += msSince(t0);
 
@@ -650,7 +639,6 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   stats.extra["stalled"] = stalled;
   stats.extra["factorizations"] = 1 + refactorizations;
   stats.maxEdgeStrain = maxEdgeStrain(cloth_->mesh, cloth_->topology, surface_);
-  stats.extra["duplicate_boundary_constraints"] = model_.duplicateBoundaryConstraints;
   stats.extra["max_speed"] = maxSpeed;
   stats.msTotal = msSince(stepStart);
   return std::nullopt;

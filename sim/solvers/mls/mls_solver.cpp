@@ -526,13 +526,8 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   {
     Eigen::VectorXd weights = mass.cwiseInverse();
     for (int p : pinList) weights[p] = 0;
-    resolveObstacleFeatures(cloth_->mesh, cloth_->topology, x_, x, weights, ctx.sim.thickness, ctx.obstacles);
-    if (ctx.sim.selfCollision) {
-      const auto selfStart = Clock::now();
-      const SelfCollisionResult self =
-          resolveSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, weights, ctx.sim.thickness);
-      recordSelfCollision(self, msSince(selfStart), stats);
-    }
+    resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, weights, ctx.sim.thickness,
+                                     ctx.sim.selfCollision, ctx.obstacles, stats);
   }
   stats.msCollision += msSince(t);
 

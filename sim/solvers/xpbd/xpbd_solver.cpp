@@ -145,16 +145,9 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   stats.msPosition = msSince(t) - collisionMs;
   {
     const auto featureStart = Clock::now();
-    resolveObstacleFeatures(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness, ctx.obstacles);
+    resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness,
+                                     ctx.sim.selfCollision, ctx.obstacles, stats);
     collisionMs += msSince(featureStart);
-  }
-  if (ctx.sim.selfCollision) {
-    const auto selfStart = Clock::now();
-    const SelfCollisionResult self =
-        resolveSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness);
-    const double ms = msSince(selfStart);
-    recordSelfCollision(self, ms, stats);
-    collisionMs += ms;
   }
   stats.msCollision = collisionMs;
 
