@@ -9,9 +9,14 @@ namespace clothlab {
 const std::vector<ComparePreset>& comparePresets() {
   static const std::vector<ComparePreset> presets = {
       {"pinned-corners",
-       "conforming vs impulse-nc vs mls-isometry on one irregular mesh hung from two corners moved "
-       "closer: the conforming mesh locks and hardly sags",
+       "CKV19's test: conforming vs impulse-nc vs mls-isometry on one irregular mesh hung from two "
+       "adjacent corners at their rest distance: the locked conforming mesh hangs as a flat plate, the "
+       "others sag a little (the stretch their tolerance allows) and drape",
        {{"conforming", "corners-coarse"}, {"impulse-nc", "corners-coarse"}, {"mls-isometry", "corners-coarse"}}},
+      {"diagonal-corners",
+       "one irregular mesh held by two opposite corners: the locked conforming mesh cannot fold along "
+       "the diagonal and stays a stiff board; impulse-nc and mls-isometry fold and hang (tip height)",
+       {{"conforming", "corners-diagonal"}, {"impulse-nc", "corners-diagonal"}, {"mls-isometry", "corners-diagonal"}}},
       {"cantilever",
        "cantilever droop of a clamped irregular sheet: conforming vs impulse-nc vs mls-isometry vs xpbd",
        {{"conforming", "cantilever-coarse"},
@@ -33,6 +38,12 @@ const ComparePreset* findComparePreset(const std::string& name) {
   for (const auto& preset : comparePresets())
     if (preset.name == name) return &preset;
   return nullptr;
+}
+
+std::string comparePresetNames() {
+  std::string names;
+  for (const auto& preset : comparePresets()) names += (names.empty() ? "" : ", ") + preset.name;
+  return names;
 }
 
 PaneListResult parsePaneList(const std::string& list, const std::string& scene) {

@@ -18,6 +18,8 @@ struct ComparePreset {
 
 const std::vector<ComparePreset>& comparePresets();
 const ComparePreset* findComparePreset(const std::string& name);
+// "pinned-corners, diagonal-corners, ...": the preset names for messages and help.
+std::string comparePresetNames();
 
 // Parses a pane list "ID[@SCENE],ID[@SCENE],..." where a pane without @SCENE runs `scene`.
 // Errors name the entry that is wrong (unknown solver, empty entry, fewer than 1 or more than 8).

@@ -94,7 +94,11 @@ TEST(ClosestSurfacePoint, FindsPointsOnTheMeshAndClampsOthers) {
 TEST(PinRamp, PinsTravelToTheirTargetsOverTheRampAndTheKeyIsChecked) {
   Scene scene = test::builtinScene("corners-coarse", "impulse-nc");
   ASSERT_EQ(scene.pins.size(), 2u);
-  ASSERT_DOUBLE_EQ(scene.pins[0].ramp, 1.0);
+  for (PinSpec& pin : scene.pins) {  // bring the two corners 0.3 m closer over the first second
+    ASSERT_EQ(pin.kind, PinSpec::Kind::Near);
+    pin.target = pin.point - Vec3(0.15 * (pin.point.x() > 0 ? 1 : -1), 0, 0);
+    pin.ramp = 1.0;
+  }
   auto sim = create(scene);
   const auto pins = sim->pins();
   const int vertex = pins[0].first;
@@ -181,13 +185,16 @@ TEST(ComparePresets, EveryPaneBuildsAndPaneListsAreChecked) {
 
 // methods 2.8 metric 2: cantilever droop on jittered meshes at three resolutions. mls-isometry's
 // tip heights agree within 10%; the conforming edge constraints are far stiffer at the coarse one.
+// The locking metrics (sag, tip height, ...) after `steps` steps of a built-in scene.
+std::vector<double> metricsAfter(const std::string& name, const std::string& solver, int steps) {
+  auto sim = create(test::builtinScene(name, solver));
+  const MetricProbe probe = makeMetricProbe(*sim);
+  for (int i = 0; i < steps; ++i) EXPECT_FALSE(sim->step().has_value()) << name << " " << solver;
+  return measureLockingMetrics(probe, sim->cloth(), sim->surface(), sim->lastStats(), sim->sim().bending, 0);
+}
+
 TEST(Locking, CantileverDroopIsResolutionIndependentForMlsAndLockedForConforming) {
-  auto tip = [](const std::string& name, const std::string& solver) {
-    auto sim = create(test::builtinScene(name, solver));
-    for (int i = 0; i < 600; ++i) EXPECT_FALSE(sim->step().has_value()) << name << " " << solver;
-    const MetricProbe probe = makeMetricProbe(*sim);
-    return measureLockingMetrics(probe, sim->cloth(), sim->surface(), sim->lastStats(), sim->sim().bending, 0)[1];
-  };
+  auto tip = [](const std::string& name, const std::string& solver) { return metricsAfter(name, solver, 600)[1]; };
   const double coarse = tip("cantilever-coarse", "mls-isometry"), medium = tip("cantilever-medium", "mls-isometry"),
                fine = tip("cantilever-fine", "mls-isometry");
   const double lo = std::min({coarse, medium, fine}), hi = std::max({coarse, medium, fine});
@@ -200,8 +207,9 @@ TEST(Locking, CantileverDroopIsResolutionIndependentForMlsAndLockedForConforming
 }
 
 // The pinned-corners scenes swing down from horizontal. In single 5 ms steps impulse-nc's position
-// pass on corners-fine stalled from step 18 on and never recovered (pins 2.5 cm off target); in
-// the scenes' 5 sub-steps the steps converge (now and then one ends just above 1e-6 m).
+// pass on corners-fine stalls from step 6 on and never recovers (595 of 600 steps above 1e-6 m,
+// errors up to 4.5 cm); in the scenes' 5 sub-steps its steps converge. The conforming mesh, held
+// at its rest distance, locks: its over-determined constraints keep some steps just above 1e-6 m.
 TEST(PinnedCorners, ImpulseSolversConvergeThroughTheSwing) {
   for (const std::string name : {"corners-coarse", "corners-fine"})
     for (const std::string solver : {"impulse-nc", "conforming"}) {
@@ -211,14 +219,35 @@ TEST(PinnedCorners, ImpulseSolversConvergeThroughTheSwing) {
       auto sim = create(scene);
       int above = 0;
       double worst = 0;
-      for (int i = 0; i < 200; ++i) {  // 1 s: through the swing and the pins' ramp
+      for (int i = 0; i < 200; ++i) {  // 1 s: through the swing
         ASSERT_FALSE(sim->step().has_value());
         above += !sim->lastStats().converged;
         worst = std::max(worst, sim->lastStats().maxPositionError);
       }
-      EXPECT_LE(above, 2);
+      std::printf("%s %s: %d of 200 steps above tolerance, largest error %.2g m\n", name.c_str(), solver.c_str(),
+                  above, worst);
+      if (solver == "impulse-nc") {
+        EXPECT_LE(above, 2);
+      }
       EXPECT_LT(worst, 1e-5) << "m, largest constraint error after a step";
     }
+}
+
+// BDB11's picture of locking: a square held by two opposite corners at their rest distance. The
+// locking-free solvers fold it along the diagonal and its free corners hang about 0.65 m below
+// the pins; the irregular conforming mesh cannot fold there and stays a board (about 0.13 m).
+// The midpoint between the pins cannot sag in any isometry here, so the tip height measures it.
+TEST(Locking, DiagonalCornersConformingStaysABoard) {
+  const int steps = 600;  // 3 s
+  const double conforming = metricsAfter("corners-diagonal", "conforming", steps)[1];
+  for (const std::string solver : {"impulse-nc", "mls-isometry"}) {
+    const std::vector<double> m = metricsAfter("corners-diagonal", solver, steps);
+    std::printf("corners-diagonal tip height: conforming %.3f m, %s %.3f m; sag %.4f m\n", conforming,
+                solver.c_str(), m[1], m[0]);
+    EXPECT_LT(m[1], -0.5) << solver << " hangs";
+    EXPECT_LT(std::abs(conforming), 0.5 * std::abs(m[1])) << solver;
+    EXPECT_LT(std::abs(m[0]), 0.02) << solver << ": the diagonal between the pins stays straight";
+  }
 }
 
 }  // namespace

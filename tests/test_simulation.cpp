@@ -92,7 +92,7 @@ TEST(Simulation, DivergenceInASubstepNamesIt) {
 }
 
 // corners-fine swings down from horizontal. In single 5 ms steps impulse-nc's position pass
-// stalls from step 18 on and never recovers; with adaptive sub-steps each such step is taken
+// stalls from step 6 on and never recovers; with adaptive sub-steps each such step is taken
 // again in 2, 4, ... sub-steps until it converges.
 TEST(Simulation, AdaptiveSubstepsRetakeStepsThatEndAboveTolerance) {
   Scene scene = test::builtinScene("corners-fine", "impulse-nc");

@@ -60,11 +60,7 @@ int runCompare(const CompareOptions& options) {
     panes = preset->panes;
   } else {
     if (options.solvers.empty())
-      return bad("compare: give --solvers ID,ID,... or a preset name (" + [] {
-        std::string names;
-        for (const auto& p : comparePresets()) names += (names.empty() ? "" : ", ") + p.name;
-        return names;
-      }() + ")");
+      return bad("compare: give --solvers ID,ID,... or a preset name (" + comparePresetNames() + ")");
     auto parsed = parsePaneList(options.solvers, options.scene);
     if (!parsed.error.empty()) return bad(parsed.error);
     panes = parsed.panes;

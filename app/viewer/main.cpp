@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "app/viewer/viewer.h"
+#include "sim/compare_presets.h"
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // tests read stdout while the window runs
@@ -20,7 +21,7 @@ int main(int argc, char** argv) {
   app.add_option("--obstacle", o.obstacles, "add an OBJ as a mesh obstacle, scaled and placed under the cloth (repeatable)")
       ->check(CLI::ExistingFile);
   app.add_option("--compare", o.compare,
-                 "start in compare mode with a preset: pinned-corners, cantilever, shear, resolution-sweep");
+                 "start in compare mode with a preset: " + clothlab::comparePresetNames());
   app.add_flag("--layout", o.layout, "print LAYOUT lines with widget rectangles (GUI tests)");
   app.add_option("--max-fps", o.maxFps, "frame rate cap (0: none)")->check(CLI::NonNegativeNumber);
   try {

@@ -68,9 +68,8 @@ int Viewer::run() {
   if (isObjPath(options_.scene)) addGroundBelow(**simulation);
   const ComparePreset* preset = nullptr;
   if (!options_.compare.empty() && !(preset = findComparePreset(options_.compare))) {
-    std::string known;
-    for (const auto& p : comparePresets()) known += (known.empty() ? "" : ", ") + p.name;
-    std::fprintf(stderr, "clothlab: --compare: unknown preset '%s' (known: %s)\n", options_.compare.c_str(), known.c_str());
+    std::fprintf(stderr, "clothlab: --compare: unknown preset '%s' (known: %s)\n", options_.compare.c_str(),
+                 comparePresetNames().c_str());
     return 2;
   }
 
