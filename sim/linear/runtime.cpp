@@ -7,6 +7,7 @@
 #include <mutex>
 
 extern "C" long long clothlab_omp_inlined_regions() __attribute__((weak));
+extern "C" int clothlab_cholmod_timers_skipped() __attribute__((weak));
 
 namespace clothlab {
 
@@ -62,12 +63,16 @@ LinearAlgebraInfo linearAlgebraInfo() {
     info.inlinedRegions = clothlab_omp_inlined_regions();
     info.openmp = "OpenMP regions inline on the calling thread";
   }
+  if (!clothlab_cholmod_timers_skipped) info.timers = "read the clock (interposer not linked)";
+  else if (clothlab_cholmod_timers_skipped()) info.timers = "skipped";
+  else info.timers = "read the clock (CLOTHLAB_CHOLMOD_TIMERS=1)";
   return info;
 }
 
 std::string describeLinearAlgebra() {
   const LinearAlgebraInfo info = linearAlgebraInfo();
-  return "BLAS: " + info.blas + "; " + info.cholmod + "; CHOLMOD OpenMP: " + info.openmp;
+  return "BLAS: " + info.blas + "; " + info.cholmod + "; CHOLMOD OpenMP: " + info.openmp +
+         "; CHOLMOD statistics timers: " + info.timers;
 }
 
 }  // namespace clothlab

@@ -5,6 +5,9 @@
 //  - Debian's CHOLMOD opens OpenMP regions inside supernodal factorization that cost ~20 us each
 //    on these machines. Executables link sim/linear/omp_inline.cpp, which runs those regions
 //    inline on the calling thread. CLOTHLAB_CHOLMOD_OPENMP=1 restores libgomp's behaviour.
+//  - Debian's CHOLMOD reads the clock around every BLAS call of a supernodal factorization, for
+//    statistics nobody reads; sim/linear/cholmod_timers.cpp skips that (about 12% of the
+//    factorization here). CLOTHLAB_CHOLMOD_TIMERS=1 restores it.
 // Both are optional: without them everything stays correct, only slower, and describe() says so.
 #include <mutex>
 #include <string>
@@ -19,6 +22,7 @@ struct LinearAlgebraInfo {
   std::string cholmod;      // e.g. "CHOLMOD 3.0.14 (SuiteSparse 5.12)"
   std::string openmp;       // how CHOLMOD's OpenMP regions run
   long long inlinedRegions = 0;  // OpenMP regions run inline so far (-1: interposer not linked)
+  std::string timers;            // whether CHOLMOD's statistics timers read the clock
 };
 LinearAlgebraInfo linearAlgebraInfo();
 std::string describeLinearAlgebra();  // one line of the above
