@@ -41,6 +41,43 @@ TEST(SpdSolver, BothBackEndsSolveAndAgree) {
   EXPECT_EQ(makeSpdSolver("pardiso"), nullptr);
 }
 
+// The CHOLMOD back ends store the matrix in their fill-reducing order once, at analysis, and copy
+// each new matrix's values through that map: new values with the same pattern must give the new
+// solution, whatever the numbering, and a matrix with another pattern is refused by name.
+TEST(SpdSolver, NewValuesOnTheAnalysedPatternAreSolvedAndAnotherPatternIsRefused) {
+  const SparseMatrix grid = laplacian(30, 0.0);
+  Eigen::VectorXi order = Eigen::VectorXi::LinSpaced(grid.rows(), 0, static_cast<int>(grid.rows()) - 1);
+  std::srand(5);
+  for (Eigen::Index i = order.size() - 1; i > 0; --i) std::swap(order[i], order[std::rand() % (i + 1)]);
+  const Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int> scramble(order);
+  auto scrambled = [&](double shift) {
+    SparseMatrix full = grid.selfadjointView<Eigen::Upper>();
+    for (Eigen::Index i = 0; i < full.rows(); ++i) full.coeffRef(i, i) += shift;
+    const SparseMatrix permuted = scramble * full * scramble.transpose();
+    return SparseMatrix(permuted.triangularView<Eigen::Upper>());
+  };
+  const Eigen::MatrixXd rhs = Eigen::MatrixXd::Random(grid.rows(), 2);
+  for (const char* id : {"cholmod", "cholmod-simplicial"}) {
+    auto solver = makeSpdSolver(id);
+    ASSERT_FALSE(solver->analyze(scrambled(0.5)).has_value());
+    for (double shift : {0.5, 0.01, 3.0}) {
+      const SparseMatrix upper = scrambled(shift);
+      std::string message;
+      ASSERT_EQ(solver->factorize(upper, &message), SpdSolver::Status::Ok) << message;
+      Eigen::MatrixXd x = rhs;
+      solver->solve(x);
+      const SparseMatrix full = upper.selfadjointView<Eigen::Upper>();
+      EXPECT_LT((full * x - rhs).norm() / rhs.norm(), 1e-10) << id << " shift " << shift;
+    }
+    // The unscrambled grid has as many entries, in other places.
+    for (const SparseMatrix& other : {laplacian(30, 0.5), laplacian(31, 0.5)}) {
+      std::string message;
+      EXPECT_EQ(solver->factorize(other, &message), SpdSolver::Status::Failed) << id;
+      EXPECT_NE(message.find("pattern"), std::string::npos) << message;
+    }
+  }
+}
+
 TEST(SpdSolver, IndefiniteMatrixIsReportedAndLdlFallbackSolves) {
   SparseMatrix upper(2, 2);
   upper.insert(0, 0) = 1.0;

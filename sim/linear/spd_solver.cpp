@@ -2,6 +2,9 @@
 
 #include <cholmod.h>
 
+#include <algorithm>
+#include <vector>
+
 #include <Eigen/SparseCholesky>
 
 #include "sim/linear/runtime.h"
@@ -16,12 +19,6 @@ class CholmodSolver final : public SpdSolver {
   explicit CholmodSolver(bool simplicial = false) : simplicial_(simplicial) {
     configureLinearAlgebra();
     cholmod_start(&common_);
-    // CHOLMOD's own choice of ordering: AMD, and METIS as well when AMD's fill-in is high (the
-    // one with fewer flops is kept). Only large, wide-stencil matrices get there: the 30 000-row
-    // J W J^T of ckv-cylinder-fine (2.6e9 instead of 6.9e9 flops per factorization, for 170 ms
-    // more analysis once per pattern); every other system here keeps AMD.
-    common_.nmethods = 0;
-    common_.postorder = 1;
     common_.supernodal = simplicial ? CHOLMOD_SIMPLICIAL : CHOLMOD_SUPERNODAL;
     common_.final_ll = 1;  // simplicial: keep LL' (the solves are cheaper than with LDL')
     common_.print = 0;
@@ -33,23 +30,65 @@ class CholmodSolver final : public SpdSolver {
   }
   std::string name() const override {
     const std::string ordering =
-        factor_ && factor_->ordering == CHOLMOD_METIS ? " (METIS)" : factor_ && factor_->ordering == CHOLMOD_NESDIS ? " (NESDIS)" : "";
+        ordering_ == CHOLMOD_METIS ? " (METIS)" : ordering_ == CHOLMOD_NESDIS ? " (NESDIS)" : "";
     if (ldlFallback_) return "cholmod-simplicial-ldl" + ordering;
     return (simplicial_ ? "cholmod-simplicial" : "cholmod-supernodal") + ordering;
   }
 
+  // Two analyses. The first is CHOLMOD's choice of ordering: AMD, and METIS as well when AMD's
+  // fill-in is high (the one with fewer flops is kept). Only large, wide-stencil matrices get
+  // there: the 30 000-row J W J^T of ckv-cylinder-fine (2.6e9 instead of 6.9e9 flops per
+  // factorization); every other system here keeps AMD. The matrix is then stored in that order,
+  // in the triangle each factorization reads directly (lower for supernodal, upper for
+  // simplicial), and analysed in its natural order: a factorization then copies the values
+  // through a fixed map instead of CHOLMOD permuting and transposing the matrix every time.
   std::optional<std::string> analyze(const SparseMatrix& upper) override {
     release();
     pattern_ = upper;
-    cholmod_sparse view = wrap(pattern_);
-    factor_ = cholmod_analyze(&view, &common_);
+    pattern_.makeCompressed();
+    common_.nmethods = 0;
+    common_.postorder = 1;
+    cholmod_sparse view = wrap(pattern_.rows(), pattern_.outerIndexPtr(), pattern_.innerIndexPtr(),
+                               const_cast<double*>(pattern_.valuePtr()), pattern_.nonZeros(), 1);
+    cholmod_factor* ordered = cholmod_analyze(&view, &common_);
+    if (!ordered || common_.status < CHOLMOD_OK) {
+      if (ordered) cholmod_free_factor(&ordered, &common_);
+      return "CHOLMOD symbolic analysis failed (status " + std::to_string(common_.status) + ")";
+    }
+    ordering_ = ordered->ordering;
+    const int n = static_cast<int>(upper.rows());
+    const int* perm = static_cast<const int*>(ordered->Perm);
+    perm_.assign(perm, perm + n);
+    cholmod_free_factor(&ordered, &common_);
+    permute(pattern_);
+
+    common_.nmethods = 1;
+    common_.method[0].ordering = CHOLMOD_NATURAL;
+    common_.postorder = 0;
+    cholmod_sparse permuted = permutedView();
+    factor_ = cholmod_analyze(&permuted, &common_);
     if (!factor_ || common_.status < CHOLMOD_OK)
       return "CHOLMOD symbolic analysis failed (status " + std::to_string(common_.status) + ")";
+    const int* identity = static_cast<const int*>(factor_->Perm);
+    for (int i = 0; i < n; ++i)
+      if (identity[i] != i) return "CHOLMOD symbolic analysis: the natural ordering was permuted";
     return std::nullopt;
   }
 
   Status factorize(const SparseMatrix& upper, std::string* message) override {
-    cholmod_sparse view = wrap(upper);
+    const auto samePattern = [&] {
+      const Eigen::Index n = pattern_.rows(), nnz = pattern_.nonZeros();
+      return upper.rows() == n && upper.nonZeros() == nnz && upper.isCompressed() &&
+             std::equal(upper.outerIndexPtr(), upper.outerIndexPtr() + n + 1, pattern_.outerIndexPtr()) &&
+             std::equal(upper.innerIndexPtr(), upper.innerIndexPtr() + nnz, pattern_.innerIndexPtr());
+    };
+    if (!samePattern()) {
+      if (message) *message = "matrix pattern differs from the analysed one (" + name() + ")";
+      return Status::Failed;
+    }
+    const double* values = upper.valuePtr();
+    for (size_t p = 0; p < slot_.size(); ++p) permutedValues_[slot_[p]] = values[p];
+    cholmod_sparse view = permutedView();
     const auto blas = common_.supernodal == CHOLMOD_SIMPLICIAL ? std::unique_lock<std::mutex>() : lockBlas();
     const int ok = cholmod_factorize(&view, factor_, &common_);
     if (common_.status == CHOLMOD_NOT_POSDEF) {
@@ -66,18 +105,24 @@ class CholmodSolver final : public SpdSolver {
   }
 
   void solve(Eigen::MatrixXd& rhs) override {
+    const int n = static_cast<int>(perm_.size());
+    permutedRhs_.resize(n, rhs.cols());
+    for (int c = 0; c < rhs.cols(); ++c)
+      for (int i = 0; i < n; ++i) permutedRhs_(i, c) = rhs(perm_[i], c);
     cholmod_dense b;
-    b.nrow = rhs.rows();
-    b.ncol = rhs.cols();
-    b.nzmax = rhs.size();
-    b.d = rhs.rows();
-    b.x = rhs.data();
+    b.nrow = permutedRhs_.rows();
+    b.ncol = permutedRhs_.cols();
+    b.nzmax = permutedRhs_.size();
+    b.d = permutedRhs_.rows();
+    b.x = permutedRhs_.data();
     b.z = nullptr;
     b.xtype = CHOLMOD_REAL;
     b.dtype = CHOLMOD_DOUBLE;
     const auto blas = factor_->is_super ? lockBlas() : std::unique_lock<std::mutex>();
     cholmod_solve2(CHOLMOD_A, factor_, &b, nullptr, &x_, nullptr, &y_, &e_, &common_);
-    std::copy_n(static_cast<const double*>(x_->x), rhs.size(), rhs.data());
+    const double* x = static_cast<const double*>(x_->x);
+    for (int c = 0; c < rhs.cols(); ++c)
+      for (int i = 0; i < n; ++i) rhs(perm_[i], c) = x[c * n + i];
   }
 
   bool useIndefiniteFallback() override {
@@ -89,23 +134,61 @@ class CholmodSolver final : public SpdSolver {
   }
 
  private:
-  static cholmod_sparse wrap(const SparseMatrix& m) {
+  static cholmod_sparse wrap(Eigen::Index n, const int* starts, const int* rows, double* values,
+                             Eigen::Index nonZeros, int stype) {
     cholmod_sparse s{};
-    s.nrow = m.rows();
-    s.ncol = m.cols();
-    s.nzmax = m.nonZeros();
-    s.p = const_cast<int*>(m.outerIndexPtr());
-    s.i = const_cast<int*>(m.innerIndexPtr());
+    s.nrow = n;
+    s.ncol = n;
+    s.nzmax = nonZeros;
+    s.p = const_cast<int*>(starts);
+    s.i = const_cast<int*>(rows);
     s.nz = nullptr;
-    s.x = const_cast<double*>(m.valuePtr());
+    s.x = values;
     s.z = nullptr;
-    s.stype = 1;  // upper triangle stored
+    s.stype = stype;  // 1: upper triangle stored, -1: lower
     s.itype = CHOLMOD_INT;
     s.xtype = CHOLMOD_REAL;
     s.dtype = CHOLMOD_DOUBLE;
     s.sorted = 1;
     s.packed = 1;
     return s;
+  }
+  int permutedStype() const { return common_.supernodal == CHOLMOD_SIMPLICIAL ? 1 : -1; }
+  cholmod_sparse permutedView() {
+    return wrap(static_cast<Eigen::Index>(perm_.size()), permutedStarts_.data(), permutedRows_.data(),
+                permutedValues_.data(), static_cast<Eigen::Index>(permutedValues_.size()), permutedStype());
+  }
+  // The pattern of P A P' in the triangle permutedStype() names, columns sorted, and for each
+  // stored entry of `upper` the position of its value there.
+  void permute(const SparseMatrix& upper) {
+    const int n = static_cast<int>(upper.rows());
+    std::vector<int> inverse(n);
+    for (int i = 0; i < n; ++i) inverse[perm_[i]] = i;
+    const bool lower = permutedStype() < 0;
+    struct Entry {
+      int column, row, source;
+    };
+    std::vector<Entry> entries;
+    entries.reserve(upper.nonZeros());
+    for (int j = 0; j < n; ++j)
+      for (int p = upper.outerIndexPtr()[j]; p < upper.outerIndexPtr()[j + 1]; ++p) {
+        const int a = inverse[upper.innerIndexPtr()[p]], b = inverse[j];
+        const int low = std::min(a, b), high = std::max(a, b);
+        entries.push_back(lower ? Entry{low, high, p} : Entry{high, low, p});
+      }
+    std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) {
+      return x.column != y.column ? x.column < y.column : x.row < y.row;
+    });
+    permutedStarts_.assign(n + 1, 0);
+    permutedRows_.resize(entries.size());
+    permutedValues_.assign(entries.size(), 0.0);
+    slot_.resize(entries.size());
+    for (size_t k = 0; k < entries.size(); ++k) {
+      ++permutedStarts_[entries[k].column + 1];
+      permutedRows_[k] = entries[k].row;
+      slot_[entries[k].source] = static_cast<int>(k);
+    }
+    for (int j = 0; j < n; ++j) permutedStarts_[j + 1] += permutedStarts_[j];
   }
   void release() {
     if (factor_) cholmod_free_factor(&factor_, &common_);
@@ -118,6 +201,11 @@ class CholmodSolver final : public SpdSolver {
   cholmod_factor* factor_ = nullptr;
   cholmod_dense *x_ = nullptr, *y_ = nullptr, *e_ = nullptr;  // solve workspaces, reused
   SparseMatrix pattern_;
+  int ordering_ = CHOLMOD_AMD;
+  std::vector<int> perm_;  // row i of the permuted matrix is row perm_[i] of the given one
+  std::vector<int> permutedStarts_, permutedRows_, slot_;
+  std::vector<double> permutedValues_;
+  Eigen::MatrixXd permutedRhs_;
   bool simplicial_ = false;
   bool ldlFallback_ = false;
 };
