@@ -385,7 +385,8 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
       }
       for (int i = 0; i < n; ++i) {
         if (pinned[i]) continue;
-        Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(blocks[i]);
+        Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig;
+        eig.computeDirect(blocks[i]);  // closed form, cheaper than the iterative 3x3 solver
         const Eigen::Vector3d values = eig.eigenvalues().cwiseMax(0.0).array() + mass[i];
         inverseMass[i] = eig.eigenvectors() * values.cwiseInverse().asDiagonal() * eig.eigenvectors().transpose();
       }
