@@ -80,12 +80,27 @@ double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, con
     case Obstacle::Type::Box: {
       const Vec3 local = p - obstacle.point;
       const Vec3 q = local.cwiseAbs() - obstacle.halfExtents;
-      if (q.maxCoeff() <= 0) {  // inside: nearest face
+      if (q.maxCoeff() <= 0) {
+        // Inside: out through the face it came in by, when it was outside at the start of the
+        // step (a point pushed deeper than half a thin plate would otherwise leave through the
+        // far face); else the nearest face.
         int axis = 0;
-        q.maxCoeff(&axis);
+        double sign = 0;
+        if (previous) {
+          const Vec3 before = *previous - obstacle.point;
+          const Vec3 outsideBefore = before.cwiseAbs() - obstacle.halfExtents;
+          if (outsideBefore.maxCoeff() > 0) {
+            outsideBefore.maxCoeff(&axis);
+            sign = before[axis] >= 0 ? 1.0 : -1.0;
+          }
+        }
+        if (sign == 0) {
+          q.maxCoeff(&axis);
+          sign = local[axis] >= 0 ? 1.0 : -1.0;
+        }
         *normal = Vec3::Zero();
-        (*normal)[axis] = local[axis] >= 0 ? 1.0 : -1.0;
-        return q[axis];
+        (*normal)[axis] = sign;
+        return sign * local[axis] - obstacle.halfExtents[axis];
       }
       const Vec3 outside = q.cwiseMax(0.0);
       Vec3 n = outside.cwiseProduct(local.cwiseSign());
@@ -110,7 +125,8 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
     for (int sweep = 0; sweep < 2 && (sweep == 0 || (touched && obstacles.size() > 1)); ++sweep)
       for (const Obstacle& obstacle : obstacles) {
         Vec3 n;
-        const Vec3 start = previous.row(i).transpose();
+        // Where the point was at the start of the step, seen from the obstacle as it is now.
+        const Vec3 start = previous.row(i).transpose() + dt * obstacle.surfaceVelocity(previous.row(i).transpose());
         const double distance = signedDistance(obstacle, p, &n, &start, thickness + 1e-6);
         if (distance >= thickness) continue;
         const double depth = thickness - distance;

@@ -60,8 +60,11 @@ std::string obstacleTypeName(Obstacle::Type type);
 // Signed distance from p to the obstacle surface (negative inside) and the outward unit normal.
 // Mesh obstacles: a closed mesh has an inside (pseudo-normal sign); an open one is two-sided,
 // and `previous` (where the point was at the start of the step) says which side the point
-// belongs to, so a point that crossed the surface during the step counts as inside. Only
-// distances up to `reach` are needed: farther points may get any value of at least `reach`.
+// belongs to, so a point that crossed the surface during the step counts as inside. Boxes: a
+// point inside that was outside at `previous` is measured to the face it came in by (not the
+// nearest one, which for a thin plate may be the far side). `previous` is seen from the obstacle
+// as it is now. Only distances up to `reach` are needed: farther points may get any value of at
+// least `reach`.
 double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, const Vec3* previous = nullptr,
                       double reach = 1e300);
 

@@ -44,6 +44,32 @@ TEST(Obstacles, ContactMovesPointsOutAndFrictionLimitsSlip) {
   EXPECT_TRUE(correction.row(1).isZero());
 }
 
+// A plate (4 cm thick) coming down at 0.2 m/s onto points held below it: a point pushed past
+// the plate's middle in one step goes back out of the bottom face it came in by, not out of the
+// top (ckv-cylinder's rim came through its crushing plate that way).
+TEST(Obstacles, PointsLeaveAMovingBoxThroughTheFaceTheyEnteredBy) {
+  Obstacle plate;
+  plate.type = Obstacle::Type::Box;
+  plate.halfExtents = Vec3(0.3, 0.02, 0.3);
+  plate.velocity = Vec3(0, -0.2, 0);
+  const double dt = 0.005;
+  plate.point = Vec3(0, 0.52, 0);  // now; it was 1 mm higher at the start of the step
+  Positions previous(2, 3), now(2, 3), correction;
+  previous << 0, 0.4995, 0, 0.1, 0.4995, 0;  // just below the plate's bottom (0.501 then)
+  now << 0, 0.525, 0, 0.1, 0.51, 0;           // past the middle (0.52), and short of it
+  const ContactResult result = resolveContacts({plate}, 0.001, previous, now, correction, dt);
+  EXPECT_EQ(result.contactCount, 2);
+  const Positions resolved = now + correction;
+  EXPECT_NEAR(resolved(0, 1), 0.5 - 0.001, 1e-9) << "out of the bottom face, below the thickness band";
+  EXPECT_NEAR(resolved(1, 1), 0.5 - 0.001, 1e-9);
+  Vec3 n;
+  const Vec3 from(0, 0.4995, 0);
+  EXPECT_NEAR(signedDistance(plate, Vec3(0, 0.525, 0), &n, &from), -0.025, 1e-12);
+  EXPECT_TRUE(n.isApprox(Vec3(0, -1, 0)));
+  EXPECT_NEAR(signedDistance(plate, Vec3(0, 0.525, 0), &n), -0.015, 1e-12);  // no history: nearest face
+  EXPECT_TRUE(n.isApprox(Vec3(0, 1, 0)));
+}
+
 namespace {
 // A small cloth dropped onto one obstacle; returns the simulation after `steps`.
 std::unique_ptr<Simulation> drop(const std::string& solver, const Obstacle& obstacle, int steps,
