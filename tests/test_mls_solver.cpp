@@ -148,6 +148,47 @@ TEST(MlsSolver, BadParametersNameTheKey) {
   EXPECT_NE(sim.error().find("solver.radius"), std::string::npos) << sim.error();
 }
 
+// The trace/determinant pair bounds a pure shear (principal values 1 + d, 1 - d of F^T F) only by
+// |c| = 2 d^2. On ckv-shear every step ends with |c| <= 0.01 while principal strains reach 0.14;
+// stop_on = principal-strain bounds them by the tolerance itself (steps the fallback cannot
+// bring there are reported as not converged).
+TEST(MlsSolver, PrincipalStrainStoppingBoundsTheShearThePairLetsThrough) {
+  auto largestStrain = [](const Scene& scene, int* converged) {
+    auto sim = create(scene);
+    double worst = 0, worstConverged = 0;
+    *converged = 0;
+    for (int i = 0; i < 10; ++i) {
+      EXPECT_FALSE(sim->step().has_value());
+      const StepStats& st = sim->lastStats();
+      const double strain = st.extra.at("max_principal_strain").get<double>();
+      worst = std::max(worst, strain);
+      if (st.converged) {
+        ++*converged;
+        worstConverged = std::max(worstConverged, strain);
+      }
+    }
+    return std::make_pair(worst, worstConverged);
+  };
+  Scene scene = test::builtinScene("ckv-shear", "mls-isometry");
+  int converged = 0;
+  const auto [paperRule, paperConverged] = largestStrain(scene, &converged);
+  EXPECT_EQ(converged, 10);
+  EXPECT_GT(paperRule, 0.08) << "the shear the constraint pair lets through";
+  scene.solverParams["stop_on"] = "principal-strain";
+  scene.solverParams["tolerance"] = 0.02;
+  const auto [strainRule, strainConverged] = largestStrain(scene, &converged);
+  std::printf("ckv-shear, 10 steps: largest principal strain %.3f (constraints rule), %.3f (principal-strain "
+              "rule, %d of 10 converged, %.4f on those)\n",
+              paperRule, strainRule, converged, strainConverged);
+  EXPECT_GE(converged, 3);
+  EXPECT_LE(strainConverged, 0.02 + 1e-12);
+  EXPECT_LT(strainRule, 0.25 * paperRule);
+  scene.solverParams["stop_on"] = "strain";
+  auto bad = Simulation::create(scene);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().find("solver.stop_on"), std::string::npos) << bad.error();
+}
+
 TEST(MlsSolver, NeighbourhoodOptionsRebuildLive) {
   auto sim = create(benignHanging());
   const auto& solver = dynamic_cast<const MlsSolver&>(sim->solver());

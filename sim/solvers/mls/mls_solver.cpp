@@ -15,8 +15,10 @@ namespace clothlab {
 
 const ParamTable<MlsParams>& MlsParams::table() {
   static const ParamTable<MlsParams> table = {
-      {"tolerance", "", "largest accepted |tr(F^T F) - 2|, |det(F^T F) - 1| (dimensionless)",
+      {"tolerance", "", "largest accepted |tr(F^T F) - 2|, |det(F^T F) - 1| (or principal strain, see stop_on)",
        &MlsParams::tolerance, 1e-8, 1, true},
+      {"stop_on", "", "what the tolerance bounds: |c| (the paper) or |s - 1| of F^T F's principal values",
+       &MlsParams::stopOn, 0, 0, false, {"constraints", "principal-strain"}},
       {"max_iterations", "", "Fast Projection iterations per step", &MlsParams::maxIterations, 1, 500, true},
       {"neighbourhood", "", "MLS neighbourhood: mesh 1-ring, 2-ring, or a material radius",
        &MlsParams::neighbourhood, 0, 0, false, {"1-ring", "2-ring", "radius"}},
@@ -352,6 +354,22 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   auto residual = [&](const Eigen::VectorXd& values) {
     return samples > 0 ? values.head(2 * samples).cwiseAbs().maxCoeff() : 0.0;
   };
+  // The principal values s1, s2 of F^T F from its trace (c_tr + 2) and determinant (c_det + 1):
+  // the largest |s - 1| over the samples.
+  auto principalStrain = [&](const Eigen::VectorXd& values) {
+    double worst = 0;
+    for (int s = 0; s < samples; ++s) {
+      const double sum = values[2 * s] + 2, product = values[2 * s + 1] + 1;
+      const double spread = std::sqrt(std::max(sum * sum - 4 * product, 0.0));
+      worst = std::max({worst, std::abs(0.5 * (sum + spread) - 1), std::abs(0.5 * (sum - spread) - 1)});
+    }
+    return worst;
+  };
+  // How far the constraints are from accepted: at most 1 when they are.
+  const bool onStrain = params_.stopOn == "principal-strain";
+  auto excess = [&](const Eigen::VectorXd& values) {
+    return (onStrain ? principalStrain(values) : residual(values)) / params_.tolerance;
+  };
   auto grabError = [&](const Eigen::VectorXd& values) {
     return ctx.grab ? values.tail(3).cwiseAbs().maxCoeff() : 0.0;
   };
@@ -365,7 +383,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   double factorMs = 0;
   Eigen::VectorXd accumulated = Eigen::VectorXd::Zero(m.rows);  // sum of multipliers (geometric stiffness)
   bool stalled = false;
-  while ((residual(c) > params_.tolerance || grabError(c) > 1e-9) && iterations < params_.maxIterations) {
+  while ((excess(c) > 1 || grabError(c) > 1e-9) && iterations < params_.maxIterations) {
     if (params_.geometricStiffness && iterations > 0) {
       // M + PSD part of the diagonal blocks of sum_k lambda_k Hess c_k.
       std::vector<Eigen::Matrix3d> blocks(n, Eigen::Matrix3d::Zero());
@@ -439,7 +457,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   // 4. Augmented-Lagrangian fallback.
   int alIterations = 0;
   bool fallbackUsed = false;
-  if (params_.fallback && residual(c) > params_.tolerance && (stalled || iterations >= params_.maxIterations)) {
+  if (params_.fallback && excess(c) > 1 && (stalled || iterations >= params_.maxIterations)) {
     fallbackUsed = true;
     t = Clock::now();
     const Positions target = x;  // project the current point, in the mass metric
@@ -458,8 +476,8 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
       for (int i = 0; i < n; ++i) value += 0.5 * mass[i] * (at.row(i) - target.row(i)).squaredNorm();
       return value + multipliers.dot(values) + 0.5 * mu * values.squaredNorm();
     };
-    double previous = residual(c);
-    while (alIterations < params_.fallbackIterations && residual(c) > params_.tolerance) {
+    double previous = excess(c);
+    while (alIterations < params_.fallbackIterations && excess(c) > 1) {
       ++alIterations;
       for (int newton = 0; newton < 3; ++newton) {
         // Gauss-Newton on 1/2|x - target|_M^2 + l.c + mu/2|c|^2: (M + mu J^T J) dx = -g.
@@ -513,8 +531,8 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
       }
       if (alFailed) break;
       multipliers += mu * c;
-      if (residual(c) > 0.25 * previous) mu = std::min(10 * mu, muCap);
-      previous = residual(c);
+      if (excess(c) > 0.25 * previous) mu = std::min(10 * mu, muCap);
+      previous = excess(c);
     }
     stats.msPosition += msSince(t);
   }
@@ -544,7 +562,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   const double finalResidual = residual(c);
   stats.positionIterations = iterations;
   stats.backtracks = backtracks;
-  stats.converged = finalResidual <= params_.tolerance;
+  stats.converged = excess(c) <= 1;
   stats.contacts = contacts.contactCount;
   double pinError = 0;
   for (const auto& [vertex, target] : ctx.pins) pinError = std::max(pinError, (Vec3(x_.row(vertex)) - target).norm());
@@ -553,6 +571,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   stats.linearSolver = m.schurSolver->name();
   stats.extra["fp_iterations"] = iterations;
   stats.extra["max_isometry_residual"] = finalResidual;
+  stats.extra["max_principal_strain"] = principalStrain(c);
   stats.extra["fallback_used"] = fallbackUsed;
   stats.extra["fallback_iterations"] = alIterations;
   stats.extra["max_speed"] = speed;

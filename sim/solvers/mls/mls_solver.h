@@ -7,13 +7,17 @@
 // scale, else a plane fit of a nearly flat mesh; anything else is refused with a message). Two
 // constraints per sample on its MLS deformation gradient F_i (mls_constraints.h):
 // tr(F^T F) - 2 = 0 and det(F^T F) - 1 = 0; the tolerance is on these dimensionless values.
+// Their zero set is F^T F = I, but near it the pair bounds a pure shear (principal values
+// 1 + d, 1 - d) only by |c| = 2 d^2: with stop_on = principal-strain the tolerance bounds
+// |s - 1| for the principal values s of F^T F instead.
 //
 // One step of length h:
 //   1. implicit quadratic bending (Bergou hinge Q) and external forces:
 //      (M + h^2 k_b Q) v* = M v + h (f_ext - k_b Q x); pinned vertices move to their targets.
 //      The matrix is constant: factorized only when k_b, h, density or the pinned set change.
 //   2. x~ = x + h v*, then contacts with the obstacles on the candidate (with friction)
-//   3. Fast Projection (Goldenthal et al. 2007) from x~: while max|c| > tol:
+//   3. Fast Projection (Goldenthal et al. 2007) from x~: while max|c| > tol (or, with
+//      stop_on = principal-strain, max |s - 1| > tol):
 //        solve (J W J^T + eps I) dl = C,  x -= W J^T dl
 //      W the inverse masses (0 for pins). eps = regularization x max diag: at the flat rest state
 //      the trace and determinant gradients coincide and J W J^T is singular (methods 2.4). With
@@ -38,6 +42,10 @@ namespace clothlab {
 
 struct MlsParams {
   double tolerance = 0.01;        // max |c| accepted (dimensionless), [1e-8, 1]
+  // What the tolerance bounds: "constraints" (|c|, the paper's rule) or "principal-strain"
+  // (|s - 1| for the principal values s of F^T F). The trace/determinant pair lets a pure shear
+  // through up to sqrt(tolerance / 2), 7% at 0.01; principal strains bound every direction.
+  std::string stopOn = "constraints";
   int maxIterations = 20;         // Fast Projection iterations per step, [1, 500]
   std::string neighbourhood = "1-ring";  // 1-ring | 2-ring | radius
   double radius = 0.0;            // material-space radius for "radius" neighbourhoods [m]
