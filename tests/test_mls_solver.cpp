@@ -149,7 +149,7 @@ TEST(MlsSolver, BadParametersNameTheKey) {
 }
 
 // The trace/determinant pair bounds a pure shear (principal values 1 + d, 1 - d of F^T F) only by
-// |c| = 2 d^2. On ckv-shear every step ends with |c| <= 0.01 while principal strains reach 0.14;
+// |c_det| = d^2. On ckv-shear every step ends with |c| <= 0.01 while principal strains reach 0.14;
 // stop_on = principal-strain bounds them by the tolerance itself (steps the fallback cannot
 // bring there are reported as not converged).
 TEST(MlsSolver, PrincipalStrainStoppingBoundsTheShearThePairLetsThrough) {

@@ -8,7 +8,8 @@
 // constraints per sample on its MLS deformation gradient F_i (mls_constraints.h):
 // tr(F^T F) - 2 = 0 and det(F^T F) - 1 = 0; the tolerance is on these dimensionless values.
 // Their zero set is F^T F = I, but near it the pair bounds a pure shear (principal values
-// 1 + d, 1 - d) only by |c| = 2 d^2: with stop_on = principal-strain the tolerance bounds
+// 1 + d, 1 - d) only by |c_det| = d^2, so at tolerance 0.01 d reaches 0.1 (stretches of
+// about +-5%), more with some c_tr: with stop_on = principal-strain the tolerance bounds
 // |s - 1| for the principal values s of F^T F instead.
 //
 // One step of length h:
@@ -44,7 +45,8 @@ struct MlsParams {
   double tolerance = 0.01;        // max |c| accepted (dimensionless), [1e-8, 1]
   // What the tolerance bounds: "constraints" (|c|, the paper's rule) or "principal-strain"
   // (|s - 1| for the principal values s of F^T F). The trace/determinant pair lets a pure shear
-  // through up to sqrt(tolerance / 2), 7% at 0.01; principal strains bound every direction.
+  // with principal values 1 +- sqrt(tolerance), 1 +- 0.1 at 0.01; principal strains bound every
+  // direction.
   std::string stopOn = "constraints";
   int maxIterations = 20;         // Fast Projection iterations per step, [1, 500]
   std::string neighbourhood = "1-ring";  // 1-ring | 2-ring | radius
