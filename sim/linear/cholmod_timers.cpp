@@ -9,15 +9,11 @@
 // CLOTHLAB_CHOLMOD_TIMERS=1 forwards to the real clock (for comparison in benchmarks).
 #include <dlfcn.h>
 
-#include <cstdlib>
-#include <cstring>
+#include "sim/linear/env_flag.h"
 
 namespace {
 bool forwardTimers() {
-  static const bool forward = [] {
-    const char* value = std::getenv("CLOTHLAB_CHOLMOD_TIMERS");
-    return value && std::strcmp(value, "1") == 0;
-  }();
+  static const bool forward = clothlab::environmentFlagIsOne("CLOTHLAB_CHOLMOD_TIMERS");
   return forward;
 }
 }  // namespace

@@ -8,18 +8,15 @@
 #include <dlfcn.h>
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
+
+#include "sim/linear/env_flag.h"
 
 namespace {
 std::atomic<long long> inlinedRegions{0};
 using GompParallel = void (*)(void (*)(void*), void*, unsigned, unsigned);
 
 bool forwardToLibgomp() {
-  static const bool forward = [] {
-    const char* value = std::getenv("CLOTHLAB_CHOLMOD_OPENMP");
-    return value && std::strcmp(value, "1") == 0;
-  }();
+  static const bool forward = clothlab::environmentFlagIsOne("CLOTHLAB_CHOLMOD_OPENMP");
   return forward;
 }
 }  // namespace
