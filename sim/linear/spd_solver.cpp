@@ -159,36 +159,41 @@ class CholmodSolver final : public SpdSolver {
                 permutedValues_.data(), static_cast<Eigen::Index>(permutedValues_.size()), permutedStype());
   }
   // The pattern of P A P' in the triangle permutedStype() names, columns sorted, and for each
-  // stored entry of `upper` the position of its value there.
+  // stored entry of `upper` the position of its value there. Entries are bucketed by column
+  // (linear time), then each short column is sorted by row.
   void permute(const SparseMatrix& upper) {
     const int n = static_cast<int>(upper.rows());
     std::vector<int> inverse(n);
     for (int i = 0; i < n; ++i) inverse[perm_[i]] = i;
     const bool lower = permutedStype() < 0;
-    struct Entry {
-      int column, row, source;
+    const int* starts = upper.outerIndexPtr();
+    const int* rows = upper.innerIndexPtr();
+    auto place = [&](int j, int p) {  // (column, row) of entry p of column j in the permuted triangle
+      const int a = inverse[rows[p]], b = inverse[j];
+      return lower ? std::make_pair(std::min(a, b), std::max(a, b)) : std::make_pair(std::max(a, b), std::min(a, b));
     };
-    std::vector<Entry> entries;
-    entries.reserve(upper.nonZeros());
-    for (int j = 0; j < n; ++j)
-      for (int p = upper.outerIndexPtr()[j]; p < upper.outerIndexPtr()[j + 1]; ++p) {
-        const int a = inverse[upper.innerIndexPtr()[p]], b = inverse[j];
-        const int low = std::min(a, b), high = std::max(a, b);
-        entries.push_back(lower ? Entry{low, high, p} : Entry{high, low, p});
-      }
-    std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) {
-      return x.column != y.column ? x.column < y.column : x.row < y.row;
-    });
     permutedStarts_.assign(n + 1, 0);
-    permutedRows_.resize(entries.size());
-    permutedValues_.assign(entries.size(), 0.0);
-    slot_.resize(entries.size());
-    for (size_t k = 0; k < entries.size(); ++k) {
-      ++permutedStarts_[entries[k].column + 1];
-      permutedRows_[k] = entries[k].row;
-      slot_[entries[k].source] = static_cast<int>(k);
-    }
+    for (int j = 0; j < n; ++j)
+      for (int p = starts[j]; p < starts[j + 1]; ++p) ++permutedStarts_[place(j, p).first + 1];
     for (int j = 0; j < n; ++j) permutedStarts_[j + 1] += permutedStarts_[j];
+    const size_t nonZeros = static_cast<size_t>(upper.nonZeros());
+    std::vector<std::pair<int, int>> bucket(nonZeros);  // (row, source entry), grouped by column
+    std::vector<int> next(permutedStarts_.begin(), permutedStarts_.end() - 1);
+    for (int j = 0; j < n; ++j)
+      for (int p = starts[j]; p < starts[j + 1]; ++p) {
+        const auto [column, row] = place(j, p);
+        bucket[next[column]++] = {row, p};
+      }
+    permutedRows_.resize(nonZeros);
+    permutedValues_.assign(nonZeros, 0.0);
+    slot_.resize(nonZeros);
+    for (int j = 0; j < n; ++j) {
+      std::sort(bucket.begin() + permutedStarts_[j], bucket.begin() + permutedStarts_[j + 1]);
+      for (int k = permutedStarts_[j]; k < permutedStarts_[j + 1]; ++k) {
+        permutedRows_[k] = bucket[k].first;
+        slot_[bucket[k].second] = k;
+      }
+    }
   }
   void release() {
     if (factor_) cholmod_free_factor(&factor_, &common_);
