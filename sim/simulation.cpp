@@ -6,7 +6,6 @@
 
 namespace clothlab {
 
-
 Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene) {
   std::unique_ptr<Simulation> simulation(new Simulation());
   simulation->scene_ = scene;

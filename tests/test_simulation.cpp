@@ -43,19 +43,22 @@ TEST(Simulation, SubstepsTakeTheSameSolverStepsAsShorterSteps) {
 }
 
 TEST(Simulation, AccumulateSubstepSumsCountsAndKeepsTheWorst) {
-  StepStats total, first, second;
-  first.msTotal = 2;
-  first.positionIterations = 3;
-  first.maxPositionError = 1e-4;
-  first.converged = true;
-  first.extra = {{"fp_iterations", 2},         {"max_isometry_residual", 0.02}, {"fallback_used", false},
-                 {"ms_self_collision", 0.5}};
-  second.msTotal = 3;
-  second.positionIterations = 4;
-  second.maxPositionError = 5e-5;
-  second.converged = false;
-  second.extra = {{"fp_iterations", 5},         {"max_isometry_residual", 0.01}, {"fallback_used", true},
-                  {"ms_self_collision", 0.25}};
+  // One sub-step's figures: time, position iterations, error, convergence, and an mls-like set of
+  // extras (an integer count, a max_* residual, a flag, a time).
+  auto subStep = [](double ms, int iterations, double error, bool converged, int fp, double residual,
+                    bool fallback, double selfMs) {
+    StepStats s;
+    s.msTotal = ms;
+    s.positionIterations = iterations;
+    s.maxPositionError = error;
+    s.converged = converged;
+    s.extra = {{"fp_iterations", fp}, {"max_isometry_residual", residual}, {"fallback_used", fallback},
+               {"ms_self_collision", selfMs}};
+    return s;
+  };
+  StepStats total;
+  const StepStats first = subStep(2, 3, 1e-4, true, 2, 0.02, false, 0.5);
+  const StepStats second = subStep(3, 4, 5e-5, false, 5, 0.01, true, 0.25);
   accumulateSubstep(total, first, true);
   accumulateSubstep(total, second, false);
   EXPECT_DOUBLE_EQ(total.msTotal, 5);

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <iostream>
 #include <thread>
+#include <tuple>
 
 #include "app/cli/commands.h"
 #include "sim/linear/runtime.h"
@@ -147,10 +148,18 @@ int commandRun(const RunOptions& options) {
   if (options.dt && !(*options.dt > 0)) return fail("--dt: must be positive, got " + std::to_string(*options.dt));
   if (options.density && !(*options.density > 0))
     return fail("--density: must be positive, got " + std::to_string(*options.density));
-  if (options.substeps && (*options.substeps < 1 || *options.substeps > 100))
-    return fail("--substeps: must be between 1 and 100, got " + std::to_string(*options.substeps));
-  if (options.maxSubsteps && (*options.maxSubsteps < 1 || *options.maxSubsteps > 256))
-    return fail("--max-substeps: must be between 1 and 256, got " + std::to_string(*options.maxSubsteps));
+  // Sub-step counts have the ranges of their scene keys (SimParams::table()).
+  auto number = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return std::string(text);
+  };
+  for (const auto& [flag, key, value] : {std::tuple{"--substeps", "substeps", options.substeps},
+                                         std::tuple{"--max-substeps", "max_substeps", options.maxSubsteps}})
+    for (const auto& info : SimParams::table())
+      if (value && info.key == key && !(*value >= info.min && *value <= info.max))
+        return fail(std::string(flag) + ": must be between " + number(info.min) + " and " + number(info.max) +
+                    ", got " + std::to_string(*value));
   if (options.every < 1) return fail("--every: must be at least 1");
   const long steps = options.steps.value_or(std::max(1L, std::lround(1.0 / scene.sim.dt)));
   if (steps < 0) return fail("--steps: must not be negative");

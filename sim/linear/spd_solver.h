@@ -28,8 +28,9 @@ class SpdSolver {
 };
 
 // id: "cholmod" (supernodal LL', CHOLMOD's choice of AMD or, for high fill, METIS; simplicial
-// LDL' as fallback: for matrices factorized every step), "cholmod-simplicial" (simplicial LL': cheaper solves, for matrices
-// factorized once and solved often) or "eigen-ldlt" (Eigen SimplicialLDLT, AMD ordering).
+// LDL' as fallback: for matrices factorized every step), "cholmod-simplicial" (simplicial LL':
+// cheaper solves, for matrices factorized once and solved often) or "eigen-ldlt" (Eigen
+// SimplicialLDLT, AMD ordering).
 // Returns nullptr for an unknown id.
 std::unique_ptr<SpdSolver> makeSpdSolver(const std::string& id);
 

@@ -91,12 +91,12 @@ def pin(log):
 def simulation_value(log, key, changed):
     """The last param event set simulation.KEY to a value `changed` accepts, and a later snapshot
     runs with it."""
-    events_ = [i for i, e in enumerate(log) if e["event"] == "param" and "simulation" in e]
-    if not events_:
+    changes = [i for i, e in enumerate(log) if e["event"] == "param" and "simulation" in e]
+    if not changes:
         print("no param event")
         return False
-    wanted = log[events_[-1]]["simulation"][key]
-    seen = [e.get(key) for e in log[events_[-1]:] if e["event"] == "snapshot"]
+    wanted = log[changes[-1]]["simulation"][key]
+    seen = [e.get(key) for e in log[changes[-1]:] if e["event"] == "snapshot"]
     print(f"{key} set to {wanted}, snapshots after it run with {seen[-1] if seen else None}")
     return changed(wanted) and bool(seen) and seen[-1] is not None and abs(seen[-1] - wanted) < 1e-12
 

@@ -420,12 +420,6 @@ void ImpulseSolver::setParticleState(const Positions& x, const Positions& v) {
 
 Positions ImpulseSolver::surfaceVelocities() const { return surfaceFromParticles(model_, v_); }
 
-void ImpulseSolver::setState(const SolverState& state) {
-  x_ = state.x;
-  v_ = state.v;
-  surface_ = surfaceFromParticles(model_, x_);
-}
-
 Eigen::VectorXd ImpulseSolver::distanceErrors() const {
   Eigen::VectorXd c(model_.constraints.size());
   for (size_t i = 0; i < model_.constraints.size(); ++i) {

@@ -74,7 +74,7 @@ class ImpulseSolver final : public Solver {
   const Positions& surface() const override { return surface_; }
   Positions surfaceVelocities() const override;
   SolverState state() const override { return {x_, v_}; }
-  void setState(const SolverState& state) override;
+  void setState(const SolverState& state) override { setParticleState(state.x, state.v); }
   SolverCounts counts() const override;
   void debugGeometry(Positions& points, std::vector<std::pair<int, int>>& lines) const override;
 
