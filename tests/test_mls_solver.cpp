@@ -185,7 +185,8 @@ TEST(MlsSolver, BadParametersNameTheKey) {
 // stop_on = principal-strain bounds them by the tolerance itself (steps the fallback cannot
 // bring there are reported as not converged).
 TEST(MlsSolver, PrincipalStrainStoppingBoundsTheShearThePairLetsThrough) {
-  auto largestStrain = [](const Scene& scene, int* converged) {
+  int fallbacks = 0;
+  auto largestStrain = [&fallbacks](const Scene& scene, int* converged) {
     auto sim = create(scene);
     double worst = 0, worstConverged = 0;
     *converged = 0;
@@ -193,6 +194,14 @@ TEST(MlsSolver, PrincipalStrainStoppingBoundsTheShearThePairLetsThrough) {
       EXPECT_FALSE(sim->step().has_value());
       const StepStats& st = sim->lastStats();
       const double strain = st.extra.at("max_principal_strain").get<double>();
+      if (st.extra.at("fallback_used").get<bool>() && st.contacts == 0) {
+        // The fallback keeps the best state it saw, Fast Projection's to begin with.
+        ++fallbacks;
+        const double measured = scene.solverParams.value("stop_on", "constraints") == "principal-strain"
+                                    ? strain
+                                    : st.extra.at("max_isometry_residual").get<double>();
+        EXPECT_LE(measured, st.extra.at("fallback_from").get<double>() + 1e-12) << "step " << i + 1;
+      }
       worst = std::max(worst, strain);
       if (st.converged) {
         ++*converged;
@@ -215,6 +224,7 @@ TEST(MlsSolver, PrincipalStrainStoppingBoundsTheShearThePairLetsThrough) {
   EXPECT_GE(converged, 3);
   EXPECT_LE(strainConverged, 0.02 + 1e-12);
   EXPECT_LT(strainRule, 0.25 * paperRule);
+  EXPECT_GT(fallbacks, 0);
   scene.solverParams["stop_on"] = "strain";
   auto bad = Simulation::create(scene);
   ASSERT_FALSE(bad);

@@ -598,6 +598,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   // 4. Augmented-Lagrangian fallback.
   int alIterations = 0;
   bool fallbackUsed = false;
+  double fallbackFrom = 0;  // where Fast Projection stopped (what the tolerance bounds)
   if (params_.fallback && excess(c) > 1 && (stalled || iterations >= iterationCap)) {
     fallbackUsed = true;
     t = Clock::now();
@@ -617,7 +618,15 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
       for (int i = 0; i < n; ++i) value += 0.5 * mass[i] * (at.row(i) - target.row(i)).squaredNorm();
       return value + multipliers.dot(values) + 0.5 * mu * values.squaredNorm();
     };
+    fallbackFrom = onStrain ? principalStrain(c) : residual(c);
     double previous = excess(c);
+    // The best state seen (Fast Projection's to begin with) is the one kept; the fallback stops
+    // after kNoProgress outer iterations that do not improve on it by 5%.
+    constexpr int kNoProgress = 3;
+    Positions best = x;
+    double bestExcess = excess(c);
+    int noProgress = 0;
+    bool analyzed = false;  // the pattern of M + mu J^T J is the same all through
     while (alIterations < params_.fallbackIterations && excess(c) > 1) {
       ++alIterations;
       for (int newton = 0; newton < 3; ++newton) {
@@ -648,7 +657,10 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
         SparseMatrix hessian(3 * n, 3 * n);
         hessian.setFromTriplets(triplets.begin(), triplets.end());
         std::string message;
-        if (auto e = solver->analyze(hessian)) return restore("augmented-Lagrangian projection: " + *e);
+        if (!analyzed) {
+          if (auto e = solver->analyze(hessian)) return restore("augmented-Lagrangian projection: " + *e);
+          analyzed = true;
+        }
         if (solver->factorize(hessian, &message) != SpdSolver::Status::Ok) {
           // Numerically singular at a large penalty: keep the best point reached (reported as
           // not converged) rather than fail the step.
@@ -670,10 +682,21 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
         }
         if (!std::isfinite(residual(c))) return restore("augmented-Lagrangian projection: non-finite state");
       }
-      if (alFailed) break;
+      if (excess(c) < 0.95 * bestExcess) {
+        best = x;
+        bestExcess = excess(c);
+        noProgress = 0;
+      } else {
+        ++noProgress;
+      }
+      if (alFailed || noProgress >= kNoProgress) break;
       multipliers += mu * c;
       if (excess(c) > 0.25 * previous) mu = std::min(10 * mu, muCap);
       previous = excess(c);
+    }
+    if (excess(c) > bestExcess) {
+      x = best;
+      m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
     }
     stats.msPosition += msSince(t);
   }
@@ -717,6 +740,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   stats.extra["max_principal_strain"] = principalStrain(c);
   stats.extra["fallback_used"] = fallbackUsed;
   stats.extra["fallback_iterations"] = alIterations;
+  if (fallbackUsed) stats.extra["fallback_from"] = fallbackFrom;
   stats.extra["max_speed"] = speed;
   stats.msTotal = msSince(stepStart);
   return std::nullopt;
