@@ -10,6 +10,8 @@
 #include "sim/scene_library.h"
 #include "sim/self_collision.h"
 #include "sim/simulation.h"
+#include "sim/solvers/impulse/impulse_solver.h"
+#include "sim/solvers/mls/mls_solver.h"
 #include "tests/test_util.h"
 
 namespace clothlab {
@@ -169,6 +171,24 @@ struct DragResult {
   int worst = 0, end = 0;
 };
 
+// The constraint error a step reports, and the one of the state it handed on (after contacts
+// and self-collision moved it).
+double reportedError(const Simulation& s) {
+  const StepStats& stats = s.lastStats();
+  return s.solver().id() == "mls-isometry" ? stats.extra.at("max_isometry_residual").get<double>()
+                                           : stats.maxPositionError;
+}
+double finalError(const Simulation& s) {
+  if (const auto* mls = dynamic_cast<const MlsSolver*>(&s.solver())) return mls->maxResidual();
+  if (const auto* impulse = dynamic_cast<const ImpulseSolver*>(&s.solver()))
+    return impulse->distanceErrors().cwiseAbs().maxCoeff();
+  double worst = 0;  // xpbd: the mesh edges
+  for (const auto& edge : s.cloth().topology.edges)
+    worst = std::max(worst, std::abs((s.surface().row(edge[0]) - s.surface().row(edge[1])).norm() -
+                                     (s.cloth().mesh.positions.row(edge[0]) - s.cloth().mesh.positions.row(edge[1])).norm()));
+  return worst;
+}
+
 DragResult dragAcross(const std::string& solver, bool selfCollision) {
   DragResult result;
   nlohmann::json j = {
@@ -205,6 +225,8 @@ DragResult dragAcross(const std::string& solver, bool selfCollision) {
     auto e = s.step();
     EXPECT_FALSE(e.has_value()) << *e;
     if (e) return result;
+    EXPECT_DOUBLE_EQ(reportedError(s), finalError(s)) << solver << ", step " << i + 1
+                                                      << ": the error reported is not the final state's";
     if (i % 50 == 49) worst = std::max(worst, countSelfIntersections(s.cloth().mesh, s.surface()));
   }
   const int end = countSelfIntersections(s.cloth().mesh, s.surface());
