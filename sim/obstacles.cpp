@@ -123,8 +123,7 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
     bool touched = false;
     // A second sweep settles a point squeezed between two obstacles.
     for (int sweep = 0; sweep < 2 && (sweep == 0 || (touched && obstacles.size() > 1)); ++sweep)
-      for (size_t k = 0; k < obstacles.size(); ++k) {
-        const Obstacle& obstacle = obstacles[k];
+      for (const Obstacle& obstacle : obstacles) {
         Vec3 n;
         // Where the point was at the start of the step, seen from the obstacle as it is now.
         const Vec3 start = previous.row(i).transpose() + dt * obstacle.surfaceVelocity(previous.row(i).transpose());
@@ -139,7 +138,6 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
         const double slip = tangential.norm();
         if (slip > 0) p -= tangential * std::min(1.0, obstacle.friction * depth / slip);
         touched = true;
-        result.contacts.push_back({static_cast<int>(i), static_cast<int>(k), n});
       }
     if (touched) {
       correction.row(i) = p.transpose() - positions.row(i);

@@ -71,12 +71,6 @@ double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, con
 struct ContactResult {
   int contactCount = 0;       // points moved this step
   double maxDepth = 0;        // deepest penetration before correction [m]
-  struct Contact {
-    int point = 0;
-    int obstacle = 0;            // index into the obstacle list
-    Vec3 normal = Vec3::Zero();  // the obstacle's outward normal where the point was put
-  };
-  std::vector<Contact> contacts;  // one per point and obstacle touched
 };
 
 // Moves every point of `positions` that lies within `thickness` of an obstacle out to that

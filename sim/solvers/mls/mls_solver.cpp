@@ -46,77 +46,6 @@ Eigen::Matrix2d adjugate(const Eigen::Matrix2d& m) {
   return a;
 }
 
-// Contacts during a projection. Without them the projection pulls contact points into the
-// obstacle (a tube standing on the ground fell through its own bottom ring), the contacts push
-// them back afterwards, and the constraints stay violated. A point the contacts stopped (friction
-// cancelled its sliding) stays where they put it; a sliding point may move along the obstacle but
-// not along its normal. The step lets go of points the projection pulls away from their obstacle
-// (contacts push, never pull), and of the stopped points' hold along the obstacle when the
-// projection cannot meet the tolerance with it (static friction gives way).
-struct HeldContacts {
-  explicit HeldContacts(int n) : held(n), normals(n), stuck(n, 0), wanted(n, Vec3::Zero()) {}
-
-  // `touched`: contacts of `after` (the corrected positions); sliding is measured against the
-  // obstacle's surface since `start` (the positions at the start of the step).
-  void hold(const ContactResult& touched, const Positions& after, const Positions& start,
-            const std::vector<Obstacle>& obstacles, double h, const std::vector<char>& pinned) {
-    for (const auto& contact : touched.contacts) {
-      const int i = contact.point;
-      if (pinned[i]) continue;
-      holdDirection(i, contact.normal);
-      normals[i].push_back(contact.normal);
-      const Obstacle& obstacle = obstacles[contact.obstacle];
-      const Vec3 p = after.row(i).transpose();
-      const Vec3 motion = p - start.row(i).transpose() - h * obstacle.surfaceVelocity(p);
-      if ((motion - motion.dot(contact.normal) * contact.normal).norm() <= 1e-9 && obstacle.friction > 0) {
-        stuck[i] = 1;
-        for (int a = 0; a < 3; ++a) holdDirection(i, Vec3::Unit(a));
-      }
-    }
-  }
-  void holdDirection(int i, const Vec3& direction) {
-    Vec3 d = direction;
-    for (const Vec3& q : held[i]) d -= d.dot(q) * q;
-    if (d.norm() > 1e-3) held[i].push_back(d.normalized());
-  }
-  Vec3 free(int i, const Vec3& d) const {  // d without its held components
-    Vec3 r = d;
-    for (const Vec3& q : held[i]) r -= r.dot(q) * q;
-    return r;
-  }
-  void restrict(int i, Eigen::Matrix3d& inverseMass) const {  // P W P, P the free projector
-    if (held[i].empty()) return;
-    Eigen::Matrix3d projector = Eigen::Matrix3d::Identity();
-    for (const Vec3& q : held[i]) projector -= q * q.transpose();
-    inverseMass = projector * inverseMass * projector;
-  }
-  void release(int i) {
-    held[i].clear();
-    normals[i].clear();
-    stuck[i] = 0;
-    wanted[i].setZero();
-  }
-  // Only the hold along the obstacle goes.
-  void letSlide(int i) {
-    const std::vector<Vec3> keep = normals[i];
-    release(i);
-    for (const Vec3& normal : keep) holdDirection(i, normal);
-    normals[i] = keep;
-  }
-  bool anyStuck() const { return std::find(stuck.begin(), stuck.end(), 1) != stuck.end(); }
-  // Held points the projection pulled away from an obstacle over this step.
-  bool pulledAway(int i) const {
-    for (const Vec3& normal : normals[i])
-      if (normal.dot(wanted[i]) > 0) return true;
-    return false;
-  }
-
-  std::vector<std::vector<Vec3>> held;    // orthonormal directions a point may not move in
-  std::vector<std::vector<Vec3>> normals;  // the contacts' normals among them
-  std::vector<char> stuck;                 // also held along the obstacle
-  std::vector<Vec3> wanted;                // the projection's pull on held points, this step
-};
-
 }  // namespace
 
 Result<Eigen::MatrixX2d> flatMaterialCoordinates(const ClothModel& cloth) {
@@ -294,18 +223,15 @@ struct MlsSolver::Impl {
     }
   }
 
-  // (J^T lambda)_i: the sum over rows r at vertex i of g_ri * lambda_r.
-  Vec3 gradientSum(size_t i, const Eigen::VectorXd& lambda) const {
-    Vec3 sum = Vec3::Zero();
-    for (const auto& a : incidence[i]) sum += gradient[a.slot] * lambda[a.row];
-    return sum;
-  }
-
-  // dx_i = -W_i (J^T lambda)_i.
+  // dx_i = -W_i sum over rows r at i of g_ri * lambda_r.
   void applyCorrection(const std::vector<Eigen::Matrix3d>& inverseMass, const Eigen::VectorXd& lambda,
                        Positions& x) {
-    for (size_t i = 0; i < incidence.size(); ++i)
-      if (!inverseMass[i].isZero(0)) x.row(i) -= (inverseMass[i] * gradientSum(i, lambda)).transpose();
+    for (size_t i = 0; i < incidence.size(); ++i) {
+      if (inverseMass[i].isZero(0)) continue;
+      Vec3 sum = Vec3::Zero();
+      for (const auto& a : incidence[i]) sum += gradient[a.slot] * lambda[a.row];
+      x.row(i) -= (inverseMass[i] * sum).transpose();
+    }
   }
 };
 
@@ -420,20 +346,9 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     for (int k = 0; k < 3; ++k) p += ctx.grab->barycentric[k] * x_.row(tri[k]).transpose();
     grabTarget = p + (ctx.grab->target - p) * std::min(1.0, h / ctx.grab->timeConstant);
   }
-  // Contacts during the projection (HeldContacts): a point the contacts stopped stays where they
-  // put it; a sliding one may move along the obstacle but not along its normal.
-  HeldContacts holds(n);
-  auto hold = [&](const ContactResult& touched, const Positions& after) {
-    holds.hold(touched, after, x_, ctx.obstacles, h, pinned);
-  };
-  auto free = [&](int i, const Vec3& d) { return holds.free(i, d); };
-  auto restrictToFree = [&](int i, Eigen::Matrix3d& w) { holds.restrict(i, w); };
-  hold(contacts, x);
   std::vector<Eigen::Matrix3d> inverseMass(n);
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < n; ++i)
     inverseMass[i] = pinned[i] ? Eigen::Matrix3d::Zero() : Eigen::Matrix3d(Eigen::Matrix3d::Identity() / mass[i]);
-    restrictToFree(i, inverseMass[i]);
-  }
   const int samples = neighbourhoods_.sampleCount();
   Eigen::VectorXd c;
   auto residual = [&](const Eigen::VectorXd& values) {
@@ -468,129 +383,73 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   double factorMs = 0;
   Eigen::VectorXd accumulated = Eigen::VectorXd::Zero(m.rows);  // sum of multipliers (geometric stiffness)
   bool stalled = false;
-  int iterationCap = params_.maxIterations;
-  // Fast Projection iterations until the tolerance, a stall or the iteration cap. An error has
-  // restored the state before the step.
-  auto project = [&]() -> std::optional<std::string> {
-    while ((excess(c) > 1 || grabError(c) > 1e-9) && iterations < iterationCap) {
-      if (params_.geometricStiffness && iterations > 0) {
-        // M + PSD part of the diagonal blocks of sum_k lambda_k Hess c_k.
-        std::vector<Eigen::Matrix3d> blocks(n, Eigen::Matrix3d::Zero());
-        for (int s = 0; s < samples; ++s) {
-          const double lt = accumulated[2 * s], ld = accumulated[2 * s + 1];
-          const int first = neighbourhoods_.start[s], last = neighbourhoods_.start[s + 1];
-          Eigen::Vector2d sumA = Eigen::Vector2d::Zero();
-          for (int k = first; k < last; ++k) sumA += neighbourhoods_.coefficient[k];
-          const DeterminantHessian det = mlsDeterminantHessian(mlsDeformationGradient(neighbourhoods_, s, x));
-          auto block = [&](const Eigen::Vector2d& a, const Eigen::Vector2d& b) {
-            // trace: 2 (a . b) I (methods 2.4); determinant: the blocks above.
-            return Eigen::Matrix3d(lt * 2 * a.dot(b) * Eigen::Matrix3d::Identity() + ld * det.block(a, b));
-          };
-          blocks[s] += block(sumA, sumA);  // the centre: minus-sum rule on both sides
-          for (int k = first; k < last; ++k)
-            blocks[neighbourhoods_.neighbour[k]] += block(neighbourhoods_.coefficient[k], neighbourhoods_.coefficient[k]);
-        }
-        for (int i = 0; i < n; ++i) {
-          if (pinned[i]) continue;
-          Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig;
-          eig.computeDirect(blocks[i]);  // closed form, cheaper than the iterative 3x3 solver
-          const Eigen::Vector3d values = eig.eigenvalues().cwiseMax(0.0).array() + mass[i];
-          inverseMass[i] = eig.eigenvectors() * values.cwiseInverse().asDiagonal() * eig.eigenvectors().transpose();
-          restrictToFree(i, inverseMass[i]);
-        }
+  while ((excess(c) > 1 || grabError(c) > 1e-9) && iterations < params_.maxIterations) {
+    if (params_.geometricStiffness && iterations > 0) {
+      // M + PSD part of the diagonal blocks of sum_k lambda_k Hess c_k.
+      std::vector<Eigen::Matrix3d> blocks(n, Eigen::Matrix3d::Zero());
+      for (int s = 0; s < samples; ++s) {
+        const double lt = accumulated[2 * s], ld = accumulated[2 * s + 1];
+        const int first = neighbourhoods_.start[s], last = neighbourhoods_.start[s + 1];
+        Eigen::Vector2d sumA = Eigen::Vector2d::Zero();
+        for (int k = first; k < last; ++k) sumA += neighbourhoods_.coefficient[k];
+        const DeterminantHessian det = mlsDeterminantHessian(mlsDeformationGradient(neighbourhoods_, s, x));
+        auto block = [&](const Eigen::Vector2d& a, const Eigen::Vector2d& b) {
+          // trace: 2 (a . b) I (methods 2.4); determinant: the blocks above.
+          return Eigen::Matrix3d(lt * 2 * a.dot(b) * Eigen::Matrix3d::Identity() + ld * det.block(a, b));
+        };
+        blocks[s] += block(sumA, sumA);  // the centre: minus-sum rule on both sides
+        for (int k = first; k < last; ++k)
+          blocks[neighbourhoods_.neighbour[k]] += block(neighbourhoods_.coefficient[k], neighbourhoods_.coefficient[k]);
       }
-      const auto factorStart = Clock::now();
-      m.assemble(inverseMass);
-      double maxDiagonal = 0;
-      for (int col = 0; col < m.rows; ++col) maxDiagonal = std::max(maxDiagonal, m.schur.coeff(col, col));
-      const double shift = std::max(params_.regularization * maxDiagonal, 1e-300);
-      for (int col = 0; col < m.rows; ++col) m.schur.coeffRef(col, col) += shift;
-      if (!m.schurAnalyzed) {
-        if (auto e = m.schurSolver->analyze(m.schur)) return restore(*e);
-        m.schurAnalyzed = true;
-      }
-      std::string message;
-      if (m.schurSolver->factorize(m.schur, &message) != SpdSolver::Status::Ok) {
-        if (!m.schurSolver->useIndefiniteFallback() ||
-            m.schurSolver->factorize(m.schur, &message) != SpdSolver::Status::Ok)
-          return restore("Fast Projection: factorization of J W J^T failed (" + message + ")");
-      }
-      Eigen::MatrixXd lambda = c;
-      m.schurSolver->solve(lambda);
-      factorMs += msSince(factorStart);
-      // Back-tracking: far from the constraint manifold (large steps, impacts) the linearized
-      // projection can overshoot; halve it while it increases the squared residual.
-      const Positions start = x;
-      Positions correction = Positions::Zero(n, 3);  // -W J^T dl, with J at `start`
-      m.applyCorrection(inverseMass, lambda.col(0), correction);
-      std::vector<std::pair<int, Vec3>> pulls;  // where held points would have gone
-      for (int i = 0; i < n; ++i)
-        if (!holds.normals[i].empty()) pulls.emplace_back(i, -m.gradientSum(i, lambda.col(0)) / mass[i]);
-      const double before = c.squaredNorm();
-      double scale = 1.0;
-      for (int halving = 0; halving <= kMaxHalvings; ++halving, scale *= 0.5) {
-        x = start + scale * correction;
-        m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
-        if (std::isfinite(c.squaredNorm()) && c.squaredNorm() < before) break;
-        ++backtracks;
-      }
-      accumulated += scale * lambda.col(0);
-      for (const auto& [i, pull] : pulls) holds.wanted[i] += scale * pull;
-      ++iterations;
-      if (!std::isfinite(residual(c))) return restore("Fast Projection produced a non-finite state");
-      if (c.squaredNorm() < (1 - kProgress) * before) {
-        stalls = 0;
-      } else if (++stalls >= kStallIterations) {
-        stalled = true;
-        break;
+      for (int i = 0; i < n; ++i) {
+        if (pinned[i]) continue;
+        Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig;
+        eig.computeDirect(blocks[i]);  // closed form, cheaper than the iterative 3x3 solver
+        const Eigen::Vector3d values = eig.eigenvalues().cwiseMax(0.0).array() + mass[i];
+        inverseMass[i] = eig.eigenvectors() * values.cwiseInverse().asDiagonal() * eig.eigenvectors().transpose();
       }
     }
-    return std::nullopt;
-  };
-  // Rounds: held points the projection pulled away from their obstacle are let go, points it
-  // moved into an obstacle are put back on it and held like the others, and the projection goes
-  // on from there (at most kContactRounds times).
-  constexpr int kContactRounds = 3;
-  auto release = [&](int i) {
-    holds.release(i);
-    inverseMass[i] = Eigen::Matrix3d::Identity() / mass[i];
-  };
-  for (int round = 0;; ++round) {
-    if (auto e = project()) return e;
-    if (round == kContactRounds || ctx.obstacles.empty()) break;
-    // Contacts push, never pull: held points the projection pulls away from their obstacle go.
-    bool changed = false;
-    for (int i = 0; i < n; ++i)
-      if (holds.pulledAway(i)) {
-        release(i);
-        changed = true;
-      }
-    const ContactResult late = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h);
-    if (late.contactCount > 0) {
-      contacts.contactCount += late.contactCount;
-      for (int i = 0; i < n; ++i)
-        if (!pinned[i]) x.row(i) += correction.row(i);
-      hold(late, x);
-      for (const auto& contact : late.contacts) restrictToFree(contact.point, inverseMass[contact.point]);
+    const auto factorStart = Clock::now();
+    m.assemble(inverseMass);
+    double maxDiagonal = 0;
+    for (int col = 0; col < m.rows; ++col) maxDiagonal = std::max(maxDiagonal, m.schur.coeff(col, col));
+    const double shift = std::max(params_.regularization * maxDiagonal, 1e-300);
+    for (int col = 0; col < m.rows; ++col) m.schur.coeffRef(col, col) += shift;
+    if (!m.schurAnalyzed) {
+      if (auto e = m.schurSolver->analyze(m.schur)) return restore(*e);
+      m.schurAnalyzed = true;
+    }
+    std::string message;
+    if (m.schurSolver->factorize(m.schur, &message) != SpdSolver::Status::Ok) {
+      if (!m.schurSolver->useIndefiniteFallback() ||
+          m.schurSolver->factorize(m.schur, &message) != SpdSolver::Status::Ok)
+        return restore("Fast Projection: factorization of J W J^T failed (" + message + ")");
+    }
+    Eigen::MatrixXd lambda = c;
+    m.schurSolver->solve(lambda);
+    factorMs += msSince(factorStart);
+    // Back-tracking: far from the constraint manifold (large steps, impacts) the linearized
+    // projection can overshoot; halve it while it increases the squared residual.
+    const Positions start = x;
+    Positions correction = Positions::Zero(n, 3);  // -W J^T dl, with J at `start`
+    m.applyCorrection(inverseMass, lambda.col(0), correction);
+    const double before = c.squaredNorm();
+    double scale = 1.0;
+    for (int halving = 0; halving <= kMaxHalvings; ++halving, scale *= 0.5) {
+      x = start + scale * correction;
       m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
-      changed = true;
+      if (std::isfinite(c.squaredNorm()) && c.squaredNorm() < before) break;
+      ++backtracks;
     }
-    if (!changed) break;
-    stalled = false;
-    stalls = 0;
-  }
-  if (excess(c) > 1 && holds.anyStuck()) {
-    // Static friction gives way: the stopped points may slide along the obstacles.
-    for (int i = 0; i < n; ++i) {
-      if (!holds.stuck[i]) continue;
-      holds.letSlide(i);
-      inverseMass[i] = Eigen::Matrix3d::Identity() / mass[i];
-      restrictToFree(i, inverseMass[i]);
+    accumulated += scale * lambda.col(0);
+    ++iterations;
+    if (!std::isfinite(residual(c))) return restore("Fast Projection produced a non-finite state");
+    if (c.squaredNorm() < (1 - kProgress) * before) {
+      stalls = 0;
+    } else if (++stalls >= kStallIterations) {
+      stalled = true;
+      break;
     }
-    stalled = false;
-    stalls = 0;
-    iterationCap = iterations + params_.maxIterations;
-    if (auto e = project()) return e;
   }
   stats.msPosition = msSince(t) - factorMs;
   stats.msFactor += factorMs;
@@ -599,7 +458,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   int alIterations = 0;
   bool fallbackUsed = false;
   double fallbackFrom = 0;  // where Fast Projection stopped (what the tolerance bounds)
-  if (params_.fallback && excess(c) > 1 && (stalled || iterations >= iterationCap)) {
+  if (params_.fallback && excess(c) > 1 && (stalled || iterations >= params_.maxIterations)) {
     fallbackUsed = true;
     t = Clock::now();
     const Positions target = x;  // project the current point, in the mass metric
@@ -676,7 +535,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
         for (int halving = 0; halving <= 12; ++halving, stepLength *= 0.5) {
           x = start;
           for (int i = 0; i < n; ++i)
-            if (!pinned[i]) x.row(i) += stepLength * free(i, dx.col(0).segment<3>(3 * i)).transpose();
+            if (!pinned[i]) x.row(i) += stepLength * dx.col(0).segment<3>(3 * i).transpose();
           m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
           if (std::isfinite(residual(c)) && lagrangian(x, c) <= before) break;
         }

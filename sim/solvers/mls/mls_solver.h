@@ -16,12 +16,7 @@
 //   1. implicit quadratic bending (Bergou hinge Q) and external forces:
 //      (M + h^2 k_b Q) v* = M v + h (f_ext - k_b Q x); pinned vertices move to their targets.
 //      The matrix is constant: factorized only when k_b, h, density or the pinned set change.
-//   2. x~ = x + h v*, then contacts with the obstacles on the candidate (with friction). During
-//      the projection a contact point may not move along the obstacle's normal (nor along the
-//      obstacle at all if friction stopped it); points the projection pulls away from their
-//      obstacle are let go, points it pushes into one are put back on it and held, and the
-//      projection goes on (a few rounds). Stopped points slide after all if the projection
-//      cannot meet the tolerance with them held.
+//   2. x~ = x + h v*, then contacts with the obstacles on the candidate (with friction)
 //   3. Fast Projection (Goldenthal et al. 2007) from x~: while max|c| > tol (or, with
 //      stop_on = principal-strain, max |s - 1| > tol):
 //        solve (J W J^T + eps I) dl = C,  x -= W J^T dl
@@ -36,7 +31,9 @@
 //      1/2 |x - x~|_M^2 + l.c + mu/2 |c|^2 by Gauss-Newton steps, l += mu c, mu x10 when |c| did
 //      not drop 4x (methods 2.6); reported as fallback_used.
 //   5. points left inside obstacles are put back on them; v = (x - x_n) / h exactly. The
-//      residual reported is the one of this final state.
+//      residual reported is the one of this final state: the projection does not see the
+//      obstacles, and where the contacts push points back out of them after it (a cloth lying
+//      on a sphere or the ground) the constraints end above the tolerance, and say so.
 // A non-finite or runaway state restores the state before the step and reports the step.
 #include <memory>
 
