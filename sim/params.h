@@ -34,6 +34,14 @@ struct ParamInfo {
 template <class Params>
 using ParamTable = std::vector<ParamInfo<Params>>;
 
+// The entry for `key`, or nullptr.
+template <class Params>
+const ParamInfo<Params>* findParam(const ParamTable<Params>& table, const std::string& key) {
+  for (const auto& entry : table)
+    if (entry.key == key) return &entry;
+  return nullptr;
+}
+
 // Checks ranges and choices. Returns the first problem, naming `where` + key.
 template <class Params>
 std::optional<std::string> validateParams(const ParamTable<Params>& table, const Params& params,
@@ -73,9 +81,7 @@ std::optional<std::string> readParams(const nlohmann::json& object, const ParamT
   if (!object.is_object()) return where + ": expected an object";
   for (const auto& [key, value] : object.items()) {
     if (std::find(ignoredKeys.begin(), ignoredKeys.end(), key) != ignoredKeys.end()) continue;
-    const ParamInfo<Params>* info = nullptr;
-    for (const auto& entry : table)
-      if (entry.key == key) info = &entry;
+    const ParamInfo<Params>* info = findParam(table, key);
     if (!info) {
       std::string known;
       for (const auto& entry : table) known += (known.empty() ? "" : ", ") + entry.key;

@@ -153,8 +153,7 @@ TEST(MlsSolver, BadParametersNameTheKey) {
 // stop_on = principal-strain bounds them by the tolerance itself (steps the fallback cannot
 // bring there are reported as not converged).
 TEST(MlsSolver, PrincipalStrainStoppingBoundsTheShearThePairLetsThrough) {
-  int fallbacks = 0;
-  auto largestStrain = [&fallbacks](const Scene& scene, int* converged) {
+  auto largestStrain = [](const Scene& scene, int* converged) {
     auto sim = create(scene);
     double worst = 0, worstConverged = 0;
     *converged = 0;
@@ -162,14 +161,6 @@ TEST(MlsSolver, PrincipalStrainStoppingBoundsTheShearThePairLetsThrough) {
       EXPECT_FALSE(sim->step().has_value());
       const StepStats& st = sim->lastStats();
       const double strain = st.extra.at("max_principal_strain").get<double>();
-      if (st.extra.at("fallback_used").get<bool>() && st.contacts == 0) {
-        // The fallback keeps the best state it saw, Fast Projection's to begin with.
-        ++fallbacks;
-        const double measured = scene.solverParams.value("stop_on", "constraints") == "principal-strain"
-                                    ? strain
-                                    : st.extra.at("max_isometry_residual").get<double>();
-        EXPECT_LE(measured, st.extra.at("fallback_from").get<double>() + 1e-12) << "step " << i + 1;
-      }
       worst = std::max(worst, strain);
       if (st.converged) {
         ++*converged;
@@ -192,11 +183,33 @@ TEST(MlsSolver, PrincipalStrainStoppingBoundsTheShearThePairLetsThrough) {
   EXPECT_GE(converged, 3);
   EXPECT_LE(strainConverged, 0.02 + 1e-12);
   EXPECT_LT(strainRule, 0.25 * paperRule);
-  EXPECT_GT(fallbacks, 0);
   scene.solverParams["stop_on"] = "strain";
   auto bad = Simulation::create(scene);
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().find("solver.stop_on"), std::string::npos) << bad.error();
+}
+
+// The augmented-Lagrangian fallback hands on the best state it saw, Fast Projection's to begin
+// with: on ckv-shear in single steps under the principal-strain rule its own result is sometimes
+// worse than where Fast Projection stopped (steps 4, 5 and 14 here), and then that is kept.
+TEST(MlsSolver, TheFallbackNeverHandsOnAWorseState) {
+  Scene scene = test::builtinScene("ckv-shear", "mls-isometry");
+  scene.sim.substeps = 1;
+  scene.solverParams["stop_on"] = "principal-strain";
+  scene.solverParams["tolerance"] = 0.02;
+  auto sim = create(scene);
+  int fallbacks = 0;
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_FALSE(sim->step().has_value());
+    const StepStats& st = sim->lastStats();
+    if (!st.extra.at("fallback_used").get<bool>()) continue;
+    ++fallbacks;
+    ASSERT_EQ(st.contacts, 0);  // nothing moves the state after the fallback
+    EXPECT_LE(st.extra.at("max_principal_strain").get<double>(),
+              st.extra.at("max_residual_before_fallback").get<double>() + 1e-12)
+        << "step " << i + 1;
+  }
+  EXPECT_GE(fallbacks, 10);
 }
 
 TEST(MlsSolver, NeighbourhoodOptionsRebuildLive) {

@@ -155,11 +155,12 @@ int commandRun(const RunOptions& options) {
     return std::string(text);
   };
   for (const auto& [flag, key, value] : {std::tuple{"--substeps", "substeps", options.substeps},
-                                         std::tuple{"--max-substeps", "max_substeps", options.maxSubsteps}})
-    for (const auto& info : SimParams::table())
-      if (value && info.key == key && !(*value >= info.min && *value <= info.max))
-        return fail(std::string(flag) + ": must be between " + number(info.min) + " and " + number(info.max) +
-                    ", got " + std::to_string(*value));
+                                         std::tuple{"--max-substeps", "max_substeps", options.maxSubsteps}}) {
+    const auto* info = findParam(SimParams::table(), key);
+    if (value && !(*value >= info->min && *value <= info->max))
+      return fail(std::string(flag) + ": must be between " + number(info->min) + " and " + number(info->max) +
+                  ", got " + std::to_string(*value));
+  }
   if (options.every < 1) return fail("--every: must be at least 1");
   const long steps = options.steps.value_or(std::max(1L, std::lround(1.0 / scene.sim.dt)));
   if (steps < 0) return fail("--steps: must not be negative");

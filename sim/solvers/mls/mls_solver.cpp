@@ -599,7 +599,8 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   stats.extra["max_principal_strain"] = principalStrain(c);
   stats.extra["fallback_used"] = fallbackUsed;
   stats.extra["fallback_iterations"] = alIterations;
-  if (fallbackUsed) stats.extra["fallback_from"] = fallbackFrom;
+  // max_: sub-steps keep the largest (accumulateSubstep).
+  if (fallbackUsed) stats.extra["max_residual_before_fallback"] = fallbackFrom;
   stats.extra["max_speed"] = speed;
   stats.msTotal = msSince(stepStart);
   return std::nullopt;

@@ -47,9 +47,7 @@ namespace clothlab {
 struct MlsParams {
   double tolerance = 0.01;        // max |c| accepted (dimensionless), [1e-8, 1]
   // What the tolerance bounds: "constraints" (|c|, the paper's rule) or "principal-strain"
-  // (|s - 1| for the principal values s of F^T F). The trace/determinant pair lets a pure shear
-  // with principal values 1 +- sqrt(tolerance), 1 +- 0.1 at 0.01; principal strains bound every
-  // direction.
+  // (|s - 1| for the principal values s of F^T F; see the shear note above).
   std::string stopOn = "constraints";
   int maxIterations = 20;         // Fast Projection iterations per step, [1, 500]
   std::string neighbourhood = "1-ring";  // 1-ring | 2-ring | radius
