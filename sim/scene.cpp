@@ -400,6 +400,7 @@ Scene sceneForObj(const std::string& objPath) {
   Scene scene;
   scene.name = std::filesystem::path(objPath).stem().string();
   scene.description = "cloth loaded from " + objPath;
+  scene.sourcePath = objPath;  // messages about the scene name the OBJ
   scene.cloth.kind = ClothSource::Kind::Obj;
   scene.cloth.objPath = objPath;
   scene.cloth.json = json{{"obj", objPath}};

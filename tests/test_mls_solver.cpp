@@ -76,6 +76,7 @@ TEST(MlsSolver, CurvedMeshWithoutFlatteningIsRefusedWithAMessage) {
   scene.solverId = "mls-isometry";
   auto sim = Simulation::create(scene);
   ASSERT_FALSE(sim);
+  EXPECT_EQ(sim.error().rfind(path + ": mls-isometry", 0), 0u) << "the message names the OBJ: " << sim.error();
   EXPECT_NE(sim.error().find("flat rest state"), std::string::npos) << sim.error();
   EXPECT_NE(sim.error().find("texture coordinates"), std::string::npos) << sim.error();
 }
