@@ -90,7 +90,8 @@ void Viewer::drawPanel() {
   }
   tooltip("simulated seconds per wall-clock second (the simulation falls behind when a step is slower)");
   ImGui::SameLine();
-  ImGui::Text("real time x%.2f", runner_->realTimeFactor());
+  // Three significant digits: a slow scene (12k vertices at 1 ms steps) runs at x0.012, not x0.00.
+  ImGui::Text("real time x%.3g", runner_->realTimeFactor());
   if (snapshot_)
     ImGui::Text("t = %.3f s  step %ld  %s", snapshot_->time, snapshot_->step, snapshot_->diverged ? "(diverged)" : "");
 
@@ -479,7 +480,7 @@ void Viewer::drawStatsSection() {
   plot("iterations", &Sample::iterations, "%.0f (max %.0f)");
   plot("error [m]", &Sample::error, "%.1e (max %.1e)");
   plot("strain", &Sample::strain, "%.1e (max %.1e)");
-  plot("real time", &Sample::rtf, "x%.2f (max %.2f)");
+  plot("real time", &Sample::rtf, "x%.3g (max %.3g)");
 }
 
 void Viewer::drawOverlayText() {
