@@ -30,6 +30,11 @@ struct BenchRow {
   double finalStrain = 0;      // largest edge strain after the last step
   double dt = 0;               // the step the figures are per [s]
   int substeps = 1;            // solver steps it was taken in
+  int aboveTolerance = 0;      // steps that ended above the solver's tolerance
+  int contactSteps = 0;        // steps with cloth points on an obstacle
+  double contactTotal = 0;     // median total of those steps [ms]
+  int contactAboveTolerance = 0;
+  double contactMaxError = 0;  // largest error of those steps (max|C|, or the isometry residual)
   std::string failure;
 };
 
@@ -67,7 +72,7 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
     return row;
   }
   Simulation& simulation = **created;
-  std::vector<double> factor, position, velocity, collision, forces, total;
+  std::vector<double> factor, position, velocity, collision, forces, total, contactTotal;
   long iterations = 0;
   for (int i = 0; i < steps; ++i) {
     if (auto e = simulation.step()) {
@@ -83,6 +88,16 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
     total.push_back(s.msTotal);
     iterations += s.positionIterations;
     row.maxError = std::max(row.maxError, s.maxPositionError);
+    row.aboveTolerance += !s.converged;
+    if (s.contacts > 0) {
+      contactTotal.push_back(s.msTotal);
+      row.contactAboveTolerance += !s.converged;
+      // What the solver's tolerance bounds: max|C| [m], or mls-isometry's residual.
+      const double error = s.extra.contains("max_isometry_residual")
+                               ? s.extra["max_isometry_residual"].get<double>()
+                               : s.maxPositionError;
+      row.contactMaxError = std::max(row.contactMaxError, error);
+    }
     if (s.extra.contains("fallback_used") && s.extra["fallback_used"].get<bool>()) ++row.fallbacks;
     if (s.extra.contains("max_isometry_residual"))
       row.maxResidual = std::max(row.maxResidual, s.extra["max_isometry_residual"].get<double>());
@@ -98,6 +113,8 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
   row.collision = median(collision);
   row.forces = median(forces);
   row.total = median(total);
+  row.contactSteps = static_cast<int>(contactTotal.size());
+  row.contactTotal = median(contactTotal);
   row.iterations = row.steps ? double(iterations) / row.steps : 0;
   return row;
 }
@@ -182,6 +199,15 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
         if (row->substeps > 1)
           std::printf("%-12s   one step of h = %g s is %d solver steps of %.3g s; figures are per step of h\n",
                       row->scene.c_str(), row->dt, row->substeps, row->dt / row->substeps);
+        // The median hides a phase that is a minority of the run (a sheet that lands late).
+        if (row->contactSteps > 0)
+          std::printf("%-12s   %d of %d steps touched an obstacle: median %.2f ms per step, %d of them ended "
+                      "above the tolerance (largest error %.2g); %d above it in all\n",
+                      row->scene.c_str(), row->contactSteps, row->steps, row->contactTotal,
+                      row->contactAboveTolerance, row->contactMaxError, row->aboveTolerance);
+        else if (row->aboveTolerance > 0)
+          std::printf("%-12s   %d of %d steps ended above the tolerance\n", row->scene.c_str(),
+                      row->aboveTolerance, row->steps);
         if (row->maxResidual >= 0)
           std::printf("%-12s   Fast Projection: %.2f iterations per step, %d of %d steps needed the "
                       "augmented-Lagrangian fallback, largest isometry residual %.2g (tolerance %s)\n",
@@ -207,6 +233,11 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
                                   {"max_position_error", row->maxError},
                                   {"fallbacks", row->fallbacks},
                                   {"max_isometry_residual", row->maxResidual},
+                                  {"steps_above_tolerance", row->aboveTolerance},
+                                  {"contact_steps", row->contactSteps},
+                                  {"contact_ms_total", row->contactTotal},
+                                  {"contact_steps_above_tolerance", row->contactAboveTolerance},
+                                  {"contact_max_position_error", row->contactMaxError},
                                   {"failure", row->failure}});
     }
     if (compare && fast.failure.empty() && reference.failure.empty() && fast.total > 0)
