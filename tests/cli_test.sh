@@ -116,6 +116,26 @@ check "bench exits 0" test $? -eq 0
 check "bench prints BLAS configuration" grep -q "BLAS:" "$work/bench.txt"
 check "bench prints the Eigen ratio" grep -q "Eigen SimplicialLDLT / CHOLMOD total" "$work/bench.txt"
 check "bench writes JSON" grep -q '"ms_factor"' "$work/bench.json"
+# bench on a sheet that lands on the ground: the steps on it are counted and timed on their own
+cat >"$work/land.json" <<'JSON'
+{"cloth": {"generator": {"type": "grid", "columns": 8, "rows": 8},
+           "transform": {"rotate_deg": [-90, 0, 0], "translate": [0, 0.02, 0]}},
+ "simulation": {"dt": 0.002, "thickness": 0.004},
+ "obstacles": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0], "friction": 0.5}],
+ "solver": {"id": "impulse-nc"}}
+JSON
+"$cli" bench "$work/land.json" --steps 80 --json "$work/land-bench.json" >"$work/land-bench.txt" 2>&1
+check "bench on a landing sheet exits 0" test $? -eq 0
+check "bench prints the contact steps" grep -Eq "[0-9]+ of 80 steps touched an obstacle: median [0-9.]+ ms per step" "$work/land-bench.txt"
+check "bench JSON counts and times the contact steps" python3 - "$work/land-bench.json" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    assert 0 < r["contact_steps"] < r["steps"] == 80, r  # it falls first, then lies on the ground
+    assert r["contact_ms_total"] > 0, r
+    assert 0 <= r["contact_steps_above_tolerance"] <= r["contact_steps"], r
+    assert r["contact_steps_above_tolerance"] <= r["steps_above_tolerance"] <= r["steps"], r
+    assert r["contact_max_error"] <= r["max_position_error"], r
+PY
 
 # compare: the pinned-corners preset (CKV19's test: an irregular mesh held by two adjacent corners
 # at their rest distance). The table holds every metric for every solver; the locked conforming

@@ -237,7 +237,7 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
                                   {"contact_steps", row->contactSteps},
                                   {"contact_ms_total", row->contactTotal},
                                   {"contact_steps_above_tolerance", row->contactAboveTolerance},
-                                  {"contact_max_position_error", row->contactMaxError},
+                                  {"contact_max_error", row->contactMaxError},
                                   {"failure", row->failure}});
     }
     if (compare && fast.failure.empty() && reference.failure.empty() && fast.total > 0)
