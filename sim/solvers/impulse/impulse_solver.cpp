@@ -28,6 +28,8 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
       {"max_speed", "m/s", "speed treated as divergence", &ImpulseParams::maxSpeed, 1, 1e6, true},
       {"max_refactorizations", "", "re-linearizations per step when the position pass stalls",
        &ImpulseParams::maxRefactorizations, 0, 20, false},
+      {"refactorization_shift_growth", "", "factor by which each re-linearization's diagonal shift grows",
+       &ImpulseParams::refactorizationShiftGrowth, 1, 1e4, true},
       {"nonconforming_damping", "1/s", "damping of nonconforming (zig-zag) motion",
        &ImpulseParams::nonconformingDamping, 0, 1e4, false},
       {"collision_transfer", "", "contact corrections to NC particles",
@@ -550,7 +552,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       if (refactorizations >= params_.maxRefactorizations) break;
       // Levenberg-Marquardt: a larger shift makes the step shorter and a descent direction.
       ++refactorizations;
-      const double damped = std::max(params_.regularization, 1e-8) * std::pow(100.0, refactorizations - 1);
+      const double damped = std::max(params_.regularization, 1e-8) *
+                            std::pow(params_.refactorizationShiftGrowth, refactorizations - 1);
       if (s.linearize(model_, preview, inverseMass_, std::min(damped, 1.0), shift)) break;  // keep the residual
       stalled = false;
     }

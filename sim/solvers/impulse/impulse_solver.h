@@ -52,6 +52,10 @@ struct ImpulseParams {
   // preview and factorize again, at most this many times per step. 0: the paper's strict one
   // factorization per step. [0, 20]
   int maxRefactorizations = 3;
+  // Each re-linearization shifts the diagonal this many times more than the one before (a
+  // Levenberg-Marquardt damping: shorter, safer steps). 1 keeps the base shift: more steps of
+  // a cloth lying on a curved obstacle converge, given more re-linearizations. [1, 1e4]
+  double refactorizationShiftGrowth = 100;
   // Damping of nonconforming motion (impulse-nc): force -rate * mean particle mass * R v, with R
   // zero on conforming motion, so smooth motion and equilibria are unchanged while the spurious
   // zig-zag modes of the edge-midpoint mesh die out. [1/s], [0, 1e4]
