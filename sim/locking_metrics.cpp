@@ -64,8 +64,7 @@ std::vector<double> measureLockingMetrics(const MetricProbe& probe, const ClothM
   if (probe.pinA >= 0) sag = pinnedSag(cloth.mesh, surface, probe.pinA, probe.pinB, probe.up);
   if (!probe.tip.empty())
     tip = meanHeight(surface, probe.tip, probe.up) - meanHeight(surface, probe.pinned, probe.up);
-  double residual = last.maxPositionError;
-  if (last.extra.contains("max_isometry_residual")) residual = last.extra["max_isometry_residual"].get<double>();
+  const double residual = reportedConstraintError(last);
   return {sag,
           tip,
           bendingEnergy(probe.hinge, bendingStiffness, surface),

@@ -50,6 +50,13 @@ struct StepStats {
   nlohmann::json extra = nlohmann::json::object();  // solver-specific figures
 };
 
+// The constraint error a step reports against its solver's tolerance: the largest |C| [m], or
+// mls-isometry's dimensionless isometry residual.
+inline double reportedConstraintError(const StepStats& stats) {
+  const auto residual = stats.extra.find("max_isometry_residual");
+  return residual != stats.extra.end() ? residual->get<double>() : stats.maxPositionError;
+}
+
 struct SolverCounts {
   int particles = 0;            // degrees of freedom carriers (3 DOF each)
   int constraints = 0;          // all constraint rows excluding pins/grab

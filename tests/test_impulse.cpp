@@ -398,17 +398,13 @@ TEST(Locking, ConformingSagsFarLessThanImpulseNc) {
 // growing shift: on this 60 x 60 sheet 5 instead of 19 of the steps on the sphere end above it.
 TEST(ImpulseSolver, UngrownRelinearizationsConvergeMoreStepsOnASphere) {
   auto unconvergedContactSteps = [](const nlohmann::json& solverParams) {
-    // sphere-drop's scene at 60 x 60 vertices, on the sphere from step 41.
-    nlohmann::json solver = solverParams;
-    solver["id"] = "impulse-nc";
-    const nlohmann::json json = {
-        {"cloth", {{"generator", {{"type", "grid"}, {"width", 1.0}, {"height", 1.0}, {"columns", 60}, {"rows", 60},
-                                  {"diagonal", "alternating"}}},
-                   {"transform", {{"rotate_deg", {-90, 0, 0}}, {"translate", {0, 0.56, 0}}}}}},
-        {"simulation", {{"density", 0.1}, {"dt", 0.001}, {"damping", 0.05}, {"bending", 1e-6}, {"thickness", 0.002}}},
-        {"obstacles", {{{"type", "sphere"}, {"center", {0, 0.3, 0}}, {"radius", 0.25}, {"friction", 0.3}},
-                       {{"type", "plane"}, {"point", {0, 0, 0}}, {"normal", {0, 1, 0}}, {"friction", 0.5}}}},
-        {"solver", solver}};
+    // sphere-drop at 60 x 60 vertices, lowered to land on the sphere at step 41.
+    Scene scene = test::builtinScene("sphere-drop", "impulse-nc");
+    scene.cloth.json["generator"]["columns"] = 60;
+    scene.cloth.json["generator"]["rows"] = 60;
+    scene.transform.translate.y() = 0.56;
+    scene.solverParams = solverParams;
+    const nlohmann::json json = sceneToJson(scene);  // the generator is built from the JSON
     auto parsed = parseScene(json, "sphere-drop-60", "");
     EXPECT_TRUE(parsed) << parsed.error();
     if (!parsed) return std::make_pair(-1, -1);

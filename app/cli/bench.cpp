@@ -92,11 +92,7 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
     if (s.contacts > 0) {
       contactTotal.push_back(s.msTotal);
       row.contactAboveTolerance += !s.converged;
-      // What the solver's tolerance bounds: max|C| [m], or mls-isometry's residual.
-      const double error = s.extra.contains("max_isometry_residual")
-                               ? s.extra["max_isometry_residual"].get<double>()
-                               : s.maxPositionError;
-      row.contactMaxError = std::max(row.contactMaxError, error);
+      row.contactMaxError = std::max(row.contactMaxError, reportedConstraintError(s));
     }
     if (s.extra.contains("fallback_used") && s.extra["fallback_used"].get<bool>()) ++row.fallbacks;
     if (s.extra.contains("max_isometry_residual"))

@@ -562,18 +562,20 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
 
   // 5. Points the projection pushed into obstacles go back on them.
   t = Clock::now();
-  contacts.contactCount += resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h).contactCount;
+  const int pushedBack = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h).contactCount;
+  contacts.contactCount += pushedBack;
   for (int i = 0; i < n; ++i)
     if (!pinned[i]) x.row(i) += correction.row(i);
+  int separated = 0;
   {
     Eigen::VectorXd weights = mass.cwiseInverse();
     for (int p : pinList) weights[p] = 0;
-    resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, weights, ctx.sim.thickness,
-                                     ctx.sim.selfCollision, ctx.obstacles, stats);
+    separated = resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, weights, ctx.sim.thickness,
+                                                 ctx.sim.selfCollision, ctx.obstacles, stats);
   }
   stats.msCollision += msSince(t);
-  // The residual of the state handed on, after every correction above.
-  m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
+  // The residual of the state handed on: evaluated again only when the corrections above moved it.
+  if (pushedBack > 0 || separated > 0) m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
 
   Positions v = (x - x_) / h;
   if (!x.allFinite() || !v.allFinite()) return restore("non-finite state");
