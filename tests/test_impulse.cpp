@@ -394,8 +394,9 @@ TEST(Locking, ConformingSagsFarLessThanImpulseNc) {
 }
 
 // A sheet lying on a sphere stalls the position pass (docs/measurements.md, sphere-drop).
-// Re-linearizing more often with an unchanged shift brings more of those steps within the tolerance than the default's
-// growing shift: on this 60 x 60 sheet 5 instead of 19 of the steps on the sphere end above it.
+// Re-linearizing more often with an unchanged shift brings more of those steps within the
+// tolerance than the default's growing shift: on this 60 x 60 sheet 5 instead of 19 of the
+// steps on the sphere end above it.
 TEST(ImpulseSolver, UngrownRelinearizationsConvergeMoreStepsOnASphere) {
   auto unconvergedContactSteps = [](const nlohmann::json& solverParams) {
     // sphere-drop at 60 x 60 vertices, lowered to land on the sphere at step 41.
