@@ -30,6 +30,10 @@ const ParamTable<MlsParams>& MlsParams::table() {
       {"geometric_stiffness", "", "regularize with the constraint Hessians (block-diagonal)",
        &MlsParams::geometricStiffness},
       {"fallback", "", "augmented-Lagrangian projection when Fast Projection stalls", &MlsParams::fallback},
+      {"contact_projection", "",
+       "hold contact points during the projection (Coulomb friction on the obstacles' reactions; "
+       "points that slide do so without friction inside it, so cloth slides off curved obstacles)",
+       &MlsParams::contactProjection},
       {"fallback_iterations", "", "outer augmented-Lagrangian iterations", &MlsParams::fallbackIterations, 1,
        1000, true},
       {"max_speed", "m/s", "speed treated as divergence", &MlsParams::maxSpeed, 1, 1e6, true},
@@ -45,6 +49,140 @@ Eigen::Matrix2d adjugate(const Eigen::Matrix2d& m) {
   a << m(1, 1), -m(0, 1), -m(1, 0), m(0, 0);
   return a;
 }
+
+// Contacts during the projection (MlsParams::contactProjection). A point within the thickness of
+// an obstacle is held while Fast Projection runs: "stuck" where static friction keeps it (where it
+// started the step, carried by the obstacle's surface), or "sliding": free along the obstacle, not
+// along its normal. The obstacle's impulse on a held point,
+//   R_i = m_i (x_i - x~_i) + (sum of J^T dl)_i
+// (the momentum change of the point that the constraint impulses do not explain; x~ the candidate
+// before contacts), follows Coulomb's law: R.n >= 0 (contacts push, never pull) and, for a stuck
+// point, |R_t| <= friction x R.n. Before the projection (no constraint impulse yet) this decides
+// where each point starts, as for a single particle; after every iteration a point the obstacle
+// would have to pull is let go and a stuck point outside the cone slides from where it is (the
+// constraint impulses on a held point are not those of the point set free, so no friction-limited
+// move is taken from them). Free points the projection moves into an obstacle are put back on it
+// and slide.
+struct ProjectionContacts {
+  enum State : char { Free, Sliding, Stuck };
+  std::vector<char> state;
+  std::vector<Vec3> normal;       // outward, of the obstacle held against
+  std::vector<double> friction;   // that obstacle's coefficient
+  std::vector<int> held;          // points not Free
+
+  explicit ProjectionContacts(int n) : state(n, Free), normal(n, Vec3::Zero()), friction(n, 0) {}
+
+  // The closest obstacle within `reach` of p: its signed distance, normal and index (-1: none).
+  static int closest(const std::vector<Obstacle>& obstacles, const Vec3& p, const Vec3& previous, double reach,
+                     double& distance, Vec3& n) {
+    int found = -1;
+    distance = reach;
+    for (size_t k = 0; k < obstacles.size(); ++k) {
+      Vec3 normalHere;
+      const double d = signedDistance(obstacles[k], p, &normalHere, &previous, reach);
+      if (d < distance) {
+        distance = d;
+        n = normalHere;
+        found = static_cast<int>(k);
+      }
+    }
+    return found;
+  }
+
+  // Points of x (the candidate after the contacts) within the thickness of an obstacle. Where
+  // static friction can keep such a point, it stays where it began the step (carried by the
+  // obstacle's surface, on it): its reaction R = m (T - x~) is then inside the friction cone.
+  // Outside the cone it slides from there by the part of its motion friction cannot take, and a
+  // point moving away from the obstacle is left free. A point that was not in contact at the
+  // start of the step (it arrives now) is tested where the contacts put it.
+  void start(const std::vector<Obstacle>& obstacles, double thickness, double h, const Positions& begin,
+             const Positions& candidate, const Eigen::VectorXd& mass, const std::vector<char>& pinned,
+             Positions& x) {
+    const double reach = 1.001 * thickness + 1e-9;
+    for (int i = 0; i < static_cast<int>(x.rows()); ++i) {
+      if (pinned[i]) continue;
+      const Vec3 previous = begin.row(i).transpose();
+      double distance;
+      Vec3 n;
+      const int k = closest(obstacles, x.row(i).transpose(), previous, reach, distance, n);
+      if (k < 0) continue;
+      Vec3 target = x.row(i).transpose();
+      const Vec3 carried = previous + h * obstacles[k].surfaceVelocity(previous);
+      Vec3 carriedNormal;
+      const double carriedDistance = signedDistance(obstacles[k], carried, &carriedNormal, &previous, 2 * reach);
+      if (carriedDistance < 2 * reach) {
+        target = carried + (thickness - carriedDistance) * carriedNormal;
+        n = carriedNormal;
+      }
+      const Vec3 reaction = mass[i] * (target - candidate.row(i).transpose());
+      const double normalPart = reaction.dot(n);
+      if (!(normalPart > 0)) continue;
+      const Vec3 tangential = reaction - normalPart * n;
+      const double excess = tangential.norm() - obstacles[k].friction * normalPart;
+      state[i] = Stuck;
+      if (excess > 0) {
+        target -= (excess / tangential.norm() / mass[i]) * tangential;
+        state[i] = Sliding;
+      }
+      x.row(i) = target.transpose();
+      normal[i] = n;
+      friction[i] = obstacles[k].friction;
+      held.push_back(i);
+    }
+  }
+
+  // The inverse mass a held point moves with.
+  void restrict(int i, Eigen::Matrix3d& w) const {
+    if (state[i] == Stuck) {
+      w.setZero();
+    } else if (state[i] == Sliding) {
+      const Eigen::Matrix3d p = Eigen::Matrix3d::Identity() - normal[i] * normal[i].transpose();
+      w = p * w * p;
+    }
+  }
+
+  // Coulomb on the reactions, then free points inside obstacles. Returns whether a point moved
+  // or changed state (the constraints must then be evaluated and the matrix assembled again).
+  bool update(const std::vector<Obstacle>& obstacles, double thickness, const Positions& begin,
+              const Eigen::VectorXd& mass, const Positions& candidate, const Positions& impulse,
+              const std::vector<char>& pinned, Positions& x) {
+    bool changed = false;
+    std::vector<int> still;
+    for (int i : held) {
+      const Vec3 reaction = mass[i] * (x.row(i) - candidate.row(i)).transpose() + impulse.row(i).transpose();
+      const double normalPart = reaction.dot(normal[i]);
+      if (normalPart < 0) {
+        state[i] = Free;
+        changed = true;
+        continue;
+      }
+      if (state[i] == Stuck) {
+        const Vec3 tangential = reaction - normalPart * normal[i];
+        if (tangential.norm() > friction[i] * normalPart) {
+          state[i] = Sliding;
+          changed = true;
+        }
+      }
+      still.push_back(i);
+    }
+    const double reach = thickness + 1e-9;
+    for (int i = 0; i < static_cast<int>(x.rows()); ++i) {
+      if (pinned[i] || state[i] != Free) continue;
+      double distance;
+      Vec3 n;
+      const int k = closest(obstacles, x.row(i).transpose(), begin.row(i).transpose(), reach, distance, n);
+      if (k < 0 || distance >= thickness) continue;
+      x.row(i) += ((thickness - distance) * n).transpose();
+      state[i] = Sliding;
+      normal[i] = n;
+      friction[i] = obstacles[k].friction;
+      still.push_back(i);
+      changed = true;
+    }
+    held = std::move(still);
+    return changed;
+  }
+};
 
 }  // namespace
 
@@ -223,14 +361,13 @@ struct MlsSolver::Impl {
     }
   }
 
-  // dx_i = -W_i sum over rows r at i of g_ri * lambda_r.
-  void applyCorrection(const std::vector<Eigen::Matrix3d>& inverseMass, const Eigen::VectorXd& lambda,
-                       Positions& x) {
+  // (J^T lambda)_i for every vertex: the sum over rows r at i of g_ri * lambda_r.
+  void impulses(const Eigen::VectorXd& lambda, Positions& out) const {
+    out.resize(static_cast<Eigen::Index>(incidence.size()), 3);
     for (size_t i = 0; i < incidence.size(); ++i) {
-      if (inverseMass[i].isZero(0)) continue;
       Vec3 sum = Vec3::Zero();
       for (const auto& a : incidence[i]) sum += gradient[a.slot] * lambda[a.row];
-      x.row(i) -= (inverseMass[i] * sum).transpose();
+      out.row(static_cast<Eigen::Index>(i)) = sum.transpose();
     }
   }
 };
@@ -329,10 +466,14 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
 
   // 2. Contacts on the candidate.
   t = Clock::now();
+  const Positions candidate = x;
   Positions correction;
   auto contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h);
   for (int i = 0; i < n; ++i)
     if (!pinned[i]) x.row(i) += correction.row(i);
+  ProjectionContacts holds(n);
+  const bool holding = params_.contactProjection && !ctx.obstacles.empty();
+  if (holding) holds.start(ctx.obstacles, ctx.sim.thickness, h, x_, candidate, mass, pinned, x);
   stats.msCollision = msSince(t);
 
   // 3. Fast Projection.
@@ -347,8 +488,13 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     grabTarget = p + (ctx.grab->target - p) * std::min(1.0, h / ctx.grab->timeConstant);
   }
   std::vector<Eigen::Matrix3d> inverseMass(n);
-  for (int i = 0; i < n; ++i)
-    inverseMass[i] = pinned[i] ? Eigen::Matrix3d::Zero() : Eigen::Matrix3d(Eigen::Matrix3d::Identity() / mass[i]);
+  auto plainInverseMasses = [&] {
+    for (int i = 0; i < n; ++i) {
+      inverseMass[i] = pinned[i] ? Eigen::Matrix3d::Zero() : Eigen::Matrix3d(Eigen::Matrix3d::Identity() / mass[i]);
+      holds.restrict(i, inverseMass[i]);
+    }
+  };
+  plainInverseMasses();
   const int samples = neighbourhoods_.sampleCount();
   Eigen::VectorXd c;
   auto residual = [&](const Eigen::VectorXd& values) {
@@ -382,6 +528,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   constexpr double kProgress = 0.05;
   double factorMs = 0;
   Eigen::VectorXd accumulated = Eigen::VectorXd::Zero(m.rows);  // sum of multipliers (geometric stiffness)
+  Positions totalImpulse = Positions::Zero(n, 3);                // sum of J^T dl (contact reactions)
   bool stalled = false;
   while ((excess(c) > 1 || grabError(c) > 1e-9) && iterations < params_.maxIterations) {
     if (params_.geometricStiffness && iterations > 0) {
@@ -407,6 +554,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
         eig.computeDirect(blocks[i]);  // closed form, cheaper than the iterative 3x3 solver
         const Eigen::Vector3d values = eig.eigenvalues().cwiseMax(0.0).array() + mass[i];
         inverseMass[i] = eig.eigenvectors() * values.cwiseInverse().asDiagonal() * eig.eigenvectors().transpose();
+        holds.restrict(i, inverseMass[i]);
       }
     }
     const auto factorStart = Clock::now();
@@ -431,8 +579,11 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     // Back-tracking: far from the constraint manifold (large steps, impacts) the linearized
     // projection can overshoot; halve it while it increases the squared residual.
     const Positions start = x;
-    Positions correction = Positions::Zero(n, 3);  // -W J^T dl, with J at `start`
-    m.applyCorrection(inverseMass, lambda.col(0), correction);
+    Positions impulse;  // J^T dl, with J at `start`
+    m.impulses(lambda.col(0), impulse);
+    Positions correction = Positions::Zero(n, 3);  // -W J^T dl
+    for (int i = 0; i < n; ++i)
+      if (!inverseMass[i].isZero(0)) correction.row(i) = -(inverseMass[i] * impulse.row(i).transpose()).transpose();
     const double before = c.squaredNorm();
     double scale = 1.0;
     for (int halving = 0; halving <= kMaxHalvings; ++halving, scale *= 0.5) {
@@ -442,6 +593,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
       ++backtracks;
     }
     accumulated += scale * lambda.col(0);
+    totalImpulse += scale * impulse;
     ++iterations;
     if (!std::isfinite(residual(c))) return restore("Fast Projection produced a non-finite state");
     if (c.squaredNorm() < (1 - kProgress) * before) {
@@ -449,6 +601,10 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     } else if (++stalls >= kStallIterations) {
       stalled = true;
       break;
+    }
+    if (holding && holds.update(ctx.obstacles, ctx.sim.thickness, x_, mass, candidate, totalImpulse, pinned, x)) {
+      m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
+      if (!params_.geometricStiffness) plainInverseMasses();
     }
   }
   stats.msPosition = msSince(t) - factorMs;
@@ -461,6 +617,9 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   if (params_.fallback && excess(c) > 1 && (stalled || iterations >= params_.maxIterations)) {
     fallbackUsed = true;
     t = Clock::now();
+    std::vector<char> fixed = pinned;  // stuck contacts stay where they are
+    for (int i : holds.held)
+      if (holds.state[i] == ProjectionContacts::Stuck) fixed[i] = 1;
     const Positions target = x;  // project the current point, in the mass metric
     Eigen::VectorXd multipliers = Eigen::VectorXd::Zero(m.rows);
     // Penalty scaled so that mu |grad c|^2 starts at 100 x the mean mass: strong enough to pull
@@ -494,18 +653,18 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
         Eigen::VectorXd g = Eigen::VectorXd::Zero(3 * n);
         for (int i = 0; i < n; ++i)
           for (int a = 0; a < 3; ++a) {
-            triplets.emplace_back(3 * i + a, 3 * i + a, pinned[i] ? 1.0 : mass[i]);
-            if (!pinned[i]) g[3 * i + a] = mass[i] * (x(i, a) - target(i, a));
+            triplets.emplace_back(3 * i + a, 3 * i + a, fixed[i] ? 1.0 : mass[i]);
+            if (!fixed[i]) g[3 * i + a] = mass[i] * (x(i, a) - target(i, a));
           }
         for (int r = 0; r < m.rows; ++r) {
           const double weight = multipliers[r] + mu * c[r];
           for (int p = m.rowSlotStart[r]; p < m.rowSlotStart[r + 1]; ++p) {
             const int vp = m.slotVertex[p];
-            if (pinned[vp]) continue;
+            if (fixed[vp]) continue;
             g.segment<3>(3 * vp) += weight * m.gradient[p];
             for (int q = m.rowSlotStart[r]; q < m.rowSlotStart[r + 1]; ++q) {
               const int vq = m.slotVertex[q];
-              if (pinned[vq] || vp > vq) continue;
+              if (fixed[vq] || vp > vq) continue;
               const Eigen::Matrix3d block = mu * m.gradient[p] * m.gradient[q].transpose();
               for (int a = 0; a < 3; ++a)
                 for (int b = 0; b < 3; ++b)
@@ -535,7 +694,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
         for (int halving = 0; halving <= 12; ++halving, stepLength *= 0.5) {
           x = start;
           for (int i = 0; i < n; ++i)
-            if (!pinned[i]) x.row(i) += stepLength * dx.col(0).segment<3>(3 * i).transpose();
+            if (!fixed[i]) x.row(i) += stepLength * dx.col(0).segment<3>(3 * i).transpose();
           m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
           if (std::isfinite(residual(c)) && lagrangian(x, c) <= before) break;
         }
@@ -601,6 +760,13 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   stats.extra["max_principal_strain"] = principalStrain(c);
   stats.extra["fallback_used"] = fallbackUsed;
   stats.extra["fallback_iterations"] = alIterations;
+  if (holding) {
+    int stuck = 0;
+    for (int i : holds.held) stuck += holds.state[i] == ProjectionContacts::Stuck;
+    // max_: the largest over the sub-steps of a frame (accumulateSubstep).
+    stats.extra["max_contacts_stuck"] = stuck;
+    stats.extra["max_contacts_sliding"] = static_cast<int>(holds.held.size()) - stuck;
+  }
   // max_: sub-steps keep the largest (accumulateSubstep).
   if (fallbackUsed) stats.extra["max_residual_before_fallback"] = fallbackFrom;
   stats.extra["max_speed"] = speed;
