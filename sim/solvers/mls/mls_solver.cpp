@@ -560,7 +560,14 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     const auto factorStart = Clock::now();
     m.assemble(inverseMass);
     double maxDiagonal = 0;
-    for (int col = 0; col < m.rows; ++col) maxDiagonal = std::max(maxDiagonal, m.schur.coeff(col, col));
+    // Rows whose every vertex is held (pins, stuck contacts) move nothing: their diagonal is 0 and
+    // their multipliers, c / shift, say nothing about the forces on the held points.
+    std::vector<char> immovable(m.rows);
+    for (int col = 0; col < m.rows; ++col) {
+      const double diagonal = m.schur.coeff(col, col);
+      maxDiagonal = std::max(maxDiagonal, diagonal);
+      immovable[col] = diagonal == 0;
+    }
     const double shift = std::max(params_.regularization * maxDiagonal, 1e-300);
     for (int col = 0; col < m.rows; ++col) m.schur.coeffRef(col, col) += shift;
     if (!m.schurAnalyzed) {
@@ -580,7 +587,10 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     // projection can overshoot; halve it while it increases the squared residual.
     const Positions start = x;
     Positions impulse;  // J^T dl, with J at `start`
-    m.impulses(lambda.col(0), impulse);
+    Eigen::VectorXd acting = lambda.col(0);
+    for (int r = 0; r < m.rows; ++r)
+      if (immovable[r]) acting[r] = 0;
+    m.impulses(acting, impulse);
     Positions correction = Positions::Zero(n, 3);  // -W J^T dl
     for (int i = 0; i < n; ++i)
       if (!inverseMass[i].isZero(0)) correction.row(i) = -(inverseMass[i] * impulse.row(i).transpose()).transpose();
