@@ -31,8 +31,7 @@ const ParamTable<MlsParams>& MlsParams::table() {
        &MlsParams::geometricStiffness},
       {"fallback", "", "augmented-Lagrangian projection when Fast Projection stalls", &MlsParams::fallback},
       {"contact_projection", "",
-       "hold contact points during the projection (Coulomb friction on the obstacles' reactions; "
-       "points that slide do so without friction inside it, so cloth slides off curved obstacles)",
+       "hold contact points during the projection (Coulomb friction on the obstacles' reactions)",
        &MlsParams::contactProjection},
       {"fallback_iterations", "", "outer augmented-Lagrangian iterations", &MlsParams::fallbackIterations, 1,
        1000, true},
@@ -56,21 +55,59 @@ Eigen::Matrix2d adjugate(const Eigen::Matrix2d& m) {
 // along its normal. The obstacle's impulse on a held point,
 //   R_i = m_i (x_i - x~_i) + (sum of J^T dl)_i
 // (the momentum change of the point that the constraint impulses do not explain; x~ the candidate
-// before contacts), follows Coulomb's law: R.n >= 0 (contacts push, never pull) and, for a stuck
-// point, |R_t| <= friction x R.n. Before the projection (no constraint impulse yet) this decides
-// where each point starts, as for a single particle; after every iteration a point the obstacle
-// would have to pull is let go and a stuck point outside the cone slides from where it is (the
-// constraint impulses on a held point are not those of the point set free, so no friction-limited
-// move is taken from them). Free points the projection moves into an obstacle are put back on it
-// and slide.
+// before contacts), follows Coulomb's law: R.n >= 0 (contacts push, never pull), tested point by
+// point, and static friction, tested on all the points stuck to one obstacle together
+// (slipGroups): the sum of their tangential impulses within friction x the sum of the normal
+// ones. Point by point, the points on a sphere's steep sides slid under their own weight: the
+// cloth's tension that holds them there reaches them only through the constraint impulses, which
+// cancel inside the group and leave its pull on the rest of the cloth. Before the projection (no
+// constraint impulse yet) this decides where the points start: a group outside the cone slides
+// by the part of its motion friction cannot take and is then held there. After every iteration
+// a point the obstacle would have to pull is let go, and a group outside the cone slides from
+// where it is (the constraint impulses on held points are not those of points set free, so no
+// friction-limited move is taken from them). Free points the projection moves into an obstacle
+// are put back on it and slide.
 struct ProjectionContacts {
   enum State : char { Free, Sliding, Stuck };
   std::vector<char> state;
   std::vector<Vec3> normal;       // outward, of the obstacle held against
-  std::vector<double> friction;   // that obstacle's coefficient
+  std::vector<int> obstacle;      // its index
   std::vector<int> held;          // points not Free
 
-  explicit ProjectionContacts(int n) : state(n, Free), normal(n, Vec3::Zero()), friction(n, 0) {}
+  explicit ProjectionContacts(int n) : state(n, Free), normal(n, Vec3::Zero()), obstacle(n, -1) {}
+
+  // Static friction per obstacle, on the stuck points together: the cloth does not stretch, so
+  // they slide together or not at all, and the constraint impulses between them cancel in the
+  // sum, which leaves the weight of the points and the pull of the cloth around them. Points of
+  // a group outside the cone slide; with `move`, each from where it is by the group's excess
+  // (the part of the summed tangential impulse friction cannot take, over the group's mass),
+  // within its tangent plane. `reaction(i)` is point i's impulse from the obstacle.
+  template <typename Reaction>
+  bool slipGroups(const std::vector<Obstacle>& obstacles, const Eigen::VectorXd& mass, Reaction reaction, bool move,
+                  Positions& x) {
+    bool changed = false;
+    for (int k = 0; k < static_cast<int>(obstacles.size()); ++k) {
+      Vec3 tangential = Vec3::Zero();
+      double normalSum = 0, massSum = 0;
+      for (int i : held) {
+        if (state[i] != Stuck || obstacle[i] != k) continue;
+        const Vec3 r = reaction(i);
+        normalSum += r.dot(normal[i]);
+        tangential += r - r.dot(normal[i]) * normal[i];
+        massSum += mass[i];
+      }
+      const double over = tangential.norm() - obstacles[k].friction * normalSum;
+      if (massSum == 0 || over <= 0) continue;
+      const Vec3 slide = -(over / massSum / tangential.norm()) * tangential;
+      for (int i : held) {
+        if (state[i] != Stuck || obstacle[i] != k) continue;
+        changed = true;
+        if (move) x.row(i) += (slide - slide.dot(normal[i]) * normal[i]).transpose();
+        else state[i] = Sliding;
+      }
+    }
+    return changed;
+  }
 
   // The closest obstacle within `reach` of p: its signed distance, normal and index (-1: none).
   static int closest(const std::vector<Obstacle>& obstacles, const Vec3& p, const Vec3& previous, double reach,
@@ -89,12 +126,11 @@ struct ProjectionContacts {
     return found;
   }
 
-  // Points of x (the candidate after the contacts) within the thickness of an obstacle. Where
-  // static friction can keep such a point, it stays where it began the step (carried by the
-  // obstacle's surface, on it): its reaction R = m (T - x~) is then inside the friction cone.
-  // Outside the cone it slides from there by the part of its motion friction cannot take, and a
-  // point moving away from the obstacle is left free. A point that was not in contact at the
-  // start of the step (it arrives now) is tested where the contacts put it.
+  // Points of x (the candidate after the contacts) within the thickness of an obstacle start
+  // stuck where they began the step (carried by the obstacle's surface, on it), with reactions
+  // R = m (T - x~); a group outside the friction cone slides from there (slipGroups). A point
+  // moving away from the obstacle is left free. A point that was not in contact at the start of
+  // the step (it arrives now) starts where the contacts put it.
   void start(const std::vector<Obstacle>& obstacles, double thickness, double h, const Positions& begin,
              const Positions& candidate, const Eigen::VectorXd& mass, const std::vector<char>& pinned,
              Positions& x) {
@@ -114,21 +150,15 @@ struct ProjectionContacts {
         target = carried + (thickness - carriedDistance) * carriedNormal;
         n = carriedNormal;
       }
-      const Vec3 reaction = mass[i] * (target - candidate.row(i).transpose());
-      const double normalPart = reaction.dot(n);
-      if (!(normalPart > 0)) continue;
-      const Vec3 tangential = reaction - normalPart * n;
-      const double excess = tangential.norm() - obstacles[k].friction * normalPart;
+      if (!(mass[i] * (target - candidate.row(i).transpose()).dot(n) > 0)) continue;  // leaving
       state[i] = Stuck;
-      if (excess > 0) {
-        target -= (excess / tangential.norm() / mass[i]) * tangential;
-        state[i] = Sliding;
-      }
       x.row(i) = target.transpose();
       normal[i] = n;
-      friction[i] = obstacles[k].friction;
+      obstacle[i] = k;
       held.push_back(i);
     }
+    slipGroups(obstacles, mass,
+               [&](int i) { return Vec3(mass[i] * (x.row(i) - candidate.row(i)).transpose()); }, true, x);
   }
 
   // The inverse mass a held point moves with.
@@ -156,15 +186,12 @@ struct ProjectionContacts {
         changed = true;
         continue;
       }
-      if (state[i] == Stuck) {
-        const Vec3 tangential = reaction - normalPart * normal[i];
-        if (tangential.norm() > friction[i] * normalPart) {
-          state[i] = Sliding;
-          changed = true;
-        }
-      }
       still.push_back(i);
     }
+    held = still;
+    changed |= slipGroups(obstacles, mass, [&](int i) {
+      return Vec3(mass[i] * (x.row(i) - candidate.row(i)).transpose() + impulse.row(i).transpose());
+    }, false, x);
     const double reach = thickness + 1e-9;
     for (int i = 0; i < static_cast<int>(x.rows()); ++i) {
       if (pinned[i] || state[i] != Free) continue;
@@ -175,7 +202,7 @@ struct ProjectionContacts {
       x.row(i) += ((thickness - distance) * n).transpose();
       state[i] = Sliding;
       normal[i] = n;
-      friction[i] = obstacles[k].friction;
+      obstacle[i] = k;
       still.push_back(i);
       changed = true;
     }
@@ -560,13 +587,14 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     const auto factorStart = Clock::now();
     m.assemble(inverseMass);
     double maxDiagonal = 0;
-    // Rows whose every vertex is held (pins, stuck contacts) move nothing: their diagonal is 0 and
-    // their multipliers, c / shift, say nothing about the forces on the held points.
+    // Constraint rows whose every vertex is held (pins, stuck contacts) move nothing: their
+    // diagonal is 0 and their multipliers, c / shift, say nothing about the forces on the held
+    // points. The grab's rows keep theirs: a grab on a stuck point pulls it off the obstacle.
     std::vector<char> immovable(m.rows);
     for (int col = 0; col < m.rows; ++col) {
       const double diagonal = m.schur.coeff(col, col);
       maxDiagonal = std::max(maxDiagonal, diagonal);
-      immovable[col] = diagonal == 0;
+      immovable[col] = diagonal == 0 && col < 2 * samples;
     }
     const double shift = std::max(params_.regularization * maxDiagonal, 1e-300);
     for (int col = 0; col < m.rows; ++col) m.schur.coeffRef(col, col) += shift;

@@ -17,10 +17,10 @@
 //      (M + h^2 k_b Q) v* = M v + h (f_ext - k_b Q x); pinned vertices move to their targets.
 //      The matrix is constant: factorized only when k_b, h, density or the pinned set change.
 //   2. x~ = x + h v*, then contacts with the obstacles on the candidate (with friction). With
-//      contact_projection, points within the thickness of an obstacle are then held during the
-//      projection: stuck (where they began the step) while Coulomb's law lets friction hold them,
-//      else sliding along the obstacle; let go when the obstacle would have to pull
-//      (ProjectionContacts in mls_solver.cpp)
+//      contact_projection (the default), points within the thickness of an obstacle are then held
+//      during the projection: stuck (where they began the step) while Coulomb's law lets
+//      friction hold them, else sliding along the obstacle; let go when the obstacle would have
+//      to pull (ProjectionContacts in mls_solver.cpp)
 //   3. Fast Projection (Goldenthal et al. 2007) from x~: while max|c| > tol (or, with
 //      stop_on = principal-strain, max |s - 1| > tol):
 //        solve (J W J^T + eps I) dl = C,  x -= W J^T dl
@@ -61,7 +61,7 @@ struct MlsParams {
   double regularization = 1e-6;   // relative diagonal shift of J W J^T, [0, 0.1]
   bool geometricStiffness = false;
   bool fallback = true;           // augmented-Lagrangian fallback when FP stalls
-  bool contactProjection = false;  // hold contact points during the projection (see mls_solver.cpp)
+  bool contactProjection = true;   // hold contact points during the projection (see mls_solver.cpp)
   int fallbackIterations = 10;    // outer augmented-Lagrangian iterations, [1, 1000]
   double maxSpeed = 1000;         // speed treated as divergence [m/s], [1, 1e6]
   static const ParamTable<MlsParams>& table();
