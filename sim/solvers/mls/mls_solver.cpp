@@ -78,10 +78,11 @@ struct ProjectionContacts {
 
   // Static friction per obstacle, on the stuck points together: the cloth does not stretch, so
   // they slide together or not at all, and the constraint impulses between them cancel in the
-  // sum, which leaves the weight of the points and the pull of the cloth around them. Points of
-  // a group outside the cone slide; with `move`, each from where it is by the group's excess
-  // (the part of the summed tangential impulse friction cannot take, over the group's mass),
-  // within its tangent plane. `reaction(i)` is point i's impulse from the obstacle.
+  // sum, which leaves the weight of the points and the pull of the cloth around them. A group
+  // outside the cone slides: with `move` by the group's excess (the part of the summed tangential
+  // impulse friction cannot take, over the group's mass; each point within its tangent plane),
+  // staying held there; without, its points become free to slide along the obstacle.
+  // `reaction(i)` is point i's impulse from the obstacle.
   template <typename Reaction>
   bool slipGroups(const std::vector<Obstacle>& obstacles, const Eigen::VectorXd& mass, Reaction reaction, bool move,
                   Positions& x) {
@@ -150,7 +151,7 @@ struct ProjectionContacts {
         target = carried + (thickness - carriedDistance) * carriedNormal;
         n = carriedNormal;
       }
-      if (!(mass[i] * (target - candidate.row(i).transpose()).dot(n) > 0)) continue;  // leaving
+      if (!((target - candidate.row(i).transpose()).dot(n) > 0)) continue;  // leaving the obstacle
       state[i] = Stuck;
       x.row(i) = target.transpose();
       normal[i] = n;
