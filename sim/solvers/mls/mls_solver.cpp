@@ -66,15 +66,21 @@ Eigen::Matrix2d adjugate(const Eigen::Matrix2d& m) {
 // a point the obstacle would have to pull is let go, and a group outside the cone slides from
 // where it is (the constraint impulses on held points are not those of points set free, so no
 // friction-limited move is taken from them). Free points the projection moves into an obstacle
-// are put back on it and slide.
+// are put back on it and slide. Pinned points and the grabbed triangle's are never held: the
+// grab pulls its point off an obstacle through the constraints like any other point.
 struct ProjectionContacts {
   enum State : char { Free, Sliding, Stuck };
   std::vector<char> state;
   std::vector<Vec3> normal;       // outward, of the obstacle held against
   std::vector<int> obstacle;      // its index
   std::vector<int> held;          // points not Free
+  std::vector<char> exempt;       // never held: pins, the grabbed triangle
 
-  explicit ProjectionContacts(int n) : state(n, Free), normal(n, Vec3::Zero()), obstacle(n, -1) {}
+  explicit ProjectionContacts(std::vector<char> exemptPoints)
+      : state(exemptPoints.size(), Free),
+        normal(exemptPoints.size(), Vec3::Zero()),
+        obstacle(exemptPoints.size(), -1),
+        exempt(std::move(exemptPoints)) {}
 
   // Static friction per obstacle, on the stuck points together: the cloth does not stretch, so
   // they slide together or not at all, and the constraint impulses between them cancel in the
@@ -133,11 +139,10 @@ struct ProjectionContacts {
   // moving away from the obstacle is left free. A point that was not in contact at the start of
   // the step (it arrives now) starts where the contacts put it.
   void start(const std::vector<Obstacle>& obstacles, double thickness, double h, const Positions& begin,
-             const Positions& candidate, const Eigen::VectorXd& mass, const std::vector<char>& pinned,
-             Positions& x) {
+             const Positions& candidate, const Eigen::VectorXd& mass, Positions& x) {
     const double reach = 1.001 * thickness + 1e-9;
     for (int i = 0; i < static_cast<int>(x.rows()); ++i) {
-      if (pinned[i]) continue;
+      if (exempt[i]) continue;
       const Vec3 previous = begin.row(i).transpose();
       double distance;
       Vec3 n;
@@ -175,8 +180,7 @@ struct ProjectionContacts {
   // Coulomb on the reactions, then free points inside obstacles. Returns whether a point moved
   // or changed state (the constraints must then be evaluated and the matrix assembled again).
   bool update(const std::vector<Obstacle>& obstacles, double thickness, const Positions& begin,
-              const Eigen::VectorXd& mass, const Positions& candidate, const Positions& impulse,
-              const std::vector<char>& pinned, Positions& x) {
+              const Eigen::VectorXd& mass, const Positions& candidate, const Positions& impulse, Positions& x) {
     bool changed = false;
     std::vector<int> still;
     for (int i : held) {
@@ -195,7 +199,7 @@ struct ProjectionContacts {
     }, false, x);
     const double reach = thickness + 1e-9;
     for (int i = 0; i < static_cast<int>(x.rows()); ++i) {
-      if (pinned[i] || state[i] != Free) continue;
+      if (exempt[i] || state[i] != Free) continue;
       double distance;
       Vec3 n;
       const int k = closest(obstacles, x.row(i).transpose(), begin.row(i).transpose(), reach, distance, n);
@@ -499,9 +503,13 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   auto contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h);
   for (int i = 0; i < n; ++i)
     if (!pinned[i]) x.row(i) += correction.row(i);
-  ProjectionContacts holds(n);
+  std::vector<char> exempt = pinned;
+  if (ctx.grab)
+    for (int k = 0; k < 3; ++k)
+      if (ctx.grab->barycentric[k] != 0) exempt[cloth_->mesh.triangles[ctx.grab->triangle][k]] = 1;
+  ProjectionContacts holds(std::move(exempt));
   const bool holding = params_.contactProjection && !ctx.obstacles.empty();
-  if (holding) holds.start(ctx.obstacles, ctx.sim.thickness, h, x_, candidate, mass, pinned, x);
+  if (holding) holds.start(ctx.obstacles, ctx.sim.thickness, h, x_, candidate, mass, x);
   stats.msCollision = msSince(t);
 
   // 3. Fast Projection.
@@ -588,14 +596,13 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     const auto factorStart = Clock::now();
     m.assemble(inverseMass);
     double maxDiagonal = 0;
-    // Constraint rows whose every vertex is held (pins, stuck contacts) move nothing: their
-    // diagonal is 0 and their multipliers, c / shift, say nothing about the forces on the held
-    // points. The grab's rows keep theirs: a grab on a stuck point pulls it off the obstacle.
+    // Rows whose every vertex is held (pins, stuck contacts) move nothing: their diagonal is 0
+    // and their multipliers, c / shift, say nothing about the forces on the held points.
     std::vector<char> immovable(m.rows);
     for (int col = 0; col < m.rows; ++col) {
       const double diagonal = m.schur.coeff(col, col);
       maxDiagonal = std::max(maxDiagonal, diagonal);
-      immovable[col] = diagonal == 0 && col < 2 * samples;
+      immovable[col] = diagonal == 0;
     }
     const double shift = std::max(params_.regularization * maxDiagonal, 1e-300);
     for (int col = 0; col < m.rows; ++col) m.schur.coeffRef(col, col) += shift;
@@ -632,7 +639,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
       ++backtracks;
     }
     accumulated += scale * lambda.col(0);
-    totalImpulse += scale * impulse;
+    if (holding) totalImpulse += scale * impulse;
     ++iterations;
     if (!std::isfinite(residual(c))) return restore("Fast Projection produced a non-finite state");
     if (c.squaredNorm() < (1 - kProgress) * before) {
@@ -641,7 +648,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
       stalled = true;
       break;
     }
-    if (holding && holds.update(ctx.obstacles, ctx.sim.thickness, x_, mass, candidate, totalImpulse, pinned, x)) {
+    if (holding && holds.update(ctx.obstacles, ctx.sim.thickness, x_, mass, candidate, totalImpulse, x)) {
       m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
       if (!params_.geometricStiffness) plainInverseMasses();
     }
