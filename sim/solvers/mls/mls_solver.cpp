@@ -284,17 +284,6 @@ struct MlsSolver::Impl {
   std::unique_ptr<SpdSolver> schurSolver;
   bool schurAnalyzed = false;
 
-  // The augmented-Lagrangian fallback's Gauss-Newton matrix M + mu J^T J: 3 coordinates per
-  // vertex, one 3x3 block per pair of vertices that share a row, upper triangle. Its pattern is
-  // built at the first fallback after the slots change, and analysed once with it. Column 3v + b
-  // holds the blocks of v's coupled vertices below v (in increasing order), then rows 3v..3v+b.
-  SparseMatrix penalty;
-  std::vector<int> coupledBelow;   // per vertex: how many coupled vertices have a smaller index
-  std::vector<int> pairBlock;      // per (row, slot p, slot q >= p): index k of the lower vertex
-                                   // among the higher one's coupled vertices (coupledBelow if equal)
-  std::unique_ptr<SpdSolver> penaltySolver;
-  bool penaltyBuilt = false, penaltyAnalyzed = false;
-
   std::unique_ptr<ImplicitBending> bending;
 
   Eigen::VectorXd areaShare;       // per vertex [m^2]
@@ -349,74 +338,6 @@ struct MlsSolver::Impl {
           if (a.row <= b.row) destination.push_back(index(a.row, b.row));
     patternGrabTriangle = grab ? grab->triangle : -1;
     schurAnalyzed = false;
-    penaltyBuilt = penaltyAnalyzed = false;
-  }
-
-  void buildPenaltyPattern() {
-    const int n = static_cast<int>(incidence.size());
-    std::vector<std::vector<int>> below(n);
-    for (int r = 0; r < rows; ++r)
-      for (int p = rowSlotStart[r]; p < rowSlotStart[r + 1]; ++p)
-        for (int q = rowSlotStart[r]; q < rowSlotStart[r + 1]; ++q)
-          if (slotVertex[p] < slotVertex[q]) below[slotVertex[q]].push_back(slotVertex[p]);
-    coupledBelow.resize(n);
-    std::vector<int> starts(3 * n + 1, 0);
-    for (int v = 0; v < n; ++v) {
-      std::sort(below[v].begin(), below[v].end());
-      below[v].erase(std::unique(below[v].begin(), below[v].end()), below[v].end());
-      coupledBelow[v] = static_cast<int>(below[v].size());
-      for (int b = 0; b < 3; ++b) starts[3 * v + b + 1] = starts[3 * v + b] + 3 * coupledBelow[v] + b + 1;
-    }
-    std::vector<int> inner(starts.back());
-    for (int v = 0; v < n; ++v)
-      for (int b = 0; b < 3; ++b) {
-        int at = starts[3 * v + b];
-        for (int u : below[v])
-          for (int a = 0; a < 3; ++a) inner[at++] = 3 * u + a;
-        for (int a = 0; a <= b; ++a) inner[at++] = 3 * v + a;
-      }
-    penalty = Eigen::Map<const SparseMatrix>(3 * n, 3 * n, starts.back(), starts.data(), inner.data(),
-                                             std::vector<double>(starts.back(), 0.0).data());
-    pairBlock.clear();
-    for (int r = 0; r < rows; ++r)
-      for (int p = rowSlotStart[r]; p < rowSlotStart[r + 1]; ++p)
-        for (int q = p; q < rowSlotStart[r + 1]; ++q) {
-          const int lo = std::min(slotVertex[p], slotVertex[q]), hi = std::max(slotVertex[p], slotVertex[q]);
-          const auto& list = below[hi];
-          pairBlock.push_back(lo == hi ? coupledBelow[hi]
-                                       : static_cast<int>(std::lower_bound(list.begin(), list.end(), lo) - list.begin()));
-        }
-    penaltyBuilt = true;
-    penaltyAnalyzed = false;
-  }
-
-  // M + mu J^T J with the gradients at hand; a fixed vertex gets the identity and no coupling.
-  void assemblePenalty(const Eigen::VectorXd& mass, const std::vector<char>& fixed, double mu) {
-    double* values = penalty.valuePtr();
-    std::fill(values, values + penalty.nonZeros(), 0.0);
-    const int* starts = penalty.outerIndexPtr();
-    // Entry (3 lo + a, 3 hi + b), lo <= hi, of the block whose index among hi's is k.
-    auto entry = [&](int hi, int k, int a, int b) -> double& { return values[starts[3 * hi + b] + 3 * k + a]; };
-    for (int v = 0; v < static_cast<int>(coupledBelow.size()); ++v)
-      for (int a = 0; a < 3; ++a) entry(v, coupledBelow[v], a, a) = fixed[v] ? 1.0 : mass[v];
-    size_t d = 0;
-    for (int r = 0; r < rows; ++r)
-      for (int p = rowSlotStart[r]; p < rowSlotStart[r + 1]; ++p)
-        for (int q = p; q < rowSlotStart[r + 1]; ++q) {
-          const int k = pairBlock[d++];
-          const bool ordered = slotVertex[p] <= slotVertex[q];
-          const int lo = slotVertex[ordered ? p : q], hi = slotVertex[ordered ? q : p];
-          if (fixed[lo] || fixed[hi]) continue;
-          const Vec3 gl = mu * gradient[ordered ? p : q];
-          const Vec3& gh = gradient[ordered ? q : p];
-          for (int b = 0; b < 3; ++b)
-            for (int a = 0; a < 3; ++a) {
-              if (lo != hi)
-                entry(hi, k, a, b) += gl[a] * gh[b];
-              else if (a <= b)  // a diagonal block: p == q, or two slots of one vertex
-                entry(hi, k, a, b) += p == q ? gl[a] * gh[b] : gl[a] * gh[b] + gl[b] * gh[a];
-            }
-        }
   }
 
   // Constraint values and gradients at x (rows 0..2S-1), grab rows from `grabTarget`.
@@ -470,6 +391,17 @@ struct MlsSolver::Impl {
           }
       }
     }
+  }
+
+  // (J u)_r for a per-vertex field u: the sum over row r's slots of g_rp . u_p.
+  Eigen::VectorXd applyGradients(const Positions& u) const {
+    Eigen::VectorXd out(rows);
+    for (int r = 0; r < rows; ++r) {
+      double sum = 0;
+      for (int p = rowSlotStart[r]; p < rowSlotStart[r + 1]; ++p) sum += gradient[p].dot(u.row(slotVertex[p]));
+      out[r] = sum;
+    }
+    return out;
   }
 
   // (J^T lambda)_i for every vertex: the sum over rows r at i of g_ri * lambda_r.
@@ -753,10 +685,11 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     for (const Vec3& g : m.gradient) gradientScale += g.squaredNorm();
     gradientScale /= std::max<size_t>(m.gradient.size(), 1);
     double mu = 1e2 * mass.mean() / std::max(gradientScale, 1e-300);
-    const double muCap = 1e6 * mu;  // beyond this M + mu J^T J is numerically singular
+    const double muCap = 1e6 * mu;  // beyond this I / mu no longer regularizes J W J^T
     bool alFailed = false;
-    if (!m.penaltyBuilt) m.buildPenaltyPattern();
-    if (!m.penaltySolver) m.penaltySolver = makeSpdSolver("cholmod");
+    std::vector<Eigen::Matrix3d> freeInverseMass(n, Eigen::Matrix3d::Zero());
+    for (int i = 0; i < n; ++i)
+      if (!fixed[i]) freeInverseMass[i] = Eigen::Matrix3d::Identity() / mass[i];
     auto lagrangian = [&](const Positions& at, const Eigen::VectorXd& values) {
       double value = 0;
       for (int i = 0; i < n; ++i) value += 0.5 * mass[i] * (at.row(i) - target.row(i)).squaredNorm();
@@ -773,29 +706,36 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     while (alIterations < params_.fallbackIterations && excess(c) > 1) {
       ++alIterations;
       for (int newton = 0; newton < 3; ++newton) {
-        // Gauss-Newton on 1/2|x - target|_M^2 + l.c + mu/2|c|^2: (M + mu J^T J) dx = -g.
-        Eigen::VectorXd g = Eigen::VectorXd::Zero(3 * n);
+        // Gauss-Newton on 1/2|x - target|_M^2 + l.c + mu/2|c|^2: (M + mu J^T J) dx = -g, solved
+        // in its dual form (Woodbury's identity): with W = M^-1, 0 at fixed points,
+        //   dx = -W g + W J^T y,   (J W J^T + I / mu) y = J W g.
+        // J W J^T has Fast Projection's pattern, already analysed, and 2 rows per sample against
+        // 3 per vertex (ckv-cylinder-fine: 2.6e9 instead of 8.7e9 flops per factorization).
+        Eigen::VectorXd weights = multipliers + mu * c;
+        Positions wg;  // W g
+        m.impulses(weights, wg);
         for (int i = 0; i < n; ++i)
-          if (!fixed[i]) g.segment<3>(3 * i) = mass[i] * (x.row(i) - target.row(i)).transpose();
-        for (int r = 0; r < m.rows; ++r) {
-          const double weight = multipliers[r] + mu * c[r];
-          for (int p = m.rowSlotStart[r]; p < m.rowSlotStart[r + 1]; ++p)
-            if (!fixed[m.slotVertex[p]]) g.segment<3>(3 * m.slotVertex[p]) += weight * m.gradient[p];
+          wg.row(i) = fixed[i] ? Eigen::RowVector3d::Zero()
+                               : Eigen::RowVector3d(x.row(i) - target.row(i) + wg.row(i) / mass[i]);
+        m.assemble(freeInverseMass);
+        for (int r = 0; r < m.rows; ++r) m.schur.coeffRef(r, r) += 1.0 / mu;
+        if (!m.schurAnalyzed) {
+          if (auto e = m.schurSolver->analyze(m.schur)) return restore("augmented-Lagrangian projection: " + *e);
+          m.schurAnalyzed = true;
         }
-        m.assemblePenalty(mass, fixed, mu);
         std::string message;
-        if (!m.penaltyAnalyzed) {
-          if (auto e = m.penaltySolver->analyze(m.penalty)) return restore("augmented-Lagrangian projection: " + *e);
-          m.penaltyAnalyzed = true;
-        }
-        if (m.penaltySolver->factorize(m.penalty, &message) != SpdSolver::Status::Ok) {
+        if (m.schurSolver->factorize(m.schur, &message) != SpdSolver::Status::Ok) {
           // Numerically singular at a large penalty: keep the best point reached (reported as
           // not converged) rather than fail the step.
           alFailed = true;
           break;
         }
-        Eigen::MatrixXd dx = -g;
-        m.penaltySolver->solve(dx);
+        Eigen::MatrixXd y = m.applyGradients(wg);
+        m.schurSolver->solve(y);
+        Positions dx;
+        m.impulses(y.col(0), dx);
+        for (int i = 0; i < n; ++i)
+          dx.row(i) = fixed[i] ? Eigen::RowVector3d::Zero() : Eigen::RowVector3d(dx.row(i) / mass[i] - wg.row(i));
         // Back-tracking on the augmented Lagrangian itself: Gauss-Newton steps can overshoot.
         const double before = lagrangian(x, c);
         const Positions start = x;
@@ -803,7 +743,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
         for (int halving = 0; halving <= 12; ++halving, stepLength *= 0.5) {
           x = start;
           for (int i = 0; i < n; ++i)
-            if (!fixed[i]) x.row(i) += stepLength * dx.col(0).segment<3>(3 * i).transpose();
+            if (!fixed[i]) x.row(i) += stepLength * dx.row(i);
           m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
           if (std::isfinite(residual(c)) && lagrangian(x, c) <= before) break;
         }
