@@ -183,5 +183,22 @@ TEST(MlsContacts, ADrapeStaysOnTheSphereWithinTheTolerance) {
   EXPECT_GT(drape(false).above, 150) << "the contacts after the projection no longer break the constraints";
 }
 
+// ckv-cylinder as the plate starts to press (steps 6 to 9): the points of the rings are let go
+// and put back on the ground and the plate. Letting a point go every time its reaction pulled
+// cycled there (points let go and put back each iteration), Fast Projection ran its 20
+// iterations and every one of these steps needed the fallback.
+TEST(MlsContacts, ThePressedCylinderConvergesWithoutCyclingItsContacts) {
+  auto scene = resolveScene("ckv-cylinder");
+  ASSERT_TRUE(scene) << scene.error();
+  auto sim = test::makeSimulation(*scene);
+  for (int step = 0; step < 9; ++step) {
+    ASSERT_FALSE(sim->step());
+    const StepStats& stats = sim->lastStats();
+    EXPECT_TRUE(stats.converged) << "step " << step + 1;
+    EXPECT_FALSE(stats.extra["fallback_used"].get<bool>()) << "step " << step + 1;
+  }
+  EXPECT_GT(sim->lastStats().extra["max_contacts_stuck"].get<int>(), 0);
+}
+
 }  // namespace
 }  // namespace clothlab

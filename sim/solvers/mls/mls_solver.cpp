@@ -63,10 +63,10 @@ Eigen::Matrix2d adjugate(const Eigen::Matrix2d& m) {
 // cancel inside the group and leave its pull on the rest of the cloth. Before the projection (no
 // constraint impulse yet) this decides where the points start: a group outside the cone slides
 // by the part of its motion friction cannot take and is then held there. After every iteration
-// a point the obstacle would have to pull is let go, and a group outside the cone slides from
-// where it is (the constraint impulses on held points are not those of points set free, so no
-// friction-limited move is taken from them). Free points the projection moves into an obstacle
-// are put back on it and slide. Pinned points and the grabbed triangle's are never held: the
+// a point the obstacle would have to pull is let go (once per projection), and a group outside
+// the cone slides from where it is (the constraint impulses on held points are not those of
+// points set free, so no friction-limited move is taken from them). Free points the projection
+// moves into an obstacle are put back on it and slide. Pinned points and the grabbed triangle's are never held: the
 // grab pulls its point off an obstacle through the constraints like any other point.
 struct ProjectionContacts {
   enum State : char { Free, Sliding, Stuck };
@@ -75,12 +75,18 @@ struct ProjectionContacts {
   std::vector<int> obstacle;      // its index
   std::vector<int> held;          // points not Free
   std::vector<char> exempt;       // never held: pins, the grabbed triangle
+  // Let go once in this projection. A point let go that the projection then moves back into the
+  // obstacle is held again (sliding) and stays held: letting it go each time its summed reaction
+  // pulls cycled on the crushed cylinder (2 to 20 points let go and put back every iteration,
+  // 20 iterations and the fallback on every step of the crush).
+  std::vector<char> released;
 
   explicit ProjectionContacts(std::vector<char> exemptPoints)
       : state(exemptPoints.size(), Free),
         normal(exemptPoints.size(), Vec3::Zero()),
         obstacle(exemptPoints.size(), -1),
-        exempt(std::move(exemptPoints)) {}
+        exempt(std::move(exemptPoints)),
+        released(state.size(), 0) {}
 
   // Static friction per obstacle, on the stuck points together: the cloth does not stretch, so
   // they slide together or not at all, and the constraint impulses between them cancel in the
@@ -186,7 +192,8 @@ struct ProjectionContacts {
     for (int i : held) {
       const Vec3 reaction = mass[i] * (x.row(i) - candidate.row(i)).transpose() + impulse.row(i).transpose();
       const double normalPart = reaction.dot(normal[i]);
-      if (normalPart < 0) {
+      if (normalPart < 0 && !released[i]) {
+        released[i] = 1;
         state[i] = Free;
         changed = true;
         continue;
