@@ -66,8 +66,9 @@ Eigen::Matrix2d adjugate(const Eigen::Matrix2d& m) {
 // a point the obstacle would have to pull is let go (once per projection), and a group outside
 // the cone slides from where it is (the constraint impulses on held points are not those of
 // points set free, so no friction-limited move is taken from them). Free points the projection
-// moves into an obstacle are put back on it and slide. Pinned points and the grabbed triangle's are never held: the
-// grab pulls its point off an obstacle through the constraints like any other point.
+// moves into an obstacle are put back on it and slide. Pinned points and the grabbed triangle's
+// are never held: the grab pulls its point off an obstacle through the constraints like any other
+// point.
 struct ProjectionContacts {
   enum State : char { Free, Sliding, Stuck };
   std::vector<char> state;
