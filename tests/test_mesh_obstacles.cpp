@@ -142,15 +142,20 @@ TEST_P(DrapeOnTorus, NoVertexEndsDeeperThanTheThickness) {
   auto sim = Simulation::create(scene);
   ASSERT_TRUE(sim) << sim.error();
   double worst = 0;
+  int above = 0;
   for (int i = 0; i < 500; ++i) {
     ASSERT_FALSE((*sim)->step().has_value());
     if (i % 50 == 49) worst = std::max(worst, deepest(**sim));
+    above += !(*sim)->lastStats().converged;
   }
   // It rests on the torus (the top of the tube is at y = 0.4).
   EXPECT_LT((*sim)->surface().col(1).maxCoeff(), 0.5);
-  std::printf("%s: deepest vertex inside the torus %.2e m (thickness %.3f m)\n", GetParam(), worst,
-              scene.sim.thickness);
+  std::printf("%s: deepest vertex inside the torus %.2e m (thickness %.3f m), %d steps above the tolerance\n",
+              GetParam(), worst, scene.sim.thickness, above);
   EXPECT_LT(worst, scene.sim.thickness);
+  // mls-isometry resolves the torus' features inside its projection and holds the points they
+  // push; resolved only after it, they broke the constraints on 196 of the first 300 steps.
+  if (std::string(GetParam()) == "mls-isometry") EXPECT_EQ(above, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Solvers, DrapeOnTorus, ::testing::Values("impulse-nc", "mls-isometry", "xpbd"));
