@@ -208,8 +208,9 @@ struct ProjectionContacts {
     return holdPenetrating(obstacles, thickness, begin, x) || changed;
   }
 
-  // Points that a mesh obstacle's features (resolveObstacleFeatures) pushed along `moved` are
-  // held from then on: they slide, not along that push. Returns whether any was.
+  // Free points that moved from `before` to `after` (pushed by a mesh obstacle's features,
+  // resolveObstacleFeatures) are held from then on: they slide, not along that push. Returns
+  // whether any was.
   bool holdMoved(const Positions& before, const Positions& after) {
     bool changed = false;
     for (int i = 0; i < static_cast<int>(after.rows()); ++i) {
@@ -523,12 +524,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   };
   const Eigen::VectorXd mass = ctx.sim.density * m.areaShare + m.extraMass;
   std::vector<char> pinned(n, 0);
-  std::vector<int> pinList;
-  for (const auto& [vertex, target] : ctx.pins) {
-    pinned[vertex] = 1;
-    pinList.push_back(vertex);
-  }
-  std::sort(pinList.begin(), pinList.end());
+  for (const auto& [vertex, target] : ctx.pins) pinned[vertex] = 1;
 
   // 1. Implicit bending and external forces.
   auto t = Clock::now();
@@ -614,6 +610,9 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   // they were resolved only after the projection they broke the constraints it had met:
   // torus-drape ended 196 of 300 steps above the tolerance (median residual 0.016).
   const bool featureHolds = holding && hasMeshObstacle(ctx.obstacles);
+  Eigen::VectorXd collisionWeights = mass.cwiseInverse();  // for the collision passes: pins stay
+  for (int i = 0; i < n; ++i)
+    if (pinned[i]) collisionWeights[i] = 0;
   while ((excess(c) > 1 || grabError(c) > 1e-9) && iterations < params_.maxIterations) {
     if (params_.geometricStiffness && iterations > 0) {
       // M + PSD part of the diagonal blocks of sum_k lambda_k Hess c_k.
@@ -699,10 +698,8 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     bool holdsChanged = holding && holds.update(ctx.obstacles, ctx.sim.thickness, x_, mass, candidate, totalImpulse, x);
     if (featureHolds) {
       const Positions before = x;
-      Eigen::VectorXd weights = mass.cwiseInverse();
-      for (int i = 0; i < n; ++i)
-        if (pinned[i]) weights[i] = 0;
-      if (resolveObstacleFeatures(cloth_->mesh, cloth_->topology, x_, x, weights, ctx.sim.thickness, ctx.obstacles)
+      if (resolveObstacleFeatures(cloth_->mesh, cloth_->topology, x_, x, collisionWeights, ctx.sim.thickness,
+                                  ctx.obstacles)
               .resolved > 0)
         holdsChanged |= holds.holdMoved(before, x);
     }
@@ -832,13 +829,9 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   contacts.contactCount += pushedBack;
   for (int i = 0; i < n; ++i)
     if (!pinned[i]) x.row(i) += correction.row(i);
-  int separated = 0;
-  {
-    Eigen::VectorXd weights = mass.cwiseInverse();
-    for (int p : pinList) weights[p] = 0;
-    separated = resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, weights, ctx.sim.thickness,
-                                                 ctx.sim.selfCollision, ctx.obstacles, stats);
-  }
+  const int separated = resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, collisionWeights,
+                                                         ctx.sim.thickness, ctx.sim.selfCollision, ctx.obstacles,
+                                                         stats);
   stats.msCollision += msSince(t);
   // The residual of the state handed on: evaluated again only when the corrections above moved it.
   if (pushedBack > 0 || separated > 0) m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
