@@ -208,24 +208,6 @@ struct ProjectionContacts {
     return holdPenetrating(obstacles, thickness, begin, x) || changed;
   }
 
-  // Free points that moved from `before` to `after` (pushed by a mesh obstacle's features,
-  // resolveObstacleFeatures) are held from then on: they slide, not along that push. Returns
-  // whether any was.
-  bool holdMoved(const Positions& before, const Positions& after) {
-    bool changed = false;
-    for (int i = 0; i < static_cast<int>(after.rows()); ++i) {
-      if (exempt[i] || state[i] != Free) continue;
-      const Vec3 d = (after.row(i) - before.row(i)).transpose();
-      if (!(d.norm() > 0)) continue;
-      state[i] = Sliding;
-      normal[i] = d.normalized();
-      obstacle[i] = -1;  // no friction group: a feature, not one of the obstacles' surfaces
-      held.push_back(i);
-      changed = true;
-    }
-    return changed;
-  }
-
   // Free points inside the thickness of an obstacle are put back on it and slide. Returns whether
   // any was.
   bool holdPenetrating(const std::vector<Obstacle>& obstacles, double thickness, const Positions& begin,
@@ -605,14 +587,6 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   Eigen::VectorXd accumulated = Eigen::VectorXd::Zero(m.rows);  // sum of multipliers (geometric stiffness)
   Positions totalImpulse = Positions::Zero(n, 3);                // sum of J^T dl (contact reactions)
   bool stalled = false;
-  // Mesh obstacles' features (their vertices and edges against the cloth's triangles) are
-  // resolved after every iteration too, and the points they push are held from then on. When
-  // they were resolved only after the projection they broke the constraints it had met:
-  // torus-drape ended 196 of 300 steps above the tolerance (median residual 0.016).
-  const bool featureHolds = holding && hasMeshObstacle(ctx.obstacles);
-  Eigen::VectorXd collisionWeights = mass.cwiseInverse();  // for the collision passes: pins stay
-  for (int i = 0; i < n; ++i)
-    if (pinned[i]) collisionWeights[i] = 0;
   while ((excess(c) > 1 || grabError(c) > 1e-9) && iterations < params_.maxIterations) {
     if (params_.geometricStiffness && iterations > 0) {
       // M + PSD part of the diagonal blocks of sum_k lambda_k Hess c_k.
@@ -695,15 +669,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
       stalled = true;
       break;
     }
-    bool holdsChanged = holding && holds.update(ctx.obstacles, ctx.sim.thickness, x_, mass, candidate, totalImpulse, x);
-    if (featureHolds) {
-      const Positions before = x;
-      if (resolveObstacleFeatures(cloth_->mesh, cloth_->topology, x_, x, collisionWeights, ctx.sim.thickness,
-                                  ctx.obstacles)
-              .resolved > 0)
-        holdsChanged |= holds.holdMoved(before, x);
-    }
-    if (holdsChanged) {
+    if (holding && holds.update(ctx.obstacles, ctx.sim.thickness, x_, mass, candidate, totalImpulse, x)) {
       m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
       if (!params_.geometricStiffness) plainInverseMasses();
     }
@@ -829,6 +795,9 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   contacts.contactCount += pushedBack;
   for (int i = 0; i < n; ++i)
     if (!pinned[i]) x.row(i) += correction.row(i);
+  Eigen::VectorXd collisionWeights = mass.cwiseInverse();  // pins stay
+  for (int i = 0; i < n; ++i)
+    if (pinned[i]) collisionWeights[i] = 0;
   const int separated = resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, collisionWeights,
                                                          ctx.sim.thickness, ctx.sim.selfCollision, ctx.obstacles,
                                                          stats);
