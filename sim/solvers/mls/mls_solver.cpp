@@ -544,12 +544,16 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     for (int k = 0; k < 3; ++k) p += ctx.grab->barycentric[k] * x_.row(tri[k]).transpose();
     grabTarget = p + (ctx.grab->target - p) * std::min(1.0, h / ctx.grab->timeConstant);
   }
+  // The inverse mass point i moves with: 0 when pinned or stuck, none along the obstacle's
+  // normal when sliding (Fast Projection without geometric stiffness, and the fallback).
+  auto heldInverseMass = [&](int i) {
+    Eigen::Matrix3d w = pinned[i] ? Eigen::Matrix3d::Zero() : Eigen::Matrix3d(Eigen::Matrix3d::Identity() / mass[i]);
+    holds.restrict(i, w);
+    return w;
+  };
   std::vector<Eigen::Matrix3d> inverseMass(n);
   auto plainInverseMasses = [&] {
-    for (int i = 0; i < n; ++i) {
-      inverseMass[i] = pinned[i] ? Eigen::Matrix3d::Zero() : Eigen::Matrix3d(Eigen::Matrix3d::Identity() / mass[i]);
-      holds.restrict(i, inverseMass[i]);
-    }
+    for (int i = 0; i < n; ++i) inverseMass[i] = heldInverseMass(i);
   };
   plainInverseMasses();
   const int samples = neighbourhoods_.sampleCount();
@@ -586,6 +590,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   double factorMs = 0;
   Eigen::VectorXd accumulated = Eigen::VectorXd::Zero(m.rows);  // sum of multipliers (geometric stiffness)
   Positions totalImpulse = Positions::Zero(n, 3);                // sum of J^T dl (contact reactions)
+  std::vector<char> immovable;                                    // per row, of the current matrix
   bool stalled = false;
   while ((excess(c) > 1 || grabError(c) > 1e-9) && iterations < params_.maxIterations) {
     if (params_.geometricStiffness && iterations > 0) {
@@ -619,7 +624,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     double maxDiagonal = 0;
     // Rows whose every vertex is held (pins, stuck contacts) move nothing: their diagonal is 0
     // and their multipliers, c / shift, say nothing about the forces on the held points.
-    std::vector<char> immovable(m.rows);
+    immovable.assign(m.rows, 0);
     for (int col = 0; col < m.rows; ++col) {
       const double diagonal = m.schur.coeff(col, col);
       maxDiagonal = std::max(maxDiagonal, diagonal);
@@ -684,9 +689,6 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   if (params_.fallback && excess(c) > 1 && (stalled || iterations >= params_.maxIterations)) {
     fallbackUsed = true;
     t = Clock::now();
-    std::vector<char> fixed = pinned;  // stuck contacts stay where they are
-    for (int i : holds.held)
-      if (holds.state[i] == ProjectionContacts::Stuck) fixed[i] = 1;
     const Positions target = x;  // project the current point, in the mass metric
     Eigen::VectorXd multipliers = Eigen::VectorXd::Zero(m.rows);
     // Penalty scaled so that mu |grad c|^2 starts at 100 x the mean mass: strong enough to pull
@@ -697,17 +699,12 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     double mu = 1e2 * mass.mean() / std::max(gradientScale, 1e-300);
     const double muCap = 1e6 * mu;  // beyond this I / mu no longer regularizes J W J^T
     bool alFailed = false;
-    // The inverse masses the fallback moves points with: 0 for pins and stuck contacts, and
-    // sliding contacts (and points it moves into an obstacle, held from then on) stay on the
-    // obstacle as in Fast Projection; without that the push back onto the obstacles after the
-    // fallback undid it (ckv-cylinder: median residual 0.026 instead of 0.001).
-    std::vector<Eigen::Matrix3d> freeInverseMass(n, Eigen::Matrix3d::Zero());
-    auto setInverseMass = [&](int i) {
-      if (fixed[i]) return;
-      freeInverseMass[i] = Eigen::Matrix3d::Identity() / mass[i];
-      holds.restrict(i, freeInverseMass[i]);
-    };
-    for (int i = 0; i < n; ++i) setInverseMass(i);
+    // The fallback moves points as held in Fast Projection: pins and stuck contacts stay, sliding
+    // contacts (and points it moves into an obstacle, held from then on) stay on the obstacle;
+    // without that the push back onto the obstacles after the fallback undid it (ckv-cylinder:
+    // median residual 0.026 instead of 0.001).
+    std::vector<Eigen::Matrix3d> freeInverseMass(n);
+    for (int i = 0; i < n; ++i) freeInverseMass[i] = heldInverseMass(i);
     auto lagrangian = [&](const Positions& at, const Eigen::VectorXd& values) {
       double value = 0;
       for (int i = 0; i < n; ++i) value += 0.5 * mass[i] * (at.row(i) - target.row(i)).squaredNorm();
@@ -759,14 +756,13 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
         double stepLength = 1.0;
         for (int halving = 0; halving <= 12; ++halving, stepLength *= 0.5) {
           x = start;
-          for (int i = 0; i < n; ++i)
-            if (!fixed[i]) x.row(i) += stepLength * dx.row(i);
+          x += stepLength * dx;  // 0 at pins and stuck contacts
           m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
           if (std::isfinite(residual(c)) && lagrangian(x, c) <= before) break;
         }
         if (!std::isfinite(residual(c))) return restore("augmented-Lagrangian projection: non-finite state");
         if (holding && holds.holdPenetrating(ctx.obstacles, ctx.sim.thickness, x_, x)) {
-          for (int i : holds.held) setInverseMass(i);
+          for (int i : holds.held) freeInverseMass[i] = heldInverseMass(i);
           m.evaluate(neighbourhoods_, x, ctx.grab, grabTarget, cloth_->mesh.triangles, c);
         }
       }

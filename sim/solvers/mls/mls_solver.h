@@ -19,8 +19,8 @@
 //   2. x~ = x + h v*, then contacts with the obstacles on the candidate (with friction). With
 //      contact_projection (the default), points within the thickness of an obstacle are then held
 //      during the projection: stuck (where they began the step) while Coulomb's law lets
-//      friction hold them, else sliding along the obstacle; let go when the obstacle would have
-//      to pull (ProjectionContacts in mls_solver.cpp)
+//      friction hold them, else sliding along the obstacle; let go (once per projection) when
+//      the obstacle would have to pull (ProjectionContacts in mls_solver.cpp)
 //   3. Fast Projection (Goldenthal et al. 2007) from x~: while max|c| > tol (or, with
 //      stop_on = principal-strain, max |s - 1| > tol):
 //        solve (J W J^T + eps I) dl = C,  x -= W J^T dl
@@ -33,7 +33,8 @@
 //   4. if two consecutive FP iterations fail to reduce max|c| (or the iteration cap is reached
 //      with the residual above tolerance), the augmented-Lagrangian fallback minimizes
 //      1/2 |x - x~|_M^2 + l.c + mu/2 |c|^2 by Gauss-Newton steps, l += mu c, mu x10 when |c| did
-//      not drop 4x (methods 2.6); reported as fallback_used.
+//      not drop 4x (methods 2.6); reported as fallback_used. Each step is solved in its dual
+//      form on Fast Projection's J W J^T (+ I / mu), with the contacts held as in step 3.
 //   5. points left inside obstacles are put back on them; v = (x - x_n) / h exactly. The
 //      residual reported is the one of this final state: without contact_projection the
 //      projection does not see the obstacles, and where the contacts push points back out of
