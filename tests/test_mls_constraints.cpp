@@ -3,6 +3,7 @@
 
 #include <Eigen/Dense>
 #include <Eigen/Geometry>
+#include <cstdio>
 #include <random>
 
 #include "sim/generators.h"
@@ -72,8 +73,8 @@ TEST(MlsConstraints, GradientsCoincideAtRestAndDoNotVanish) {
   Eigen::MatrixX3d trace, determinant;
   double worstDifference = 0, smallest = 1e300;
   for (int i = 0; i < n.sampleCount(); ++i) {
-    mlsConstraintGradient(n, i, f.mesh.positions, 0, particles, trace);
-    mlsConstraintGradient(n, i, f.mesh.positions, 1, particles, determinant);
+    mlsConstraintGradient(n, i, f.mesh.positions, MlsRow::Trace, particles, trace);
+    mlsConstraintGradient(n, i, f.mesh.positions, MlsRow::Determinant, particles, determinant);
     worstDifference = std::max(worstDifference, (trace - determinant).cwiseAbs().maxCoeff());
     smallest = std::min(smallest, trace.norm());
   }
@@ -81,57 +82,119 @@ TEST(MlsConstraints, GradientsCoincideAtRestAndDoNotVanish) {
   EXPECT_GT(smallest, 1.0);          // zero is a regular value of both constraints
 }
 
+// Every row, the shear gap also softened.
+struct RowCase {
+  MlsRow row;
+  double softening;
+};
+constexpr RowCase kRows[] = {
+    {MlsRow::Trace, 0}, {MlsRow::Determinant, 0}, {MlsRow::ShearGap, 0}, {MlsRow::ShearGap, 0.05}};
+
 TEST(MlsConstraints, GradientsMatchFiniteDifferences) {
   Fixture f;
   const MlsNeighbourhoods n = f.build(1, MlsWeighting::Mass);
   const Positions x0 = f.deformed();
   const double step = 1e-6;
-  double worst = 0, scale = 0;
   std::vector<int> particles;
   Eigen::MatrixX3d gradient;
-  for (int i = 0; i < n.sampleCount(); i += 11)
-    for (int which = 0; which < 2; ++which) {
-      mlsConstraintGradient(n, i, x0, which, particles, gradient);
+  for (const auto [row, softening] : kRows) {
+    double worst = 0, scale = 0;
+    for (int i = 0; i < n.sampleCount(); i += 11) {
+      mlsConstraintGradient(n, i, x0, row, particles, gradient, softening);
       for (size_t k = 0; k < particles.size(); ++k)
         for (int d = 0; d < 3; ++d) {
           Positions plus = x0, minus = x0;
           plus(particles[k], d) += step;
           minus(particles[k], d) -= step;
-          const double fd = (mlsConstraints(n, plus)(which, i) - mlsConstraints(n, minus)(which, i)) / (2 * step);
+          const double fd = (mlsRowValue(mlsDeformationGradient(n, i, plus), row, softening) -
+                             mlsRowValue(mlsDeformationGradient(n, i, minus), row, softening)) /
+                            (2 * step);
           worst = std::max(worst, std::abs(fd - gradient(k, d)));
           scale = std::max(scale, std::abs(gradient(k, d)));
         }
     }
-  EXPECT_LT(worst, 1e-6 * scale);
+    EXPECT_GT(scale, 0.1) << "row " << static_cast<int>(row) << ", softening " << softening;
+    EXPECT_LT(worst, 1e-6 * scale) << "row " << static_cast<int>(row) << ", softening " << softening;
+  }
+  // The constraint pair itself, as the solver reports it.
+  EXPECT_NEAR(mlsConstraints(n, x0)(1, 5), mlsRowValue(mlsDeformationGradient(n, 5, x0), MlsRow::Determinant),
+              1e-15);
 }
 
-TEST(MlsConstraints, DeterminantHessianMatchesFiniteDifferences) {
+TEST(MlsConstraints, HessiansMatchFiniteDifferences) {
   Fixture f;
   const MlsNeighbourhoods n = f.build(1, MlsWeighting::Uniform);
   const Positions x0 = f.deformed();
   const int sample = 40;
   const int count = n.start[sample + 1] - n.start[sample];
   const double step = 1e-6;
-  double worst = 0, scale = 0;
   std::vector<int> particles;
   Eigen::MatrixX3d plusGradient, minusGradient;
-  for (int l = 0; l < count; ++l)
-    for (int d = 0; d < 3; ++d) {
-      Positions plus = x0, minus = x0;
-      const int particle = n.neighbour[n.start[sample] + l];
-      plus(particle, d) += step;
-      minus(particle, d) -= step;
-      mlsConstraintGradient(n, sample, plus, 1, particles, plusGradient);
-      mlsConstraintGradient(n, sample, minus, 1, particles, minusGradient);
-      for (int j = 0; j < count; ++j) {
-        const Vec3 fd = (plusGradient.row(j + 1) - minusGradient.row(j + 1)).transpose() / (2 * step);
-        const Vec3 exact = mlsDeterminantHessianBlock(n, sample, x0, j, l).col(d);
-        worst = std::max(worst, (fd - exact).cwiseAbs().maxCoeff());
-        scale = std::max(scale, exact.cwiseAbs().maxCoeff());
+  for (const MlsRow row : {MlsRow::Trace, MlsRow::Determinant}) {
+    double worst = 0, scale = 0;
+    for (int l = 0; l < count; ++l)
+      for (int d = 0; d < 3; ++d) {
+        Positions plus = x0, minus = x0;
+        const int particle = n.neighbour[n.start[sample] + l];
+        plus(particle, d) += step;
+        minus(particle, d) -= step;
+        mlsConstraintGradient(n, sample, plus, row, particles, plusGradient);
+        mlsConstraintGradient(n, sample, minus, row, particles, minusGradient);
+        for (int j = 0; j < count; ++j) {
+          const Vec3 fd = (plusGradient.row(j + 1) - minusGradient.row(j + 1)).transpose() / (2 * step);
+          const Vec3 exact = mlsHessianBlock(n, sample, x0, row, j, l).col(d);
+          worst = std::max(worst, (fd - exact).cwiseAbs().maxCoeff());
+          scale = std::max(scale, exact.cwiseAbs().maxCoeff());
+        }
       }
+    EXPECT_GT(scale, 0) << "row " << static_cast<int>(row);
+    EXPECT_LT(worst, 1e-5 * scale) << "row " << static_cast<int>(row);
+  }
+}
+
+// The shear gap spans the same rows as the determinant (grad c_det = (tr C / 2) grad c_tr -
+// (g / 2) grad g), but a Newton step on (c_tr, g) removes most of a pure shear where one on
+// (c_tr, c_det) only halves it: c_det = -d^2 has a double root at d = 0. (g bounds only the size
+// of the deviator of F^T F, so the step may leave some shear along other axes.)
+TEST(MlsConstraints, ANewtonStepOnTheShearGapRemovesAPureShear) {
+  Fixture f;
+  const MlsNeighbourhoods n = f.build(1, MlsWeighting::Uniform);
+  const int sample = 40;
+  const double d = 0.04;  // F^T F = diag(1 + d, 1 - d)
+  Positions x = f.mesh.positions;
+  for (int i = 0; i < x.rows(); ++i)
+    x.row(i) << std::sqrt(1 + d) * f.material(i, 0), std::sqrt(1 - d) * f.material(i, 1), 0.0;
+  std::vector<int> particles;
+  Eigen::MatrixX3d trace, determinant, gap;
+  mlsConstraintGradient(n, sample, x, MlsRow::Trace, particles, trace);
+  mlsConstraintGradient(n, sample, x, MlsRow::Determinant, particles, determinant);
+  mlsConstraintGradient(n, sample, x, MlsRow::ShearGap, particles, gap);
+  const Mat32 f0 = mlsDeformationGradient(n, sample, x);
+  const double tr = mlsRowValue(f0, MlsRow::Trace) + 2, g = mlsRowValue(f0, MlsRow::ShearGap);
+  EXPECT_NEAR(g, 2 * d, 1e-12);
+  EXPECT_LT((determinant - (0.5 * tr * trace - 0.5 * g * gap)).cwiseAbs().maxCoeff(), 1e-12);
+  // The least-norm Newton step on the sample's two rows, then the shear left.
+  auto shearAfterNewton = [&](const Eigen::MatrixX3d& second, MlsRow secondRow) {
+    const int k = static_cast<int>(particles.size());
+    Eigen::MatrixXd jacobian(2, 3 * k);
+    for (int p = 0; p < k; ++p) {
+      jacobian.block<1, 3>(0, 3 * p) = trace.row(p);
+      jacobian.block<1, 3>(1, 3 * p) = second.row(p);
     }
-  EXPECT_GT(scale, 0);
-  EXPECT_LT(worst, 1e-5 * scale);
+    const Eigen::Vector2d c(mlsRowValue(f0, MlsRow::Trace), mlsRowValue(f0, secondRow));
+    const Eigen::VectorXd dx = -jacobian.transpose() * (jacobian * jacobian.transpose()).ldlt().solve(c);
+    Positions moved = x;
+    for (int p = 0; p < k; ++p) moved.row(particles[p]) += dx.segment<3>(3 * p).transpose();
+    return mlsRowValue(mlsDeformationGradient(n, sample, moved), MlsRow::ShearGap);
+  };
+  const double afterDeterminant = shearAfterNewton(determinant, MlsRow::Determinant);
+  const double afterGap = shearAfterNewton(gap, MlsRow::ShearGap);
+  std::printf("shear gap %.4f: %.4f after a Newton step on (c_tr, c_det), %.4f on (c_tr, g)\n", g,
+              afterDeterminant, afterGap);
+  EXPECT_NEAR(afterDeterminant, 0.5 * g, 0.05 * g);
+  EXPECT_LT(afterGap, 0.1 * g);  // 0.0625 g here: what is left is a shear along other axes
+  // At rest the gap is zero and its gradient is taken as zero.
+  EXPECT_EQ(mlsRowDerivative(mlsDeformationGradient(n, sample, f.mesh.positions), MlsRow::ShearGap), Mat32::Zero());
 }
 
 TEST(MlsConstraints, DegenerateNeighbourhoodIsReported) {

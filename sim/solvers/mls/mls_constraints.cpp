@@ -81,36 +81,74 @@ Eigen::Matrix2Xd mlsConstraints(const MlsNeighbourhoods& n, const Positions& x) 
   Eigen::Matrix2Xd c(2, n.sampleCount());
   for (int i = 0; i < n.sampleCount(); ++i) {
     const Mat32 f = mlsDeformationGradient(n, i, x);
-    const Eigen::Matrix2d metric = f.transpose() * f;
-    c(0, i) = metric.trace() - 2.0;
-    c(1, i) = metric.determinant() - 1.0;
+    c(0, i) = mlsRowValue(f, MlsRow::Trace);
+    c(1, i) = mlsRowValue(f, MlsRow::Determinant);
   }
   return c;
 }
 
-void mlsConstraintGradient(const MlsNeighbourhoods& n, int sample, const Positions& x, int which,
-                           std::vector<int>& particles, Eigen::MatrixX3d& gradient) {
-  const Mat32 f = mlsDeformationGradient(n, sample, x);
-  Mat32 g = 2.0 * f;  // d c / d F = 2 F (trace) or 2 F adj(F^T F) (determinant)
-  if (which == 1) {
-    const Eigen::Matrix2d metric = f.transpose() * f;
-    Eigen::Matrix2d adjugate;
-    adjugate << metric(1, 1), -metric(0, 1), -metric(1, 0), metric(0, 0);
-    g = 2.0 * f * adjugate;
+namespace {
+
+// Below this the (unsoftened) shear gap is rounding noise and its gradient has no direction.
+constexpr double kGapFloor = 1e-12;
+
+// p = C11 - C22 and q = 2 C12 of C = F^T F: g = |(p, q)|.
+Eigen::Vector2d shearComponents(const Mat32& f) {
+  return {f.col(0).squaredNorm() - f.col(1).squaredNorm(), 2 * f.col(0).dot(f.col(1))};
+}
+
+}  // namespace
+
+double mlsRowValue(const Mat32& f, MlsRow row, double softening) {
+  const Eigen::Matrix2d metric = f.transpose() * f;
+  switch (row) {
+    case MlsRow::Trace: return metric.trace() - 2.0;
+    case MlsRow::Determinant: return metric.determinant() - 1.0;
+    case MlsRow::ShearGap: {
+      const double g = shearComponents(f).norm();
+      return softening > 0 ? std::hypot(g, softening) - softening : g;
+    }
   }
+  return 0;
+}
+
+Mat32 mlsRowDerivative(const Mat32& f, MlsRow row, double softening) {
+  switch (row) {
+    case MlsRow::Trace: return 2.0 * f;
+    case MlsRow::Determinant: {
+      const Eigen::Matrix2d metric = f.transpose() * f;
+      Eigen::Matrix2d adjugate;
+      adjugate << metric(1, 1), -metric(0, 1), -metric(1, 0), metric(0, 0);
+      return 2.0 * f * adjugate;
+    }
+    case MlsRow::ShearGap: {
+      const Eigen::Vector2d pq = shearComponents(f);
+      const double r = std::hypot(pq.norm(), softening);
+      if (r <= kGapFloor) return Mat32::Zero();
+      Eigen::Matrix2d deviator;
+      deviator << pq[0], pq[1], pq[1], -pq[0];
+      return (2.0 / r) * f * deviator;
+    }
+  }
+  return Mat32::Zero();
+}
+
+void mlsConstraintGradient(const MlsNeighbourhoods& n, int sample, const Positions& x, MlsRow row,
+                           std::vector<int>& particles, Eigen::MatrixX3d& gradient, double softening) {
+  const Mat32 g = mlsRowDerivative(mlsDeformationGradient(n, sample, x), row, softening);
   const int count = n.start[sample + 1] - n.start[sample];
   particles.assign(1, sample);
   gradient.setZero(count + 1, 3);
   for (int k = 0; k < count; ++k) {
     const int entry = n.start[sample] + k;
     particles.push_back(n.neighbour[entry]);
-    const Vec3 row = g * n.coefficient[entry];
-    gradient.row(k + 1) = row.transpose();
-    gradient.row(0) -= row.transpose();
+    const Vec3 r = g * n.coefficient[entry];
+    gradient.row(k + 1) = r.transpose();
+    gradient.row(0) -= r.transpose();
   }
 }
 
-DeterminantHessian mlsDeterminantHessian(const Mat32& f) {
+MetricHessian mlsDeterminantHessian(const Mat32& f) {
   const Vec3 f1 = f.col(0), f2 = f.col(1);
   const Eigen::Matrix3d identity = Eigen::Matrix3d::Identity();
   return {2 * f2.squaredNorm() * identity - 2 * f2 * f2.transpose(),
@@ -118,10 +156,12 @@ DeterminantHessian mlsDeterminantHessian(const Mat32& f) {
           4 * f1 * f2.transpose() - 2 * f2 * f1.transpose() - 2 * f1.dot(f2) * identity};
 }
 
-Eigen::Matrix3d mlsDeterminantHessianBlock(const MlsNeighbourhoods& n, int sample, const Positions& x,
-                                           int localJ, int localL) {
-  return mlsDeterminantHessian(mlsDeformationGradient(n, sample, x))
-      .block(n.coefficient[n.start[sample] + localJ], n.coefficient[n.start[sample] + localL]);
+Eigen::Matrix3d mlsHessianBlock(const MlsNeighbourhoods& n, int sample, const Positions& x, MlsRow row,
+                                int localJ, int localL) {
+  const Eigen::Vector2d& a = n.coefficient[n.start[sample] + localJ];
+  const Eigen::Vector2d& b = n.coefficient[n.start[sample] + localL];
+  if (row == MlsRow::Trace) return 2 * a.dot(b) * Eigen::Matrix3d::Identity();
+  return mlsDeterminantHessian(mlsDeformationGradient(n, sample, x)).block(a, b);
 }
 
 Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, double period) {

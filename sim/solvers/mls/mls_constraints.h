@@ -10,6 +10,17 @@
 // hold both eigenvalues of F^T F at 1 (Green strain zero). Gradients (methods 2.4):
 //     dc_tr/dx_j = 2 F a_ij,  dc_det/dx_j = 2 F adj(F^T F) a_ij,  dc/dx_i = -sum_j dc/dx_j.
 // At rest F^T F = I and the two gradients coincide (the constraint Jacobian loses rank there).
+//
+// The shear gap g = s1 - s2 >= 0, the difference of the principal values of F^T F,
+//     g = sqrt((C11 - C22)^2 + 4 C12^2),   dg/dx_j = (2 / g) F [C11 - C22, 2 C12; 2 C12, C22 - C11] a_ij,
+// has the same zero set together with c_tr (s1 + s2 = 2 and s1 = s2), and spans the same rows:
+// grad c_det = (tr C / 2) grad c_tr - (g / 2) grad g. Linearized, the pair (c_tr, c_det) asks a
+// pure shear (s = 1 +- d, c_det = -d^2) to shrink only by half (its zero is a double root), the
+// pair (c_tr, g) asks it to vanish (g is homogeneous of degree one in the deviator of F^T F; it
+// bounds only the deviator's size, so a step may leave some shear along other axes). At g = 0
+// its gradient has no direction. The softened gap with softening e > 0,
+//     g_e = sqrt(g^2 + e^2) - e,   dg_e/dx_j = (2 / sqrt(g^2 + e^2)) F [...] a_ij,
+// is smooth: like g where g >> e, like g^2 / (2 e) (a double root, as c_det) where g << e.
 #include <Eigen/Core>
 #include <string>
 #include <vector>
@@ -60,27 +71,40 @@ Mat32 mlsDeformationGradient(const MlsNeighbourhoods& n, int sample, const Posit
 // c (2 x sampleCount): row 0 trace constraints, row 1 determinant constraints.
 Eigen::Matrix2Xd mlsConstraints(const MlsNeighbourhoods& n, const Positions& x);
 
-// Gradient of the trace (which = 0) or determinant (which = 1) constraint of `sample` with
-// respect to the positions of the sample and its neighbours: one row per involved sample, in
-// the order [sample, neighbours...] (particle indices in `particles`).
-void mlsConstraintGradient(const MlsNeighbourhoods& n, int sample, const Positions& x, int which,
-                           std::vector<int>& particles, Eigen::MatrixX3d& gradient);
+// Which function of F^T F: the two constraints, or the (softened) shear gap g_e (above).
+enum class MlsRow { Trace = 0, Determinant = 1, ShearGap = 2 };
 
-// The determinant constraint's Hessian with respect to the columns f1, f2 of F (methods 2.4):
-// H11 = 2|f2|^2 I - 2 f2 f2^T, H22 = 2|f1|^2 I - 2 f1 f1^T, H12 = 4 f1 f2^T - 2 f2 f1^T - 2 (f1.f2) I.
-// block(a_j, a_l) is d^2 c_det / (d d_j d d_l) for neighbour offsets d_j, d_l with coefficients
-// a_j, a_l (bilinear, so sums of coefficients give the centre's blocks).
-struct DeterminantHessian {
-  Eigen::Matrix3d h11, h22, h12;
+// The value of `row` at the deformation gradient f (c_tr, c_det or g_e; `softening` e >= 0 is
+// used by ShearGap only).
+double mlsRowValue(const Mat32& f, MlsRow row, double softening = 0);
+
+// d row / d F (3 x 2): 2 F, 2 F adj(F^T F), or (2 / sqrt(g^2 + e^2)) F [p, q; q, -p] with
+// p = C11 - C22, q = 2 C12 (zero where e = 0 and g <= 1e-12, where it has no direction).
+Mat32 mlsRowDerivative(const Mat32& f, MlsRow row, double softening = 0);
+
+// Gradient of `row` of `sample` with respect to the positions of the sample and its neighbours:
+// one row per involved sample, in the order [sample, neighbours...] (particle indices in
+// `particles`).
+void mlsConstraintGradient(const MlsNeighbourhoods& n, int sample, const Positions& x, MlsRow row,
+                           std::vector<int>& particles, Eigen::MatrixX3d& gradient, double softening = 0);
+
+// A Hessian with respect to the columns f1, f2 of F. block(a_j, a_l) is d^2 c / (d d_j d d_l)
+// for neighbour offsets d_j, d_l with coefficients a_j, a_l (bilinear, so sums of coefficients
+// give the centre's blocks).
+struct MetricHessian {
+  Eigen::Matrix3d h11, h22, h12;  // d^2/df1^2, d^2/df2^2, d^2/(df1 df2)
   Eigen::Matrix3d block(const Eigen::Vector2d& a, const Eigen::Vector2d& b) const {
     return a[0] * b[0] * h11 + a[1] * b[1] * h22 + a[0] * b[1] * h12 + a[1] * b[0] * h12.transpose();
   }
 };
-DeterminantHessian mlsDeterminantHessian(const Mat32& f);
+// The determinant constraint's (methods 2.4): H11 = 2|f2|^2 I - 2 f2 f2^T,
+// H22 = 2|f1|^2 I - 2 f1 f1^T, H12 = 4 f1 f2^T - 2 f2 f1^T - 2 (f1.f2) I.
+MetricHessian mlsDeterminantHessian(const Mat32& f);
 
-// Hessian block d^2 c_det / (d x_j d x_l) for two neighbours j, l of `sample` (by local index
-// into the sample's neighbour list), methods 2.4. The trace constraint's is 2 (a_ij . a_il) I.
-Eigen::Matrix3d mlsDeterminantHessianBlock(const MlsNeighbourhoods& n, int sample, const Positions& x,
-                                           int localJ, int localL);
+// Hessian block d^2 c / (d x_j d x_l) of the trace (2 (a_ij . a_il) I) or determinant
+// constraint for two neighbours j, l of `sample` (by local index into the sample's neighbour
+// list).
+Eigen::Matrix3d mlsHessianBlock(const MlsNeighbourhoods& n, int sample, const Positions& x, MlsRow row,
+                                int localJ, int localL);
 
 }  // namespace clothlab

@@ -28,6 +28,11 @@
 //      the trace and determinant gradients coincide and J W J^T is singular (methods 2.4). With
 //      geometric_stiffness, W is the inverse of M + the PSD part of the diagonal 3x3 blocks of
 //      sum_k dl_k Hess c_k (Tournier et al. 2015, block-diagonal approximation).
+//      With projection_rows = trace-shear-gap the rows linearized are c_tr and the (softened) gap
+//      g = s1 - s2 of F^T F's principal values instead of c_tr and c_det: the same zero set and
+//      row space, but where a pure shear's c_det = -d^2 (a double root) lets each iteration only
+//      halve d, the gap row asks for all of it (mls_constraints.h). The tolerance still bounds
+//      |c_tr|, |c_det|. Geometric stiffness then keeps only the trace rows' curvature.
 //      A grab adds three linear rows: the grabbed surface point moves toward its target with the
 //      grab's time constant.
 //   4. if two consecutive FP iterations fail to reduce max|c| (or the iteration cap is reached
@@ -55,6 +60,11 @@ struct MlsParams {
   // What the tolerance bounds: "constraints" (|c|, the paper's rule) or "principal-strain"
   // (|s - 1| for the principal values s of F^T F; see the shear note above).
   std::string stopOn = "constraints";
+  // The functions Fast Projection linearizes: "trace-determinant" (the paper's c_tr, c_det) or
+  // "trace-shear-gap" (c_tr and the softened gap g_e of the principal values, s1 - s2: the same
+  // zero set; see mls_constraints.h).
+  std::string projectionRows = "trace-determinant";
+  double shearGapSoftening = 0;    // e of g_e, [0, 10]
   int maxIterations = 20;         // Fast Projection iterations per step, [1, 500]
   std::string neighbourhood = "1-ring";  // 1-ring | 2-ring | radius
   double radius = 0.0;            // material-space radius for "radius" neighbourhoods [m]
