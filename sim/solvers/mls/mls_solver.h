@@ -34,7 +34,7 @@
 //      halve d, the gap row asks for all of it (mls_constraints.h). The tolerance still bounds
 //      |c_tr|, |c_det|. Geometric stiffness then keeps only the trace rows' curvature.
 //      A grab adds three linear rows: the grabbed surface point moves toward its target with the
-//      grab's time constant.
+//      grab's time constant, met within the tolerance times the mean rest edge length.
 //   4. if two consecutive FP iterations fail to reduce max|c| (or the iteration cap is reached
 //      with the residual above tolerance), the augmented-Lagrangian fallback minimizes
 //      1/2 |x - x~|_M^2 + l.c + mu/2 |c|^2 by Gauss-Newton steps, l += mu c, mu x10 when |c| did
