@@ -37,9 +37,10 @@
 //      grab's time constant, met within the tolerance times the mean rest edge length.
 //   4. if two consecutive FP iterations fail to reduce max|c| (or the iteration cap is reached
 //      with the residual above tolerance), the augmented-Lagrangian fallback minimizes
-//      1/2 |x - x~|_M^2 + l.c + mu/2 |c|^2 by Gauss-Newton steps, l += mu c, mu x10 when |c| did
-//      not drop 4x (methods 2.6); reported as fallback_used. Each step is solved in its dual
-//      form on Fast Projection's J W J^T (+ I / mu), with the contacts held as in step 3.
+//      1/2 |x - x~|_M^2 + l.c + mu/2 |c|^2 (c: the projected rows) by Gauss-Newton steps,
+//      l += mu c, mu x10 when |c| did not drop 4x (methods 2.6); reported as fallback_used.
+//      Each step is solved in its dual form on Fast Projection's J W J^T (+ I / mu), with the
+//      contacts held as in step 3.
 //   5. points left inside obstacles are put back on them; v = (x - x_n) / h exactly. The
 //      residual reported is the one of this final state: without contact_projection the
 //      projection does not see the obstacles, and where the contacts push points back out of
