@@ -265,10 +265,7 @@ TEST(MlsSolver, DraggingACornerCostsFewIterationsMoreThanHanging) {
   for (int v = 1; v < sim->surface().rows(); ++v)
     if (sim->surface()(v, 1) - sim->surface()(v, 0) < sim->surface()(corner, 1) - sim->surface()(corner, 0))
       corner = v;
-  Grab grab;
-  grab.triangle = sim->cloth().topology.vertexTris[corner].front();
-  const Tri& f = sim->cloth().mesh.triangles[grab.triangle];
-  grab.barycentric = Vec3(f[0] == corner, f[1] == corner, f[2] == corner);
+  Grab grab = test::grabAtVertex(*sim, corner);
   const Vec3 from = sim->surface().row(corner).transpose(), to = from + Vec3(-0.3, 0.3, 0.6);
   const int frames = 45;  // 0.75 s: 1 m/s
   int iterations = 0;

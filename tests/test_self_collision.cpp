@@ -202,11 +202,7 @@ DragResult dragAcross(const std::string& solver, bool selfCollision) {
   Simulation& s = **sim;
   // Grab the corner at (-0.4, -, 0.4) (rotated: z = -y of the generator) and carry it over.
   const int corner = nearestVertex(s.cloth().mesh.positions, Vec3(-0.4, 0.006, 0.4));
-  const int triangle = s.cloth().topology.vertexTris[corner].front();
-  const Tri& f = s.cloth().mesh.triangles[triangle];
-  Grab grab;
-  grab.triangle = triangle;
-  grab.barycentric = Vec3(f[0] == corner, f[1] == corner, f[2] == corner);
+  Grab grab = test::grabAtVertex(s, corner);
   const Vec3 from = s.cloth().mesh.positions.row(corner).transpose(), to(0.3, 0.03, -0.3);
   int worst = 0;
   for (int i = 0; i < 750; ++i) {

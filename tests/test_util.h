@@ -31,6 +31,16 @@ inline Scene builtinScene(const std::string& name, const std::string& solver) {
   return *scene;
 }
 
+// A grab of `vertex` (the first of its triangles, all weight on the vertex) toward `target`.
+inline Grab grabAtVertex(const Simulation& simulation, int vertex, const Vec3& target = Vec3::Zero()) {
+  Grab grab;
+  grab.triangle = simulation.cloth().topology.vertexTris[vertex].front();
+  const Tri& f = simulation.cloth().mesh.triangles[grab.triangle];
+  grab.barycentric = Vec3(f[0] == vertex, f[1] == vertex, f[2] == vertex);
+  grab.target = target;
+  return grab;
+}
+
 inline std::filesystem::path tempDir() {
   static const std::filesystem::path dir = [] {
     auto d = std::filesystem::temp_directory_path() / ("clothlab_tests_" + std::to_string(::getpid()));
