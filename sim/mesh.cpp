@@ -132,6 +132,12 @@ MeshTopology buildTopology(const TriangleMesh& mesh) {
   return topo;
 }
 
+double meanEdgeLength(const Positions& positions, const std::vector<std::array<int, 2>>& edges) {
+  double sum = 0;
+  for (const auto& e : edges) sum += (positions.row(e[0]) - positions.row(e[1])).norm();
+  return edges.empty() ? 0.0 : sum / static_cast<double>(edges.size());
+}
+
 Eigen::VectorXd vertexAreaShares(const TriangleMesh& mesh) {
   Eigen::VectorXd share = Eigen::VectorXd::Zero(mesh.vertexCount());
   for (int t = 0; t < mesh.triangleCount(); ++t)

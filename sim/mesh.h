@@ -56,6 +56,9 @@ int nearestVertex(const Positions& positions, const Vec3& point);
 // Barycentric area share of every vertex: a third of each incident triangle's area [m^2].
 Eigen::VectorXd vertexAreaShares(const TriangleMesh& mesh);
 
+// Mean length of `edges` at `positions` [m] (0 without edges).
+double meanEdgeLength(const Positions& positions, const std::vector<std::array<int, 2>>& edges);
+
 // The point of triangle t closest to p, as barycentric coordinates (all >= 0, summing to 1).
 Vec3 closestBarycentric(const TriangleMesh& mesh, int t, const Vec3& p);
 // The surface point of the mesh closest to p: its triangle and barycentric coordinates

@@ -258,10 +258,7 @@ SelfCollisionResult solvePairs(const std::vector<Tri>& triangles, const std::vec
   const int triangleCount = static_cast<int>(triangles.size()), vertexCount = static_cast<int>(start.rows());
   if (triangleCount == 0 || !(thickness > 0)) return result;
   // Broad phase: boxes swept over the step, grown by the thickness.
-  double meanEdge = 0;
-  for (const auto& e : edges) meanEdge += (start.row(e[0]) - start.row(e[1])).norm();
-  meanEdge /= std::max<size_t>(edges.size(), 1);
-  const double cell = std::max(meanEdge, 2 * thickness);
+  const double cell = std::max(meanEdgeLength(start, edges), 2 * thickness);
   auto swept = [&](std::initializer_list<int> vertices) {
     Eigen::AlignedBox3d b;
     for (int v : vertices) {

@@ -106,8 +106,8 @@ TEST(MlsConstraints, GradientsMatchFiniteDifferences) {
           Positions plus = x0, minus = x0;
           plus(particles[k], d) += step;
           minus(particles[k], d) -= step;
-          const double fd = (mlsRowValue(mlsDeformationGradient(n, i, plus), row, softening) -
-                             mlsRowValue(mlsDeformationGradient(n, i, minus), row, softening)) /
+          const double fd = (mlsRow(mlsDeformationGradient(n, i, plus), row, softening).value -
+                             mlsRow(mlsDeformationGradient(n, i, minus), row, softening).value) /
                             (2 * step);
           worst = std::max(worst, std::abs(fd - gradient(k, d)));
           scale = std::max(scale, std::abs(gradient(k, d)));
@@ -117,7 +117,7 @@ TEST(MlsConstraints, GradientsMatchFiniteDifferences) {
     EXPECT_LT(worst, 1e-6 * scale) << "row " << static_cast<int>(row) << ", softening " << softening;
   }
   // The constraint pair itself, as the solver reports it.
-  EXPECT_NEAR(mlsConstraints(n, x0)(1, 5), mlsRowValue(mlsDeformationGradient(n, 5, x0), MlsRow::Determinant),
+  EXPECT_NEAR(mlsConstraints(n, x0)(1, 5), mlsRow(mlsDeformationGradient(n, 5, x0), MlsRow::Determinant).value,
               1e-15);
 }
 
@@ -170,7 +170,7 @@ TEST(MlsConstraints, ANewtonStepOnTheShearGapRemovesAPureShear) {
   mlsConstraintGradient(n, sample, x, MlsRow::Determinant, particles, determinant);
   mlsConstraintGradient(n, sample, x, MlsRow::ShearGap, particles, gap);
   const Mat32 f0 = mlsDeformationGradient(n, sample, x);
-  const double tr = mlsRowValue(f0, MlsRow::Trace) + 2, g = mlsRowValue(f0, MlsRow::ShearGap);
+  const double tr = mlsRow(f0, MlsRow::Trace).value + 2, g = mlsRow(f0, MlsRow::ShearGap).value;
   EXPECT_NEAR(g, 2 * d, 1e-12);
   EXPECT_LT((determinant - (0.5 * tr * trace - 0.5 * g * gap)).cwiseAbs().maxCoeff(), 1e-12);
   // The least-norm Newton step on the sample's two rows, then the shear left.
@@ -181,11 +181,11 @@ TEST(MlsConstraints, ANewtonStepOnTheShearGapRemovesAPureShear) {
       jacobian.block<1, 3>(0, 3 * p) = trace.row(p);
       jacobian.block<1, 3>(1, 3 * p) = second.row(p);
     }
-    const Eigen::Vector2d c(mlsRowValue(f0, MlsRow::Trace), mlsRowValue(f0, secondRow));
+    const Eigen::Vector2d c(mlsRow(f0, MlsRow::Trace).value, mlsRow(f0, secondRow).value);
     const Eigen::VectorXd dx = -jacobian.transpose() * (jacobian * jacobian.transpose()).ldlt().solve(c);
     Positions moved = x;
     for (int p = 0; p < k; ++p) moved.row(particles[p]) += dx.segment<3>(3 * p).transpose();
-    return mlsRowValue(mlsDeformationGradient(n, sample, moved), MlsRow::ShearGap);
+    return mlsRow(mlsDeformationGradient(n, sample, moved), MlsRow::ShearGap).value;
   };
   const double afterDeterminant = shearAfterNewton(determinant, MlsRow::Determinant);
   const double afterGap = shearAfterNewton(gap, MlsRow::ShearGap);
@@ -194,7 +194,7 @@ TEST(MlsConstraints, ANewtonStepOnTheShearGapRemovesAPureShear) {
   EXPECT_NEAR(afterDeterminant, 0.5 * g, 0.05 * g);
   EXPECT_LT(afterGap, 0.1 * g);  // 0.0625 g here: what is left is a shear along other axes
   // At rest the gap is zero and its gradient is taken as zero.
-  EXPECT_EQ(mlsRowDerivative(mlsDeformationGradient(n, sample, f.mesh.positions), MlsRow::ShearGap), Mat32::Zero());
+  EXPECT_EQ(mlsRow(mlsDeformationGradient(n, sample, f.mesh.positions), MlsRow::ShearGap).derivative, Mat32::Zero());
 }
 
 TEST(MlsConstraints, DegenerateNeighbourhoodIsReported) {

@@ -81,8 +81,8 @@ Eigen::Matrix2Xd mlsConstraints(const MlsNeighbourhoods& n, const Positions& x) 
   Eigen::Matrix2Xd c(2, n.sampleCount());
   for (int i = 0; i < n.sampleCount(); ++i) {
     const Mat32 f = mlsDeformationGradient(n, i, x);
-    c(0, i) = mlsRowValue(f, MlsRow::Trace);
-    c(1, i) = mlsRowValue(f, MlsRow::Determinant);
+    c(0, i) = mlsRow(f, MlsRow::Trace).value;
+    c(1, i) = mlsRow(f, MlsRow::Determinant).value;
   }
   return c;
 }
@@ -92,50 +92,35 @@ namespace {
 // Below this the (unsoftened) shear gap is rounding noise and its gradient has no direction.
 constexpr double kGapFloor = 1e-12;
 
-// p = C11 - C22 and q = 2 C12 of C = F^T F: g = |(p, q)|.
-Eigen::Vector2d shearComponents(const Mat32& f) {
-  return {f.col(0).squaredNorm() - f.col(1).squaredNorm(), 2 * f.col(0).dot(f.col(1))};
-}
-
 }  // namespace
 
-double mlsRowValue(const Mat32& f, MlsRow row, double softening) {
-  const Eigen::Matrix2d metric = f.transpose() * f;
+MlsRowEvaluation mlsRow(const Mat32& f, MlsRow row, double softening) {
   switch (row) {
-    case MlsRow::Trace: return metric.trace() - 2.0;
-    case MlsRow::Determinant: return metric.determinant() - 1.0;
-    case MlsRow::ShearGap: {
-      const double g = shearComponents(f).norm();
-      return softening > 0 ? std::hypot(g, softening) - softening : g;
-    }
-  }
-  return 0;
-}
-
-Mat32 mlsRowDerivative(const Mat32& f, MlsRow row, double softening) {
-  switch (row) {
-    case MlsRow::Trace: return 2.0 * f;
+    case MlsRow::Trace: return {Eigen::Matrix2d(f.transpose() * f).trace() - 2.0, 2.0 * f};
     case MlsRow::Determinant: {
       const Eigen::Matrix2d metric = f.transpose() * f;
       Eigen::Matrix2d adjugate;
       adjugate << metric(1, 1), -metric(0, 1), -metric(1, 0), metric(0, 0);
-      return 2.0 * f * adjugate;
+      return {metric.determinant() - 1.0, 2.0 * f * adjugate};
     }
     case MlsRow::ShearGap: {
-      const Eigen::Vector2d pq = shearComponents(f);
-      const double r = std::hypot(pq.norm(), softening);
-      if (r <= kGapFloor) return Mat32::Zero();
-      Eigen::Matrix2d deviator;
-      deviator << pq[0], pq[1], pq[1], -pq[0];
-      return (2.0 / r) * f * deviator;
+      const double p = f.col(0).squaredNorm() - f.col(1).squaredNorm(), q = 2 * f.col(0).dot(f.col(1));
+      const double g = Eigen::Vector2d(p, q).norm(), r = std::hypot(g, softening);
+      MlsRowEvaluation out{softening > 0 ? r - softening : g, Mat32::Zero()};
+      if (r > kGapFloor) {
+        Eigen::Matrix2d deviator;
+        deviator << p, q, q, -p;
+        out.derivative = (2.0 / r) * f * deviator;
+      }
+      return out;
     }
   }
-  return Mat32::Zero();
+  return {};
 }
 
 void mlsConstraintGradient(const MlsNeighbourhoods& n, int sample, const Positions& x, MlsRow row,
                            std::vector<int>& particles, Eigen::MatrixX3d& gradient, double softening) {
-  const Mat32 g = mlsRowDerivative(mlsDeformationGradient(n, sample, x), row, softening);
+  const Mat32 g = mlsRow(mlsDeformationGradient(n, sample, x), row, softening).derivative;
   const int count = n.start[sample + 1] - n.start[sample];
   particles.assign(1, sample);
   gradient.setZero(count + 1, 3);

@@ -75,12 +75,14 @@ Eigen::Matrix2Xd mlsConstraints(const MlsNeighbourhoods& n, const Positions& x);
 enum class MlsRow { Trace = 0, Determinant = 1, ShearGap = 2 };
 
 // The value of `row` at the deformation gradient f (c_tr, c_det or g_e; `softening` e >= 0 is
-// used by ShearGap only).
-double mlsRowValue(const Mat32& f, MlsRow row, double softening = 0);
-
-// d row / d F (3 x 2): 2 F, 2 F adj(F^T F), or (2 / sqrt(g^2 + e^2)) F [p, q; q, -p] with
-// p = C11 - C22, q = 2 C12 (zero where e = 0 and g <= 1e-12, where it has no direction).
-Mat32 mlsRowDerivative(const Mat32& f, MlsRow row, double softening = 0);
+// used by ShearGap only) and its derivative d row / d F (3 x 2): 2 F, 2 F adj(F^T F), or
+// (2 / sqrt(g^2 + e^2)) F [p, q; q, -p] with p = C11 - C22, q = 2 C12 (zero where e = 0 and
+// g <= 1e-12, where it has no direction).
+struct MlsRowEvaluation {
+  double value = 0;
+  Mat32 derivative = Mat32::Zero();
+};
+MlsRowEvaluation mlsRow(const Mat32& f, MlsRow row, double softening = 0);
 
 // Gradient of `row` of `sample` with respect to the positions of the sample and its neighbours:
 // one row per involved sample, in the order [sample, neighbours...] (particle indices in

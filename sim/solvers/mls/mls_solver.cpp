@@ -299,6 +299,14 @@ struct MlsSolver::Impl {
   std::unique_ptr<SpdSolver> schurSolver;
   bool schurAnalyzed = false;
 
+  // The symbolic analysis of J W J^T, once per pattern (buildSlots asks for a new one).
+  std::optional<std::string> analyzeSchur() {
+    if (schurAnalyzed) return std::nullopt;
+    if (auto e = schurSolver->analyze(schur)) return e;
+    schurAnalyzed = true;
+    return std::nullopt;
+  }
+
   std::unique_ptr<ImplicitBending> bending;
 
   Eigen::VectorXd areaShare;       // per vertex [m^2]
@@ -364,10 +372,10 @@ struct MlsSolver::Impl {
     c.resize(rows);
     for (int s = 0; s < samples; ++s) {
       const Mat32 f = mlsDeformationGradient(n, s, x);
-      c[2 * s] = mlsRowValue(f, MlsRow::Trace);
-      c[2 * s + 1] = mlsRowValue(f, secondRow, softening);
+      const MlsRowEvaluation evaluated[2] = {mlsRow(f, MlsRow::Trace), mlsRow(f, secondRow, softening)};
       for (int t = 0; t < 2; ++t) {
-        const Mat32 g = mlsRowDerivative(f, t == 0 ? MlsRow::Trace : secondRow, softening);
+        c[2 * s + t] = evaluated[t].value;
+        const Mat32& g = evaluated[t].derivative;
         const int base = rowSlotStart[2 * s + t];
         Vec3 centre = Vec3::Zero();
         for (int k = n.start[s], slot = base + 1; k < n.start[s + 1]; ++k, ++slot) {
@@ -464,9 +472,7 @@ std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cl
   material_ = std::move(material).value();
   const TriangleMesh& mesh = cloth_->mesh;
   impl_->areaShare = vertexAreaShares(mesh);
-  double edgeSum = 0;
-  for (const auto& e : cloth_->topology.edges) edgeSum += (mesh.positions.row(e[1]) - mesh.positions.row(e[0])).norm();
-  impl_->meanEdgeLength = edgeSum / std::max(cloth_->topology.edgeCount(), 1);
+  impl_->meanEdgeLength = meanEdgeLength(mesh.positions, cloth_->topology.edges);
   impl_->extraMass = vertexPointMasses(*cloth_);
   if (auto e = rebuild(parsed)) return e;
   params_ = parsed;
@@ -662,10 +668,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     }
     const double shift = std::max(params_.regularization * maxDiagonal, 1e-300);
     for (int col = 0; col < m.rows; ++col) m.schur.coeffRef(col, col) += shift;
-    if (!m.schurAnalyzed) {
-      if (auto e = m.schurSolver->analyze(m.schur)) return restore(*e);
-      m.schurAnalyzed = true;
-    }
+    if (auto e = m.analyzeSchur()) return restore(*e);
     std::string message;
     if (m.schurSolver->factorize(m.schur, &message) != SpdSolver::Status::Ok) {
       if (!m.schurSolver->useIndefiniteFallback() ||
@@ -763,10 +766,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
           wg.row(i) = (freeInverseMass[i] * (mass[i] * (x.row(i) - target.row(i)) + wg.row(i)).transpose()).transpose();
         m.assemble(freeInverseMass);
         for (int r = 0; r < m.rows; ++r) m.schur.coeffRef(r, r) += 1.0 / mu;
-        if (!m.schurAnalyzed) {
-          if (auto e = m.schurSolver->analyze(m.schur)) return restore("augmented-Lagrangian projection: " + *e);
-          m.schurAnalyzed = true;
-        }
+        if (auto e = m.analyzeSchur()) return restore("augmented-Lagrangian projection: " + *e);
         std::string message;
         if (m.schurSolver->factorize(m.schur, &message) != SpdSolver::Status::Ok) {
           // Numerically singular at a large penalty: keep the best point reached (reported as
