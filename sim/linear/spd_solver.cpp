@@ -60,20 +60,20 @@ class CholmodSolver final : public SpdSolver {
     const int* perm = static_cast<const int*>(ordered->Perm);
     perm_.assign(perm, perm + n);
     cholmod_free_factor(&ordered, &common_);
-    permute(pattern_);
-
-    common_.nmethods = 1;
-    common_.method[0].ordering = CHOLMOD_NATURAL;
-    common_.postorder = 0;
-    cholmod_sparse permuted = permutedView();
-    factor_ = cholmod_analyze(&permuted, &common_);
-    if (!factor_ || common_.status < CHOLMOD_OK)
-      return "CHOLMOD symbolic analysis failed (status " + std::to_string(common_.status) + ")";
-    const int* identity = static_cast<const int*>(factor_->Perm);
-    for (int i = 0; i < n; ++i)
-      if (identity[i] != i) return "CHOLMOD symbolic analysis: the natural ordering was permuted";
-    return std::nullopt;
+    return analyzePermuted();
   }
+
+  std::optional<std::string> analyze(const SparseMatrix& upper, const std::vector<int>& ordering) override {
+    if (ordering.size() != static_cast<size_t>(upper.rows())) return analyze(upper);
+    release();
+    pattern_ = upper;
+    pattern_.makeCompressed();
+    ordering_ = CHOLMOD_GIVEN;
+    perm_ = ordering;
+    return analyzePermuted();
+  }
+
+  std::vector<int> ordering() const override { return perm_; }
 
   Status factorize(const SparseMatrix& upper, std::string* message) override {
     const auto samePattern = [&] {
@@ -134,6 +134,22 @@ class CholmodSolver final : public SpdSolver {
   }
 
  private:
+  // The symbolic factorization of P A P' (pattern_ holds A, perm_ P), analysed in its natural order.
+  std::optional<std::string> analyzePermuted() {
+    permute(pattern_);
+    common_.nmethods = 1;
+    common_.method[0].ordering = CHOLMOD_NATURAL;
+    common_.postorder = 0;
+    cholmod_sparse permuted = permutedView();
+    factor_ = cholmod_analyze(&permuted, &common_);
+    if (!factor_ || common_.status < CHOLMOD_OK)
+      return "CHOLMOD symbolic analysis failed (status " + std::to_string(common_.status) + ")";
+    const int* identity = static_cast<const int*>(factor_->Perm);
+    for (int i = 0; i < static_cast<int>(perm_.size()); ++i)
+      if (identity[i] != i) return "CHOLMOD symbolic analysis: the natural ordering was permuted";
+    return std::nullopt;
+  }
+
   static cholmod_sparse wrap(Eigen::Index n, const int* starts, const int* rows, double* values,
                              Eigen::Index nonZeros, int stype) {
     cholmod_sparse s{};

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace clothlab {
 
@@ -18,6 +19,14 @@ class SpdSolver {
   virtual std::string name() const = 0;
   // Symbolic analysis of the pattern (upper triangle). Call again when the pattern changes.
   virtual std::optional<std::string> analyze(const SparseMatrix& upper) = 0;
+  // The same with a fill-reducing ordering given (row i of the permuted matrix is row
+  // ordering[i]), which skips the ordering's search; back ends without one ignore it.
+  virtual std::optional<std::string> analyze(const SparseMatrix& upper, const std::vector<int>& ordering) {
+    (void)ordering;
+    return analyze(upper);
+  }
+  // The ordering of the last analysis, in analyze's convention (empty where not known).
+  virtual std::vector<int> ordering() const { return {}; }
   // Numeric factorization of a matrix with the analysed pattern.
   virtual Status factorize(const SparseMatrix& upper, std::string* message) = 0;
   // Overwrites each column of rhs with the solution.
