@@ -33,8 +33,13 @@
 //      row space, but where a pure shear's c_det = -d^2 (a double root) lets each iteration only
 //      halve d, the gap row asks for all of it (mls_constraints.h). The tolerance still bounds
 //      |c_tr|, |c_det|. Geometric stiffness then keeps only the trace rows' curvature.
-//      A grab adds three linear rows: the grabbed surface point moves toward its target with the
-//      grab's time constant, met within the tolerance times the mean rest edge length.
+//      A grab moves the grabbed triangle's corners so that its point lands on its target (which
+//      follows the mouse with the grab's time constant), and they weigh 100 times their mass in
+//      the projection: they follow wherever the cloth reaches, and stay behind where it cannot.
+//      With edge_strain_limit, an edge stretched beyond the limit gets a row that holds it at
+//      the limit in the same system while its multiplier shortens it (an inequality); the 1-ring
+//      fits do not see every motion of their vertices, and without it a drag crumpled the cloth
+//      with edges stretched up to tenfold while every sample met the tolerance.
 //   4. if two consecutive FP iterations fail to reduce max|c| (or the iteration cap is reached
 //      with the residual above tolerance), the augmented-Lagrangian fallback minimizes
 //      1/2 |x - x~|_M^2 + l.c + mu/2 |c|^2 (c: the projected rows) by Gauss-Newton steps,
@@ -76,6 +81,10 @@ struct MlsParams {
   bool contactProjection = true;   // hold contact points during the projection (see mls_solver.cpp)
   int fallbackIterations = 10;    // outer augmented-Lagrangian iterations, [1, 1000]
   double maxSpeed = 1000;         // speed treated as divergence [m/s], [1, 1e6]
+  // Edges may stretch by at most this strain (0: no limit), [0, 1]. The 1-ring fits do not see
+  // every motion of their vertices, so states that meet the constraints can still crumple, and
+  // a drag crumpled ckv-corners with edges stretched up to tenfold (see mls_solver.cpp).
+  double edgeStrainLimit = 0.2;
   static const ParamTable<MlsParams>& table();
 };
 
