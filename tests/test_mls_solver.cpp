@@ -302,6 +302,23 @@ double largestStretch(const Simulation& sim) {
   return largest;
 }
 
+// The middle of triangle t at positions x.
+Vec3 triangleMiddle(const Simulation& sim, const Positions& x, int t) {
+  const Tri& f = sim.cloth().mesh.triangles[t];
+  return Vec3((x.row(f[0]) + x.row(f[1]) + x.row(f[2])).transpose() / 3);
+}
+
+// A grab of the middle of the triangle whose middle is nearest the cloth's centre.
+Grab grabTheMiddle(const Simulation& sim) {
+  const Vec3 centre = sim.surface().colwise().mean().transpose();
+  Grab grab;
+  for (int t = 1; t < static_cast<int>(sim.cloth().mesh.triangles.size()); ++t)
+    if ((triangleMiddle(sim, sim.surface(), t) - centre).norm() <
+        (triangleMiddle(sim, sim.surface(), grab.triangle) - centre).norm())
+      grab.triangle = t;
+  return grab;
+}
+
 struct MiddleDrag {
   double stretch = 0;     // the largest over the frames
   double miss = 0;        // the grabbed point's distance from the cursor at the end [m]
@@ -318,15 +335,8 @@ MiddleDrag dragTheMiddle(double edgeStrainLimit, const Vec3& offset, int frames,
   MiddleDrag result;
   if (!sim) return result;
   for (int i = 0; i < 30; ++i) EXPECT_FALSE(sim->step().has_value());
-  const auto& triangles = sim->cloth().mesh.triangles;
-  const Vec3 centre = sim->surface().colwise().mean().transpose();
-  auto middle = [&](const Positions& x, int t) {
-    return Vec3((x.row(triangles[t][0]) + x.row(triangles[t][1]) + x.row(triangles[t][2])).transpose() / 3);
-  };
-  Grab grab;
-  for (int t = 1; t < static_cast<int>(triangles.size()); ++t)
-    if ((middle(sim->surface(), t) - centre).norm() < (middle(sim->surface(), grab.triangle) - centre).norm())
-      grab.triangle = t;
+  Grab grab = grabTheMiddle(*sim);
+  auto middle = [&](const Positions& x, int t) { return triangleMiddle(*sim, x, t); };
   const Vec3 from = middle(sim->surface(), grab.triangle), to = from + offset;
   for (int i = 0; i < frames + hold; ++i) {
     grab.target = from + std::min(1.0, (i + 1.0) / frames) * offset;
@@ -378,6 +388,35 @@ TEST(MlsSolver, DraggingOutOfReachLeavesTheGrabBehindNotTheCloth) {
   EXPECT_LT(drag.stretch, 0.6);
   EXPECT_GT(drag.miss, 0.1);
   EXPECT_LT(drag.fromFarPin, 1.2 * drag.reach);
+}
+
+// The limit is a live parameter: a cloth crumpled by a drag without it straightens when it is
+// turned on, and turning it off again drops its rows.
+TEST(MlsSolver, TheEdgeStrainLimitCanBeTurnedOnAndOffWhileDragging) {
+  Scene scene = test::builtinScene("ckv-corners", "mls-isometry");
+  scene.solverParams["edge_strain_limit"] = 0;
+  auto sim = create(scene);
+  for (int i = 0; i < 30; ++i) ASSERT_FALSE(sim->step().has_value());
+  Grab grab = grabTheMiddle(*sim);
+  const Vec3 from = triangleMiddle(*sim, sim->surface(), grab.triangle);
+  double crumpled = 0;
+  for (int i = 0; i < 45; ++i) {
+    grab.target = from + (i + 1.0) / 45 * Vec3(0, 0.1, 0.2);
+    ASSERT_FALSE(sim->setGrab(grab).has_value());
+    ASSERT_FALSE(sim->step().has_value());
+    crumpled = std::max(crumpled, largestStretch(*sim));
+  }
+  ASSERT_FALSE(sim->setSolverParams({{"edge_strain_limit", 0.2}}).has_value());
+  for (int i = 0; i < 30; ++i) ASSERT_FALSE(sim->step().has_value()) << "frame " << i + 1;
+  const double straightened = largestStretch(*sim);
+  EXPECT_GT(sim->lastStats().extra.at("max_edges_held").get<int>(), 0);
+  ASSERT_FALSE(sim->setSolverParams({{"edge_strain_limit", 0}}).has_value());
+  ASSERT_FALSE(sim->step().has_value());
+  EXPECT_EQ(sim->lastStats().extra.at("max_edges_held").get<int>(), 0);
+  std::printf("crumpled by a drag without the limit: edges stretched by up to %.2f; 0.5 s after turning it on, "
+              "%.2f\n", crumpled, straightened);
+  EXPECT_GT(crumpled, 1.0);
+  EXPECT_LE(straightened, 0.2 + 0.02);
 }
 
 // The augmented-Lagrangian fallback hands on the best state it saw, Fast Projection's to begin
