@@ -444,9 +444,10 @@ struct MlsSolver::Impl {
     for (size_t i = 0; i < edgeIncidence.size(); ++i)
       for (const auto& b : edgeIncidence[i])
         for (const auto& a : incidence[i])
-          if (a.row <= b.row)
-            edgeDestination.push_back(static_cast<int>(
-                std::lower_bound(inner.begin() + outer[b.row], inner.begin() + outer[b.row + 1], a.row) - inner.begin()));
+          if (a.row <= b.row) {
+            const auto column = inner.begin() + outer[b.row], end = inner.begin() + outer[b.row + 1];
+            edgeDestination.push_back(static_cast<int>(std::lower_bound(column, end, a.row) - inner.begin()));
+          }
     patternBuilt = true;
     schurAnalyzed = false;
   }
@@ -955,7 +956,8 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
         Positions wg;  // W g
         m.impulses(weights, wg);
         for (int i = 0; i < n; ++i)
-          wg.row(i) = (freeInverseMass[i] * (projectionMass[i] * (x.row(i) - target.row(i)) + wg.row(i)).transpose()).transpose();
+          wg.row(i) = (freeInverseMass[i] *
+                       (projectionMass[i] * (x.row(i) - target.row(i)) + wg.row(i)).transpose()).transpose();
         m.assemble(freeInverseMass);
         for (int r = 0; r < m.rows; ++r) m.schur.coeffRef(r, r) += 1.0 / mu;
         if (auto e = m.analyzeSchur()) return restore("augmented-Lagrangian projection: " + *e);
