@@ -78,6 +78,36 @@ TEST(SpdSolver, NewValuesOnTheAnalysedPatternAreSolvedAndAnotherPatternIsRefused
   }
 }
 
+// An ordering handed to the analysis is used as given (no search), and any ordering solves the
+// same system: the natural one, the reversed one, and the one CHOLMOD found itself. An ordering of
+// the wrong size is ignored (the search runs).
+TEST(SpdSolver, AGivenOrderingIsUsedAndSolvesTheSameSystem) {
+  const SparseMatrix upper = laplacian(20, 0.3);
+  const SparseMatrix full = upper.selfadjointView<Eigen::Upper>();
+  const Eigen::MatrixXd rhs = Eigen::MatrixXd::Random(upper.rows(), 2);
+  const int n = static_cast<int>(upper.rows());
+  auto solver = makeSpdSolver("cholmod");
+  ASSERT_FALSE(solver->analyze(upper).has_value());
+  const std::vector<int> found = solver->ordering();
+  ASSERT_EQ(found.size(), static_cast<size_t>(n));
+  std::vector<int> natural(n), reversed(n);
+  for (int i = 0; i < n; ++i) natural[i] = i, reversed[i] = n - 1 - i;
+  EXPECT_NE(found, natural) << "AMD on a grid reorders it";
+  for (const auto& ordering : {natural, reversed, found, std::vector<int>{0, 1}}) {
+    ASSERT_FALSE(solver->analyze(upper, ordering).has_value());
+    if (ordering.size() == static_cast<size_t>(n)) {
+      EXPECT_EQ(solver->ordering(), ordering);
+    } else {
+      EXPECT_EQ(solver->ordering(), found);
+    }
+    std::string message;
+    ASSERT_EQ(solver->factorize(upper, &message), SpdSolver::Status::Ok) << message;
+    Eigen::MatrixXd x = rhs;
+    solver->solve(x);
+    EXPECT_LT((full * x - rhs).norm() / rhs.norm(), 1e-10);
+  }
+}
+
 TEST(SpdSolver, IndefiniteMatrixIsReportedAndLdlFallbackSolves) {
   SparseMatrix upper(2, 2);
   upper.insert(0, 0) = 1.0;
