@@ -370,7 +370,7 @@ TEST(MlsSolver, DraggingTheMiddleKeepsEdgesWithinTheStrainLimit) {
   std::printf("the middle of ckv-corners dragged by 0.22 m: edges stretched by up to %.2f with the limit 0.2, "
               "%.2f without; the grabbed point %.4f m from the cursor\n",
               limited.stretch, free.stretch, limited.miss);
-  EXPECT_LE(limited.stretch, 0.2 + 0.02);
+  EXPECT_LE(limited.stretch, 0.2 + 0.03 + 0.01);  // the limit, the 3 tolerances accepted beyond it, a little
   EXPECT_LT(limited.miss, 0.01);
   EXPECT_GT(free.stretch, 1.0);
 }
@@ -417,7 +417,7 @@ TEST(MlsSolver, TheEdgeStrainLimitCanBeTurnedOnAndOffWhileDragging) {
   std::printf("crumpled by a drag without the limit: edges stretched by up to %.2f; 0.5 s after turning it on, "
               "%.2f\n", crumpled, straightened);
   EXPECT_GT(crumpled, 1.0);
-  EXPECT_LE(straightened, 0.2 + 0.02);
+  EXPECT_LE(straightened, 0.2 + 0.03 + 0.01);  // as above
 }
 
 // The augmented-Lagrangian fallback hands on the best state it saw, Fast Projection's to begin

@@ -720,11 +720,14 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     return (onStrain ? principalStrain(values) : residual(values)) / params_.tolerance;
   };
   // The edge strain limit (MlsParams::edgeStrainLimit), an inequality: an edge longer than its
-  // limit length by more than the tolerance times its rest length gets a row that holds it at
-  // the limit, in the same Newton system as the samples' rows, and is held while the row's
-  // multiplier shortens it and it stays at the limit. Rows of edges let go stay in the pattern
-  // (as zero rows) so that edges held on and off do not cost a symbolic analysis each time: a
-  // pattern of the edges at the limit when a step starts, grown by the edges that go over it.
+  // limit length by more than kEdgeAcceptance times the tolerance times its rest length gets a
+  // row that holds it at the limit, in the same Newton system as the samples' rows, and is held
+  // while the row's multiplier shortens it and it stays at the limit; the projection ends when
+  // the held edges are within that of the limit too (with 1 instead of 3, ckv-drape took 22.8
+  // instead of 11.9 iterations per frame, 54 instead of 22 ms, and ckv-drape-fine 443 instead of
+  // 246 ms). Rows of edges let go stay in the pattern (as zero rows) so that edges held on and
+  // off do not cost a symbolic analysis each time: a pattern of the edges at the limit when a
+  // step starts, grown by the edges that go over it.
   const bool limiting = params_.edgeStrainLimit > 0;
   if (limiting) m.limitLength = (1 + params_.edgeStrainLimit) * m.restEdgeLength;
   const auto& edges = cloth_->topology.edges;
@@ -739,6 +742,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   // Rows are made for the edges within kNearLimit tolerances of the limit too, so that the next
   // edges to reach it find their rows in the pattern.
   constexpr double kNearLimit = 6;
+  constexpr double kEdgeAcceptance = 3;
   int heldEdgesMost = 0;
   Eigen::VectorXd lastMultipliers;  // of the last solve, rows as in the pattern then
   // Which edges are held at x; true when that changed (and c must be evaluated again).
@@ -749,19 +753,20 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
       const int e = m.edgeRows[k];
       inPattern[e] = 1;
       const bool shortens = lastMultipliers.size() != m.rows || lastMultipliers[2 * samples + k] > 0;
-      const char held = beyond(e, 1) || (m.edgeHeld[k] && shortens && beyond(e, -1));
+      const char held = beyond(e, kEdgeAcceptance) || (m.edgeHeld[k] && shortens && beyond(e, -1));
       changed |= held != m.edgeHeld[k];
       m.edgeHeld[k] = held;
     }
     bool over = false;
-    for (size_t e = 0; e < edges.size() && !over; ++e) over = !inPattern[e] && beyond(static_cast<int>(e), 1);
+    for (size_t e = 0; e < edges.size() && !over; ++e)
+      over = !inPattern[e] && beyond(static_cast<int>(e), kEdgeAcceptance);
     if (over) {
       std::vector<int> rows = m.edgeRows;
       std::vector<char> held = m.edgeHeld;
       for (size_t e = 0; e < edges.size(); ++e)
         if (!inPattern[e] && beyond(static_cast<int>(e), -kNearLimit)) {
           rows.push_back(static_cast<int>(e));
-          held.push_back(beyond(static_cast<int>(e), 1));
+          held.push_back(beyond(static_cast<int>(e), kEdgeAcceptance));
         }
       m.buildSlots(neighbourhoods_, n, std::move(rows));
       m.edgeHeld = std::move(held);
@@ -815,7 +820,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
       accumulated.conservativeResize(m.rows);  // the samples' rows keep their place
       accumulated.tail(m.rows - 2 * samples).setZero();
     }
-    if (excess(c) <= 1 && edgeExcess(c) <= 1) break;
+    if (excess(c) <= 1 && edgeExcess(c) <= kEdgeAcceptance) break;
     if (params_.geometricStiffness && iterations > 0) {
       // M + PSD part of the diagonal blocks of sum_k lambda_k Hess c_k.
       std::vector<Eigen::Matrix3d> blocks(n, Eigen::Matrix3d::Zero());
