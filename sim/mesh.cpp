@@ -132,10 +132,15 @@ MeshTopology buildTopology(const TriangleMesh& mesh) {
   return topo;
 }
 
+Eigen::VectorXd edgeLengths(const Positions& positions, const std::vector<std::array<int, 2>>& edges) {
+  Eigen::VectorXd lengths(static_cast<Eigen::Index>(edges.size()));
+  for (size_t e = 0; e < edges.size(); ++e)
+    lengths[static_cast<Eigen::Index>(e)] = (positions.row(edges[e][0]) - positions.row(edges[e][1])).norm();
+  return lengths;
+}
+
 double meanEdgeLength(const Positions& positions, const std::vector<std::array<int, 2>>& edges) {
-  double sum = 0;
-  for (const auto& e : edges) sum += (positions.row(e[0]) - positions.row(e[1])).norm();
-  return edges.empty() ? 0.0 : sum / static_cast<double>(edges.size());
+  return edges.empty() ? 0.0 : edgeLengths(positions, edges).mean();
 }
 
 Eigen::VectorXd vertexAreaShares(const TriangleMesh& mesh) {

@@ -56,6 +56,8 @@ int nearestVertex(const Positions& positions, const Vec3& point);
 // Barycentric area share of every vertex: a third of each incident triangle's area [m^2].
 Eigen::VectorXd vertexAreaShares(const TriangleMesh& mesh);
 
+// Length of each of `edges` at `positions` [m].
+Eigen::VectorXd edgeLengths(const Positions& positions, const std::vector<std::array<int, 2>>& edges);
 // Mean length of `edges` at `positions` [m] (0 without edges).
 double meanEdgeLength(const Positions& positions, const std::vector<std::array<int, 2>>& edges);
 

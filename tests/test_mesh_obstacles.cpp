@@ -159,8 +159,9 @@ INSTANTIATE_TEST_SUITE_P(Solvers, DrapeOnTorus, ::testing::Values("impulse-nc", 
 
 // A user drags a corner of the cloth lying on the torus up and across (1.9 m/s) with
 // mls-isometry: nothing diverges, and the grabbed point follows the cursor (measured 0.053 m
-// behind it, no fallback in 200 steps; 4 while the grab's rows were held to 1e-9 m). Resolving the torus' features inside the projection,
-// with the points they push held, broke this (0.49 m behind, 84 fallbacks): it was taken back.
+// behind it, 1 fallback in 200 steps; 4 when the grab was three rows held to 1e-9 m). Resolving
+// the torus' features inside the projection, with the points they push held, broke this (0.49 m
+// behind, 84 fallbacks): it was taken back.
 TEST(TorusDrag, MlsClothDraggedOffTheTorusFollowsTheGrab) {
   const Scene scene = test::builtinScene("torus-drape", "mls-isometry");
   auto sim = Simulation::create(scene);

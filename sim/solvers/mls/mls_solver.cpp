@@ -358,6 +358,12 @@ struct MlsSolver::Impl {
   std::vector<char> edgeHeld;      // per edge row: held at its limit now
   Eigen::VectorXd extraMass;       // point masses [kg]
 
+  // The index of entry (row, column) in a compressed column pattern with sorted rows.
+  static int entryIndex(const std::vector<int>& outer, const std::vector<int>& inner, int row, int column) {
+    return static_cast<int>(
+        std::lower_bound(inner.begin() + outer[column], inner.begin() + outer[column + 1], row) - inner.begin());
+  }
+
   // The samples' rows: their slots, incidence and the pattern of their columns of J W J^T (once
   // per set of neighbourhoods; the edge rows come after them and only add columns).
   void buildSampleRows(const MlsNeighbourhoods& n, int vertexCount) {
@@ -388,16 +394,11 @@ struct MlsSolver::Impl {
       sampleInner.insert(sampleInner.end(), col.begin(), col.end());
       sampleOuter.push_back(static_cast<int>(sampleInner.size()));
     }
-    auto index = [&](int r, int c) {
-      return static_cast<int>(std::lower_bound(sampleInner.begin() + sampleOuter[c],
-                                               sampleInner.begin() + sampleOuter[c + 1], r) -
-                              sampleInner.begin());
-    };
     sampleDestination.clear();
     for (const auto& list : sampleIncidence)
       for (const auto& a : list)
         for (const auto& b : list)
-          if (a.row <= b.row) sampleDestination.push_back(index(a.row, b.row));
+          if (a.row <= b.row) sampleDestination.push_back(entryIndex(sampleOuter, sampleInner, a.row, b.row));
     sampleRowsBuilt = true;
   }
 
@@ -444,10 +445,7 @@ struct MlsSolver::Impl {
     for (size_t i = 0; i < edgeIncidence.size(); ++i)
       for (const auto& b : edgeIncidence[i])
         for (const auto& a : incidence[i])
-          if (a.row <= b.row) {
-            const auto column = inner.begin() + outer[b.row], end = inner.begin() + outer[b.row + 1];
-            edgeDestination.push_back(static_cast<int>(std::lower_bound(column, end, a.row) - inner.begin()));
-          }
+          if (a.row <= b.row) edgeDestination.push_back(entryIndex(outer, inner, a.row, b.row));
     patternBuilt = true;
     schurAnalyzed = false;
   }
@@ -570,10 +568,7 @@ std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cl
   const TriangleMesh& mesh = cloth_->mesh;
   impl_->areaShare = vertexAreaShares(mesh);
   impl_->edges = &cloth_->topology.edges;
-  impl_->restEdgeLength.resize(cloth_->topology.edgeCount());
-  for (int e = 0; e < cloth_->topology.edgeCount(); ++e)
-    impl_->restEdgeLength[e] =
-        (mesh.positions.row(cloth_->topology.edges[e][0]) - mesh.positions.row(cloth_->topology.edges[e][1])).norm();
+  impl_->restEdgeLength = edgeLengths(mesh.positions, cloth_->topology.edges);
   impl_->extraMass = vertexPointMasses(*cloth_);
   if (auto e = rebuild(parsed)) return e;
   params_ = parsed;

@@ -30,9 +30,7 @@ std::optional<std::string> XpbdSolver::reset(std::shared_ptr<const ClothModel> c
   const MeshTopology& topology = cloth_->topology;
   areaShare_ = vertexAreaShares(mesh);
   extraMass_ = vertexPointMasses(*cloth_);
-  restLength_.resize(topology.edgeCount());
-  for (int e = 0; e < topology.edgeCount(); ++e)
-    restLength_[e] = (mesh.positions.row(topology.edges[e][0]) - mesh.positions.row(topology.edges[e][1])).norm();
+  restLength_ = edgeLengths(mesh.positions, topology.edges);
   bending_ = std::make_unique<ImplicitBending>(hingeBendingMatrix(mesh, topology));
   x_ = mesh.positions;
   v_ = Positions::Zero(mesh.vertexCount(), 3);
