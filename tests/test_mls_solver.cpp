@@ -290,73 +290,12 @@ TEST(MlsSolver, DraggingACornerCostsFewIterationsMoreThanHanging) {
   EXPECT_LT(strain, 0.5);
 }
 
-// The largest stretch |e| / |e0| - 1 over the cloth's edges.
-double largestStretch(const Simulation& sim) {
-  const auto& edges = sim.cloth().topology.edges;
-  const Positions& rest = sim.cloth().mesh.positions;
-  double largest = -1;
-  for (const auto& e : edges)
-    largest = std::max(largest, (sim.surface().row(e[0]) - sim.surface().row(e[1])).norm() /
-                                        (rest.row(e[0]) - rest.row(e[1])).norm() - 1);
-  return largest;
-}
-
-// The middle of triangle t at positions x.
-Vec3 triangleMiddle(const Simulation& sim, const Positions& x, int t) {
-  const Tri& f = sim.cloth().mesh.triangles[t];
-  return Vec3((x.row(f[0]) + x.row(f[1]) + x.row(f[2])).transpose() / 3);
-}
-
-// A grab of the middle of the triangle whose middle is nearest the cloth's centre.
-Grab grabTheMiddle(const Simulation& sim) {
-  const Vec3 centre = sim.surface().colwise().mean().transpose();
-  Grab grab;
-  for (int t = 1; t < static_cast<int>(sim.cloth().mesh.triangles.size()); ++t)
-    if ((triangleMiddle(sim, sim.surface(), t) - centre).norm() <
-        (triangleMiddle(sim, sim.surface(), grab.triangle) - centre).norm())
-      grab.triangle = t;
-  return grab;
-}
-
-struct MiddleDrag {
-  double stretch = 0;     // the largest over the frames
-  double miss = 0;        // the grabbed point's distance from the cursor at the end [m]
-  double fromFarPin = 0;  // the grabbed point's distance from the pin the drag moves away from [m]
-  double reach = 0;       // that distance in the rest state [m]
-};
-
-// ckv-corners hanging for 0.5 s, then the point at the middle of the triangle nearest the cloth's
-// centre dragged by `offset` over `frames` frames and held there for `hold` more.
-MiddleDrag dragTheMiddle(double edgeStrainLimit, const Vec3& offset, int frames, int hold) {
+// ckv-corners (with the given edge strain limit) hanging for 0.5 s, then its middle dragged by
+// `offset` over `frames` frames and held there for `hold` more.
+test::MiddleDrag dragTheMiddle(double edgeStrainLimit, const Vec3& offset, int frames, int hold) {
   Scene scene = test::builtinScene("ckv-corners", "mls-isometry");
   scene.solverParams["edge_strain_limit"] = edgeStrainLimit;
-  auto sim = create(scene);
-  MiddleDrag result;
-  if (!sim) return result;
-  for (int i = 0; i < 30; ++i) EXPECT_FALSE(sim->step().has_value());
-  Grab grab = grabTheMiddle(*sim);
-  auto middle = [&](const Positions& x, int t) { return triangleMiddle(*sim, x, t); };
-  const Vec3 from = middle(sim->surface(), grab.triangle), to = from + offset;
-  for (int i = 0; i < frames + hold; ++i) {
-    grab.target = from + std::min(1.0, (i + 1.0) / frames) * offset;
-    EXPECT_FALSE(sim->setGrab(grab).has_value());
-    EXPECT_FALSE(sim->step().has_value()) << "frame " << i + 1;
-    result.stretch = std::max(result.stretch, largestStretch(*sim));
-  }
-  const Vec3 grabbed = middle(sim->surface(), grab.triangle);
-  result.miss = (grabbed - to).norm();
-  // The pin on the side the drag moves away from: the farther from the cursor.
-  Vec3 farPin = Vec3::Zero();
-  double farthest = -1;
-  for (const auto& [vertex, target] : sim->cloth().pins)
-    if ((target - to).norm() > farthest) {
-      farthest = (target - to).norm();
-      farPin = target;
-      const Positions& rest = sim->cloth().mesh.positions;
-      result.reach = (middle(rest, grab.triangle) - rest.row(vertex).transpose()).norm();
-    }
-  result.fromFarPin = (grabbed - farPin).norm();
-  return result;
+  return test::dragTheMiddle(scene, 30, offset, frames, hold);
 }
 
 // The 1-ring fits do not see every motion of their vertices: without the edge strain limit a
@@ -365,7 +304,7 @@ MiddleDrag dragTheMiddle(double edgeStrainLimit, const Vec3& offset, int frames,
 // tolerance. With the limit (0.2) edges stay within it and the point follows the cursor.
 TEST(MlsSolver, DraggingTheMiddleKeepsEdgesWithinTheStrainLimit) {
   const Vec3 offset(0, 0.1, 0.2);
-  const MiddleDrag limited = dragTheMiddle(0.2, offset, 45, 15), free = dragTheMiddle(0, offset, 45, 15);
+  const test::MiddleDrag limited = dragTheMiddle(0.2, offset, 45, 15), free = dragTheMiddle(0, offset, 45, 15);
   std::printf("the middle of ckv-corners dragged by 0.22 m: edges stretched by up to %.2f with the limit 0.2, "
               "%.2f without; the grabbed point %.4f m from the cursor\n",
               limited.stretch, free.stretch, limited.miss);
@@ -381,7 +320,7 @@ TEST(MlsSolver, DraggingTheMiddleKeepsEdgesWithinTheStrainLimit) {
 // end up to about 0.45 beyond their rest length instead of 0.2 (the cursor moves 0.73 m in
 // 0.5 s, then stays).
 TEST(MlsSolver, DraggingOutOfReachLeavesTheGrabBehindNotTheCloth) {
-  const MiddleDrag drag = dragTheMiddle(0.2, Vec3(-0.3, 0.3, 0.6), 30, 10);
+  const test::MiddleDrag drag = dragTheMiddle(0.2, Vec3(-0.3, 0.3, 0.6), 30, 10);
   std::printf("the middle of ckv-corners dragged out of reach: edges stretched by up to %.2f, the point %.3f m "
               "from the cursor and %.3f m from the far pin (%.3f m at rest)\n",
               drag.stretch, drag.miss, drag.fromFarPin, drag.reach);
@@ -397,18 +336,18 @@ TEST(MlsSolver, TheEdgeStrainLimitCanBeTurnedOnAndOffWhileDragging) {
   scene.solverParams["edge_strain_limit"] = 0;
   auto sim = create(scene);
   for (int i = 0; i < 30; ++i) ASSERT_FALSE(sim->step().has_value());
-  Grab grab = grabTheMiddle(*sim);
-  const Vec3 from = triangleMiddle(*sim, sim->surface(), grab.triangle);
+  Grab grab = test::grabTheMiddle(*sim);
+  const Vec3 from = test::triangleMiddle(*sim, sim->surface(), grab.triangle);
   double crumpled = 0;
   for (int i = 0; i < 45; ++i) {
     grab.target = from + (i + 1.0) / 45 * Vec3(0, 0.1, 0.2);
     ASSERT_FALSE(sim->setGrab(grab).has_value());
     ASSERT_FALSE(sim->step().has_value());
-    crumpled = std::max(crumpled, largestStretch(*sim));
+    crumpled = std::max(crumpled, test::largestStretch(*sim));
   }
   ASSERT_FALSE(sim->setSolverParams({{"edge_strain_limit", 0.2}}).has_value());
   for (int i = 0; i < 30; ++i) ASSERT_FALSE(sim->step().has_value()) << "frame " << i + 1;
-  const double straightened = largestStretch(*sim);
+  const double straightened = test::largestStretch(*sim);
   EXPECT_GT(sim->lastStats().extra.at("max_edges_held").get<int>(), 0);
   ASSERT_FALSE(sim->setSolverParams({{"edge_strain_limit", 0}}).has_value());
   ASSERT_FALSE(sim->step().has_value());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -39,6 +40,73 @@ inline Grab grabAtVertex(const Simulation& simulation, int vertex, const Vec3& t
   grab.barycentric = Vec3(f[0] == vertex, f[1] == vertex, f[2] == vertex);
   grab.target = target;
   return grab;
+}
+
+// The largest stretch |e| / |e0| - 1 over the cloth's edges.
+inline double largestStretch(const Simulation& sim) {
+  const auto& edges = sim.cloth().topology.edges;
+  const Positions& rest = sim.cloth().mesh.positions;
+  double largest = -1;
+  for (const auto& e : edges)
+    largest = std::max(largest, (sim.surface().row(e[0]) - sim.surface().row(e[1])).norm() /
+                                        (rest.row(e[0]) - rest.row(e[1])).norm() - 1);
+  return largest;
+}
+
+// The middle of triangle t at positions x.
+inline Vec3 triangleMiddle(const Simulation& sim, const Positions& x, int t) {
+  const Tri& f = sim.cloth().mesh.triangles[t];
+  return Vec3((x.row(f[0]) + x.row(f[1]) + x.row(f[2])).transpose() / 3);
+}
+
+// A grab of the middle of the triangle whose middle is nearest the cloth's centre.
+inline Grab grabTheMiddle(const Simulation& sim) {
+  const Vec3 centre = sim.surface().colwise().mean().transpose();
+  Grab grab;
+  for (int t = 1; t < static_cast<int>(sim.cloth().mesh.triangles.size()); ++t)
+    if ((triangleMiddle(sim, sim.surface(), t) - centre).norm() <
+        (triangleMiddle(sim, sim.surface(), grab.triangle) - centre).norm())
+      grab.triangle = t;
+  return grab;
+}
+
+struct MiddleDrag {
+  double stretch = 0;     // the largest over the steps
+  double miss = 0;        // the grabbed point's distance from the cursor at the end [m]
+  double fromFarPin = 0;  // the grabbed point's distance from the pin the drag moves away from [m]
+  double reach = 0;       // that distance in the rest state [m]
+};
+
+// The scene hanging for `settle` steps, then the point at the middle of the triangle nearest
+// the cloth's centre dragged by `offset` over `steps` steps and held there for `hold` more.
+inline MiddleDrag dragTheMiddle(const Scene& scene, int settle, const Vec3& offset, int steps, int hold) {
+  auto sim = makeSimulation(scene);
+  MiddleDrag result;
+  if (!sim) return result;
+  for (int i = 0; i < settle; ++i) EXPECT_FALSE(sim->step().has_value());
+  Grab grab = grabTheMiddle(*sim);
+  auto middle = [&](const Positions& x, int t) { return triangleMiddle(*sim, x, t); };
+  const Vec3 from = middle(sim->surface(), grab.triangle), to = from + offset;
+  for (int i = 0; i < steps + hold; ++i) {
+    grab.target = from + std::min(1.0, (i + 1.0) / steps) * offset;
+    EXPECT_FALSE(sim->setGrab(grab).has_value());
+    EXPECT_FALSE(sim->step().has_value()) << "step " << i + 1;
+    result.stretch = std::max(result.stretch, largestStretch(*sim));
+  }
+  const Vec3 grabbed = middle(sim->surface(), grab.triangle);
+  result.miss = (grabbed - to).norm();
+  // The pin on the side the drag moves away from: the farther from the cursor.
+  Vec3 farPin = Vec3::Zero();
+  double farthest = -1;
+  for (const auto& [vertex, target] : sim->cloth().pins)
+    if ((target - to).norm() > farthest) {
+      farthest = (target - to).norm();
+      farPin = target;
+      const Positions& rest = sim->cloth().mesh.positions;
+      result.reach = (middle(rest, grab.triangle) - rest.row(vertex).transpose()).norm();
+    }
+  result.fromFarPin = (grabbed - farPin).norm();
+  return result;
 }
 
 inline std::filesystem::path tempDir() {

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "sim/bending.h"
+#include "sim/grab.h"
 #include "sim/metrics.h"
 #include "sim/self_collision.h"
 #include "sim/timing.h"
@@ -48,9 +49,6 @@ const ParamTable<MlsParams>& MlsParams::table() {
 }
 
 namespace {
-
-// How many times its mass a grabbed triangle's corner weighs in the projection (MlsSolver::step).
-constexpr double kGrabWeight = 100;
 
 // Contacts during the projection (MlsParams::contactProjection). A point within the thickness of
 // an obstacle is held while Fast Projection runs: "stuck" where static friction keeps it (where it
@@ -631,30 +629,16 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   auto contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h);
   for (int i = 0; i < n; ++i)
     if (!pinned[i]) x.row(i) += correction.row(i);
-  // The grab: the grabbed triangle's corners move so that the grabbed point lands on its target
-  // (the least such move), and the projection then moves them as if they weighed kGrabWeight
-  // times their mass. They follow the mouse wherever the cloth can reach, and where it cannot
-  // (beyond the pins' reach) the projection pulls them back rather than stretch the cloth: as
-  // rows that had to be met, the grab and the constraints had no common solution there. With
-  // weight 10 a dragged corner of ckv-corners lagged 23 mm behind the cursor, with 100 2 mm.
+  // The grab (sim/grab.h): its corners are never held by contacts, so that it pulls its point
+  // off an obstacle through the constraints like any other.
   std::vector<char> exempt = pinned;
   Eigen::VectorXd projectionMass = mass;
   if (ctx.grab) {
-    const Tri& tri = cloth_->mesh.triangles[ctx.grab->triangle];
-    const Vec3& b = ctx.grab->barycentric;
-    Vec3 from = Vec3::Zero(), now = Vec3::Zero();
-    double movable = 0;  // sum of b_k^2 over the corners that may move
-    for (int k = 0; k < 3; ++k) {
-      from += b[k] * x_.row(tri[k]).transpose();
-      now += b[k] * x.row(tri[k]).transpose();
-      if (!pinned[tri[k]]) movable += b[k] * b[k];
-    }
-    const Vec3 target = from + (ctx.grab->target - from) * std::min(1.0, h / ctx.grab->timeConstant);
-    for (int k = 0; k < 3; ++k) {
-      if (pinned[tri[k]] || b[k] == 0) continue;
-      x.row(tri[k]) += (b[k] / movable) * (target - now).transpose();
-      exempt[tri[k]] = 1;
-      projectionMass[tri[k]] *= kGrabWeight;
+    const auto moved = moveGrabbedCorners(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], h, x_, x,
+                                          [&](int vertex) { return pinned[vertex] != 0; });
+    for (int vertex : moved) {
+      exempt[vertex] = 1;
+      projectionMass[vertex] *= kGrabWeight;
     }
   }
   ProjectionContacts holds(std::move(exempt));

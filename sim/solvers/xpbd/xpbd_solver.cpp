@@ -2,11 +2,13 @@
 
 #include <cmath>
 
+#include "sim/grab.h"
 #include "sim/metrics.h"
 #include "sim/self_collision.h"
 #include "sim/timing.h"
 
 namespace clothlab {
+
 
 const ParamTable<XpbdParams>& XpbdParams::table() {
   static const ParamTable<XpbdParams> table = {
@@ -73,14 +75,11 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   for (const auto& [vertex, target] : ctx.pins) x.row(vertex) = target.transpose();
   stats.msForces = msSince(t);
 
-  // The grab's surface point and its rate-limited target.
-  Vec3 grabTarget = Vec3::Zero();
-  const Tri* grabTri = nullptr;
+  // The grab (sim/grab.h).
   if (ctx.grab) {
-    grabTri = &cloth_->mesh.triangles[ctx.grab->triangle];
-    Vec3 p = Vec3::Zero();
-    for (int k = 0; k < 3; ++k) p += ctx.grab->barycentric[k] * x_.row((*grabTri)[k]).transpose();
-    grabTarget = p + (ctx.grab->target - p) * std::min(1.0, h / ctx.grab->timeConstant);
+    const auto moved = moveGrabbedCorners(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], h, x_, x,
+                                          [&](int vertex) { return w[vertex] == 0; });
+    for (int vertex : moved) w[vertex] /= kGrabWeight;
   }
 
   // 2. Gauss-Seidel sweeps.
@@ -110,22 +109,6 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
       lambda[e] += dl;
       x.row(a) += (w[a] * dl) * d.transpose();
       x.row(b) -= (w[b] * dl) * d.transpose();
-    }
-    if (grabTri) {
-      // A stiff constraint on the barycentric point: move the three corners by their weights.
-      Vec3 p = Vec3::Zero();
-      double wSum = 0;
-      for (int k = 0; k < 3; ++k) {
-        p += ctx.grab->barycentric[k] * x.row((*grabTri)[k]).transpose();
-        wSum += ctx.grab->barycentric[k] * ctx.grab->barycentric[k] * w[(*grabTri)[k]];
-      }
-      if (wSum > 0) {
-        const Vec3 gap = grabTarget - p;
-        for (int k = 0; k < 3; ++k) {
-          const int vertex = (*grabTri)[k];
-          x.row(vertex) += (w[vertex] * ctx.grab->barycentric[k] / wSum) * gap.transpose();
-        }
-      }
     }
     if (!ctx.obstacles.empty()) {
       const auto ct = Clock::now();
