@@ -237,7 +237,10 @@ void Viewer::frame(bool last) {
   // The scene's centre sits in the middle of the area right of the panel.
   // In compare mode the panes fill the area right of the panel, each centred.
   camera_.shift = winWidth_ > 0 && panes_.empty() ? 0.5 * std::min<double>(panelWidth_, 0.5 * winWidth_) / winWidth_ : 0.0;
-  if (!panes_.empty()) layoutPanes();
+  if (!panes_.empty()) {
+    layoutPanes();
+    refitChangedPane();
+  }
   if (options_.layout && snapshot_) printProbes();
   if (panes_.empty() && snapshot_ && fbWidth_ > 0 && fbHeight_ > 0)
     renderer_->draw(*snapshot_, camera_, render_, 0, 0, fbWidth_, fbHeight_);
@@ -315,6 +318,22 @@ void Viewer::printProbes() {
     probes_[i].y = q.y;
     std::printf("LAYOUT %s %d %d %d %d triangle %d\n", names[i], int(std::lround(q.x)), int(std::lround(q.y)),
                 int(std::lround(q.x)), int(std::lround(q.y)), probes_[i].triangle);
+  }
+  // The screen rectangle around the cloth's vertices in the active view (tests check framing).
+  const ViewRect view = activeView();
+  double x0 = 1e300, y0 = 1e300, x1 = -1e300, y1 = -1e300;
+  for (int v = 0; v < s.vertexCount(); ++v) {
+    const Vec3 p = s.vertex(v);
+    const glm::dvec2 q = camera_.project({p.x(), p.y(), p.z()}, int(view.w), int(view.h));
+    x0 = std::min(x0, q.x + view.x), x1 = std::max(x1, q.x + view.x);
+    y0 = std::min(y0, q.y + view.y), y1 = std::max(y1, q.y + view.y);
+  }
+  const std::array<int, 4> box = {int(std::lround(x0)), int(std::lround(y0)), int(std::lround(x1)), int(std::lround(y1))};
+  bool moved = false;
+  for (int k = 0; k < 4; ++k) moved = moved || std::abs(box[k] - printedClothBox_[k]) >= 2;
+  if (moved && s.vertexCount() > 0) {
+    printedClothBox_ = box;
+    std::printf("LAYOUT cloth_box %d %d %d %d\n", box[0], box[1], box[2], box[3]);
   }
 }
 
@@ -447,8 +466,14 @@ void Viewer::onCursor(double x, double y) {
   cursorY_ = y;
   if (std::hypot(x - pressX_, y - pressY_) > 3) moved_ = true;
   switch (drag_) {
-    case Drag::Orbit: camera_.orbit(dx, dy); break;
-    case Drag::Pan: camera_.pan(dx, dy, winHeight_); break;
+    case Drag::Orbit:
+      camera_.orbit(dx, dy);
+      framed_.reset();
+      break;
+    case Drag::Pan:
+      camera_.pan(dx, dy, winHeight_);
+      framed_.reset();
+      break;
     case Drag::Grab: {
       grab_.target = viewPlanePoint(x, y, dragThrough_);
       const Grab g = grab_;
@@ -478,6 +503,7 @@ void Viewer::onCursor(double x, double y) {
 void Viewer::onScroll(double dy) {
   if (ImGui::GetIO().WantCaptureMouse) return;
   camera_.zoom(dy);
+  framed_.reset();
 }
 
 void Viewer::onKey(int key, int action, int mods) {
@@ -670,7 +696,18 @@ void Viewer::fitCamera(const Snapshot& snapshot, bool newScene) {
       }
   }
   const ViewRect view = activeView();
-  camera_.fit({lo.x(), lo.y(), lo.z()}, {hi.x(), hi.y(), hi.z()}, !newScene, panes_.empty() ? 1.0 : view.w / view.h);
+  framed_.emplace(glm::dvec3(lo.x(), lo.y(), lo.z()), glm::dvec3(hi.x(), hi.y(), hi.z()));
+  framedAspect_ = panes_.empty() ? 1.0 : view.w / view.h;
+  camera_.fit(framed_->first, framed_->second, !newScene, framedAspect_);
+}
+
+void Viewer::refitChangedPane() {
+  if (!framed_ || panes_.empty()) return;
+  const ViewRect view = activeView();
+  const double aspect = view.w / view.h;
+  if (std::abs(aspect / framedAspect_ - 1) < 0.01) return;
+  framedAspect_ = aspect;
+  camera_.fit(framed_->first, framed_->second, true, aspect);
 }
 
 void Viewer::resetScene() {

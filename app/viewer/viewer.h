@@ -84,6 +84,7 @@ class Viewer {
   void resetScene();
   // Frames the snapshot; a new scene also gets the default angles and room for pinned cloth to hang.
   void fitCamera(const Snapshot& snapshot, bool newScene);
+  void refitChangedPane();  // frames the active pane again when its shape changed (framed_)
   void postSimParams();
   void postSolverParams(const std::string& key);
   void message(RunnerMessage::Kind kind, const std::string& text);
@@ -143,6 +144,11 @@ class Viewer {
   bool editAllPanes_ = true;
   std::unique_ptr<Renderer> renderer_;
   Camera camera_;
+  // The box the camera last framed and the view's aspect then, kept until the user moves the
+  // camera: a compare pane that changes shape (the panel's width is known only after its first
+  // frame; collapsing the panel, resizing the window) is framed again.
+  std::optional<std::pair<glm::dvec3, glm::dvec3>> framed_;
+  double framedAspect_ = 1;
   RenderOptions render_;
   EventLog log_;
   std::shared_ptr<const Snapshot> snapshot_;
@@ -201,6 +207,7 @@ class Viewer {
   };
   Probe probes_[2];
   const void* probeScene_ = nullptr;
+  std::array<int, 4> printedClothBox_{};  // the cloth's last printed screen rectangle
 };
 
 }  // namespace clothlab

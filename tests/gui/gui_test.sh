@@ -2,9 +2,9 @@
 # GUI test of the clothlab viewer in a real X window (Xvfb) driven by real X input (xdotool):
 #   drag the cloth (the grabbed point follows the cursor), Ctrl+click pins a vertex (it stays),
 #   a panel slider reaches the simulation, an OBJ opens through the Open field (a bad one leaves
-#   an error and the scene running), a screenshot (P) is not blank, in compare mode one drag moves
-#   the same material point in every pane, and with sphere-drop running the window keeps
-#   redrawing (frame rate measured).
+#   an error and the scene running), a screenshot (P) is not blank, in compare mode the panes
+#   frame the whole cloth and one drag moves the same material point in every pane, and with
+#   sphere-drop running the window keeps redrawing (frame rate measured).
 # Usage: gui_test.sh CLOTHLAB_BINARY OUT_DIR
 # Exit 0 all passed, 1 a check failed, 77 skipped (no Xvfb/xdotool: run scripts/setup.sh).
 set -uo pipefail
@@ -157,6 +157,15 @@ stop_app
 # ---- compare mode: a drag in one pane drives the same material point in every pane -------------
 start_app compare --compare pinned-corners --paused
 LOG="$OUT/compare.jsonl"
+# Framed for the panes as they are once the panel is drawn (its width is known only after the
+# first frame, which narrows the panes).
+check "compare: pane 1 frames the whole cloth" python3 -c "
+import sys
+lines = open('$OUT/compare.out').read().splitlines()
+last = lambda name: [list(map(int, l.split()[2:6])) for l in lines if l.startswith('LAYOUT ' + name + ' ')][-1]
+pane, box = last('pane1'), last('cloth_box')
+print('pane 1', pane, 'the cloth on screen', box)
+sys.exit(0 if pane[0] <= box[0] and box[2] <= pane[2] and pane[1] <= box[1] and box[3] <= pane[3] else 1)"
 read -r cx cy <<< "$(layout cloth_center "$OUT/compare.out")"    # aimed in pane 1 (active)
 read -r p1x _ <<< "$(grep '^LAYOUT pane1 ' "$OUT/compare.out" | tail -n1 | awk '{print $3, $4}')"
 read -r p2x _ <<< "$(grep '^LAYOUT pane2 ' "$OUT/compare.out" | tail -n1 | awk '{print $3, $4}')"
