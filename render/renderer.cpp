@@ -538,9 +538,13 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
     r.drawFlat(r.points, GL_POINTS, 5, 0.001f, true);
   }
 
-  // Pins and the grab, always visible.
+  // Point masses, pins and the grab, always visible.
   if (o.markers) {
     glDisable(GL_DEPTH_TEST);
+    r.points.clear();
+    for (const auto& [vertex, mass] : s.pointMasses)
+      r.points.push_back({toGlm(s.vertex(vertex)), {0.10f, 0.10f, 0.13f, 1}});
+    r.drawFlat(r.points, GL_POINTS, 17, 0, true);
     r.lines.clear();
     r.bigPoints.clear();
     for (size_t i = 0; i < s.pinVertices.size(); ++i) {

@@ -93,6 +93,7 @@ Snapshot makeSnapshot(const Simulation& simulation, bool overlay,
     s.pinVertices.push_back(vertex);
     s.pinTargets.push_back(target);
   }
+  s.pointMasses = simulation.cloth().pointMasses;
   s.grab = simulation.grab();
   if (s.grab) s.grabPoint = s.surfacePoint(s.grab->triangle, s.grab->barycentric);
   s.obstacles = simulation.obstaclesAt(simulation.time());

@@ -33,6 +33,7 @@ struct Snapshot {
   std::vector<int> contactVertices;
   std::vector<int> pinVertices;  // pinned surface vertices
   std::vector<Vec3> pinTargets;  // their targets [m]
+  std::vector<std::pair<int, double>> pointMasses;  // surface vertex, extra mass [kg]
   std::optional<Grab> grab;
   Vec3 grabPoint{0, 0, 0};       // current position of the grabbed material point [m]
   std::vector<Obstacle> obstacles;

@@ -202,6 +202,30 @@ TEST_F(RenderTest, HeatMapWireframeOverlayAndMarkersChangeThePicture) {
   }
 }
 
+// A scene's point masses are drawn as large dark dots where their vertices project.
+TEST_F(RenderTest, PointMassesAreMarked) {
+  Renderer renderer;
+  ASSERT_FALSE(renderer.init());
+  auto scene = resolveScene("ckv-shear");
+  ASSERT_TRUE(scene) << scene.error();
+  auto sim = Simulation::create(*scene);
+  ASSERT_TRUE(sim) << sim.error();
+  const Snapshot s = makeSnapshot(**sim, false);
+  ASSERT_EQ(s.pointMasses.size(), 1u);
+  Camera camera = framed(s);
+  RenderOptions options;
+  const auto px = draw(renderer, s, options, camera);
+  const Vec3 p = s.vertex(s.pointMasses[0].first);
+  const glm::dvec2 q = camera.project({p.x(), p.y(), p.z()}, kWidth, kHeight);
+  for (const auto& [dx, dy] : {std::pair{0, 0}, {5, 0}, {-5, 0}, {0, 5}, {0, -5}}) {
+    const auto c = pixel(px, static_cast<int>(q.x) + dx, static_cast<int>(q.y) + dy);
+    EXPECT_LT(c[0] + c[1] + c[2], 120) << "dark at (" << dx << ", " << dy << ") from the point mass";
+  }
+  options.markers = false;
+  const auto c = pixel(draw(renderer, s, options, camera), static_cast<int>(q.x) + 5, static_cast<int>(q.y));
+  EXPECT_GT(c[0] + c[1] + c[2], 120) << "without markers the cloth or the background shows there";
+}
+
 TEST_F(RenderTest, ObstaclesAndShadowsAreDrawn) {
   Renderer renderer;
   ASSERT_FALSE(renderer.init());
