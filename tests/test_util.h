@@ -75,6 +75,7 @@ struct MiddleDrag {
   double miss = 0;        // the grabbed point's distance from the cursor at the end [m]
   double fromFarPin = 0;  // the grabbed point's distance from the pin the drag moves away from [m]
   double reach = 0;       // that distance in the rest state [m]
+  double iterations = 0;  // the solver's position iterations per step, on average
 };
 
 // The scene hanging for `settle` steps, then the point at the middle of the triangle nearest
@@ -92,6 +93,7 @@ inline MiddleDrag dragTheMiddle(const Scene& scene, int settle, const Vec3& offs
     EXPECT_FALSE(sim->setGrab(grab).has_value());
     EXPECT_FALSE(sim->step().has_value()) << "step " << i + 1;
     result.stretch = std::max(result.stretch, largestStretch(*sim));
+    result.iterations += sim->lastStats().positionIterations / double(steps + hold);
   }
   const Vec3 grabbed = middle(sim->surface(), grab.triangle);
   result.miss = (grabbed - to).norm();

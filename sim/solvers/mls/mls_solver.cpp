@@ -574,6 +574,7 @@ std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cl
   impl_->schurSolver = makeSpdSolver("cholmod");
   x_ = mesh.positions;
   v_ = Positions::Zero(mesh.vertexCount(), 3);
+  grabPull_ = GrabPull();
   return std::nullopt;
 }
 
@@ -634,12 +635,14 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   std::vector<char> exempt = pinned;
   Eigen::VectorXd projectionMass = mass;
   if (ctx.grab) {
-    const auto moved = moveGrabbedCorners(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], h, x_, x,
-                                          [&](int vertex) { return pinned[vertex] != 0; });
+    const auto moved = grabPull_.move(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], h, x_, x,
+                                      [&](int vertex) { return pinned[vertex] != 0; });
     for (int vertex : moved) {
       exempt[vertex] = 1;
       projectionMass[vertex] *= kGrabWeight;
     }
+  } else {
+    grabPull_.release();
   }
   ProjectionContacts holds(std::move(exempt));
   const bool holding = params_.contactProjection && !ctx.obstacles.empty();
@@ -1016,6 +1019,8 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   if (speed > params_.maxSpeed)
     return restore("runaway speed " + std::to_string(speed) + " m/s (max_speed " +
                    std::to_string(params_.maxSpeed) + ")");
+  if (ctx.grab)
+    grabPull_.settle(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], x, impl_->restEdgeLength.mean());
   x_ = std::move(x);
   v_ = std::move(v);
 

@@ -54,6 +54,7 @@
 // A non-finite or runaway state restores the state before the step and reports the step.
 #include <memory>
 
+#include "sim/grab.h"
 #include "sim/linear/spd_solver.h"
 #include "sim/params.h"
 #include "sim/solver.h"
@@ -122,6 +123,7 @@ class MlsSolver final : public Solver {
   MlsNeighbourhoods neighbourhoods_;
   Eigen::MatrixX2d material_;
   Positions x_, v_;
+  GrabPull grabPull_;
 };
 
 // Material (flat rest) coordinates for the MLS solver: the cloth's own when they flatten the rest

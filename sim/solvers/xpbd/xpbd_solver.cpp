@@ -36,6 +36,7 @@ std::optional<std::string> XpbdSolver::reset(std::shared_ptr<const ClothModel> c
   bending_ = std::make_unique<ImplicitBending>(hingeBendingMatrix(mesh, topology));
   x_ = mesh.positions;
   v_ = Positions::Zero(mesh.vertexCount(), 3);
+  grabPull_ = GrabPull();
   return std::nullopt;
 }
 
@@ -77,9 +78,11 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
 
   // The grab (sim/grab.h).
   if (ctx.grab) {
-    const auto moved = moveGrabbedCorners(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], h, x_, x,
-                                          [&](int vertex) { return w[vertex] == 0; });
+    const auto moved = grabPull_.move(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], h, x_, x,
+                                      [&](int vertex) { return w[vertex] == 0; });
     for (int vertex : moved) w[vertex] /= kGrabWeight;
+  } else {
+    grabPull_.release();
   }
 
   // 2. Gauss-Seidel sweeps.
@@ -140,6 +143,8 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   if (speed > params_.maxSpeed)
     return restore("a vertex reached " + nlohmann::json(speed).dump() + " m/s, above max_speed " +
                    nlohmann::json(params_.maxSpeed).dump() + " m/s");
+  if (ctx.grab)
+    grabPull_.settle(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], x, restLength_.mean());
   x_ = std::move(x);
   v_ = std::move(v);
 

@@ -20,6 +20,7 @@
 #include <memory>
 
 #include "sim/bending.h"
+#include "sim/grab.h"
 #include "sim/params.h"
 #include "sim/solver.h"
 
@@ -56,6 +57,7 @@ class XpbdSolver final : public Solver {
   std::unique_ptr<ImplicitBending> bending_;
   Eigen::VectorXd areaShare_, extraMass_;
   Eigen::VectorXd restLength_;  // per topology edge [m]
+  GrabPull grabPull_;
   Positions x_, v_;
 };
 
