@@ -12,8 +12,8 @@ Vec3 pointAt(const Grab& grab, const Tri& tri, const Positions& x) {
 }
 }  // namespace
 
-std::vector<int> GrabPull::move(const Grab& grab, const Tri& tri, double h, const Positions& start, Positions& x,
-                                const std::function<bool(int)>& fixed) {
+std::vector<int> GrabPull::move(const Grab& grab, const Tri& tri, double h, const Positions& start,
+                                Positions& x, const std::function<bool(int)>& fixed) {
   const Vec3& b = grab.barycentric;
   from_ = target_ = pointAt(grab, tri, start);
   const Vec3 now = pointAt(grab, tri, x);
@@ -35,7 +35,8 @@ void GrabPull::settle(const Grab& grab, const Tri& tri, const Positions& x, doub
   const Vec3 push = target_ - from_;
   if (push.squaredNorm() == 0) return;
   const double followed = (pointAt(grab, tri, x) - from_).dot(push) / push.squaredNorm();
-  gain_ = followed < 0.5 && push.norm() > kGrabPushFloor * meanEdgeLength ? 0.5 * gain_ : std::min(1.0, 2 * gain_);
+  const bool heldBack = followed < 0.5 && push.norm() > kGrabPushFloor * meanEdgeLength;
+  gain_ = heldBack ? 0.5 * gain_ : std::min(1.0, 2 * gain_);
 }
 
 }  // namespace clothlab

@@ -22,9 +22,10 @@ constexpr double kGrabPushFloor = 0.02;
 // the mouse at the grab's rate (Grab::timeConstant) times a gain. A step whose solver pulled
 // the point back by more than half of that push (the cloth is taut: the mouse is out of reach)
 // halves the gain for the next one, unless the push was already below kGrabPushFloor mean rest
-// edge lengths; any other step doubles it, up to 1. Out of reach the cloth is then pushed beyond what it can give by little
-// more than the floor each step, instead of by the whole rate: on ckv-corners, dragged out of
-// reach, 53 instead of 112 Fast Projection iterations per frame.
+// edge lengths; any other step doubles it, up to 1. Out of reach the cloth is then pushed
+// beyond what it can give by little more than the floor each step, instead of by the whole
+// rate: on ckv-corners, dragged out of reach, 53 instead of 112 Fast Projection iterations per
+// frame.
 class GrabPull {
  public:
   // Moves the corners of the grabbed triangle in x (a step's candidate) by the least move that

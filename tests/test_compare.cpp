@@ -75,7 +75,8 @@ TEST(Xpbd, DraggedInReachTheGrabFollowsOutOfReachItStaysBehind) {
   const test::MiddleDrag near = test::dragTheMiddle(scene, 500, Vec3(0, 0.22, 0), 750, 250),
                          far = test::dragTheMiddle(scene, 500, Vec3(-0.3, 0.3, 0.6), 750, 250);
   std::printf("hanging with xpbd, its middle dragged by 0.22 m: edges stretched by up to %.3f, the point "
-              "%.4f m from the cursor; out of reach: %.3f, %.3f m behind, %.3f m from the far pin (%.3f at rest)\n",
+              "%.4f m from the cursor; out of reach: %.3f, %.3f m behind, %.3f m from the far pin "
+              "(%.3f at rest)\n",
               near.stretch, near.miss, far.stretch, far.miss, far.fromFarPin, far.reach);
   EXPECT_LT(near.miss, 0.005);
   EXPECT_LT(near.stretch, 0.15);

@@ -304,7 +304,8 @@ test::MiddleDrag dragTheMiddle(double edgeStrainLimit, const Vec3& offset, int f
 // tolerance. With the limit (0.2) edges stay within it and the point follows the cursor.
 TEST(MlsSolver, DraggingTheMiddleKeepsEdgesWithinTheStrainLimit) {
   const Vec3 offset(0, 0.1, 0.2);
-  const test::MiddleDrag limited = dragTheMiddle(0.2, offset, 45, 15), free = dragTheMiddle(0, offset, 45, 15);
+  const test::MiddleDrag limited = dragTheMiddle(0.2, offset, 45, 15);
+  const test::MiddleDrag free = dragTheMiddle(0, offset, 45, 15);
   std::printf("the middle of ckv-corners dragged by 0.22 m: edges stretched by up to %.2f with the limit 0.2, "
               "%.2f without; the grabbed point %.4f m from the cursor\n",
               limited.stretch, free.stretch, limited.miss);
@@ -323,8 +324,8 @@ TEST(MlsSolver, DraggingTheMiddleKeepsEdgesWithinTheStrainLimit) {
 TEST(MlsSolver, DraggingOutOfReachLeavesTheGrabBehindNotTheCloth) {
   const test::MiddleDrag drag = dragTheMiddle(0.2, Vec3(-0.3, 0.3, 0.6), 30, 10);
   std::printf("the middle of ckv-corners dragged out of reach: edges stretched by up to %.2f, the point %.3f m "
-              "from the cursor and %.3f m from the far pin (%.3f m at rest), %.1f Fast Projection iterations per "
-              "frame\n",
+              "from the cursor and %.3f m from the far pin (%.3f m at rest), %.1f Fast Projection "
+              "iterations per frame\n",
               drag.stretch, drag.miss, drag.fromFarPin, drag.reach, drag.iterations);
   EXPECT_LT(drag.stretch, 0.3);
   EXPECT_GT(drag.miss, 0.1);

@@ -79,8 +79,9 @@ class RenderTest : public ::testing::Test {
   static inline bool ready_ = false;
 };
 
-std::unique_ptr<Simulation> hanging(int steps) {
-  auto scene = resolveScene("hanging");
+// A built-in scene's simulation after `steps` steps.
+std::unique_ptr<Simulation> builtin(const std::string& name, int steps = 0) {
+  auto scene = resolveScene(name);
   EXPECT_TRUE(scene) << scene.error();
   auto sim = Simulation::create(*scene);
   EXPECT_TRUE(sim) << sim.error();
@@ -99,7 +100,7 @@ Camera framed(const Snapshot& s) {
 TEST_F(RenderTest, DrawsTheClothLitOverTheBackground) {
   Renderer renderer;
   ASSERT_FALSE(renderer.init());
-  auto sim = hanging(500);  // swinging down: curved, so the lighting varies
+  auto sim = builtin("hanging", 500);  // swinging down: curved, so the lighting varies
   const Snapshot s = makeSnapshot(*sim, false);
   Camera camera = framed(s);
   RenderOptions options;
@@ -164,7 +165,7 @@ TEST_F(RenderTest, ContactVerticesAreMarkedWhenAsked) {
 TEST_F(RenderTest, HeatMapWireframeOverlayAndMarkersChangeThePicture) {
   Renderer renderer;
   ASSERT_FALSE(renderer.init());
-  auto sim = hanging(50);
+  auto sim = builtin("hanging", 50);
   const Snapshot plain = makeSnapshot(*sim, false);
   const Snapshot withOverlay = makeSnapshot(*sim, true);
   ASSERT_FALSE(withOverlay.overlayPoints.empty());
@@ -206,11 +207,7 @@ TEST_F(RenderTest, HeatMapWireframeOverlayAndMarkersChangeThePicture) {
 TEST_F(RenderTest, PointMassesAreMarked) {
   Renderer renderer;
   ASSERT_FALSE(renderer.init());
-  auto scene = resolveScene("ckv-shear");
-  ASSERT_TRUE(scene) << scene.error();
-  auto sim = Simulation::create(*scene);
-  ASSERT_TRUE(sim) << sim.error();
-  const Snapshot s = makeSnapshot(**sim, false);
+  const Snapshot s = makeSnapshot(*builtin("ckv-shear"), false);
   ASSERT_EQ(s.pointMasses.size(), 1u);
   Camera camera = framed(s);
   RenderOptions options;
@@ -229,11 +226,7 @@ TEST_F(RenderTest, PointMassesAreMarked) {
 TEST_F(RenderTest, ObstaclesAndShadowsAreDrawn) {
   Renderer renderer;
   ASSERT_FALSE(renderer.init());
-  auto scene = resolveScene("sphere-drop");
-  ASSERT_TRUE(scene) << scene.error();
-  auto sim = Simulation::create(*scene);
-  ASSERT_TRUE(sim) << sim.error();
-  const Snapshot s = makeSnapshot(**sim, false);
+  const Snapshot s = makeSnapshot(*builtin("sphere-drop"), false);
   Camera camera = framed(s);
   camera.pitch = 0.2;  // low enough to see the sphere under the cloth
   RenderOptions options;
@@ -257,7 +250,7 @@ TEST_F(RenderTest, ObstaclesAndShadowsAreDrawn) {
 }
 
 TEST(Picking, RayThroughAProjectedPointHitsTheSurfaceThere) {
-  auto sim = hanging(20);
+  auto sim = builtin("hanging", 20);
   const Snapshot s = makeSnapshot(*sim, false);
   Camera camera = framed(s);
   int hits = 0;

@@ -328,7 +328,8 @@ void Viewer::printProbes() {
     x0 = std::min(x0, q.x + view.x), x1 = std::max(x1, q.x + view.x);
     y0 = std::min(y0, q.y + view.y), y1 = std::max(y1, q.y + view.y);
   }
-  const std::array<int, 4> box = {int(std::lround(x0)), int(std::lround(y0)), int(std::lround(x1)), int(std::lround(y1))};
+  const std::array<int, 4> box = {int(std::lround(x0)), int(std::lround(y0)), int(std::lround(x1)),
+                                  int(std::lround(y1))};
   bool moved = false;
   for (int k = 0; k < 4; ++k) moved = moved || std::abs(box[k] - printedClothBox_[k]) >= 2;
   if (moved && s.vertexCount() > 0) {

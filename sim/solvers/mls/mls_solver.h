@@ -35,7 +35,8 @@
 //      |c_tr|, |c_det|. Geometric stiffness then keeps only the trace rows' curvature.
 //      A grab moves the grabbed triangle's corners so that its point lands on its target (which
 //      follows the mouse with the grab's time constant), and they weigh 100 times their mass in
-//      the projection: they follow wherever the cloth reaches, and stay behind where it cannot.
+//      the projection: they follow wherever the cloth reaches, and stay behind where it cannot;
+//      while the projection pulls the point back, the next push is halved (sim/grab.h).
 //      With edge_strain_limit, an edge stretched beyond the limit gets a row that holds it at
 //      the limit in the same system while its multiplier shortens it (an inequality); the 1-ring
 //      fits do not see every motion of their vertices, and without it a drag crumpled the cloth

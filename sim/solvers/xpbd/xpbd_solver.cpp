@@ -9,7 +9,6 @@
 
 namespace clothlab {
 
-
 const ParamTable<XpbdParams>& XpbdParams::table() {
   static const ParamTable<XpbdParams> table = {
       {"iterations", "", "Gauss-Seidel sweeps over the edges per step", &XpbdParams::iterations, 1,

@@ -11,9 +11,10 @@
 //   2. up to `iterations` sweeps over the edges in a fixed order: per edge e with
 //      C = |x_a - x_b| - l0 and alpha~ = compliance / h^2,
 //        dl = (-C - alpha~ l_e) / (w_a + w_b + alpha~),  l_e += dl,  x_a += w_a dl n,  x_b -= w_b dl n
-//      (w = 1/m, 0 for pins); a grab pulls its surface point toward the target like a stiff
-//      constraint; the obstacles push points out (with friction) after every sweep. The sweeps
-//      stop early once every |C| is below `tolerance`.
+//      (w = 1/m, 0 for pins; the grabbed triangle's corners, moved beforehand so that its
+//      point lands on its target, weigh 100 times their mass: sim/grab.h); the obstacles push
+//      points out (with friction) after every sweep. The sweeps stop early once every |C| is
+//      below `tolerance`.
 //   3. v = (x - x_n) / h.
 // Stats: position_iterations = sweeps, max_position_error = the largest |C| over edges after the
 // step [m]; converged = below tolerance.
