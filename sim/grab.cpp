@@ -1,6 +1,9 @@
 #include "sim/grab.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include "sim/material.h"
 
 namespace clothlab {
 
@@ -37,6 +40,70 @@ void GrabPull::settle(const Grab& grab, const Tri& tri, const Positions& x, doub
   const double followed = (pointAt(grab, tri, x) - from_).dot(push) / push.squaredNorm();
   const bool heldBack = followed < 0.5 && push.norm() > kGrabPushFloor * meanEdgeLength;
   gain_ = heldBack ? 0.5 * gain_ : std::min(1.0, 2 * gain_);
+}
+
+GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
+  auto material = flatMaterialCoordinates(cloth);
+  if (!material) return;
+  material_ = std::move(material).value();
+  const MeshTopology& topology = cloth.topology;
+  // An unrolled tube is a strip, convex across its seam.
+  convex_.assign(topology.componentCount, cloth.materialPeriod > 0);
+  if (cloth.materialPeriod > 0) return;
+  // A piece is convex when it has one boundary loop that turns one way only (straight runs, as
+  // along a rectangle's sides, allowed).
+  std::vector<int> loops(topology.componentCount, 0);
+  std::vector<char> oneWay(topology.componentCount, 1);
+  for (const auto& loop : topology.boundaryLoops) {
+    if (loop.size() < 3) continue;
+    const int component = topology.triComponent[topology.vertexTris[loop.front()].front()];
+    ++loops[component];
+    int turn = 0;
+    const size_t n = loop.size();
+    for (size_t i = 0; i < n; ++i) {
+      const Eigen::Vector2d a = material_->row(loop[i]), b = material_->row(loop[(i + 1) % n]),
+                            c = material_->row(loop[(i + 2) % n]);
+      const Eigen::Vector2d in = b - a, out = c - b;
+      const double cross = in.x() * out.y() - in.y() * out.x();
+      if (std::abs(cross) <= 1e-3 * in.norm() * out.norm()) continue;
+      const int sign = cross > 0 ? 1 : -1;
+      if (turn == 0) turn = sign;
+      else if (sign != turn) oneWay[component] = 0;
+    }
+  }
+  for (int component = 0; component < topology.componentCount; ++component)
+    convex_[component] = loops[component] == 1 && oneWay[component];
+}
+
+Vec3 GrabReach::clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>& pins) const {
+  if (!material_ || pins.empty()) return grab.target;
+  const MeshTopology& topology = cloth_->topology;
+  const int component = topology.triComponent[grab.triangle];
+  if (!convex_[component]) return grab.target;
+  const Tri& tri = cloth_->mesh.triangles[grab.triangle];
+  std::vector<std::pair<Vec3, double>> balls;  // a pin's target and how far the point can be from it
+  for (const auto& [vertex, target] : pins) {
+    const auto& around = topology.vertexTris[vertex];
+    if (around.empty() || topology.triComponent[around.front()] != component) continue;
+    Eigen::Vector2d offset = Eigen::Vector2d::Zero();
+    for (int k = 0; k < 3; ++k)
+      offset += grab.barycentric[k] * materialOffset(*material_, vertex, tri[k], cloth_->materialPeriod);
+    balls.emplace_back(target, offset.norm());
+  }
+  Vec3 p = grab.target;
+  for (int sweep = 0; sweep < 100; ++sweep) {
+    double moved = 0;
+    for (const auto& [centre, radius] : balls) {
+      const Vec3 d = p - centre;
+      const double distance = d.norm();
+      if (distance <= radius) continue;
+      const Vec3 onBall = centre + d * (radius / distance);
+      moved = std::max(moved, (onBall - p).norm());
+      p = onBall;
+    }
+    if (moved < 1e-9) break;
+  }
+  return p;
 }
 
 }  // namespace clothlab

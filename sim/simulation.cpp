@@ -19,6 +19,7 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene) {
   auto cloth = buildClothModel(scene);
   if (!cloth) return Error{cloth.error()};
   simulation->cloth_ = std::make_shared<const ClothModel>(std::move(cloth).value());
+  simulation->reach_ = std::make_unique<GrabReach>(*simulation->cloth_);
   if (auto e = solver->reset(simulation->cloth_, simulation->sim_, scene.solverParams))
     return Error{scene.sourcePath + ": " + *e};
   simulation->solver_ = std::move(solver);
@@ -133,7 +134,10 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
         target = rest + weight * (target - rest);
       }
   }
-  const StepContext context{sim, obstacles, ramping ? rampedPins : pins_, grab_};
+  const auto& pins = ramping ? rampedPins : pins_;
+  std::optional<Grab> grab = grab_;
+  if (grab) grab->target = reach_->clamp(*grab, pins);
+  const StepContext context{sim, obstacles, pins, grab};
   return solver_->step(context, stats);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/grab.h"
 #include "sim/scene.h"
 #include "sim/solver.h"
 
@@ -83,6 +84,7 @@ class Simulation {
   std::vector<std::pair<int, Vec3>> pins_;
   std::vector<std::pair<int, double>> pinRamps_;  // scene pins still travelling to their targets
   std::optional<Grab> grab_;
+  std::unique_ptr<GrabReach> reach_;  // brings the grab's target within the pins' reach
   std::vector<Obstacle> obstacles_;
   StepStats stats_;
   long stepCount_ = 0;

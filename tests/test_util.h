@@ -76,6 +76,8 @@ struct MiddleDrag {
   double fromFarPin = 0;  // the grabbed point's distance from the pin the drag moves away from [m]
   double reach = 0;       // that distance in the rest state [m]
   double iterations = 0;  // the solver's position iterations per step, on average
+  int aboveTolerance = 0; // steps that ended above the solver's tolerance
+  double worstError = 0;  // the largest constraint error a step handed on (reportedConstraintError)
 };
 
 // The scene hanging for `settle` steps, then the point at the middle of the triangle nearest
@@ -94,6 +96,8 @@ inline MiddleDrag dragTheMiddle(const Scene& scene, int settle, const Vec3& offs
     EXPECT_FALSE(sim->step().has_value()) << "step " << i + 1;
     result.stretch = std::max(result.stretch, largestStretch(*sim));
     result.iterations += sim->lastStats().positionIterations / double(steps + hold);
+    result.aboveTolerance += !sim->lastStats().converged;
+    result.worstError = std::max(result.worstError, reportedConstraintError(sim->lastStats()));
   }
   const Vec3 grabbed = middle(sim->surface(), grab.triangle);
   result.miss = (grabbed - to).norm();

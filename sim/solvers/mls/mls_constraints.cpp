@@ -149,10 +149,4 @@ Eigen::Matrix3d mlsHessianBlock(const MlsNeighbourhoods& n, int sample, const Po
   return mlsDeterminantHessian(mlsDeformationGradient(n, sample, x)).block(a, b);
 }
 
-Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, double period) {
-  Eigen::Vector2d d = u.row(j) - u.row(i);
-  if (period > 0) d.x() = std::remainder(d.x(), period);
-  return d;
-}
-
 }  // namespace clothlab

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/material.h"
 #include "sim/mesh.h"
 #include "sim/result.h"
 
@@ -62,9 +63,6 @@ Result<MlsNeighbourhoods> buildMlsNeighbourhoods(const TriangleMesh& mesh, const
                                                  MlsWeighting weighting, const Eigen::VectorXd& mass);
 
 using Mat32 = Eigen::Matrix<double, 3, 2>;
-
-// u_j - u_i, with the first coordinate wrapped into [-period/2, period/2] when period > 0.
-Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, double period);
 
 Mat32 mlsDeformationGradient(const MlsNeighbourhoods& n, int sample, const Positions& x);
 

@@ -8,6 +8,7 @@
 
 #include "sim/bending.h"
 #include "sim/grab.h"
+#include "sim/material.h"
 #include "sim/metrics.h"
 #include "sim/self_collision.h"
 #include "sim/timing.h"
@@ -233,50 +234,6 @@ struct ProjectionContacts {
 };
 
 }  // namespace
-
-Result<Eigen::MatrixX2d> flatMaterialCoordinates(const ClothModel& cloth) {
-  const TriangleMesh& mesh = cloth.mesh;
-  const auto& edges = cloth.topology.edges;
-  // Relative edge-length mismatch between rest mesh and coordinates after the best uniform scale.
-  auto mismatch = [&](const Eigen::MatrixX2d& u, double& scale) {
-    std::vector<double> ratios;  // rest length / material length, per edge
-    for (const auto& e : edges) {
-      const double material = materialOffset(u, e[0], e[1], cloth.materialPeriod).norm();
-      if (!(material > 0)) return 1e300;
-      ratios.push_back((mesh.positions.row(e[1]) - mesh.positions.row(e[0])).norm() / material);
-    }
-    if (ratios.empty()) return 1e300;
-    std::vector<double> sorted = ratios;
-    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-    scale = sorted[sorted.size() / 2];
-    double worst = 0;
-    for (double ratio : ratios) worst = std::max(worst, std::abs(scale / ratio - 1));
-    return worst;
-  };
-  double scale = 1;
-  std::string why;
-  if (cloth.materialCoords) {
-    const double m = mismatch(*cloth.materialCoords, scale);
-    if (m <= 0.01) return Eigen::MatrixX2d(scale * *cloth.materialCoords);
-    why = "its texture coordinates are not a flattening (edge lengths differ by up to " +
-          std::to_string(static_cast<int>(std::round(std::min(m, 99.0) * 100))) + "%)";
-  }
-  // Plane fit.
-  const Eigen::RowVector3d centroid = mesh.positions.colwise().mean();
-  const Eigen::MatrixX3d centred = mesh.positions.rowwise() - centroid;
-  Eigen::JacobiSVD<Eigen::MatrixX3d> svd(centred, Eigen::ComputeThinV);
-  const Eigen::Matrix3d basis = svd.matrixV();
-  const double size = (mesh.positions.colwise().maxCoeff() - mesh.positions.colwise().minCoeff()).norm();
-  const double offPlane = (centred * basis.col(2)).cwiseAbs().maxCoeff();
-  if (offPlane <= 1e-3 * size) {
-    Eigen::MatrixX2d u = centred * basis.leftCols<2>();
-    if (mismatch(u, scale) <= 0.01) return u;
-  }
-  return Error{"mls-isometry needs the flat rest state of the cloth: the mesh is curved (up to " +
-               std::to_string(offPlane) + " m off its best-fit plane)" +
-               (why.empty() ? " and has no texture coordinates" : " and " + why) +
-               "; give a flat mesh or one whose texture coordinates flatten it"};
-}
 
 // ---------------------------------------------------------------------------------------------
 // Per-step machinery. Constraint rows: 2 per sample (trace, determinant or shear gap), then one
@@ -561,7 +518,7 @@ std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cl
   if (auto e = readParams(params, MlsParams::table(), parsed, "solver")) return e;
   cloth_ = std::move(cloth);
   auto material = flatMaterialCoordinates(*cloth_);
-  if (!material) return material.error();
+  if (!material) return "mls-isometry needs the flat rest state of the cloth: " + material.error();
   material_ = std::move(material).value();
   const TriangleMesh& mesh = cloth_->mesh;
   impl_->areaShare = vertexAreaShares(mesh);

@@ -57,6 +57,7 @@
 
 #include "sim/grab.h"
 #include "sim/linear/spd_solver.h"
+#include "sim/material.h"
 #include "sim/params.h"
 #include "sim/solver.h"
 #include "sim/solvers/mls/mls_constraints.h"
@@ -127,9 +128,5 @@ class MlsSolver final : public Solver {
   GrabPull grabPull_;
 };
 
-// Material (flat rest) coordinates for the MLS solver: the cloth's own when they flatten the rest
-// mesh up to a uniform scale (checked on every edge, 1%), else a plane fit of a mesh flat within
-// 0.1% of its size. Otherwise an error naming the problem.
-Result<Eigen::MatrixX2d> flatMaterialCoordinates(const ClothModel& cloth);
 
 }  // namespace clothlab
