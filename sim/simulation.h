@@ -47,7 +47,8 @@ class Simulation {
   void removePin(int vertex);
   void clearPins();
   // Starts, moves or (nullopt) releases the grab. Refused for a triangle out of range or
-  // non-finite coordinates.
+  // non-finite coordinates. Each sub-step hands the solver the grab with its target brought
+  // within the pins' reach (GrabReach, sim/grab.h); grab() keeps the target as given.
   std::optional<std::string> setGrab(std::optional<Grab> grab);
   void setObstacles(std::vector<Obstacle> obstacles) { obstacles_ = std::move(obstacles); }
 
