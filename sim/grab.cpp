@@ -106,4 +106,15 @@ Vec3 GrabReach::clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>&
   return p;
 }
 
+Vec3 GrabReach::clampPin(int vertex, const Vec3& target, const std::vector<std::pair<int, Vec3>>& others) const {
+  const auto& around = cloth_->topology.vertexTris[vertex];
+  if (around.empty()) return target;
+  Grab at;
+  at.triangle = around.front();
+  const Tri& f = cloth_->mesh.triangles[at.triangle];
+  at.barycentric = Vec3(f[0] == vertex, f[1] == vertex, f[2] == vertex);
+  at.target = target;
+  return clamp(at, others);
+}
+
 }  // namespace clothlab

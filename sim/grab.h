@@ -56,12 +56,15 @@ class GrabPull {
 // ckv-corners under mls-isometry took 53 Fast Projection iterations per frame with GrabPull's
 // back-off alone and takes 18; xpbd stretched edges by 0.31 and stretches them by 0.064.
 // Curved cloth without a flattening and pieces that are not convex (where the cloth may reach
-// around a notch farther than the straight line) are left as they are.
+// around a notch farther than the straight line) are left as they are. Simulation holds the pin
+// moved last within reach of the others the same way (clampPin).
 class GrabReach {
  public:
   explicit GrabReach(const ClothModel& cloth);
   // The grab's target, brought within reach of the pins (their current targets).
   Vec3 clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>& pins) const;
+  // A pin's target for `vertex`, brought within reach of the other pins (`others`).
+  Vec3 clampPin(int vertex, const Vec3& target, const std::vector<std::pair<int, Vec3>>& others) const;
 
  private:
   const ClothModel* cloth_;

@@ -134,7 +134,18 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
         target = rest + weight * (target - rest);
       }
   }
-  const auto& pins = ramping ? rampedPins : pins_;
+  std::vector<std::pair<int, Vec3>> held;
+  const std::vector<std::pair<int, Vec3>>* given = ramping ? &rampedPins : &pins_;
+  auto moved = std::find_if(given->begin(), given->end(), [&](const auto& p) { return p.first == movedPin_; });
+  if (moved != given->end() && given->size() > 1) {
+    std::vector<std::pair<int, Vec3>> others;
+    for (const auto& pin : *given)
+      if (pin.first != movedPin_) others.push_back(pin);
+    held = *given;
+    held[moved - given->begin()].second = reach_->clampPin(movedPin_, moved->second, others);
+    given = &held;
+  }
+  const auto& pins = *given;
   std::optional<Grab> grab = grab_;
   if (grab) grab->target = reach_->clamp(*grab, pins);
   const StepContext context{sim, obstacles, pins, grab};
@@ -161,6 +172,7 @@ std::optional<std::string> Simulation::setPin(int vertex, const Vec3& target) {
   if (it != pins_.end()) it->second = target;
   else pins_.emplace_back(vertex, target);
   std::erase_if(pinRamps_, [&](const auto& r) { return r.first == vertex; });  // moved by hand now
+  movedPin_ = vertex;
   return std::nullopt;
 }
 

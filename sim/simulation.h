@@ -42,7 +42,9 @@ class Simulation {
   std::optional<std::string> setSimParams(const SimParams& params);
   std::optional<std::string> setSolverParams(const nlohmann::json& params);
   // Adds or moves a pin. Refused (with a message, nothing changed) for a vertex out of range or a
-  // non-finite target.
+  // non-finite target. The pin moved last is held within reach of the others (GrabReach,
+  // sim/grab.h): a target farther from another pin than the cloth between them is long holds the
+  // vertex where the cloth pulled taut reaches; pins() keeps the target as given.
   std::optional<std::string> setPin(int vertex, const Vec3& target);
   void removePin(int vertex);
   void clearPins();
@@ -86,6 +88,7 @@ class Simulation {
   std::vector<std::pair<int, double>> pinRamps_;  // scene pins still travelling to their targets
   std::optional<Grab> grab_;
   std::unique_ptr<GrabReach> reach_;  // brings the grab's target within the pins' reach
+  int movedPin_ = -1;  // the vertex of the pin moved last (setPin), brought within the others' reach
   std::vector<Obstacle> obstacles_;
   StepStats stats_;
   long stepCount_ = 0;

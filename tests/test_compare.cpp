@@ -168,6 +168,10 @@ TEST(GrabReach, KeepsTheTargetWithinTheDistanceFromEachPinAtRest) {
   EXPECT_GT(std::max((clamped - pinA).norm() - fromA, (clamped - pinB).norm() - fromB), -1e-3);
   // A pin held at the grabbed vertex itself: the target is the pin.
   EXPECT_NEAR((reach.clamp(grabOf(cloth, a, beyond), one) - pinA).norm(), 0, 1e-12);
+  // A pin moved away from another stops at the distance between them at rest.
+  const Vec3 pinMoved = reach.clampPin(b, pinB + Vec3(5, 0, 0), one);
+  EXPECT_NEAR((pinMoved - pinA).norm(), (rest.row(b) - rest.row(a)).norm(), 1e-9);
+  EXPECT_EQ(reach.clampPin(b, pinB, one), pinB);
 }
 
 // Where the straight line at rest says nothing about the reach, the target is left alone: a

@@ -208,14 +208,33 @@ TEST(ImpulseSolver, PinsHoldAndFollowTheirTargetWithoutFreezingParticles) {
     for (int e : simulation->cloth().topology.triEdges[t])
       moved = std::max(moved, (solver.particlePositions().row(e) - particlesAtRest.row(e)).norm());
   EXPECT_GT(moved, 1e-3);
-  // Moving a pin: the vertex follows the target.
+  // Moving a pin (out of the plane and toward the other pin, within the cloth's reach): the
+  // vertex follows the target.
+  const Vec3 other = simulation->pins()[1].second;
+  const Vec3 toward = (other - pin.second).normalized();
   Vec3 target = pin.second;
   for (int i = 0; i < 300; ++i) {
-    target += Vec3(0, 0, 1e-4);
+    target += 1e-4 * (Vec3(0, 0, 1) + toward);
     ASSERT_FALSE(simulation->setPin(pin.first, target).has_value());
     ASSERT_FALSE(simulation->step().has_value());
   }
   EXPECT_LT((simulation->surface().row(pin.first).transpose() - target).norm(), 1e-5);
+  // Moved 0.3 m farther from the other pin than the cloth between them is long: the vertex stops
+  // where the cloth pulled taut reaches (sim/grab.h), and the constraints hold.
+  const Positions& rest = simulation->cloth().mesh.positions;
+  const double apart = (rest.row(pin.first) - rest.row(simulation->pins()[1].first)).norm();
+  const Vec3 start = target;
+  double worst = 0;
+  for (int i = 0; i < 500; ++i) {
+    target = start + std::min(1.0, (i + 1) / 300.0) * 0.3 * (-toward);
+    ASSERT_FALSE(simulation->setPin(pin.first, target).has_value());
+    ASSERT_FALSE(simulation->step().has_value());
+    worst = std::max(worst, simulation->lastStats().maxPositionError);
+  }
+  const Vec3 at = simulation->surface().row(pin.first).transpose();
+  EXPECT_LT(worst, 1e-5);
+  EXPECT_NEAR((at - other).norm(), apart, 1e-3 * apart);
+  EXPECT_GT((at - target).norm(), 0.2);
   simulation->removePin(pin.first);
   EXPECT_EQ(simulation->pins().size(), 1u);
   // Bad edits are refused and change nothing.
