@@ -134,6 +134,7 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
         target = rest + weight * (target - rest);
       }
   }
+  // The pin moved last, and the grab, are held within the other pins' reach (sim/grab.h).
   std::vector<std::pair<int, Vec3>> held;
   const std::vector<std::pair<int, Vec3>>* given = ramping ? &rampedPins : &pins_;
   auto moved = std::find_if(given->begin(), given->end(), [&](const auto& p) { return p.first == movedPin_; });
