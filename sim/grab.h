@@ -31,17 +31,20 @@ constexpr double kGrabPushFloor = 0.02;
 // frame.
 class GrabPull {
  public:
+  // meanEdgeLength: the cloth's mean rest edge length [m], which scales the push floor.
+  explicit GrabPull(double meanEdgeLength = 0) : pushFloor_(kGrabPushFloor * meanEdgeLength) {}
   // Moves the corners of the grabbed triangle in x (a step's candidate) by the least move that
   // puts the grabbed point on this step's target; `start` is the state the step began from.
   // Corners for which fixed(vertex) holds (pins) stay. Returns the corners moved.
   std::vector<int> move(const Grab& grab, const Tri& tri, double h, const Positions& start, Positions& x,
                         const std::function<bool(int)>& fixed);
   // After the solve: x is where the solver left the cloth.
-  void settle(const Grab& grab, const Tri& tri, const Positions& x, double meanEdgeLength);
+  void settle(const Grab& grab, const Tri& tri, const Positions& x);
   void release() { gain_ = 1; }  // no grab this step: the next one starts at the full rate
   double gain() const { return gain_; }
 
  private:
+  double pushFloor_ = 0;  // [m]
   double gain_ = 1;
   Vec3 from_{0, 0, 0}, target_{0, 0, 0};  // the point at the step's start, where it was put [m]
 };

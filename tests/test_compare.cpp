@@ -99,13 +99,13 @@ TEST(GrabPull, HalvesItsPushWhenPulledBackAndRecoversWhenFollowed) {
   grab.timeConstant = 0.1;
   const double h = 0.01, edge = 1;  // the full rate moves the point by 1 m toward the target
   const auto free = [](int) { return false; };
-  GrabPull pull;
+  GrabPull pull(edge);
   auto push = [&](double followed) {  // one step whose solver leaves the point at `followed`
     Positions x = start;
     pull.move(grab, tri, h, start, x, free);
     const double pushed = x(0, 2);
     x(0, 2) = followed * pushed;
-    pull.settle(grab, tri, x, edge);
+    pull.settle(grab, tri, x);
     return pushed;
   };
   EXPECT_DOUBLE_EQ(push(0.1), 1.0);

@@ -531,7 +531,7 @@ std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cl
   impl_->schurSolver = makeSpdSolver("cholmod");
   x_ = mesh.positions;
   v_ = Positions::Zero(mesh.vertexCount(), 3);
-  grabPull_ = GrabPull();
+  grabPull_ = GrabPull(impl_->restEdgeLength.mean());
   return std::nullopt;
 }
 
@@ -977,7 +977,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     return restore("runaway speed " + std::to_string(speed) + " m/s (max_speed " +
                    std::to_string(params_.maxSpeed) + ")");
   if (ctx.grab)
-    grabPull_.settle(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], x, impl_->restEdgeLength.mean());
+    grabPull_.settle(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], x);
   x_ = std::move(x);
   v_ = std::move(v);
 

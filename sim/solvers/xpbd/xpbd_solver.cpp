@@ -35,7 +35,7 @@ std::optional<std::string> XpbdSolver::reset(std::shared_ptr<const ClothModel> c
   bending_ = std::make_unique<ImplicitBending>(hingeBendingMatrix(mesh, topology));
   x_ = mesh.positions;
   v_ = Positions::Zero(mesh.vertexCount(), 3);
-  grabPull_ = GrabPull();
+  grabPull_ = GrabPull(restLength_.mean());
   return std::nullopt;
 }
 
@@ -143,7 +143,7 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
     return restore("a vertex reached " + nlohmann::json(speed).dump() + " m/s, above max_speed " +
                    nlohmann::json(params_.maxSpeed).dump() + " m/s");
   if (ctx.grab)
-    grabPull_.settle(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], x, restLength_.mean());
+    grabPull_.settle(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], x);
   x_ = std::move(x);
   v_ = std::move(v);
 
