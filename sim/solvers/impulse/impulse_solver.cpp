@@ -299,10 +299,9 @@ struct ImpulseSolver::Impl {
   // Largest |C| over the rows; the grab's rows drive the iteration but are not reported as a
   // constraint error (withGrab = false).
   double maxError(const Eigen::VectorXd& c, bool withGrab = true) const {
-    double worst = 0;
-    for (int r = 0; r < rowCount(); ++r)
-      if (withGrab || r < distanceRows || !linearRows[r - distanceRows].grab)
-        worst = std::max(worst, std::abs(c[r]));
+    double worst = distanceRows > 0 ? c.head(distanceRows).cwiseAbs().maxCoeff() : 0.0;  // vectorized
+    for (int r = distanceRows; r < rowCount(); ++r)
+      if (withGrab || !linearRows[r - distanceRows].grab) worst = std::max(worst, std::abs(c[r]));
     return worst;
   }
   // Sum of C^2 over all rows: the Gauss-Newton correction is a descent direction for it.
