@@ -83,6 +83,10 @@ printf '{"cloth": {"generator": {"type": "grid"}}, "simulation": {"density": -1}
 check "negative density in scene" expect_exit 2 "simulation.density" -- run "$work/baddensity.json"
 check "zero density flag" expect_exit 2 "density" -- run hanging --density 0
 check "zero time step flag" expect_exit 2 "dt" -- run hanging --dt 0
+check "time step flag out of range names the flag" expect_exit 2 "--dt: must be between 1e-05 and 0.1 s, got 0.5" -- run hanging --dt 0.5
+check "bending flag out of range names the flag" expect_exit 2 "--bending: must be between 0 and 10 N m" -- run hanging --bending 1e9
+check "tolerance flag out of range names the flag" expect_exit 2 "--tol: solver.tolerance: 1e-15 is outside" -- run hanging --tol 1e-15 --stats "$work/none4.jsonl"
+check "tolerance flag out of range writes nothing" test ! -e "$work/none4.jsonl"
 check "zero substeps flag" expect_exit 2 "substeps: must be between 1 and 100" -- run hanging --substeps 0 --stats "$work/none3.jsonl"
 check "zero substeps flag writes nothing" test ! -e "$work/none3.jsonl"
 check "too many adaptive substeps" expect_exit 2 "max-substeps: must be between 1 and 256" -- run hanging --max-substeps 300

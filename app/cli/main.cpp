@@ -145,21 +145,29 @@ int commandRun(const RunOptions& options) {
   if (options.density) scene.sim.density = *options.density;
   if (options.bending) scene.sim.bending = *options.bending;
   if (options.tolerance) scene.solverParams["tolerance"] = *options.tolerance;
-  if (options.dt && !(*options.dt > 0)) return fail("--dt: must be positive, got " + std::to_string(*options.dt));
-  if (options.density && !(*options.density > 0))
-    return fail("--density: must be positive, got " + std::to_string(*options.density));
-  // Sub-step counts have the ranges of their scene keys (SimParams::table()).
+  // The flags have the ranges of the keys they set, and an error names the flag, not the scene
+  // file whose value it replaced.
   auto number = [](double v) {
     char text[32];
     std::snprintf(text, sizeof text, "%g", v);
     return std::string(text);
   };
-  for (const auto& [flag, key, value] : {std::tuple{"--substeps", "substeps", options.substeps},
-                                         std::tuple{"--max-substeps", "max_substeps", options.maxSubsteps}}) {
+  using Flag = std::tuple<const char*, const char*, std::optional<double>>;
+  auto asDouble = [](const std::optional<int>& v) { return v ? std::optional<double>(*v) : std::nullopt; };
+  for (const auto& [flag, key, value] : {Flag{"--dt", "dt", options.dt}, Flag{"--density", "density", options.density},
+                                         Flag{"--bending", "bending", options.bending},
+                                         Flag{"--substeps", "substeps", asDouble(options.substeps)},
+                                         Flag{"--max-substeps", "max_substeps", asDouble(options.maxSubsteps)}}) {
     const auto* info = findParam(SimParams::table(), key);
     if (value && !(*value >= info->min && *value <= info->max))
       return fail(std::string(flag) + ": must be between " + number(info->min) + " and " + number(info->max) +
-                  ", got " + std::to_string(*value));
+                  (info->unit.empty() ? "" : " " + info->unit) + ", got " + number(*value));
+  }
+  if (options.tolerance) {
+    auto probe = createSolver(scene.solverId);
+    if (probe) {
+      if (auto e = probe->setParams({{"tolerance", *options.tolerance}})) return fail("--tol: " + *e);
+    }
   }
   if (options.every < 1) return fail("--every: must be at least 1");
   const long steps = options.steps.value_or(std::max(1L, std::lround(1.0 / scene.sim.dt)));
