@@ -34,7 +34,8 @@ Result<MlsNeighbourhoods> buildMlsNeighbourhoods(const TriangleMesh& mesh, const
         if (j != i && offset(i, j).norm() <= options.radius) ring.push_back(j);
     } else {
       ring = topology.vertexNeighbours[i];
-      if (options.rings == 2) {
+      const bool wide = i < static_cast<int>(options.twoRingSamples.size()) && options.twoRingSamples[i];
+      if (options.rings == 2 || wide) {
         for (int j : topology.vertexNeighbours[i])
           for (int k : topology.vertexNeighbours[j])
             if (k != i) ring.push_back(k);

@@ -46,6 +46,8 @@ struct MlsNeighbourhoodOptions {
   double radius = 0;     // > 0: every sample within this material distance [m]
   MlsWeighting weighting = MlsWeighting::Uniform;
   double periodU = 0;    // > 0: the first material coordinate is periodic (a closed tube) [m]
+  // Per vertex, 1: that sample takes the 2-ring whatever `rings` says (MlsSolver: lone pins).
+  std::vector<char> twoRingSamples;
 };
 
 // Neighbourhoods by options (see above); `mass` per vertex is used only for MlsWeighting::Mass.

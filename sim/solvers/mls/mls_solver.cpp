@@ -45,6 +45,8 @@ const ParamTable<MlsParams>& MlsParams::table() {
       {"max_speed", "m/s", "speed treated as divergence", &MlsParams::maxSpeed, 1, 1e6, true},
       {"edge_strain_limit", "", "largest stretch of an edge, |e| / |e0| - 1 (0: none)", &MlsParams::edgeStrainLimit,
        0, 1, false},
+      {"lone_pin_rings", "", "neighbourhood rings of a vertex pinned alone (no pinned neighbour)",
+       &MlsParams::lonePinRings, 1, 2, false},
   };
   return table;
 }
@@ -503,6 +505,10 @@ std::optional<std::string> MlsSolver::rebuild(const MlsParams& params) {
     return std::string("solver.radius: must be positive for 'radius' neighbourhoods");
   options.weighting = params.weighting == "mass" ? MlsWeighting::Mass : MlsWeighting::Uniform;
   options.periodU = cloth_->materialPeriod;
+  if (params.lonePinRings == 2) {
+    options.twoRingSamples.assign(cloth_->mesh.vertexCount(), 0);
+    for (int vertex : lonePins_) options.twoRingSamples[vertex] = 1;
+  }
   auto n = buildMlsNeighbourhoods(cloth_->mesh, cloth_->topology, material_, options, impl_->areaShare);
   if (!n) return "mls-isometry: " + n.error();
   neighbourhoods_ = std::move(n).value();
@@ -510,6 +516,21 @@ std::optional<std::string> MlsSolver::rebuild(const MlsParams& params) {
   impl_->sampleOrdering.clear();
   impl_->patternBuilt = false;  // rebuild the Schur pattern at the next step
   return std::nullopt;
+}
+
+std::vector<int> MlsSolver::lonePins(const std::vector<std::pair<int, Vec3>>& pins) const {
+  std::vector<int> pinnedVertices;
+  for (const auto& pin : pins) pinnedVertices.push_back(pin.first);
+  std::sort(pinnedVertices.begin(), pinnedVertices.end());
+  std::vector<int> lone;
+  for (int vertex : pinnedVertices) {
+    const auto& around = cloth_->topology.vertexNeighbours[vertex];
+    if (std::none_of(around.begin(), around.end(), [&](int j) {
+          return std::binary_search(pinnedVertices.begin(), pinnedVertices.end(), j);
+        }))
+      lone.push_back(vertex);
+  }
+  return lone;
 }
 
 std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cloth, const SimParams&,
@@ -525,6 +546,7 @@ std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cl
   impl_->edges = &cloth_->topology.edges;
   impl_->restEdgeLength = edgeLengths(mesh.positions, cloth_->topology.edges);
   impl_->extraMass = vertexPointMasses(*cloth_);
+  lonePins_ = lonePins(cloth_->pins);
   if (auto e = rebuild(parsed)) return e;
   params_ = parsed;
   impl_->bending = std::make_unique<ImplicitBending>(hingeBendingMatrix(mesh, cloth_->topology));
@@ -539,7 +561,7 @@ std::optional<std::string> MlsSolver::setParams(const nlohmann::json& params) {
   MlsParams parsed = params_;
   if (auto e = readParams(params, MlsParams::table(), parsed, "solver")) return e;
   if (parsed.neighbourhood != params_.neighbourhood || parsed.radius != params_.radius ||
-      parsed.weighting != params_.weighting) {
+      parsed.weighting != params_.weighting || parsed.lonePinRings != params_.lonePinRings) {
     const MlsNeighbourhoods previous = neighbourhoods_;
     if (auto e = rebuild(parsed)) {
       neighbourhoods_ = previous;
@@ -570,6 +592,16 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   const Eigen::VectorXd mass = ctx.sim.density * m.areaShare + m.extraMass;
   std::vector<char> pinned(n, 0);
   for (const auto& [vertex, target] : ctx.pins) pinned[vertex] = 1;
+  // The neighbourhoods follow the lone pins (MlsParams::lonePinRings): rebuilt when they change.
+  if (std::vector<int> lone = lonePins(ctx.pins); lone != lonePins_) {
+    std::swap(lone, lonePins_);
+    if (params_.lonePinRings == 2) {
+      if (auto e = rebuild(params_)) {
+        lonePins_ = std::move(lone);
+        return restore(*e);
+      }
+    }
+  }
 
   // 1. Implicit bending and external forces.
   auto t = Clock::now();
