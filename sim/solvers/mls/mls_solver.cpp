@@ -261,6 +261,7 @@ struct MlsSolver::Impl {
   // The samples' rows (buildSampleRows): incidence, slots, columns of the pattern (compressed),
   // and per (vertex, pair) in assembly order the index into the values.
   std::vector<std::vector<Incidence>> sampleIncidence;
+  std::vector<Vec3> gathered;  // assemble(): one vertex's gradients
   int sampleSlots = 0;
   std::vector<int> sampleOuter, sampleInner, sampleDestination;
   bool sampleRowsBuilt = false;
@@ -447,13 +448,18 @@ struct MlsSolver::Impl {
       const auto& list = sampleIncidence[i];
       const Eigen::Matrix3d& w = inverseMass[i];
       const bool zero = w.isZero(0);
-      for (const auto& a : list) {
-        const Vec3 wa = w * gradient[a.slot];
-        for (const auto& b : list)
-          if (a.row <= b.row) {
-            if (!zero) values[sampleDestination[d]] += wa.dot(gradient[b.slot]);
-            ++d;
-          }
+      // A vertex's list is sorted by row without repeats (buildSampleRows), so the pairs with
+      // a.row <= b.row are those with b at or after a; the gradients are gathered once.
+      const size_t count = list.size();
+      if (zero) {
+        d += count * (count + 1) / 2;
+      } else {
+        gathered.resize(count);
+        for (size_t k = 0; k < count; ++k) gathered[k] = gradient[list[k].slot];
+        for (size_t a = 0; a < count; ++a) {
+          const Vec3 wa = w * gathered[a];
+          for (size_t b = a; b < count; ++b) values[sampleDestination[d++]] += wa.dot(gathered[b]);
+        }
       }
       for (const auto& b : edgeIncidence[i]) {
         const Vec3 wb = w * gradient[b.slot];
