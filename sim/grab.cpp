@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/material.h"
+#include "sim/material.h"  // materialOffset
 
 namespace clothlab {
 
@@ -43,9 +43,8 @@ void GrabPull::settle(const Grab& grab, const Tri& tri, const Positions& x) {
 }
 
 GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
-  auto material = flatMaterialCoordinates(cloth);
-  if (!material) return;
-  material_ = std::move(material).value();
+  if (!cloth.flatCoords) return;
+  const Eigen::MatrixX2d& material = *cloth.flatCoords;
   const MeshTopology& topology = cloth.topology;
   // An unrolled tube is a strip, convex across its seam.
   convex_.assign(topology.componentCount, cloth.materialPeriod > 0);
@@ -61,8 +60,8 @@ GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
     int turn = 0;
     const size_t n = loop.size();
     for (size_t i = 0; i < n; ++i) {
-      const Eigen::Vector2d a = material_->row(loop[i]), b = material_->row(loop[(i + 1) % n]),
-                            c = material_->row(loop[(i + 2) % n]);
+      const Eigen::Vector2d a = material.row(loop[i]), b = material.row(loop[(i + 1) % n]),
+                            c = material.row(loop[(i + 2) % n]);
       const Eigen::Vector2d in = b - a, out = c - b;
       const double cross = in.x() * out.y() - in.y() * out.x();
       if (std::abs(cross) <= 1e-3 * in.norm() * out.norm()) continue;
@@ -75,19 +74,20 @@ GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
     convex_[component] = loops[component] == 1 && oneWay[component];
 }
 
-Vec3 GrabReach::clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>& pins) const {
-  if (!material_ || pins.empty()) return grab.target;
+Vec3 GrabReach::clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>& pins, int except) const {
+  if (!cloth_->flatCoords || pins.empty()) return grab.target;
   const MeshTopology& topology = cloth_->topology;
   const int component = topology.triComponent[grab.triangle];
   if (!convex_[component]) return grab.target;
   const Tri& tri = cloth_->mesh.triangles[grab.triangle];
   std::vector<std::pair<Vec3, double>> balls;  // a pin's target and how far the point can be from it
   for (const auto& [vertex, target] : pins) {
+    if (vertex == except) continue;
     const auto& around = topology.vertexTris[vertex];
     if (around.empty() || topology.triComponent[around.front()] != component) continue;
     Eigen::Vector2d offset = Eigen::Vector2d::Zero();
     for (int k = 0; k < 3; ++k)
-      offset += grab.barycentric[k] * materialOffset(*material_, vertex, tri[k], cloth_->materialPeriod);
+      offset += grab.barycentric[k] * materialOffset(*cloth_->flatCoords, vertex, tri[k], cloth_->materialPeriod);
     balls.emplace_back(target, offset.norm());
   }
   Vec3 p = grab.target;
@@ -106,7 +106,7 @@ Vec3 GrabReach::clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>&
   return p;
 }
 
-Vec3 GrabReach::clampPin(int vertex, const Vec3& target, const std::vector<std::pair<int, Vec3>>& others) const {
+Vec3 GrabReach::clampPin(int vertex, const Vec3& target, const std::vector<std::pair<int, Vec3>>& pins) const {
   const auto& around = cloth_->topology.vertexTris[vertex];
   if (around.empty()) return target;
   Grab at;
@@ -114,7 +114,7 @@ Vec3 GrabReach::clampPin(int vertex, const Vec3& target, const std::vector<std::
   const Tri& f = cloth_->mesh.triangles[at.triangle];
   at.barycentric = Vec3(f[0] == vertex, f[1] == vertex, f[2] == vertex);
   at.target = target;
-  return clamp(at, others);
+  return clamp(at, pins, vertex);
 }
 
 }  // namespace clothlab

@@ -8,8 +8,6 @@
 #include <functional>
 #include <vector>
 
-#include <optional>
-
 #include "sim/scene.h"
 #include "sim/solver.h"
 
@@ -64,15 +62,15 @@ class GrabPull {
 class GrabReach {
  public:
   explicit GrabReach(const ClothModel& cloth);
-  // The grab's target, brought within reach of the pins (their current targets).
-  Vec3 clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>& pins) const;
-  // A pin's target for `vertex`, brought within reach of the other pins (`others`).
-  Vec3 clampPin(int vertex, const Vec3& target, const std::vector<std::pair<int, Vec3>>& others) const;
+  // The grab's target, brought within reach of the pins (their current targets), leaving out
+  // the pin at vertex `except`.
+  Vec3 clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>& pins, int except = -1) const;
+  // A pin's target for `vertex`, brought within reach of the other pins in `pins`.
+  Vec3 clampPin(int vertex, const Vec3& target, const std::vector<std::pair<int, Vec3>>& pins) const;
 
  private:
-  const ClothModel* cloth_;
-  std::optional<Eigen::MatrixX2d> material_;  // flat rest coordinates, when the cloth has them
-  std::vector<char> convex_;                  // per component of the mesh
+  const ClothModel* cloth_;   // its flatCoords: the flat rest state, when the cloth has one
+  std::vector<char> convex_;  // per component of the mesh
 };
 
 }  // namespace clothlab

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <numbers>
 
+#include "sim/material.h"
 #include "sim/obj_io.h"
 
 namespace clothlab {
@@ -614,6 +615,7 @@ Result<ClothModel> buildClothModel(const Scene& scene) {
                    std::to_string(model.mesh.vertexCount()) + " vertices, 0-based)"};
     model.pointMasses.emplace_back(vertex, pm.mass);
   }
+  model.flatCoords = flatMaterialCoordinates(model);
   return model;
 }
 

@@ -122,6 +122,9 @@ struct ClothModel {
   MeshTopology topology;
   std::optional<Eigen::MatrixX2d> materialCoords;  // flat rest coordinates [m] when known
   double materialPeriod = 0;  // > 0: the first material coordinate wraps (closed tube) [m]
+  // The flat rest state as mls-isometry and the grab's reach use it (flatMaterialCoordinates,
+  // sim/material.h), computed once by buildClothModel, or why there is none.
+  Result<Eigen::MatrixX2d> flatCoords = Error{"the flat rest state was not computed"};
   std::vector<std::pair<int, double>> pointMasses;  // (vertex, extra mass [kg])
   std::vector<std::pair<int, Vec3>> pins;          // (vertex, world target)
   std::vector<std::pair<int, double>> pinRamps;    // (vertex, ramp time [s]) of pins with a ramp

@@ -139,12 +139,12 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
   const std::vector<std::pair<int, Vec3>>* given = ramping ? &rampedPins : &pins_;
   auto moved = std::find_if(given->begin(), given->end(), [&](const auto& p) { return p.first == movedPin_; });
   if (moved != given->end() && given->size() > 1) {
-    std::vector<std::pair<int, Vec3>> others;
-    for (const auto& pin : *given)
-      if (pin.first != movedPin_) others.push_back(pin);
-    held = *given;
-    held[moved - given->begin()].second = reach_->clampPin(movedPin_, moved->second, others);
-    given = &held;
+    const Vec3 reached = reach_->clampPin(movedPin_, moved->second, *given);
+    if (reached != moved->second) {  // copied only when the target is out of reach
+      held = *given;
+      held[moved - given->begin()].second = reached;
+      given = &held;
+    }
   }
   const auto& pins = *given;
   std::optional<Grab> grab = grab_;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/locking_metrics.h"
+#include "sim/material.h"
 #include "sim/metrics.h"
 #include "sim/scene_library.h"
 #include "sim/simulation.h"

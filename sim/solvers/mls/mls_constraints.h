@@ -25,7 +25,6 @@
 #include <string>
 #include <vector>
 
-#include "sim/material.h"
 #include "sim/mesh.h"
 #include "sim/result.h"
 

@@ -5,10 +5,10 @@
 #include <chrono>
 #include <cmath>
 #include <unordered_map>
+#include <utility>
 
 #include "sim/bending.h"
 #include "sim/grab.h"
-#include "sim/material.h"
 #include "sim/metrics.h"
 #include "sim/self_collision.h"
 #include "sim/timing.h"
@@ -544,9 +544,9 @@ std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cl
   MlsParams parsed;
   if (auto e = readParams(params, MlsParams::table(), parsed, "solver")) return e;
   cloth_ = std::move(cloth);
-  auto material = flatMaterialCoordinates(*cloth_);
-  if (!material) return "mls-isometry needs the flat rest state of the cloth: " + material.error();
-  material_ = std::move(material).value();
+  if (!cloth_->flatCoords)
+    return "mls-isometry needs the flat rest state of the cloth: " + cloth_->flatCoords.error();
+  material_ = *cloth_->flatCoords;
   const TriangleMesh& mesh = cloth_->mesh;
   impl_->areaShare = vertexAreaShares(mesh);
   impl_->edges = &cloth_->topology.edges;
@@ -600,13 +600,12 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   for (const auto& [vertex, target] : ctx.pins) pinned[vertex] = 1;
   // The neighbourhoods follow the lone pins (MlsParams::lonePinRings): rebuilt when they change.
   if (std::vector<int> lone = lonePins(ctx.pins); lone != lonePins_) {
-    std::swap(lone, lonePins_);
-    if (params_.lonePinRings == 2) {
+    std::vector<int> previous = std::exchange(lonePins_, std::move(lone));
+    if (params_.lonePinRings == 2)
       if (auto e = rebuild(params_)) {
-        lonePins_ = std::move(lone);
+        lonePins_ = std::move(previous);
         return restore(*e);
       }
-    }
   }
 
   // 1. Implicit bending and external forces.

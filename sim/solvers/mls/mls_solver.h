@@ -57,7 +57,6 @@
 
 #include "sim/grab.h"
 #include "sim/linear/spd_solver.h"
-#include "sim/material.h"
 #include "sim/params.h"
 #include "sim/solver.h"
 #include "sim/solvers/mls/mls_constraints.h"
