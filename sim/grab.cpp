@@ -42,6 +42,15 @@ void GrabPull::settle(const Grab& grab, const Tri& tri, const Positions& x) {
   gain_ = heldBack ? 0.5 * gain_ : std::min(1.0, 2 * gain_);
 }
 
+Grab grabAtVertex(const ClothModel& cloth, int vertex, const Vec3& target) {
+  Grab grab;
+  grab.triangle = cloth.topology.vertexTris[vertex].front();
+  const Tri& f = cloth.mesh.triangles[grab.triangle];
+  grab.barycentric = Vec3(f[0] == vertex, f[1] == vertex, f[2] == vertex);
+  grab.target = target;
+  return grab;
+}
+
 GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
   if (!cloth.flatCoords) return;
   const Eigen::MatrixX2d& material = *cloth.flatCoords;
@@ -107,14 +116,8 @@ Vec3 GrabReach::clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>&
 }
 
 Vec3 GrabReach::clampPin(int vertex, const Vec3& target, const std::vector<std::pair<int, Vec3>>& pins) const {
-  const auto& around = cloth_->topology.vertexTris[vertex];
-  if (around.empty()) return target;
-  Grab at;
-  at.triangle = around.front();
-  const Tri& f = cloth_->mesh.triangles[at.triangle];
-  at.barycentric = Vec3(f[0] == vertex, f[1] == vertex, f[2] == vertex);
-  at.target = target;
-  return clamp(at, pins, vertex);
+  if (cloth_->topology.vertexTris[vertex].empty()) return target;
+  return clamp(grabAtVertex(*cloth_, vertex, target), pins, vertex);
 }
 
 }  // namespace clothlab

@@ -13,6 +13,9 @@
 
 namespace clothlab {
 
+// A grab of `vertex` (the first of its triangles, all the weight on the vertex) toward `target`.
+Grab grabAtVertex(const ClothModel& cloth, int vertex, const Vec3& target);
+
 // With weight 10 a dragged corner of ckv-corners lagged 23 mm behind the cursor, with 100 2 mm.
 constexpr double kGrabWeight = 100;
 // With 0.05 ckv-corners dragged out of reach took 60 iterations per frame, with 0.1 77, with 0.02

@@ -134,16 +134,6 @@ ClothModel reachCloth(const std::string& obj = "") {
   return cloth ? std::move(cloth).value() : ClothModel{};
 }
 
-// A grab of vertex v of the cloth with the given target.
-Grab grabOf(const ClothModel& cloth, int v, const Vec3& target) {
-  Grab grab;
-  grab.triangle = cloth.topology.vertexTris[v].front();
-  const Tri& f = cloth.mesh.triangles[grab.triangle];
-  grab.barycentric = Vec3(f[0] == v, f[1] == v, f[2] == v);
-  grab.target = target;
-  return grab;
-}
-
 // The target is brought within the pins' reach: no farther from each pin than the straight
 // line between them in the flat rest state; within reach it stays where it is.
 TEST(GrabReach, KeepsTheTargetWithinTheDistanceFromEachPinAtRest) {
@@ -157,17 +147,17 @@ TEST(GrabReach, KeepsTheTargetWithinTheDistanceFromEachPinAtRest) {
   const double fromA = (rest.row(far) - rest.row(a)).norm(), fromB = (rest.row(far) - rest.row(b)).norm();
   // Within reach: unchanged.
   const Vec3 near = pinA + Vec3(0, -0.5, 0);
-  EXPECT_EQ(reach.clamp(grabOf(cloth, far, near), one), near);
+  EXPECT_EQ(reach.clamp(grabAtVertex(cloth, far, near), one), near);
   // Beyond one pin's reach: onto its ball, along the line from the pin.
   const Vec3 beyond = pinA + Vec3(0, -3, 0);
-  EXPECT_NEAR((reach.clamp(grabOf(cloth, far, beyond), one) - (pinA + Vec3(0, -fromA, 0))).norm(), 0, 1e-9);
+  EXPECT_NEAR((reach.clamp(grabAtVertex(cloth, far, beyond), one) - (pinA + Vec3(0, -fromA, 0))).norm(), 0, 1e-9);
   // Two pins: within both balls, on the boundary of their intersection.
-  const Vec3 clamped = reach.clamp(grabOf(cloth, far, Vec3(3, -2, 4)), two);
+  const Vec3 clamped = reach.clamp(grabAtVertex(cloth, far, Vec3(3, -2, 4)), two);
   EXPECT_LE((clamped - pinA).norm(), fromA + 1e-6);
   EXPECT_LE((clamped - pinB).norm(), fromB + 1e-6);
   EXPECT_GT(std::max((clamped - pinA).norm() - fromA, (clamped - pinB).norm() - fromB), -1e-3);
   // A pin held at the grabbed vertex itself: the target is the pin.
-  EXPECT_NEAR((reach.clamp(grabOf(cloth, a, beyond), one) - pinA).norm(), 0, 1e-12);
+  EXPECT_NEAR((reach.clamp(grabAtVertex(cloth, a, beyond), one) - pinA).norm(), 0, 1e-12);
   // A pin moved away from another stops at the distance between them at rest.
   const Vec3 pinMoved = reach.clampPin(b, pinB + Vec3(5, 0, 0), one);
   EXPECT_NEAR((pinMoved - pinA).norm(), (rest.row(b) - rest.row(a)).norm(), 1e-9);
@@ -189,20 +179,20 @@ TEST(GrabReach, LeavesCurvedNonConvexAndSeparatePiecesAlone) {
       dome << "f " << v << " " << v + 1 << " " << v + 4 << "\nf " << v + 1 << " " << v + 5 << " " << v + 4 << "\n";
     }
   const ClothModel curved = reachCloth(test::writeFile("reach_dome.obj", dome.str()));
-  EXPECT_EQ(GrabReach(curved).clamp(grabOf(curved, 15, faraway), {{0, Vec3::Zero()}}), faraway);
+  EXPECT_EQ(GrabReach(curved).clamp(grabAtVertex(curved, 15, faraway), {{0, Vec3::Zero()}}), faraway);
   // An L of three unit squares: (0,0)-(2,1) and (0,1)-(1,2).
   const std::string lShape =
       "v 0 0 0\nv 1 0 0\nv 2 0 0\nv 0 1 0\nv 1 1 0\nv 2 1 0\nv 0 2 0\nv 1 2 0\n"
       "f 1 2 5\nf 1 5 4\nf 2 3 6\nf 2 6 5\nf 4 5 8\nf 4 8 7\n";
   const ClothModel l = reachCloth(test::writeFile("reach_l.obj", lShape));
-  EXPECT_EQ(GrabReach(l).clamp(grabOf(l, 2, faraway), {{6, Vec3::Zero()}}), faraway);
+  EXPECT_EQ(GrabReach(l).clamp(grabAtVertex(l, 2, faraway), {{6, Vec3::Zero()}}), faraway);
   // Two separate squares: a pin on one does not hold the other.
   const std::string twoSquares =
       "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 3 0 0\nv 4 0 0\nv 4 1 0\nv 3 1 0\n"
       "f 1 2 3\nf 1 3 4\nf 5 6 7\nf 5 7 8\n";
   const ClothModel pieces = reachCloth(test::writeFile("reach_pieces.obj", twoSquares));
-  EXPECT_EQ(GrabReach(pieces).clamp(grabOf(pieces, 5, faraway), {{0, Vec3::Zero()}}), faraway);
-  EXPECT_NE(GrabReach(pieces).clamp(grabOf(pieces, 2, faraway), {{0, Vec3::Zero()}}), faraway);
+  EXPECT_EQ(GrabReach(pieces).clamp(grabAtVertex(pieces, 5, faraway), {{0, Vec3::Zero()}}), faraway);
+  EXPECT_NE(GrabReach(pieces).clamp(grabAtVertex(pieces, 2, faraway), {{0, Vec3::Zero()}}), faraway);
 }
 
 TEST(ClosestSurfacePoint, FindsPointsOnTheMeshAndClampsOthers) {

@@ -34,12 +34,7 @@ inline Scene builtinScene(const std::string& name, const std::string& solver) {
 
 // A grab of `vertex` (the first of its triangles, all weight on the vertex) toward `target`.
 inline Grab grabAtVertex(const Simulation& simulation, int vertex, const Vec3& target = Vec3::Zero()) {
-  Grab grab;
-  grab.triangle = simulation.cloth().topology.vertexTris[vertex].front();
-  const Tri& f = simulation.cloth().mesh.triangles[grab.triangle];
-  grab.barycentric = Vec3(f[0] == vertex, f[1] == vertex, f[2] == vertex);
-  grab.target = target;
-  return grab;
+  return clothlab::grabAtVertex(simulation.cloth(), vertex, target);
 }
 
 // The largest stretch |e| / |e0| - 1 over the cloth's edges.
