@@ -174,10 +174,7 @@ TEST(MlsSolver, LonePinsTakeTheirTwoRing) {
   // A pin added in the middle, then its neighbour: alone it takes the 2-ring, side by side
   // neither does; unpinned it is back to its 1-ring.
   const Positions& rest = sim->cloth().mesh.positions;
-  int middle = 0;
-  const Eigen::RowVector3d centre = rest.colwise().mean();
-  for (int v = 1; v < rest.rows(); ++v)
-    if ((rest.row(v) - centre).norm() < (rest.row(middle) - centre).norm()) middle = v;
+  const int middle = nearestVertex(rest, rest.colwise().mean().transpose());
   const int next = topology.vertexNeighbours[middle].front();
   ASSERT_FALSE(sim->setPin(middle, sim->surface().row(middle).transpose()));
   ASSERT_FALSE(sim->step());

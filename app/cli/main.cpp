@@ -163,17 +163,13 @@ int commandRun(const RunOptions& options) {
       return fail(std::string(flag) + ": must be between " + number(info->min) + " and " + number(info->max) +
                   (info->unit.empty() ? "" : " " + info->unit) + ", got " + number(*value));
   }
-  if (options.tolerance) {
-    auto probe = createSolver(scene.solverId);
-    if (probe) {
-      if (auto e = probe->setParams({{"tolerance", *options.tolerance}})) return fail("--tol: " + *e);
-    }
-  }
+  const auto solver = createSolver(scene.solverId);  // checks the id and --tol against its table
+  if (!solver) return fail("--solver: unknown solver '" + scene.solverId + "' (known: " + solverIdList() + ")");
+  if (options.tolerance)
+    if (auto e = solver->setParams({{"tolerance", *options.tolerance}})) return fail("--tol: " + *e);
   if (options.every < 1) return fail("--every: must be at least 1");
   const long steps = options.steps.value_or(std::max(1L, std::lround(1.0 / scene.sim.dt)));
   if (steps < 0) return fail("--steps: must not be negative");
-  if (!createSolver(scene.solverId))
-    return fail("--solver: unknown solver '" + scene.solverId + "' (known: " + solverIdList() + ")");
 
   auto created = Simulation::create(scene);
   if (!created) return fail(created.error());
