@@ -30,6 +30,8 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
        &ImpulseParams::maxRefactorizations, 0, 20, false},
       {"refactorization_shift_growth", "", "factor by which each re-linearization's diagonal shift grows",
        &ImpulseParams::refactorizationShiftGrowth, 1, 1e4, true},
+      {"slow_progress_gain", "", "re-linearize when a correction cuts the squared error by less than this fraction",
+       &ImpulseParams::slowProgressGain, 0, 0.9, false},
       {"nonconforming_damping", "1/s", "damping of nonconforming (zig-zag) motion",
        &ImpulseParams::nonconformingDamping, 0, 1e4, false},
       {"collision_transfer", "", "contact corrections to NC particles",
@@ -543,18 +545,22 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   double error = s.maxError(c);
   int iterations = 0;
   bool stalled = false;
+  bool slow = false;  // the last correction gained less than slowProgressGain
   int refactorizations = 0;
   double squared = Impl::squaredError(c);
   while (error > params_.tolerance && iterations < params_.maxIterations) {
-    if (stalled) {
+    if ((stalled || slow) && refactorizations >= params_.maxRefactorizations) {
+      if (stalled) break;
+      slow = false;  // slow progress goes on with the old directions
+    }
+    if (stalled || slow) {
       // Re-linearize at the preview: new impulse directions, one more factorization.
-      if (refactorizations >= params_.maxRefactorizations) break;
-      // Levenberg-Marquardt: a larger shift makes the step shorter and a descent direction.
+      // A shift that grows with each (Levenberg-Marquardt) makes the steps shorter and safer.
       ++refactorizations;
       const double damped = std::max(params_.regularization, 1e-8) *
                             std::pow(params_.refactorizationShiftGrowth, refactorizations - 1);
       if (s.linearize(model_, preview, inverseMass_, std::min(damped, 1.0), shift)) break;  // keep the residual
-      stalled = false;
+      stalled = slow = false;
     }
     Eigen::VectorXd p = -c / h;
     s.solve(p);
@@ -570,6 +576,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       s.evaluate(model_, trialPreview, trialC);
       const double trialSquared = Impl::squaredError(trialC);
       if (trialSquared < squared) {
+        slow = trialSquared > (1.0 - params_.slowProgressGain) * squared;
         squared = trialSquared;
         error = s.maxError(trialC);
         v_ = std::move(trialV);

@@ -23,7 +23,7 @@
 //   4. velocity pass: solve A p = -J v, v += K J^T p  (exact: velocity constraints hold)
 //   5. position pass on the preview x~ = x + h v: while max|C(x~)| > tol: solve A p = -C/h,
 //      v += K J^T p, halving a correction that increases the squared error (back-tracking);
-//      if none helps, re-linearize at x~ with a growing shift (bounded, reported)
+//      if none helps, or progress is slow, re-linearize at x~ (bounded, reported)
 //   6. x <- x~; surface points the pass left inside an obstacle are put back on it (through T)
 // A non-finite or runaway state restores the state before the step and reports the step.
 #include <memory>
@@ -48,14 +48,23 @@ struct ImpulseParams {
   // paper's least-change transfer B^T (B B^T)^-1 dx_c. Both reproduce dx_c exactly on the surface.
   std::string collisionTransfer = "bbt";
   // When the position pass stalls (the correction cannot reduce the error because the constraint
-  // directions at x(t) no longer describe the preview, e.g. in fast whips), re-linearize at the
-  // preview and factorize again, at most this many times per step. 0: the paper's strict one
-  // factorization per step. [0, 20]
-  int maxRefactorizations = 3;
+  // directions at x(t) no longer describe the preview, e.g. in fast whips) or makes slow
+  // progress, re-linearize at the preview and factorize again, at most this many times per
+  // step. 0: the paper's strict one factorization per step. Cloth hanging from point pins on
+  // fine meshes and cloth lying on a sphere need several: near a point pin or a taut edge the
+  // nearly flat cloth makes A nearly singular, a correction moves points 10 or more times as
+  // far as the error it removes, and the directions of the last linearization stop describing
+  // the preview after one or two solves (docs/measurements.md). With 3 the error left by each
+  // step piled up on `hanging` at 8000 triangles (1 cm after 0.4 s). [0, 20]
+  int maxRefactorizations = 10;
   // Each re-linearization shifts the diagonal this many times more than the one before (a
-  // Levenberg-Marquardt damping: shorter, safer steps). 1 keeps the base shift: more steps of
-  // a cloth lying on a curved obstacle converge, given more re-linearizations. [1, 1e4]
-  double refactorizationShiftGrowth = 100;
+  // Levenberg-Marquardt damping: shorter, safer steps). 1 keeps the base shift: a larger one
+  // shortens the steps so much that the later re-linearizations gain almost nothing. [1, 1e4]
+  double refactorizationShiftGrowth = 1;
+  // A correction that cuts the squared error by less than this fraction counts as slow progress:
+  // the next iteration re-linearizes (while re-linearizations remain) instead of taking dozens
+  // of solves that each gain a fraction of a per cent. 0: only a stall re-linearizes. [0, 0.9]
+  double slowProgressGain = 0.1;
   // Damping of nonconforming motion (impulse-nc): force -rate * mean particle mass * R v, with R
   // zero on conforming motion, so smooth motion and equilibria are unchanged while the spurious
   // zig-zag modes of the edge-midpoint mesh die out. [1/s], [0, 1e4]
