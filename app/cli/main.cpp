@@ -204,6 +204,7 @@ int commandRun(const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<double> stepMs;
   double worstError = 0, worstStrain = 0;
+  bool isometryResidual = false;  // mls-isometry reports a dimensionless residual, not metres
   long iterations = 0, unconverged = 0;
   std::optional<std::string> failure;
   for (long i = 0; i < steps; ++i) {
@@ -213,7 +214,8 @@ int commandRun(const RunOptions& options) {
     }
     const StepStats& s = simulation.lastStats();
     stepMs.push_back(s.msTotal);
-    worstError = std::max(worstError, s.maxPositionError);
+    worstError = std::max(worstError, reportedConstraintError(s));
+    isometryResidual = s.extra.contains("max_isometry_residual");
     worstStrain = std::max(worstStrain, s.maxEdgeStrain);
     iterations += s.positionIterations;
     unconverged += s.converged ? 0 : 1;
@@ -235,11 +237,12 @@ int commandRun(const RunOptions& options) {
   if (!options.quiet || failure) {
     std::printf(
         "%s: %s, %ld steps (%.3f s simulated) in %.2f s wall, median %.2f ms/step, "
-        "%.2f position solves/step, max position error %.3g m, max edge strain %.3g, "
+        "%.2f position solves/step, %s %.3g%s, max edge strain %.3g, "
         "%ld steps above tolerance, %d self-intersecting triangle pairs at the end%s\n",
         scene.name.c_str(), scene.solverId.c_str(), simulation.stepCount(), simulation.time(), wall,
         medianMs, simulation.stepCount() ? double(iterations) / simulation.stepCount() : 0.0,
-        worstError, worstStrain, unconverged,
+        isometryResidual ? "max isometry residual" : "max position error", worstError,
+        isometryResidual ? "" : " m", worstStrain, unconverged,
         countSelfIntersections(simulation.cloth().mesh, simulation.surface()), framesNote.c_str());
   }
   if (failure) {
