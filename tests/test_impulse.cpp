@@ -17,6 +17,13 @@ namespace {
 
 std::unique_ptr<Simulation> make(const Scene& scene) { return test::makeSimulation(scene); }
 
+// A scene changed in code, parsed again from its JSON (a generator is built from the JSON).
+std::unique_ptr<Simulation> makeEdited(const Scene& scene, const std::string& name) {
+  auto parsed = parseScene(sceneToJson(scene), name, "");
+  EXPECT_TRUE(parsed) << parsed.error();
+  return parsed ? make(*parsed) : nullptr;
+}
+
 ImpulseSolver& impulse(Simulation& simulation) {
   return dynamic_cast<ImpulseSolver&>(simulation.solver());
 }
@@ -447,11 +454,8 @@ TEST(ImpulseSolver, RelinearizationsConvergeMoreStepsOnASphereThanAGrowingShift)
     scene.cloth.json["generator"]["rows"] = 60;
     scene.transform.translate.y() = 0.56;
     scene.solverParams = solverParams;
-    const nlohmann::json json = sceneToJson(scene);  // the generator is built from the JSON
-    auto parsed = parseScene(json, "sphere-drop-60", "");
-    EXPECT_TRUE(parsed) << parsed.error();
-    if (!parsed) return std::make_pair(-1, -1);
-    auto simulation = make(*parsed);
+    auto simulation = makeEdited(scene, "sphere-drop-60");
+    if (!simulation) return std::make_pair(-1, -1);
     int contactSteps = 0, above = 0;
     for (int i = 0; i < 110; ++i) {
       EXPECT_FALSE(simulation->step().has_value());
@@ -481,10 +485,8 @@ TEST(ImpulseSolver, FineSheetOnPointPinsStaysWithinTheTolerance) {
     Scene scene = test::builtinScene("hanging", "impulse-nc");
     scene.cloth.json["generator"]["triangles"] = 4000;
     scene.solverParams = solverParams;
-    auto parsed = parseScene(sceneToJson(scene), "hanging-4000", "");
-    EXPECT_TRUE(parsed) << parsed.error();
-    if (!parsed) return std::make_pair(-1, 1.0);
-    auto simulation = make(*parsed);
+    auto simulation = makeEdited(scene, "hanging-4000");
+    if (!simulation) return std::make_pair(-1, 1.0);
     int above = 0;
     double worst = 0;
     for (int i = 0; i < 120; ++i) {
