@@ -515,7 +515,8 @@ std::optional<std::string> MlsSolver::rebuild(const MlsParams& params) {
     options.twoRingSamples.assign(cloth_->mesh.vertexCount(), 0);
     for (int vertex : lonePins_) options.twoRingSamples[vertex] = 1;
   }
-  auto n = buildMlsNeighbourhoods(cloth_->mesh, cloth_->topology, material_, options, impl_->areaShare);
+  auto n = buildMlsNeighbourhoods(cloth_->mesh, cloth_->topology, materialCoordinates(), options,
+                                  impl_->areaShare);
   if (!n) return "mls-isometry: " + n.error();
   neighbourhoods_ = std::move(n).value();
   impl_->sampleRowsBuilt = false;
@@ -546,7 +547,6 @@ std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cl
   cloth_ = std::move(cloth);
   if (!cloth_->flatCoords)
     return "mls-isometry needs the flat rest state of the cloth: " + cloth_->flatCoords.error();
-  material_ = *cloth_->flatCoords;
   const TriangleMesh& mesh = cloth_->mesh;
   impl_->areaShare = vertexAreaShares(mesh);
   impl_->edges = &cloth_->topology.edges;

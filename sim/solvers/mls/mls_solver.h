@@ -117,7 +117,7 @@ class MlsSolver final : public Solver {
 
   // Inspection (tests).
   const MlsNeighbourhoods& neighbourhoods() const { return neighbourhoods_; }
-  const Eigen::MatrixX2d& materialCoordinates() const { return material_; }
+  const Eigen::MatrixX2d& materialCoordinates() const { return *cloth_->flatCoords; }
   double maxResidual() const;  // max |c| at the current state
 
  private:
@@ -130,7 +130,6 @@ class MlsSolver final : public Solver {
   MlsParams params_;
   MlsNeighbourhoods neighbourhoods_;
   std::vector<int> lonePins_;  // the lone pins the neighbourhoods were built for
-  Eigen::MatrixX2d material_;
   Positions x_, v_;
   GrabPull grabPull_;
 };
