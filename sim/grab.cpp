@@ -83,13 +83,14 @@ GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
     convex_[component] = loops[component] == 1 && oneWay[component];
 }
 
-Vec3 GrabReach::clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>& pins, int except) const {
-  if (!cloth_->flatCoords || pins.empty()) return grab.target;
+std::vector<std::pair<Vec3, double>> GrabReach::balls(const Grab& grab, const std::vector<std::pair<int, Vec3>>& pins,
+                                                     int except) const {
+  std::vector<std::pair<Vec3, double>> balls;  // a pin's target and how far the point can be from it
+  if (!cloth_->flatCoords) return balls;
   const MeshTopology& topology = cloth_->topology;
   const int component = topology.triComponent[grab.triangle];
-  if (!convex_[component]) return grab.target;
+  if (!convex_[component]) return balls;
   const Tri& tri = cloth_->mesh.triangles[grab.triangle];
-  std::vector<std::pair<Vec3, double>> balls;  // a pin's target and how far the point can be from it
   for (const auto& [vertex, target] : pins) {
     if (vertex == except) continue;
     const auto& around = topology.vertexTris[vertex];
@@ -99,10 +100,17 @@ Vec3 GrabReach::clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>&
       offset += grab.barycentric[k] * materialOffset(*cloth_->flatCoords, vertex, tri[k], cloth_->materialPeriod);
     balls.emplace_back(target, offset.norm());
   }
+  return balls;
+}
+
+Vec3 GrabReach::clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>& pins, int except,
+                      double slack) const {
+  const std::vector<std::pair<Vec3, double>> held = balls(grab, pins, except);
   Vec3 p = grab.target;
   for (int sweep = 0; sweep < 100; ++sweep) {
     double moved = 0;
-    for (const auto& [centre, radius] : balls) {
+    for (const auto& [centre, reach] : held) {
+      const double radius = reach + slack;
       const Vec3 d = p - centre;
       const double distance = d.norm();
       if (distance <= radius) continue;
@@ -115,9 +123,18 @@ Vec3 GrabReach::clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>&
   return p;
 }
 
-Vec3 GrabReach::clampPin(int vertex, const Vec3& target, const std::vector<std::pair<int, Vec3>>& pins) const {
+double GrabReach::pinExcess(int vertex, const Vec3& position, const std::vector<std::pair<int, Vec3>>& pins) const {
+  if (cloth_->topology.vertexTris[vertex].empty()) return 0;
+  double excess = 0;
+  for (const auto& [centre, reach] : balls(grabAtVertex(*cloth_, vertex, position), pins, vertex))
+    excess = std::max(excess, (position - centre).norm() - reach);
+  return excess;
+}
+
+Vec3 GrabReach::clampPin(int vertex, const Vec3& target, const std::vector<std::pair<int, Vec3>>& pins,
+                         double slack) const {
   if (cloth_->topology.vertexTris[vertex].empty()) return target;
-  return clamp(grabAtVertex(*cloth_, vertex, target), pins, vertex);
+  return clamp(grabAtVertex(*cloth_, vertex, target), pins, vertex, slack);
 }
 
 }  // namespace clothlab

@@ -61,17 +61,28 @@ class GrabPull {
 // back-off alone and takes 18; xpbd stretched edges by 0.31 and stretches them by 0.064.
 // Curved cloth without a flattening and pieces that are not convex (where the cloth may reach
 // around a notch farther than the straight line) are left as they are. Simulation holds the pin
-// moved last within reach of the others the same way (clampPin).
+// moved last within reach of the others the same way (clampPin). A solver's surface can stand a
+// little beyond that reach: impulse-nc keeps its edge midpoints inextensible, not the vertices
+// between them (its surface edges strain by up to 0.9 in a fold). A pin put on a vertex where it
+// stands is then held there, not pulled in: the reach grows by the vertex's excess (pinExcess).
 class GrabReach {
  public:
   explicit GrabReach(const ClothModel& cloth);
   // The grab's target, brought within reach of the pins (their current targets), leaving out
-  // the pin at vertex `except`.
-  Vec3 clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>& pins, int except = -1) const;
-  // A pin's target for `vertex`, brought within reach of the other pins in `pins`.
-  Vec3 clampPin(int vertex, const Vec3& target, const std::vector<std::pair<int, Vec3>>& pins) const;
+  // the pin at vertex `except`, each reach lengthened by `slack` [m].
+  Vec3 clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>& pins, int except = -1,
+             double slack = 0) const;
+  // A pin's target for `vertex`, brought within reach (plus `slack`) of the other pins in `pins`.
+  Vec3 clampPin(int vertex, const Vec3& target, const std::vector<std::pair<int, Vec3>>& pins,
+                double slack = 0) const;
+  // How far `position` of `vertex` lies beyond the reach of the other pins [m]; 0 within it.
+  double pinExcess(int vertex, const Vec3& position, const std::vector<std::pair<int, Vec3>>& pins) const;
 
  private:
+  // Each pin of the grabbed piece but `except`: its target and how far the grabbed point can be
+  // from it. None where the reach says nothing (no flattening, a piece that is not convex).
+  std::vector<std::pair<Vec3, double>> balls(const Grab& grab, const std::vector<std::pair<int, Vec3>>& pins,
+                                             int except) const;
   const ClothModel* cloth_;   // its flatCoords: the flat rest state, when the cloth has one
   std::vector<char> convex_;  // per component of the mesh
 };

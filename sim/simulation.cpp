@@ -139,7 +139,7 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
   const std::vector<std::pair<int, Vec3>>* given = ramping ? &rampedPins : &pins_;
   auto moved = std::find_if(given->begin(), given->end(), [&](const auto& p) { return p.first == movedPin_; });
   if (moved != given->end() && given->size() > 1) {
-    const Vec3 reached = reach_->clampPin(movedPin_, moved->second, *given);
+    const Vec3 reached = reach_->clampPin(movedPin_, moved->second, *given, movedPinSlack_);
     if (reached != moved->second) {  // copied only when the target is out of reach
       held = *given;
       held[moved - given->begin()].second = reached;
@@ -174,6 +174,7 @@ std::optional<std::string> Simulation::setPin(int vertex, const Vec3& target) {
   else pins_.emplace_back(vertex, target);
   std::erase_if(pinRamps_, [&](const auto& r) { return r.first == vertex; });  // moved by hand now
   movedPin_ = vertex;
+  movedPinSlack_ = reach_->pinExcess(vertex, surface().row(vertex).transpose(), pins_);
   return std::nullopt;
 }
 

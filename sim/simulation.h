@@ -44,7 +44,9 @@ class Simulation {
   // Adds or moves a pin. Refused (with a message, nothing changed) for a vertex out of range or a
   // non-finite target. The pin moved last is held within reach of the others (GrabReach,
   // sim/grab.h): a target farther from another pin than the cloth between them is long holds the
-  // vertex where the cloth pulled taut reaches; pins() keeps the target as given.
+  // vertex where the cloth pulled taut reaches; pins() keeps the target as given. Where the
+  // vertex stands beyond that reach when the pin is set (a solver's surface may), the reach
+  // grows by as much, so a pin set where its vertex stands holds it there.
   std::optional<std::string> setPin(int vertex, const Vec3& target);
   void removePin(int vertex);
   void clearPins();
@@ -89,6 +91,7 @@ class Simulation {
   std::optional<Grab> grab_;
   std::unique_ptr<GrabReach> reach_;  // brings the grab's target within the pins' reach
   int movedPin_ = -1;  // the vertex of the pin moved last (setPin), brought within the others' reach
+  double movedPinSlack_ = 0;  // how far beyond that reach its vertex stood when it was set [m]
   std::vector<Obstacle> obstacles_;
   StepStats stats_;
   long stepCount_ = 0;

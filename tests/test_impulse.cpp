@@ -5,6 +5,7 @@
 #include <random>
 
 #include "sim/bending.h"
+#include "sim/grab.h"
 #include "sim/generators.h"
 #include "sim/scene_library.h"
 #include "sim/simulation.h"
@@ -504,4 +505,54 @@ TEST(ImpulseSolver, FineSheetOnPointPinsStaysWithinTheTolerance) {
   EXPECT_LE(aboveDefault, 24);
   EXPECT_LT(worstDefault, 1e-5);
   EXPECT_GT(aboveGrowing, 3 * aboveDefault);
+}
+
+// A vertex of impulse-nc's surface may stand beyond the straight-line reach of the pins: the
+// solver keeps the edge midpoints inextensible, not the vertices. A pin set on such a vertex
+// where it stands holds it there; the reach (sim/grab.h) used to pull it in, by 1.1 mm once in
+// the viewer's GUI test.
+TEST(ImpulseSolver, APinSetWhereItsVertexStandsBeyondTheReachHoldsItThere) {
+  auto simulation = make(test::builtinScene("hanging", "impulse-nc"));
+  ASSERT_TRUE(simulation);
+  const GrabReach reach(simulation->cloth());
+  // Pull the middle up and to the side, as the GUI test does, then let go.
+  const int n = simulation->cloth().mesh.vertexCount();
+  const int middle = nearestVertex(simulation->cloth().mesh.positions, Vec3(0, 1, 0));
+  for (int i = 0; i < 900; ++i) {
+    if (i == 300) {
+      const Vec3 at = simulation->surface().row(middle).transpose();
+      ASSERT_FALSE(simulation->setGrab(grabAtVertex(simulation->cloth(), middle, at + Vec3(0.3, 0.15, 0))));
+    }
+    if (i == 600) {
+      ASSERT_FALSE(simulation->setGrab(std::nullopt));
+    }
+    ASSERT_FALSE(simulation->step().has_value());
+  }
+  int far = -1;
+  double excess = 0;
+  for (int v = 0; v < n; ++v) {
+    const double e = reach.pinExcess(v, simulation->surface().row(v).transpose(), simulation->pins());
+    if (e > excess) {
+      excess = e;
+      far = v;
+    }
+  }
+  // 4.5 mm here; the reach alone would move the target that far.
+  ASSERT_GT(excess, 1e-3);
+  const Vec3 target = simulation->surface().row(far).transpose();
+  EXPECT_GT((reach.clampPin(far, target, simulation->pins()) - target).norm(), 0.9 * excess);
+  ASSERT_FALSE(simulation->setPin(far, target));
+  double worst = 0;
+  for (int i = 0; i < 300; ++i) {
+    ASSERT_FALSE(simulation->step().has_value());
+    worst = std::max(worst, (simulation->surface().row(far).transpose() - target).norm());
+  }
+  EXPECT_LT(worst, 1e-5);
+  // Moved farther out, the pin stops at the reach grown by that excess.
+  const Vec3 other = simulation->pins().front().second;
+  const double apart = (simulation->cloth().mesh.positions.row(far) -
+                        simulation->cloth().mesh.positions.row(simulation->pins().front().first)).norm();
+  ASSERT_FALSE(simulation->setPin(far, target + 0.05 * (target - other).normalized()));
+  for (int i = 0; i < 300; ++i) ASSERT_FALSE(simulation->step().has_value());
+  EXPECT_LT((simulation->surface().row(far).transpose() - other).norm(), apart + excess + 1e-4);
 }
