@@ -32,6 +32,8 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
        &ImpulseParams::refactorizationShiftGrowth, 1, 1e4, true},
       {"slow_progress_gain", "", "re-linearize when a correction cuts the squared error by less than this fraction",
        &ImpulseParams::slowProgressGain, 0, 0.9, false},
+      {"contact_rounds", "", "position passes per step, the later ones holding points the contacts put back",
+       &ImpulseParams::contactRounds, 1, 20, false},
       {"nonconforming_damping", "1/s", "damping of nonconforming (zig-zag) motion",
        &ImpulseParams::nonconformingDamping, 0, 1e4, false},
       {"collision_transfer", "", "contact corrections to NC particles",
@@ -60,6 +62,12 @@ struct ImpulseSolver::Impl {
     int axis = 0;
     int pin = -1;       // index into the pin list, or -1 for the grab
     bool grab = false;  // the grab is pulled, but not counted in convergence and errors
+    bool contact = false;  // holds a surface vertex on an obstacle along its normal (target: n . p)
+  };
+  struct ContactRow {
+    std::map<int, double> weights;  // the vertex's row of B
+    Vec3 normal;
+    double target = 0;  // [m]
   };
 
   // Rows: distance rows first, then linear rows (pins, grab).
@@ -80,6 +88,45 @@ struct ImpulseSolver::Impl {
   std::vector<int> pinnedVertices;
   int grabTriangle = -1;
   bool structureDirty = true;
+  std::vector<int> baseOrdering;  // the fill-reducing ordering of the rows without contacts
+
+  // The rows, pattern and factor without contacts, kept while a pass holds contact rows.
+  struct Structure {
+    std::vector<int> rowStart, slotParticle;
+    std::vector<Vec3> slotGradient;
+    std::vector<LinearRow> linearRows;
+    int distanceRows = 0;
+    std::vector<int> contributionSlotA, contributionSlotB, contributionParticle, contributionValue, diagonalValue;
+    SparseMatrix matrix;
+    std::unique_ptr<SpdSolver> factor;
+  };
+  std::optional<Structure> withoutContacts;
+  void keepStructure() {
+    if (withoutContacts) return;
+    // buildRows rebuilds every member, so they move.
+    withoutContacts = Structure{std::move(rowStart), std::move(slotParticle), std::move(slotGradient),
+                                std::move(linearRows), distanceRows, std::move(contributionSlotA),
+                                std::move(contributionSlotB), std::move(contributionParticle),
+                                std::move(contributionValue), std::move(diagonalValue), std::move(matrix),
+                                std::move(factor)};
+  }
+  void restoreStructure() {
+    if (!withoutContacts) return;
+    Structure& kept = *withoutContacts;
+    rowStart = std::move(kept.rowStart);
+    slotParticle = std::move(kept.slotParticle);
+    slotGradient = std::move(kept.slotGradient);
+    linearRows = std::move(kept.linearRows);
+    distanceRows = kept.distanceRows;
+    contributionSlotA = std::move(kept.contributionSlotA);
+    contributionSlotB = std::move(kept.contributionSlotB);
+    contributionParticle = std::move(kept.contributionParticle);
+    contributionValue = std::move(kept.contributionValue);
+    diagonalValue = std::move(kept.diagonalValue);
+    matrix = std::move(kept.matrix);
+    factor = std::move(kept.factor);
+    withoutContacts.reset();
+  }
 
   // Bending: factor of M + h^2 k_b Q, refreshed when k_b, h or density change.
   std::unique_ptr<SpdSolver> bendingFactor;
@@ -120,7 +167,8 @@ struct ImpulseSolver::Impl {
   // Rebuilds all rows and the pattern of A; analyses it with the chosen back end.
   std::optional<std::string> buildRows(const ImpulseModel& model, const ClothModel& cloth,
                                        const std::vector<std::pair<int, Vec3>>& pins,
-                                       const std::optional<Grab>& grab, const std::string& backend) {
+                                       const std::optional<Grab>& grab, const std::string& backend,
+                                       const std::vector<ContactRow>& contacts = {}) {
     rowStart.assign(1, 0);
     slotParticle.clear();
     slotGradient.clear();
@@ -165,6 +213,15 @@ struct ImpulseSolver::Impl {
                     grab->target, -1);
       grabTriangle = grab->triangle;
     }
+    for (const auto& contact : contacts) {
+      for (const auto& [particle, w] : contact.weights) {
+        if (w == 0) continue;
+        slotParticle.push_back(particle);
+        slotGradient.push_back(w * contact.normal);
+      }
+      rowStart.push_back(static_cast<int>(slotParticle.size()));
+      linearRows.push_back({contact.target, 0, -1, false, true});
+    }
 
     // Pattern of A: rows r1 <= r2 that share a particle, one contribution per shared particle.
     const int particleCount = model.particleCount();
@@ -207,9 +264,19 @@ struct ImpulseSolver::Impl {
 
     factor = makeSpdSolver(backend);
     if (!factor) return "unknown linear solver '" + backend + "'";
-    if (auto e = factor->analyze(matrix)) return e;
-    structureDirty = false;
-    return std::nullopt;
+    if (contacts.empty()) {
+      if (auto e = factor->analyze(matrix)) return e;
+      baseOrdering = factor->ordering();
+      structureDirty = false;
+      return std::nullopt;
+    }
+    // Contact rows come last in the ordering of the rows without them (no new search).
+    std::vector<int> ordering;
+    if (baseOrdering.size() + contacts.size() == static_cast<size_t>(rowCount())) {
+      ordering = baseOrdering;
+      for (int r = static_cast<int>(baseOrdering.size()); r < rowCount(); ++r) ordering.push_back(r);
+    }
+    return factor->analyze(matrix, ordering);
   }
 
   void updateDistanceGradients(const ImpulseModel& model, const Positions& x) {
@@ -280,11 +347,10 @@ struct ImpulseSolver::Impl {
     applyImpulses(rhs, 1.0, inverseMass, v);
   }
 
-  // w . x_(axis) of linear row r (a pin or the grab).
+  // sum over slots of g . x: w x_(axis) of a pin's or the grab's row, w n . x of a contact's.
   double linearRowValue(int r, const Positions& x) const {
-    const int axis = linearRows[r - distanceRows].axis;
     double value = 0;
-    for (int s = rowStart[r]; s < rowStart[r + 1]; ++s) value += slotGradient[s][axis] * x(slotParticle[s], axis);
+    for (int s = rowStart[r]; s < rowStart[r + 1]; ++s) value += slotGradient[s].dot(x.row(slotParticle[s]).transpose());
     return value;
   }
 
@@ -541,76 +607,123 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   t0 = Clock::now();
   Eigen::VectorXd c, trialC;
   Positions preview = x_ + h * v_;
-  s.evaluate(model_, preview, c);
-  double error = s.maxError(c);
+  double error = 0;
   int iterations = 0;
   bool stalled = false;
-  bool slow = false;  // the last correction gained less than slowProgressGain
   int refactorizations = 0;
-  double squared = Impl::squaredError(c);
-  while (error > params_.tolerance && iterations < params_.maxIterations) {
-    if ((stalled || slow) && refactorizations >= params_.maxRefactorizations) {
-      if (stalled) break;
-      slow = false;  // slow progress goes on with the old directions
-    }
-    if (stalled || slow) {
-      // Re-linearize at the preview: new impulse directions, one more factorization.
-      // A shift that grows with each (Levenberg-Marquardt) makes the steps shorter and safer.
-      ++refactorizations;
-      const double damped = std::max(params_.regularization, 1e-8) *
-                            std::pow(params_.refactorizationShiftGrowth, refactorizations - 1);
-      if (s.linearize(model_, preview, inverseMass_, std::min(damped, 1.0), shift)) break;  // keep the residual
-      stalled = slow = false;
-    }
-    Eigen::VectorXd p = -c / h;
-    s.solve(p);
-    ++iterations;
-    // Back-tracking: halve the correction while it makes the squared error grow (the solve's
-    // direction decreases it for a small enough step); if it still does after all halvings the
-    // correction is rejected.
-    double scale = 1.0;
-    for (int halving = 0;; ++halving) {
-      Positions trialV = v_;
-      s.applyImpulses(p, scale, inverseMass_, trialV);
-      Positions trialPreview = x_ + h * trialV;
-      s.evaluate(model_, trialPreview, trialC);
-      const double trialSquared = Impl::squaredError(trialC);
-      if (trialSquared < squared) {
-        slow = trialSquared > (1.0 - params_.slowProgressGain) * squared;
-        squared = trialSquared;
-        error = s.maxError(trialC);
-        v_ = std::move(trialV);
-        preview = std::move(trialPreview);
-        c = trialC;
-        break;
+  auto positionPass = [&] {
+    s.evaluate(model_, preview, c);
+    error = s.maxError(c);
+    stalled = false;
+    bool slow = false;  // the last correction gained less than slowProgressGain
+    double squared = Impl::squaredError(c);
+    for (int passIterations = 0; error > params_.tolerance && passIterations < params_.maxIterations;) {
+      if ((stalled || slow) && refactorizations >= params_.maxRefactorizations) {
+        if (stalled) break;
+        slow = false;  // slow progress goes on with the old directions
       }
-      if (halving >= params_.backtrackHalvings) {
-        stalled = true;
-        break;
+      if (stalled || slow) {
+        // Re-linearize at the preview: new impulse directions, one more factorization.
+        // A shift that grows with each (Levenberg-Marquardt) makes the steps shorter and safer.
+        ++refactorizations;
+        const double damped = std::max(params_.regularization, 1e-8) *
+                              std::pow(params_.refactorizationShiftGrowth, refactorizations - 1);
+        if (s.linearize(model_, preview, inverseMass_, std::min(damped, 1.0), shift)) break;  // keep the residual
+        stalled = slow = false;
       }
-      scale *= 0.5;
-      ++stats.backtracks;
+      Eigen::VectorXd p = -c / h;
+      s.solve(p);
+      ++iterations;
+      ++passIterations;
+      // Back-tracking: halve the correction while it makes the squared error grow (the solve's
+      // direction decreases it for a small enough step); if it still does after all halvings the
+      // correction is rejected.
+      double scale = 1.0;
+      for (int halving = 0;; ++halving) {
+        Positions trialV = v_;
+        s.applyImpulses(p, scale, inverseMass_, trialV);
+        Positions trialPreview = x_ + h * trialV;
+        s.evaluate(model_, trialPreview, trialC);
+        const double trialSquared = Impl::squaredError(trialC);
+        if (trialSquared < squared) {
+          slow = trialSquared > (1.0 - params_.slowProgressGain) * squared;
+          squared = trialSquared;
+          error = s.maxError(trialC);
+          v_ = std::move(trialV);
+          preview = std::move(trialPreview);
+          c = trialC;
+          break;
+        }
+        if (halving >= params_.backtrackHalvings) {
+          stalled = true;
+          break;
+        }
+        scale *= 0.5;
+        ++stats.backtracks;
+      }
     }
-  }
-  stats.positionIterations = iterations;
+  };
+  positionPass();
   stats.msPosition = msSince(t0);
-  x_ = preview;
 
   // 6. Points the pass moved inside an obstacle (not just into the thickness band, which the
   // next step's prediction handles) are put back on its surface.
   t0 = Clock::now();
-  surface_ = surfaceFromParticles(model_, x_);
-  if (!ctx.obstacles.empty()) {
+  std::vector<Impl::ContactRow> held;
+  std::vector<char> isHeld(surface_.rows(), 0);
+  for (int round = 1;; ++round) {
+    const bool passMet = error <= params_.tolerance;
+    surface_ = surfaceFromParticles(model_, preview);
+    if (ctx.obstacles.empty()) break;
     Positions correction;
     const ContactResult contacts =
         resolveContacts(ctx.obstacles, 0.0, previousSurface, surface_, correction, h);
-    if (contacts.contactCount > 0) {
-      const Positions particleCorrection = toParticles(correction);
-      x_ += particleCorrection;
-      v_ += particleCorrection / h;
-      surface_ = surfaceFromParticles(model_, x_);
+    if (contacts.contactCount == 0) break;
+    const Positions particleCorrection = toParticles(correction);
+    preview += particleCorrection;
+    v_ += particleCorrection / h;
+    surface_ = surfaceFromParticles(model_, preview);
+    if (round >= params_.contactRounds || !passMet) break;
+    s.evaluate(model_, preview, c);
+    if (s.maxError(c, /*withGrab=*/false) <= params_.tolerance) break;
+    // The corrections broke constraints the pass met: hold the points put back on the obstacles
+    // (along the normal) and run the pass again.
+    for (int vertex = 0; vertex < correction.rows(); ++vertex) {
+      if (isHeld[vertex] || correction.row(vertex).squaredNorm() == 0) continue;
+      const Vec3 point = surface_.row(vertex).transpose();
+      double nearest = std::numeric_limits<double>::infinity();
+      Vec3 normal(0, 1, 0);
+      for (const auto& obstacle : ctx.obstacles) {
+        Vec3 n;
+        const double d = signedDistance(obstacle, point, &n);
+        if (std::abs(d) < nearest) {
+          nearest = std::abs(d);
+          normal = n;
+        }
+      }
+      const int t = cloth_->topology.vertexTris[vertex].front();
+      const Tri& f = cloth_->mesh.triangles[t];
+      const Vec3 corner(f[0] == vertex, f[1] == vertex, f[2] == vertex);
+      held.push_back({Impl::surfacePointWeights(model_, *cloth_, t, corner), normal, normal.dot(point)});
+      isHeld[vertex] = 1;
     }
+    s.keepStructure();
+    if (auto e = s.buildRows(model_, *cloth_, ctx.pins, ctx.grab, params_.linearSolver, held)) {
+      s.restoreStructure();
+      return restore(*e);
+    }
+    for (auto& row : s.linearRows)
+      if (!row.contact) row.target = row.pin >= 0 ? ctx.pins[row.pin].second[row.axis] : grabTarget[row.axis];
+    ++refactorizations;
+    if (s.linearize(model_, preview, inverseMass_, params_.regularization, shift)) break;
+    const auto passStart = Clock::now();
+    positionPass();
+    stats.msPosition += msSince(passStart);
   }
+  s.restoreStructure();  // the next step's rows hold no contacts
+  stats.extra["held_contacts"] = static_cast<int>(held.size());
+  x_ = preview;
+  stats.positionIterations = iterations;
   // 7. Mesh obstacles' features and self-collision on the ghost surface (uniform weights, pins
   // held), sent back like contacts.
   if (ctx.sim.selfCollision || hasMeshObstacle(ctx.obstacles)) {

@@ -65,6 +65,12 @@ struct ImpulseParams {
   // the next iteration re-linearizes (while re-linearizations remain) instead of taking dozens
   // of solves that each gain a fraction of a per cent. 0: only a stall re-linearizes. [0, 0.9]
   double slowProgressGain = 0.1;
+  // Position passes per step. After a pass that met the tolerance, the contacts put points it
+  // moved into an obstacle back on it and break constraints; the next pass holds those points on
+  // the obstacle along its normal (one row each on the surface vertex, kept for the rest of the
+  // step) and the contacts run again. On `tablecloth` with its middle dragged off the table 212
+  // of 300 steps ended above the tolerance with 1 (up to 1.5 cm), 16 with 4. 1: no repeat. [1, 20]
+  int contactRounds = 4;
   // Damping of nonconforming motion (impulse-nc): force -rate * mean particle mass * R v, with R
   // zero on conforming motion, so smooth motion and equilibria are unchanged while the spurious
   // zig-zag modes of the edge-midpoint mesh die out. [1/s], [0, 1e4]
