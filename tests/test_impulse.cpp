@@ -595,7 +595,7 @@ TEST(ImpulseSolver, ContactsAfterThePassAreHeldSoADragOffTheTableKeepsTheToleran
       worst = std::max(worst, stats.maxPositionError);
       held += stats.extra.value("held_contacts", 0) > 0;
     }
-    std::printf("contact_rounds %s: %d of 300 steps above the tolerance (worst %.2g m), %d of them held points on the table\n",
+    std::printf("contact_rounds %s: %d of 300 steps above the tolerance (worst %.2g m); %d steps held points on the table\n",
                 solverParams.dump().c_str(), above, worst, held);
     return std::make_pair(above, worst);
   };
@@ -605,4 +605,31 @@ TEST(ImpulseSolver, ContactsAfterThePassAreHeldSoADragOffTheTableKeepsTheToleran
   EXPECT_LE(aboveDefault, 15);
   EXPECT_GT(aboveOnePass, 5 * aboveDefault + 50);
   EXPECT_LT(worstDefault, worstOnePass);
+}
+
+// With hold_pair_corrections the later passes also hold the points that self-collision moved:
+// on `spinning-sphere` (self-collision on) fewer steps end above the tolerance and the median
+// error falls (300 steps: 64 against 159 above, 4.2e-6 against 3.0e-4 m).
+TEST(ImpulseSolver, HoldingSelfCollisionCorrectionsCutsTheErrorTheyLeave) {
+  auto run = [](bool holdPairs) {
+    Scene scene = test::builtinScene("spinning-sphere", "impulse-nc");
+    scene.solverParams["hold_pair_corrections"] = holdPairs;
+    auto simulation = makeEdited(scene, "spinning-sphere");
+    std::vector<double> errors;
+    int above = 0;
+    for (int i = 0; simulation && i < 300; ++i) {
+      EXPECT_FALSE(simulation->step().has_value());
+      errors.push_back(simulation->lastStats().maxPositionError);
+      above += !simulation->lastStats().converged;
+    }
+    if (errors.empty()) return std::make_pair(-1, 1.0);
+    std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
+    std::printf("hold_pair_corrections %d: %d of 300 steps above the tolerance, median error %.2g m\n",
+                static_cast<int>(holdPairs), above, errors[errors.size() / 2]);
+    return std::make_pair(above, errors[errors.size() / 2]);
+  };
+  const auto [aboveHeld, medianHeld] = run(true);
+  const auto [aboveDefault, medianDefault] = run(false);
+  EXPECT_LT(aboveHeld, 0.6 * aboveDefault);
+  EXPECT_LT(medianHeld, 0.1 * medianDefault);
 }

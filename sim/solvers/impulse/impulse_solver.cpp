@@ -34,6 +34,8 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
        &ImpulseParams::slowProgressGain, 0, 0.9, false},
       {"contact_rounds", "", "position passes per step, the later ones holding points the contacts put back",
        &ImpulseParams::contactRounds, 1, 20, false},
+      {"hold_pair_corrections", "", "later passes also hold points moved by mesh obstacles' features and self-collision",
+       &ImpulseParams::holdPairCorrections},
       {"nonconforming_damping", "1/s", "damping of nonconforming (zig-zag) motion",
        &ImpulseParams::nonconformingDamping, 0, 1e4, false},
       {"collision_transfer", "", "contact corrections to NC particles",
@@ -667,29 +669,63 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   stats.msPosition = msSince(t0);
 
   // 6. Points the pass moved inside an obstacle (not just into the thickness band, which the
-  // next step's prediction handles) are put back on its surface.
+  // next step's prediction handles) are put back on its surface. 7. Mesh obstacles' features and
+  // self-collision on the ghost surface (uniform weights, pins held), sent back the same way.
+  // Where these corrections break constraints that the pass met, the points they moved are held
+  // (along the obstacle's normal, or the direction they were pushed) in a further pass, and the
+  // corrections run again, up to contact_rounds passes.
   t0 = Clock::now();
+  double heldPassMs = 0;
   std::vector<Impl::ContactRow> held;
   std::vector<char> isHeld(surface_.rows(), 0);
+  const bool pairCorrections = ctx.sim.selfCollision || hasMeshObstacle(ctx.obstacles);
+  // Pair corrections applied to the preview; their surface correction in `pairCorrection`.
+  auto correctPairs = [&](int round, Positions& pairCorrection) {
+    Eigen::VectorXd weights = Eigen::VectorXd::Ones(surface_.rows());
+    for (const auto& pin : ctx.pins) weights[pin.first] = 0;
+    Positions corrected = surface_;
+    const double selfMs = stats.extra.value("ms_self_collision", 0.0);
+    if (resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights,
+                                         ctx.sim.thickness, ctx.sim.selfCollision, ctx.obstacles, stats) > 0) {
+      pairCorrection = corrected - surface_;
+      const Positions particleCorrection = toParticles(pairCorrection);
+      preview += particleCorrection;
+      v_ += particleCorrection / h;
+      surface_ = surfaceFromParticles(model_, preview);
+    }
+    if (round > 1) stats.extra["ms_self_collision"] = selfMs + stats.extra.value("ms_self_collision", 0.0);
+  };
+  const bool holdPairs = pairCorrections && params_.holdPairCorrections;
   for (int round = 1;; ++round) {
     const bool passMet = error <= params_.tolerance;
     surface_ = surfaceFromParticles(model_, preview);
-    if (ctx.obstacles.empty()) break;
-    Positions correction;
-    const ContactResult contacts =
-        resolveContacts(ctx.obstacles, 0.0, previousSurface, surface_, correction, h);
-    if (contacts.contactCount == 0) break;
-    const Positions particleCorrection = toParticles(correction);
-    preview += particleCorrection;
-    v_ += particleCorrection / h;
-    surface_ = surfaceFromParticles(model_, preview);
+    Positions contactCorrection, pairCorrection;
+    if (!ctx.obstacles.empty() &&
+        resolveContacts(ctx.obstacles, 0.0, previousSurface, surface_, contactCorrection, h).contactCount > 0) {
+      const Positions particleCorrection = toParticles(contactCorrection);
+      preview += particleCorrection;
+      v_ += particleCorrection / h;
+      surface_ = surfaceFromParticles(model_, preview);
+    } else {
+      contactCorrection.resize(0, 3);
+    }
+    if (holdPairs) correctPairs(round, pairCorrection);
+    if (contactCorrection.rows() == 0 && pairCorrection.rows() == 0) break;
     if (round >= params_.contactRounds || !passMet) break;
     s.evaluate(model_, preview, c);
     if (s.maxError(c, /*withGrab=*/false) <= params_.tolerance) break;
-    // The corrections broke constraints the pass met: hold the points put back on the obstacles
-    // (along the normal) and run the pass again.
-    for (int vertex = 0; vertex < correction.rows(); ++vertex) {
-      if (isHeld[vertex] || correction.row(vertex).squaredNorm() == 0) continue;
+    // The corrections broke constraints the pass met: hold the points they moved and run the
+    // pass again.
+    auto hold = [&](int vertex, const Vec3& direction) {
+      const Vec3 point = surface_.row(vertex).transpose();
+      const int t = cloth_->topology.vertexTris[vertex].front();
+      const Tri& f = cloth_->mesh.triangles[t];
+      const Vec3 corner(f[0] == vertex, f[1] == vertex, f[2] == vertex);
+      held.push_back({Impl::surfacePointWeights(model_, *cloth_, t, corner), direction, direction.dot(point)});
+      isHeld[vertex] = 1;
+    };
+    for (int vertex = 0; vertex < contactCorrection.rows(); ++vertex) {
+      if (isHeld[vertex] || contactCorrection.row(vertex).squaredNorm() == 0) continue;
       const Vec3 point = surface_.row(vertex).transpose();
       double nearest = std::numeric_limits<double>::infinity();
       Vec3 normal(0, 1, 0);
@@ -701,12 +737,14 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
           normal = n;
         }
       }
-      const int t = cloth_->topology.vertexTris[vertex].front();
-      const Tri& f = cloth_->mesh.triangles[t];
-      const Vec3 corner(f[0] == vertex, f[1] == vertex, f[2] == vertex);
-      held.push_back({Impl::surfacePointWeights(model_, *cloth_, t, corner), normal, normal.dot(point)});
-      isHeld[vertex] = 1;
+      hold(vertex, normal);
     }
+    for (int vertex = 0; vertex < pairCorrection.rows(); ++vertex) {
+      const double pushed = pairCorrection.row(vertex).norm();
+      if (isHeld[vertex] || pushed == 0) continue;
+      hold(vertex, pairCorrection.row(vertex).transpose() / pushed);
+    }
+    const auto passStart = Clock::now();
     s.keepStructure();
     if (auto e = s.buildRows(model_, *cloth_, ctx.pins, ctx.grab, params_.linearSolver, held)) {
       s.restoreStructure();
@@ -716,29 +754,20 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       if (!row.contact) row.target = row.pin >= 0 ? ctx.pins[row.pin].second[row.axis] : grabTarget[row.axis];
     ++refactorizations;
     if (s.linearize(model_, preview, inverseMass_, params_.regularization, shift)) break;
-    const auto passStart = Clock::now();
     positionPass();
-    stats.msPosition += msSince(passStart);
+    heldPassMs += msSince(passStart);
   }
   s.restoreStructure();  // the next step's rows hold no contacts
+  if (pairCorrections && !holdPairs) {
+    Positions pairCorrection;
+    correctPairs(1, pairCorrection);
+  }
   stats.extra["held_contacts"] = static_cast<int>(held.size());
   x_ = preview;
   stats.positionIterations = iterations;
-  // 7. Mesh obstacles' features and self-collision on the ghost surface (uniform weights, pins
-  // held), sent back like contacts.
-  if (ctx.sim.selfCollision || hasMeshObstacle(ctx.obstacles)) {
-    Eigen::VectorXd weights = Eigen::VectorXd::Ones(surface_.rows());
-    for (const auto& pin : ctx.pins) weights[pin.first] = 0;
-    Positions corrected = surface_;
-    if (resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights,
-                                         ctx.sim.thickness, ctx.sim.selfCollision, ctx.obstacles, stats) > 0) {
-      const Positions particleCorrection = toParticles(corrected - surface_);
-      x_ += particleCorrection;
-      v_ += particleCorrection / h;
-      surface_ = surfaceFromParticles(model_, x_);
-    }
-  }
-  stats.msCollision += msSince(t0);
+  stats.msPosition += heldPassMs;
+  stats.msCollision += msSince(t0) - heldPassMs;
+
 
   // Divergence: caught here, at the step that produced it.
   if (!x_.allFinite() || !v_.allFinite() || !surface_.allFinite())
