@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "sim/grab.h"  // kGrabPushFloor
 #include "sim/metrics.h"
 #include "sim/self_collision.h"
 #include "sim/timing.h"
@@ -454,6 +455,11 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
     for (int e : incident) extraMass_[e] += mass / incident.size();
   }
   surface_ = surfaceFromParticles(model_, x_);
+  grabGain_ = 1;
+  meanEdgeLength_ = 0;
+  for (const auto& edge : cloth_->topology.edges)
+    meanEdgeLength_ += (cloth_->mesh.positions.row(edge[0]) - cloth_->mesh.positions.row(edge[1])).norm();
+  meanEdgeLength_ /= std::max<size_t>(1, cloth_->topology.edges.size());
   impl_ = std::make_unique<Impl>();
   inverseMass_ = (sim.density * model_.areaShare + extraMass_).cwiseInverse();
   if (!model_.conforming) {
@@ -514,7 +520,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     if (auto e = s.buildRows(model_, *cloth_, ctx.pins, ctx.grab, params_.linearSolver)) return e;
   }
   // Targets move without changing the pattern. The grab's target approaches the mouse at a
-  // bounded rate, so that a far jump of the mouse pulls instead of teleporting the cloth.
+  // bounded rate, so that a far jump of the mouse pulls instead of teleporting the cloth, and at
+  // a fraction of it while the cloth cannot follow (grabGain_).
   Vec3 grabTarget = Vec3::Zero();
   if (ctx.grab) {
     // The rate limit starts from the quantity the grab rows constrain: the surface point.
@@ -524,7 +531,9 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       if (row.grab) point[row.axis] = s.linearRowValue(r, x_);
     }
     const double rate = std::min(1.0, h / std::max(ctx.grab->timeConstant, 1e-9));
-    grabTarget = point + rate * (ctx.grab->target - point);
+    const Vec3 push = (grabGain_ * rate) * (ctx.grab->target - point);
+    grabPush_ = push.norm();
+    grabTarget = point + push;
   }
   for (auto& row : s.linearRows)
     row.target = row.pin >= 0 ? ctx.pins[row.pin].second[row.axis] : grabTarget[row.axis];
@@ -763,6 +772,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     correctPairs(1, pairCorrection);
   }
   stats.extra["held_contacts"] = static_cast<int>(held.size());
+
   x_ = preview;
   stats.positionIterations = iterations;
   stats.msPosition += heldPassMs;
@@ -783,6 +793,15 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // Of the state handed on: contacts and self-collision after the pass can leave it above the
   // tolerance even when the pass reached it.
   stats.converged = stats.maxPositionError <= params_.tolerance;
+  // The grab's push halves after a step that ended with a constraint error above kGrabPushFloor
+  // mean edge lengths (the grab tears the cloth: yanked over the table, `tablecloth` stretched
+  // edges by 2.9 and kept errors of 5 cm), unless the push was already below that floor, and
+  // doubles after any other step, up to the full rate.
+  const double tearing = std::max(params_.tolerance, kGrabPushFloor * meanEdgeLength_);
+  if (!ctx.grab) grabGain_ = 1;
+  else if (stats.maxPositionError <= tearing) grabGain_ = std::min(1.0, 2 * grabGain_);
+  else if (grabPush_ > kGrabPushFloor * meanEdgeLength_) grabGain_ *= 0.5;
+  if (ctx.grab) stats.extra["grab_gain"] = grabGain_;
   stats.extra["stalled"] = stalled;
   stats.extra["factorizations"] = 1 + refactorizations;
   stats.maxEdgeStrain = maxEdgeStrain(cloth_->mesh, cloth_->topology, surface_);

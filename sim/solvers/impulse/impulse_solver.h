@@ -127,6 +127,10 @@ class ImpulseSolver final : public Solver {
   ImpulseModel model_;
   Positions x_, v_;         // particles [m], [m/s]
   Eigen::VectorXd extraMass_;  // point masses carried by each particle [kg]
+  // The grab's push toward its target: a fraction of its rate (halved after a step that ended
+  // above the tolerance), and its length this step [m].
+  double grabGain_ = 1, grabPush_ = 0;
+  double meanEdgeLength_ = 0;  // of the rest mesh [m], which scales the push's floor
   Positions surface_;       // B x [m]
   Eigen::VectorXd inverseMass_;
 };
