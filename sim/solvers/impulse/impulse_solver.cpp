@@ -772,12 +772,10 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     correctPairs(1, pairCorrection);
   }
   stats.extra["held_contacts"] = static_cast<int>(held.size());
-
   x_ = preview;
   stats.positionIterations = iterations;
   stats.msPosition += heldPassMs;
   stats.msCollision += msSince(t0) - heldPassMs;
-
 
   // Divergence: caught here, at the step that produced it.
   if (!x_.allFinite() || !v_.allFinite() || !surface_.allFinite())
