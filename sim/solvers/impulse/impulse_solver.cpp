@@ -791,13 +791,14 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // Of the state handed on: contacts and self-collision after the pass can leave it above the
   // tolerance even when the pass reached it.
   stats.converged = stats.maxPositionError <= params_.tolerance;
-  // The grab's push halves after a step that ended with a constraint error above kGrabPushFloor
-  // mean edge lengths (the grab tears the cloth: yanked over the table, `tablecloth` stretched
-  // edges by 2.9 and kept errors of 5 cm), unless the push was already below that floor, and
-  // doubles after any other step, up to the full rate.
+  // The grab's push halves after a step whose position pass ended with a constraint error above
+  // kGrabPushFloor mean edge lengths (the grab tears the cloth: yanked over the table,
+  // `tablecloth` stretched edges by 2.9 and kept errors of 5 cm), unless the push was already
+  // below that floor, and doubles after any other step, up to the full rate. The errors the
+  // contacts leave after a pass that met the tolerance are not the grab's and do not count.
   const double tearing = std::max(params_.tolerance, kGrabPushFloor * meanEdgeLength_);
   if (!ctx.grab) grabGain_ = 1;
-  else if (stats.maxPositionError <= tearing) grabGain_ = std::min(1.0, 2 * grabGain_);
+  else if (error <= tearing) grabGain_ = std::min(1.0, 2 * grabGain_);
   else if (grabPush_ > kGrabPushFloor * meanEdgeLength_) grabGain_ *= 0.5;
   if (ctx.grab) stats.extra["grab_gain"] = grabGain_;
   stats.extra["stalled"] = stalled;

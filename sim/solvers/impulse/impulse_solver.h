@@ -68,8 +68,8 @@ struct ImpulseParams {
   // Position passes per step. After a pass that met the tolerance, the contacts put points it
   // moved into an obstacle back on it and break constraints; the next pass holds those points on
   // the obstacle along its normal (one row each on the surface vertex, kept for the rest of the
-  // step) and the contacts run again. On `tablecloth` with its middle dragged off the table 276
-  // of 300 steps end above the tolerance with 1 (up to 9.5 mm), 34 with 4. 1: no repeat. [1, 20]
+  // step) and the contacts run again. On `tablecloth` with its middle dragged off the table 212
+  // of 300 steps end above the tolerance with 1 (up to 1.5 cm), 20 with 4. 1: no repeat. [1, 20]
   int contactRounds = 4;
   // The same for the points that mesh obstacles' features and self-collision move. Off by
   // default: on `fold-drop` and `torus-drape` the median error falls about 30 times, but the
