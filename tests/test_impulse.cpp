@@ -608,7 +608,7 @@ TEST(ImpulseSolver, ContactsAfterThePassAreHeldSoADragOffTheTableKeepsTheToleran
                 solverParams.dump().c_str(), above, worst, held);
     return std::make_pair(above, worst);
   };
-  // 2 above (at most 2.2 mm) with the default; 214 (up to 1 cm) with one pass.
+  // 2 above (at most 2.2 mm) with the default; 151 (up to 1 cm) with one pass.
   const auto [aboveDefault, worstDefault] = run(nlohmann::json::object());
   const auto [aboveOnePass, worstOnePass] = run({{"contact_rounds", 1}});
   EXPECT_LE(aboveDefault, 15);
