@@ -114,9 +114,10 @@ double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, con
 
 ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thickness,
                               const Positions& previous, const Positions& positions,
-                              Positions& correction, double dt) {
+                              Positions& correction, double dt, Positions* normals) {
   ContactResult result;
   correction = Positions::Zero(positions.rows(), 3);
+  if (normals) *normals = Positions::Zero(positions.rows(), 3);
   if (obstacles.empty()) return result;
   for (Eigen::Index i = 0; i < positions.rows(); ++i) {
     Vec3 p = positions.row(i).transpose();
@@ -137,6 +138,7 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
         const Vec3 tangential = motion - motion.dot(n) * n;
         const double slip = tangential.norm();
         if (slip > 0) p -= tangential * std::min(1.0, obstacle.friction * depth / slip);
+        if (normals) normals->row(i) = n.transpose();
         touched = true;
       }
     if (touched) {

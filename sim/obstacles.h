@@ -77,9 +77,10 @@ struct ContactResult {
 // distance, with friction against its displacement since `previous` (positions at the start of
 // the step). Writes the corrections into `correction` (same shape, zero where untouched).
 // Friction acts on the motion relative to the obstacle's surface over `dt` (the step; 0: the
-// obstacle's own motion is ignored).
+// obstacle's own motion is ignored). `normals`, when given, gets the outward normal of the last
+// obstacle that moved each point (zero where none did).
 ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thickness,
                               const Positions& previous, const Positions& positions,
-                              Positions& correction, double dt = 0);
+                              Positions& correction, double dt = 0, Positions* normals = nullptr);
 
 }  // namespace clothlab

@@ -104,30 +104,28 @@ struct ImpulseSolver::Impl {
     std::unique_ptr<SpdSolver> factor;
   };
   std::optional<Structure> withoutContacts;
+  void swapStructure(Structure& other) {
+    std::swap(rowStart, other.rowStart);
+    std::swap(slotParticle, other.slotParticle);
+    std::swap(slotGradient, other.slotGradient);
+    std::swap(linearRows, other.linearRows);
+    std::swap(distanceRows, other.distanceRows);
+    std::swap(contributionSlotA, other.contributionSlotA);
+    std::swap(contributionSlotB, other.contributionSlotB);
+    std::swap(contributionParticle, other.contributionParticle);
+    std::swap(contributionValue, other.contributionValue);
+    std::swap(diagonalValue, other.diagonalValue);
+    std::swap(matrix, other.matrix);
+    std::swap(factor, other.factor);
+  }
+  // Sets the rows without contacts aside (buildRows then rebuilds every member), and back.
   void keepStructure() {
     if (withoutContacts) return;
-    // buildRows rebuilds every member, so they move.
-    withoutContacts = Structure{std::move(rowStart), std::move(slotParticle), std::move(slotGradient),
-                                std::move(linearRows), distanceRows, std::move(contributionSlotA),
-                                std::move(contributionSlotB), std::move(contributionParticle),
-                                std::move(contributionValue), std::move(diagonalValue), std::move(matrix),
-                                std::move(factor)};
+    swapStructure(withoutContacts.emplace());
   }
   void restoreStructure() {
     if (!withoutContacts) return;
-    Structure& kept = *withoutContacts;
-    rowStart = std::move(kept.rowStart);
-    slotParticle = std::move(kept.slotParticle);
-    slotGradient = std::move(kept.slotGradient);
-    linearRows = std::move(kept.linearRows);
-    distanceRows = kept.distanceRows;
-    contributionSlotA = std::move(kept.contributionSlotA);
-    contributionSlotB = std::move(kept.contributionSlotB);
-    contributionParticle = std::move(kept.contributionParticle);
-    contributionValue = std::move(kept.contributionValue);
-    diagonalValue = std::move(kept.diagonalValue);
-    matrix = std::move(kept.matrix);
-    factor = std::move(kept.factor);
+    swapStructure(*withoutContacts);
     withoutContacts.reset();
   }
 
@@ -350,6 +348,13 @@ struct ImpulseSolver::Impl {
     applyImpulses(rhs, 1.0, inverseMass, v);
   }
 
+  // The pins' rows aim at their targets, the grab's at this step's grab target; contact rows keep
+  // theirs.
+  void setLinearTargets(const std::vector<std::pair<int, Vec3>>& pins, const Vec3& grabTarget) {
+    for (auto& row : linearRows)
+      if (!row.contact) row.target = row.pin >= 0 ? pins[row.pin].second[row.axis] : grabTarget[row.axis];
+  }
+
   // sum over slots of g . x: w x_(axis) of a pin's or the grab's row, w n . x of a contact's.
   double linearRowValue(int r, const Positions& x) const {
     double value = 0;
@@ -456,10 +461,7 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
   }
   surface_ = surfaceFromParticles(model_, x_);
   grabGain_ = 1;
-  meanEdgeLength_ = 0;
-  for (const auto& edge : cloth_->topology.edges)
-    meanEdgeLength_ += (cloth_->mesh.positions.row(edge[0]) - cloth_->mesh.positions.row(edge[1])).norm();
-  meanEdgeLength_ /= std::max<size_t>(1, cloth_->topology.edges.size());
+  meanEdgeLength_ = meanEdgeLength(cloth_->mesh.positions, cloth_->topology.edges);
   impl_ = std::make_unique<Impl>();
   inverseMass_ = (sim.density * model_.areaShare + extraMass_).cwiseInverse();
   if (!model_.conforming) {
@@ -523,6 +525,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // bounded rate, so that a far jump of the mouse pulls instead of teleporting the cloth, and at
   // a fraction of it while the cloth cannot follow (grabGain_).
   Vec3 grabTarget = Vec3::Zero();
+  double grabPush = 0;  // [m]
   if (ctx.grab) {
     // The rate limit starts from the quantity the grab rows constrain: the surface point.
     Vec3 point = Vec3::Zero();
@@ -532,11 +535,10 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     }
     const double rate = std::min(1.0, h / std::max(ctx.grab->timeConstant, 1e-9));
     const Vec3 push = (grabGain_ * rate) * (ctx.grab->target - point);
-    grabPush_ = push.norm();
+    grabPush = push.norm();
     grabTarget = point + push;
   }
-  for (auto& row : s.linearRows)
-    row.target = row.pin >= 0 ? ctx.pins[row.pin].second[row.axis] : grabTarget[row.axis];
+  s.setLinearTargets(ctx.pins, grabTarget);
   const Positions x0 = x_, v0 = v_;
   auto restore = [&](const std::string& why) {
     x_ = x0;
@@ -708,24 +710,26 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   for (int round = 1;; ++round) {
     const bool passMet = error <= params_.tolerance;
     surface_ = surfaceFromParticles(model_, preview);
-    Positions contactCorrection, pairCorrection;
-    if (!ctx.obstacles.empty() &&
-        resolveContacts(ctx.obstacles, 0.0, previousSurface, surface_, contactCorrection, h).contactCount > 0) {
+    Positions contactCorrection, contactNormals, pairCorrection;
+    const bool contacted =
+        !ctx.obstacles.empty() &&
+        resolveContacts(ctx.obstacles, 0.0, previousSurface, surface_, contactCorrection, h, &contactNormals)
+                .contactCount > 0;
+    if (contacted) {
       const Positions particleCorrection = toParticles(contactCorrection);
       preview += particleCorrection;
       v_ += particleCorrection / h;
       surface_ = surfaceFromParticles(model_, preview);
-    } else {
-      contactCorrection.resize(0, 3);
     }
     if (holdPairs) correctPairs(round, pairCorrection);
-    if (contactCorrection.rows() == 0 && pairCorrection.rows() == 0) break;
+    if (!contacted && pairCorrection.rows() == 0) break;
     if (round >= params_.contactRounds || !passMet) break;
     s.evaluate(model_, preview, c);
     if (s.maxError(c, /*withGrab=*/false) <= params_.tolerance) break;
-    // The corrections broke constraints the pass met: hold the points they moved and run the
-    // pass again.
+    // The corrections broke constraints the pass met: hold the points they moved, along the
+    // obstacle's normal or the direction they were pushed, and run the pass again.
     auto hold = [&](int vertex, const Vec3& direction) {
+      if (isHeld[vertex]) return;
       const Vec3 point = surface_.row(vertex).transpose();
       const int t = cloth_->topology.vertexTris[vertex].front();
       const Tri& f = cloth_->mesh.triangles[t];
@@ -733,25 +737,11 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       held.push_back({Impl::surfacePointWeights(model_, *cloth_, t, corner), direction, direction.dot(point)});
       isHeld[vertex] = 1;
     };
-    for (int vertex = 0; vertex < contactCorrection.rows(); ++vertex) {
-      if (isHeld[vertex] || contactCorrection.row(vertex).squaredNorm() == 0) continue;
-      const Vec3 point = surface_.row(vertex).transpose();
-      double nearest = std::numeric_limits<double>::infinity();
-      Vec3 normal(0, 1, 0);
-      for (const auto& obstacle : ctx.obstacles) {
-        Vec3 n;
-        const double d = signedDistance(obstacle, point, &n);
-        if (std::abs(d) < nearest) {
-          nearest = std::abs(d);
-          normal = n;
-        }
-      }
-      hold(vertex, normal);
-    }
+    for (int vertex = 0; contacted && vertex < contactCorrection.rows(); ++vertex)
+      if (contactCorrection.row(vertex).squaredNorm() > 0) hold(vertex, contactNormals.row(vertex).transpose());
     for (int vertex = 0; vertex < pairCorrection.rows(); ++vertex) {
       const double pushed = pairCorrection.row(vertex).norm();
-      if (isHeld[vertex] || pushed == 0) continue;
-      hold(vertex, pairCorrection.row(vertex).transpose() / pushed);
+      if (pushed > 0) hold(vertex, pairCorrection.row(vertex).transpose() / pushed);
     }
     const auto passStart = Clock::now();
     s.keepStructure();
@@ -759,8 +749,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       s.restoreStructure();
       return restore(*e);
     }
-    for (auto& row : s.linearRows)
-      if (!row.contact) row.target = row.pin >= 0 ? ctx.pins[row.pin].second[row.axis] : grabTarget[row.axis];
+    s.setLinearTargets(ctx.pins, grabTarget);
     ++refactorizations;
     if (s.linearize(model_, preview, inverseMass_, params_.regularization, shift)) break;
     positionPass();
@@ -799,7 +788,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   const double tearing = std::max(params_.tolerance, kGrabPushFloor * meanEdgeLength_);
   if (!ctx.grab) grabGain_ = 1;
   else if (error <= tearing) grabGain_ = std::min(1.0, 2 * grabGain_);
-  else if (grabPush_ > kGrabPushFloor * meanEdgeLength_) grabGain_ *= 0.5;
+  else if (grabPush > kGrabPushFloor * meanEdgeLength_) grabGain_ *= 0.5;
   if (ctx.grab) stats.extra["grab_gain"] = grabGain_;
   stats.extra["stalled"] = stalled;
   stats.extra["factorizations"] = 1 + refactorizations;

@@ -24,7 +24,10 @@
 //   5. position pass on the preview x~ = x + h v: while max|C(x~)| > tol: solve A p = -C/h,
 //      v += K J^T p, halving a correction that increases the squared error (back-tracking);
 //      if none helps, or progress is slow, re-linearize at x~ (bounded, reported)
-//   6. x <- x~; surface points the pass left inside an obstacle are put back on it (through T)
+//   6. x <- x~; surface points the pass left inside an obstacle are put back on it (through T);
+//      where that breaks constraints the pass met, the pass runs again holding those points on
+//      the obstacle (contact_rounds); then mesh features and self-collision
+//   Pulled by a grab: the push backs off while the pass is left far above the tolerance
 // A non-finite or runaway state restores the state before the step and reports the step.
 #include <memory>
 
@@ -127,9 +130,9 @@ class ImpulseSolver final : public Solver {
   ImpulseModel model_;
   Positions x_, v_;         // particles [m], [m/s]
   Eigen::VectorXd extraMass_;  // point masses carried by each particle [kg]
-  // The grab's push toward its target: a fraction of its rate (halved after a step that ended
-  // above the tolerance), and its length this step [m].
-  double grabGain_ = 1, grabPush_ = 0;
+  // The fraction of the grab's rate it pushes at (halved after a step whose position pass ended
+  // above kGrabPushFloor mean edge lengths, doubled after any other).
+  double grabGain_ = 1;
   double meanEdgeLength_ = 0;  // of the rest mesh [m], which scales the push's floor
   Positions surface_;       // B x [m]
   Eigen::VectorXd inverseMass_;
