@@ -348,6 +348,25 @@ TEST(ImpulseSolver, DeterministicBits) {
   EXPECT_EQ(0, std::memcmp(a.data(), b.data(), sizeof(double) * a.size()));
 }
 
+// The forces and the contact prediction run on a second thread while A is factorized
+// (parallel_forces): the same bits as one after the other, with bending, damping and contacts.
+TEST(ImpulseSolver, ForcesAlongsideTheFactorizationGiveTheSameBits) {
+  auto run = [](bool parallel) {
+    auto simulation = makeWithTriangles("tablecloth", 1200, {{"parallel_forces", parallel}});
+    int contactSteps = 0;
+    for (int i = 0; simulation && i < 150; ++i) {
+      EXPECT_FALSE(simulation->step().has_value());
+      contactSteps += simulation->lastStats().contacts > 0;
+    }
+    EXPECT_GT(contactSteps, 40) << contactSteps;  // on the table for the last third (53 steps)
+    return simulation ? Positions(simulation->surface()) : Positions();
+  };
+  const Positions alongside = run(true), sequential = run(false);
+  ASSERT_EQ(alongside.size(), sequential.size());
+  ASSERT_GT(alongside.size(), 0);
+  EXPECT_EQ(0, std::memcmp(alongside.data(), sequential.data(), sizeof(double) * alongside.size()));
+}
+
 TEST(ImpulseSolver, DivergenceIsCaughtAtTheStepAndNothingNonFiniteEscapes) {
   Scene scene = test::hangingScene(ClothSource::Kind::Grid, 8, "impulse-nc");
   scene.solverParams["max_speed"] = 1.0;  // the falling cloth passes 1 m/s after ~0.1 s

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <map>
+#include <thread>
 
 #include "sim/grab.h"  // kGrabPushFloor
 #include "sim/metrics.h"
@@ -37,6 +39,8 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
        &ImpulseParams::contactRounds, 1, 20, false},
       {"hold_pair_corrections", "", "later passes also hold points moved by mesh obstacles' features and self-collision",
        &ImpulseParams::holdPairCorrections},
+      {"parallel_forces", "", "forces and contact prediction on a second thread while A is factorized",
+       &ImpulseParams::parallelForces},
       {"nonconforming_damping", "1/s", "damping of nonconforming (zig-zag) motion",
        &ImpulseParams::nonconformingDamping, 0, 1e4, false},
       {"collision_transfer", "", "contact corrections to NC particles",
@@ -129,9 +133,10 @@ struct ImpulseSolver::Impl {
     withoutContacts.reset();
   }
 
-  // Bending: factor of M + h^2 k_b Q, refreshed when k_b, h or density change.
+  // Forces: factor of M + h c R + h^2 k_b Q, refreshed when k_b, h, density, c or the thread
+  // arrangement (parallel_forces) change.
   std::unique_ptr<SpdSolver> bendingFactor;
-  double bendingKey[4] = {-1, -1, -1, -1};
+  double bendingKey[5] = {-1, -1, -1, -1, -1};
   // Collision transfer: factor of B B^T (nonconforming only).
   std::unique_ptr<SpdSolver> surfaceFactor;
 
@@ -465,7 +470,9 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
   impl_ = std::make_unique<Impl>();
   inverseMass_ = (sim.density * model_.areaShare + extraMass_).cwiseInverse();
   if (!model_.conforming) {
-    impl_->surfaceFactor = makeSolveOftenSpdSolver(model_.surfaceMap.rows());
+    // Simplicial: its solves call no BLAS, so they may run alongside the factorization of A
+    // (parallel_forces); the serial OpenBLAS has no locks.
+    impl_->surfaceFactor = makeSpdSolver("cholmod-simplicial");
     const SparseMatrix bbt = upperOf(SparseMatrix(model_.surfaceMap * model_.surfaceMap.transpose()));
     std::string message;
     if (auto e = impl_->surfaceFactor->analyze(bbt)) return *e;
@@ -547,45 +554,6 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     return std::optional<std::string>(why);
   };
 
-  // 1. A at x(t), one factorization.
-  auto t0 = Clock::now();
-  double shift = 0;
-  if (auto e = s.linearize(model_, x_, inverseMass_, params_.regularization, shift)) return restore(*e);
-  stats.msFactor = msSince(t0);
-  stats.regularization = shift;
-  stats.linearSolver = s.factor->name();
-
-  // 2. Forces: gravity, implicit quadratic bending, damping.
-  t0 = Clock::now();
-  const Eigen::RowVector3d gravityStep = h * ctx.sim.gravity.transpose();
-  const double ncDamping = model_.conforming ? 0.0 : params_.nonconformingDamping;
-  if (ctx.sim.bending > 0 || ncDamping > 0) {
-    const double key[4] = {ctx.sim.bending, h, ctx.sim.density, ncDamping};
-    const Eigen::VectorXd mass = ctx.sim.density * model_.areaShare + extraMass_;
-    if (!s.bendingFactor || !std::equal(key, key + 4, s.bendingKey)) {
-      SparseMatrix system = (h * h * ctx.sim.bending) * model_.bending;
-      if (ncDamping > 0) system += (h * ncDamping * mass.mean()) * model_.nonconformity;
-      system += SparseMatrix(mass.asDiagonal());
-      const SparseMatrix upper = upperOf(system);
-      s.bendingFactor = makeSolveOftenSpdSolver(model_.particleCount());
-      std::string message;
-      if (auto e = s.bendingFactor->analyze(upper)) return restore(*e);
-      if (s.bendingFactor->factorize(upper, &message) != SpdSolver::Status::Ok) {
-        s.bendingFactor.reset();
-        return restore("force system (M + h c R + h^2 k_b Q) factorization failed: " + message);
-      }
-      std::copy(key, key + 4, s.bendingKey);
-    }
-    Eigen::MatrixXd rhs = mass.asDiagonal() * (v_.rowwise() + gravityStep);
-    if (ctx.sim.bending > 0) rhs -= (h * ctx.sim.bending) * (model_.bending * x_);
-    s.bendingFactor->solve(rhs);
-    v_ = rhs;
-  } else {
-    v_.rowwise() += gravityStep;
-  }
-  if (ctx.sim.damping > 0) v_ /= 1.0 + h * ctx.sim.damping;
-  stats.msForces = msSince(t0);
-
   // Surface corrections reach the particles through a right inverse of B.
   auto toParticles = [&](const Positions& surfaceCorrection) -> Positions {
     if (model_.conforming) return surfaceCorrection;
@@ -595,24 +563,86 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     return model_.surfaceMap.transpose() * lambda;
   };
 
-  // 3. Contacts predicted on the preview: velocities of surface points that would end up
-  // inside an obstacle are changed so they land on it (with friction), before the position pass,
-  // so that the pass resolves the constraints around the contacts.
-  t0 = Clock::now();
+  // 1. A at x(t), one factorization.
+  double shift = 0;
+  auto linearizeAtStart = [&]() -> std::optional<std::string> {
+    const auto t0 = Clock::now();
+    if (auto e = s.linearize(model_, x_, inverseMass_, params_.regularization, shift)) return e;
+    stats.msFactor = msSince(t0);
+    return std::nullopt;
+  };
+
+  // 2. Forces: gravity, implicit quadratic bending, damping. 3. Contacts predicted on the
+  // preview: velocities of surface points that would end up inside an obstacle are changed so
+  // they land on it (with friction), before the position pass, so that the pass resolves the
+  // constraints around the contacts. Neither uses A.
   const Positions previousSurface = surface_;
-  if (!ctx.obstacles.empty()) {
-    const Positions predicted = surface_ + h * surfaceFromParticles(model_, v_);
-    Positions correction;
-    const ContactResult contacts =
-        resolveContacts(ctx.obstacles, ctx.sim.thickness, previousSurface, predicted, correction, h);
-    stats.contacts = contacts.contactCount;
-    if (contacts.contactCount > 0) v_ += toParticles(correction) / h;
+  const bool alongside = params_.parallelForces && std::thread::hardware_concurrency() > 1;
+  auto forcesAndContacts = [&]() -> std::optional<std::string> {
+    auto t0 = Clock::now();
+    const Eigen::RowVector3d gravityStep = h * ctx.sim.gravity.transpose();
+    const double ncDamping = model_.conforming ? 0.0 : params_.nonconformingDamping;
+    if (ctx.sim.bending > 0 || ncDamping > 0) {
+      // Alongside the factorization of A, which calls BLAS, the force system is solved by
+      // CHOLMOD's simplicial factor, which does not: the serial OpenBLAS has no locks.
+      const double key[5] = {ctx.sim.bending, h, ctx.sim.density, ncDamping, alongside ? 1.0 : 0.0};
+      const Eigen::VectorXd mass = ctx.sim.density * model_.areaShare + extraMass_;
+      if (!s.bendingFactor || !std::equal(key, key + 5, s.bendingKey)) {
+        SparseMatrix system = (h * h * ctx.sim.bending) * model_.bending;
+        if (ncDamping > 0) system += (h * ncDamping * mass.mean()) * model_.nonconformity;
+        system += SparseMatrix(mass.asDiagonal());
+        const SparseMatrix upper = upperOf(system);
+        s.bendingFactor = alongside ? makeSpdSolver("cholmod-simplicial")
+                                    : makeSolveOftenSpdSolver(model_.particleCount());
+        std::string message;
+        if (auto e = s.bendingFactor->analyze(upper)) return e;
+        if (s.bendingFactor->factorize(upper, &message) != SpdSolver::Status::Ok) {
+          s.bendingFactor.reset();
+          return "force system (M + h c R + h^2 k_b Q) factorization failed: " + message;
+        }
+        std::copy(key, key + 5, s.bendingKey);
+      }
+      Eigen::MatrixXd rhs = mass.asDiagonal() * (v_.rowwise() + gravityStep);
+      if (ctx.sim.bending > 0) rhs -= (h * ctx.sim.bending) * (model_.bending * x_);
+      s.bendingFactor->solve(rhs);
+      v_ = rhs;
+    } else {
+      v_.rowwise() += gravityStep;
+    }
+    if (ctx.sim.damping > 0) v_ /= 1.0 + h * ctx.sim.damping;
+    stats.msForces = msSince(t0);
+
+    t0 = Clock::now();
+    if (!ctx.obstacles.empty()) {
+      const Positions predicted = surface_ + h * surfaceFromParticles(model_, v_);
+      Positions correction;
+      const ContactResult contacts =
+          resolveContacts(ctx.obstacles, ctx.sim.thickness, previousSurface, predicted, correction, h);
+      stats.contacts = contacts.contactCount;
+      if (contacts.contactCount > 0) v_ += toParticles(correction) / h;
+    }
+    stats.msCollision = msSince(t0);
+    return std::nullopt;
+  };
+
+  // 1 on this thread, 2 and 3 on a second one at the same time (they touch disjoint state).
+  std::optional<std::string> linearizeError, forcesError;
+  if (alongside) {
+    auto worker = std::async(std::launch::async, forcesAndContacts);
+    linearizeError = linearizeAtStart();
+    forcesError = worker.get();
+  } else {
+    linearizeError = linearizeAtStart();
+    forcesError = forcesAndContacts();
   }
-  stats.msCollision = msSince(t0);
+  if (linearizeError) return restore(*linearizeError);
+  if (forcesError) return restore(*forcesError);
+  stats.regularization = shift;
+  stats.linearSolver = s.factor->name();
 
   // 4. Velocity pass, after the contact filter so that its velocity jumps are made
   // consistent with the constraints: J v = 0 after one solve.
-  t0 = Clock::now();
+  auto t0 = Clock::now();
   s.velocityPass(inverseMass_, v_);
   stats.msVelocity = msSince(t0);
 

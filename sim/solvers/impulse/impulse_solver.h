@@ -79,6 +79,10 @@ struct ImpulseParams {
   // collision passes rerun each round and a step takes 5 times as long (`spinning-sphere`: 64
   // instead of 227 of 600 steps above the tolerance, at 1.8 times the mean time).
   bool holdPairCorrections = false;
+  // The step's forces (the implicit bending and damping solve) and its contact prediction do not
+  // use A: they run on a second thread while A is assembled and factorized (on machines with more
+  // than one hardware thread). Same results either way.
+  bool parallelForces = true;
   // Damping of nonconforming motion (impulse-nc): force -rate * mean particle mass * R v, with R
   // zero on conforming motion, so smooth motion and equilibria are unchanged while the spurious
   // zig-zag modes of the edge-midpoint mesh die out. [1/s], [0, 1e4]
