@@ -470,8 +470,8 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
   impl_ = std::make_unique<Impl>();
   inverseMass_ = (sim.density * model_.areaShare + extraMass_).cwiseInverse();
   if (!model_.conforming) {
-    // Simplicial: its solves call no BLAS, so they may run alongside the factorization of A
-    // (parallel_forces); the serial OpenBLAS has no locks.
+    // Simplicial: its solves call no BLAS, so they run alongside the factorization of A
+    // (parallel_forces) without waiting for the BLAS lock it holds.
     impl_->surfaceFactor = makeSpdSolver("cholmod-simplicial");
     const SparseMatrix bbt = upperOf(SparseMatrix(model_.surfaceMap * model_.surfaceMap.transpose()));
     std::string message;
@@ -583,8 +583,9 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     const Eigen::RowVector3d gravityStep = h * ctx.sim.gravity.transpose();
     const double ncDamping = model_.conforming ? 0.0 : params_.nonconformingDamping;
     if (ctx.sim.bending > 0 || ncDamping > 0) {
-      // Alongside the factorization of A, which calls BLAS, the force system is solved by
-      // CHOLMOD's simplicial factor, which does not: the serial OpenBLAS has no locks.
+      // Alongside the factorization of A, which holds the BLAS lock (lockBlas: the serial
+      // OpenBLAS has none), the force system is solved by CHOLMOD's simplicial factor, which
+      // calls no BLAS and so does not wait for it.
       const double key[5] = {ctx.sim.bending, h, ctx.sim.density, ncDamping, alongside ? 1.0 : 0.0};
       const Eigen::VectorXd mass = ctx.sim.density * model_.areaShare + extraMass_;
       if (!s.bendingFactor || !std::equal(key, key + 5, s.bendingKey)) {
