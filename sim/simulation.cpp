@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/solver_registry.h"
+#include "sim/steps_in_progress.h"
 
 namespace clothlab {
 
@@ -60,6 +61,7 @@ void accumulateSubstep(StepStats& total, const StepStats& sub, bool first) {
 
 std::optional<std::string> Simulation::step() {
   if (diverged_) return "the simulation diverged earlier; reset it";
+  const StepInProgress inProgress;
   const int base = std::max(1, sim_.substeps);
   const int most = std::max(base, sim_.maxSubsteps);
   const SolverState start = most > base ? solver_->state() : SolverState{};

@@ -3,6 +3,7 @@
 
 #include <Eigen/Dense>
 #include <random>
+#include <thread>
 
 #include "sim/bending.h"
 #include "sim/grab.h"
@@ -10,6 +11,7 @@
 #include "sim/scene_library.h"
 #include "sim/simulation.h"
 #include "sim/solvers/impulse/impulse_solver.h"
+#include "sim/steps_in_progress.h"
 #include "test_util.h"
 
 using namespace clothlab;
@@ -349,22 +351,31 @@ TEST(ImpulseSolver, DeterministicBits) {
 }
 
 // The forces and the contact prediction run on a second thread while A is factorized
-// (parallel_forces): the same bits as one after the other, with bending, damping and contacts.
+// (parallel_forces) when a hardware thread is free: the same bits as one after the other, with
+// bending, damping and contacts, and as when other simulations' steps take every thread.
 TEST(ImpulseSolver, ForcesAlongsideTheFactorizationGiveTheSameBits) {
-  auto run = [](bool parallel) {
+  auto run = [](bool parallel, bool threadsTaken) {
+    std::vector<std::unique_ptr<StepInProgress>> others;
+    if (threadsTaken)
+      for (unsigned i = 0; i < std::thread::hardware_concurrency(); ++i)
+        others.push_back(std::make_unique<StepInProgress>());
+    EXPECT_EQ(!threadsTaken, StepInProgress::threadToSpare());
     auto simulation = makeWithTriangles("tablecloth", 1200, {{"parallel_forces", parallel}});
     int contactSteps = 0;
     for (int i = 0; simulation && i < 150; ++i) {
       EXPECT_FALSE(simulation->step().has_value());
       contactSteps += simulation->lastStats().contacts > 0;
+      EXPECT_EQ(parallel && !threadsTaken, simulation->lastStats().extra.value("forces_alongside", false));
     }
     EXPECT_GT(contactSteps, 40) << contactSteps;  // on the table for the last third (53 steps)
     return simulation ? Positions(simulation->surface()) : Positions();
   };
-  const Positions alongside = run(true), sequential = run(false);
+  const Positions alongside = run(true, false), sequential = run(false, false), crowded = run(true, true);
   ASSERT_EQ(alongside.size(), sequential.size());
+  ASSERT_EQ(alongside.size(), crowded.size());
   ASSERT_GT(alongside.size(), 0);
   EXPECT_EQ(0, std::memcmp(alongside.data(), sequential.data(), sizeof(double) * alongside.size()));
+  EXPECT_EQ(0, std::memcmp(alongside.data(), crowded.data(), sizeof(double) * alongside.size()));
 }
 
 TEST(ImpulseSolver, DivergenceIsCaughtAtTheStepAndNothingNonFiniteEscapes) {

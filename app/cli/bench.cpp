@@ -34,7 +34,7 @@ struct BenchRow {
   int contactSteps = 0;        // steps with cloth points on an obstacle
   double contactTotal = 0;     // median total of those steps [ms]
   int contactAboveTolerance = 0;
-  bool forcesAlongside = false;  // impulse solvers: forces and contacts on a second thread (parallel_forces)
+  int forcesAlongside = 0;  // impulse solvers: steps whose forces and contacts ran on a second thread
   double contactMaxError = 0;  // largest error of those steps (max|C|, or the isometry residual)
   std::string failure;
 };
@@ -73,8 +73,6 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
     return row;
   }
   Simulation& simulation = **created;
-  row.forcesAlongside = simulation.solver().params().value("parallel_forces", false) &&
-                        std::thread::hardware_concurrency() > 1;
   std::vector<double> factor, position, velocity, collision, forces, total, contactTotal;
   long iterations = 0;
   for (int i = 0; i < steps; ++i) {
@@ -98,6 +96,7 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
       row.contactMaxError = std::max(row.contactMaxError, reportedConstraintError(s));
     }
     if (s.extra.contains("fallback_used") && s.extra["fallback_used"].get<bool>()) ++row.fallbacks;
+    if (s.extra.value("forces_alongside", false)) ++row.forcesAlongside;
     if (s.extra.contains("max_isometry_residual"))
       row.maxResidual = std::max(row.maxResidual, s.extra["max_isometry_residual"].get<double>());
     row.factorization = s.linearSolver;
@@ -195,10 +194,10 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
                     row->scene.c_str(), row->solver.c_str(), row->factorization.c_str(),
                     row->particles, row->constraints, row->factor, row->forces, row->velocity,
                     row->position, row->collision, row->total, row->iterations, row->maxError);
-        if (row->forcesAlongside)
-          std::printf("%-12s   forces and collision (the contact prediction) ran on a second thread alongside "
-                      "asm+fact (parallel_forces): total is less than the columns' sum\n",
-                      row->scene.c_str());
+        if (row->forcesAlongside > 0)
+          std::printf("%-12s   on %d of %d steps forces and collision (the contact prediction) ran on a second "
+                      "thread alongside asm+fact (parallel_forces): total is less than the columns' sum\n",
+                      row->scene.c_str(), row->forcesAlongside, row->steps);
         if (row->substeps > 1)
           std::printf("%-12s   one step of h = %g s is %d solver steps of %.3g s; figures are per step of h\n",
                       row->scene.c_str(), row->dt, row->substeps, row->dt / row->substeps);
@@ -226,7 +225,7 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
                                   {"steps", row->steps},
                                   {"dt", row->dt},
                                   {"substeps", row->substeps},
-                                  {"threads", row->forcesAlongside ? 2 : 1},
+                                  {"steps_forces_alongside", row->forcesAlongside},
                                   {"ms_factor", row->factor},
                                   {"ms_position", row->position},
                                   {"ms_velocity", row->velocity},

@@ -5,11 +5,11 @@
 #include <cmath>
 #include <future>
 #include <map>
-#include <thread>
 
 #include "sim/grab.h"  // kGrabPushFloor
 #include "sim/metrics.h"
 #include "sim/self_collision.h"
+#include "sim/steps_in_progress.h"
 #include "sim/timing.h"
 
 namespace clothlab {
@@ -577,7 +577,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // they land on it (with friction), before the position pass, so that the pass resolves the
   // constraints around the contacts. Neither uses A.
   const Positions previousSurface = surface_;
-  const bool alongside = params_.parallelForces && std::thread::hardware_concurrency() > 1;
+  // Only while a hardware thread is free (other simulations may be stepping beside this one).
+  const bool alongside = params_.parallelForces && StepInProgress::threadToSpare();
   auto forcesAndContacts = [&]() -> std::optional<std::string> {
     auto t0 = Clock::now();
     const Eigen::RowVector3d gravityStep = h * ctx.sim.gravity.transpose();
@@ -585,15 +586,17 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     if (ctx.sim.bending > 0 || ncDamping > 0) {
       // Alongside the factorization of A, which holds the BLAS lock (lockBlas: the serial
       // OpenBLAS has none), the force system is solved by CHOLMOD's simplicial factor, which
-      // calls no BLAS and so does not wait for it.
-      const double key[5] = {ctx.sim.bending, h, ctx.sim.density, ncDamping, alongside ? 1.0 : 0.0};
+      // calls no BLAS and so does not wait for it. Chosen by the parameter, not by whether this
+      // step found a thread free, so that the results never depend on other simulations.
+      const bool simplicial = params_.parallelForces;
+      const double key[5] = {ctx.sim.bending, h, ctx.sim.density, ncDamping, simplicial ? 1.0 : 0.0};
       const Eigen::VectorXd mass = ctx.sim.density * model_.areaShare + extraMass_;
       if (!s.bendingFactor || !std::equal(key, key + 5, s.bendingKey)) {
         SparseMatrix system = (h * h * ctx.sim.bending) * model_.bending;
         if (ncDamping > 0) system += (h * ncDamping * mass.mean()) * model_.nonconformity;
         system += SparseMatrix(mass.asDiagonal());
         const SparseMatrix upper = upperOf(system);
-        s.bendingFactor = alongside ? makeSpdSolver("cholmod-simplicial")
+        s.bendingFactor = simplicial ? makeSpdSolver("cholmod-simplicial")
                                     : makeSolveOftenSpdSolver(model_.particleCount());
         std::string message;
         if (auto e = s.bendingFactor->analyze(upper)) return e;
@@ -822,6 +825,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   else if (grabPush > kGrabPushFloor * meanEdgeLength_) grabGain_ *= 0.5;
   if (ctx.grab) stats.extra["grab_gain"] = grabGain_;
   stats.extra["stalled"] = stalled;
+  stats.extra["forces_alongside"] = alongside;
   stats.extra["factorizations"] = 1 + refactorizations;
   stats.maxEdgeStrain = maxEdgeStrain(cloth_->mesh, cloth_->topology, surface_);
   stats.extra["max_speed"] = maxSpeed;

@@ -80,8 +80,8 @@ struct ImpulseParams {
   // instead of 227 of 600 steps above the tolerance, at 1.8 times the mean time).
   bool holdPairCorrections = false;
   // The step's forces (the implicit bending and damping solve) and its contact prediction do not
-  // use A: they run on a second thread while A is assembled and factorized (on machines with more
-  // than one hardware thread). Same results either way.
+  // use A: they run on a second thread while A is assembled and factorized, whenever the
+  // simulation steps in progress leave a hardware thread free. Same results either way.
   bool parallelForces = true;
   // Damping of nonconforming motion (impulse-nc): force -rate * mean particle mass * R v, with R
   // zero on conforming motion, so smooth motion and equilibria are unchanged while the spurious
