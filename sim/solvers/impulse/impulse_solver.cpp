@@ -133,8 +133,8 @@ struct ImpulseSolver::Impl {
     withoutContacts.reset();
   }
 
-  // Forces: factor of M + h c R + h^2 k_b Q, refreshed when k_b, h, density, c or the thread
-  // arrangement (parallel_forces) change.
+  // Forces: factor of M + h c R + h^2 k_b Q, refreshed when k_b, h, density, c or
+  // parallel_forces (which picks a simplicial factor) change.
   std::unique_ptr<SpdSolver> bendingFactor;
   double bendingKey[5] = {-1, -1, -1, -1, -1};
   // Collision transfer: factor of B B^T (nonconforming only).
