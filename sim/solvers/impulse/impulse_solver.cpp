@@ -5,6 +5,7 @@
 #include <cmath>
 #include <future>
 #include <map>
+#include <system_error>
 
 #include "sim/grab.h"  // kGrabPushFloor
 #include "sim/metrics.h"
@@ -577,8 +578,6 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // they land on it (with friction), before the position pass, so that the pass resolves the
   // constraints around the contacts. Neither uses A.
   const Positions previousSurface = surface_;
-  // Only while a hardware thread is free (other simulations may be stepping beside this one).
-  const bool alongside = params_.parallelForces && StepInProgress::threadToSpare();
   auto forcesAndContacts = [&]() -> std::optional<std::string> {
     auto t0 = Clock::now();
     const Eigen::RowVector3d gravityStep = h * ctx.sim.gravity.transpose();
@@ -629,16 +628,19 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     return std::nullopt;
   };
 
-  // 1 on this thread, 2 and 3 on a second one at the same time (they touch disjoint state).
-  std::optional<std::string> linearizeError, forcesError;
-  if (alongside) {
-    auto worker = std::async(std::launch::async, forcesAndContacts);
-    linearizeError = linearizeAtStart();
-    forcesError = worker.get();
-  } else {
-    linearizeError = linearizeAtStart();
-    forcesError = forcesAndContacts();
+  // 1 on this thread, 2 and 3 on a second one at the same time (they touch disjoint state),
+  // while a hardware thread is free (other simulations may be stepping beside this one); one
+  // after the other otherwise, or when no thread can be started.
+  std::future<std::optional<std::string>> worker;
+  if (params_.parallelForces && StepInProgress::threadToSpare()) {
+    try {
+      worker = std::async(std::launch::async, forcesAndContacts);
+    } catch (const std::system_error&) {
+    }
   }
+  const std::optional<std::string> linearizeError = linearizeAtStart();
+  const bool forcesAlongside = worker.valid();
+  const std::optional<std::string> forcesError = forcesAlongside ? worker.get() : forcesAndContacts();
   if (linearizeError) return restore(*linearizeError);
   if (forcesError) return restore(*forcesError);
   stats.regularization = shift;
@@ -825,7 +827,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   else if (grabPush > kGrabPushFloor * meanEdgeLength_) grabGain_ *= 0.5;
   if (ctx.grab) stats.extra["grab_gain"] = grabGain_;
   stats.extra["stalled"] = stalled;
-  stats.extra["forces_alongside"] = alongside;
+  stats.extra["forces_alongside"] = forcesAlongside;
   stats.extra["factorizations"] = 1 + refactorizations;
   stats.maxEdgeStrain = maxEdgeStrain(cloth_->mesh, cloth_->topology, surface_);
   stats.extra["max_speed"] = maxSpeed;
