@@ -33,6 +33,7 @@ struct BenchRow {
   int aboveTolerance = 0;      // steps that ended above the solver's tolerance
   int contactSteps = 0;        // steps with cloth points on an obstacle
   double contactTotal = 0;     // median total of those steps [ms]
+  double freeTotal = 0;        // median total of the other steps [ms]
   int contactAboveTolerance = 0;
   int forcesAlongside = 0;  // impulse solvers: steps whose forces and contacts ran on a second thread
   double contactMaxError = 0;  // largest error of those steps (max|C|, or the isometry residual)
@@ -73,7 +74,7 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
     return row;
   }
   Simulation& simulation = **created;
-  std::vector<double> factor, position, velocity, collision, forces, total, contactTotal;
+  std::vector<double> factor, position, velocity, collision, forces, total, contactTotal, freeTotal;
   long iterations = 0;
   for (int i = 0; i < steps; ++i) {
     if (auto e = simulation.step()) {
@@ -94,6 +95,8 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
       contactTotal.push_back(s.msTotal);
       row.contactAboveTolerance += !s.converged;
       row.contactMaxError = std::max(row.contactMaxError, reportedConstraintError(s));
+    } else {
+      freeTotal.push_back(s.msTotal);
     }
     if (s.extra.contains("fallback_used") && s.extra["fallback_used"].get<bool>()) ++row.fallbacks;
     if (s.extra.value("forces_alongside", false)) ++row.forcesAlongside;
@@ -113,6 +116,7 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
   row.total = median(total);
   row.contactSteps = static_cast<int>(contactTotal.size());
   row.contactTotal = median(contactTotal);
+  row.freeTotal = median(freeTotal);
   row.iterations = row.steps ? double(iterations) / row.steps : 0;
   return row;
 }
@@ -204,9 +208,11 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
         // The median hides a phase that is a minority of the run (a sheet that lands late).
         if (row->contactSteps > 0)
           std::printf("%-12s   %d of %d steps touched an obstacle: median %.2f ms per step, %d of them ended "
-                      "above the tolerance (largest error %.2g); %d above it in all\n",
+                      "above the tolerance (largest error %.2g); %d above it in all; the other %d steps: "
+                      "median %.2f ms\n",
                       row->scene.c_str(), row->contactSteps, row->steps, row->contactTotal,
-                      row->contactAboveTolerance, row->contactMaxError, row->aboveTolerance);
+                      row->contactAboveTolerance, row->contactMaxError, row->aboveTolerance,
+                      row->steps - row->contactSteps, row->freeTotal);
         else if (row->aboveTolerance > 0)
           std::printf("%-12s   %d of %d steps ended above the tolerance\n", row->scene.c_str(),
                       row->aboveTolerance, row->steps);
@@ -239,6 +245,7 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
                                   {"steps_above_tolerance", row->aboveTolerance},
                                   {"contact_steps", row->contactSteps},
                                   {"contact_ms_total", row->contactTotal},
+                                  {"free_ms_total", row->freeTotal},
                                   {"contact_steps_above_tolerance", row->contactAboveTolerance},
                                   {"contact_max_error", row->contactMaxError},
                                   {"failure", row->failure}});
