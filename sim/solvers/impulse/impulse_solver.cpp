@@ -60,37 +60,43 @@ SparseMatrix upperOf(const SparseMatrix& m) {
   return upper;
 }
 
-}  // namespace
+struct LinearRow {
+  double target = 0;  // [m]
+  int axis = 0;
+  int pin = -1;       // index into the pin list, or -1 for the grab
+  bool grab = false;  // the grab is pulled, but not counted in convergence and errors
+  bool contact = false;  // holds a surface vertex on an obstacle along its normal (target: n . p)
+};
 
 // Constraint rows as lists of (particle, gradient) slots, the fixed pattern of A with the value
-// slot of every particle-local contribution, and the factorizations.
-struct ImpulseSolver::Impl {
-  struct LinearRow {
-    double target = 0;  // [m]
-    int axis = 0;
-    int pin = -1;       // index into the pin list, or -1 for the grab
-    bool grab = false;  // the grab is pulled, but not counted in convergence and errors
-    bool contact = false;  // holds a surface vertex on an obstacle along its normal (target: n . p)
-  };
-  struct ContactRow {
-    std::map<int, double> weights;  // the vertex's row of B
-    Vec3 normal;
-    double target = 0;  // [m]
-  };
-
-  // Rows: distance rows first, then linear rows (pins, grab).
+// slot of every particle-local contribution, and A's factorization: what a pass with contact rows
+// sets aside and puts back as a whole.
+struct RowStructure {
+  // Rows: distance rows first, then linear rows (pins, grab, contacts).
   std::vector<int> rowStart{0};  // slots of row r: [rowStart[r], rowStart[r+1])
   std::vector<int> slotParticle;
   std::vector<Vec3> slotGradient;  // dC_r / dx_particle
   std::vector<LinearRow> linearRows;  // row distanceRows + i
   int distanceRows = 0;
-  int rowCount() const { return static_cast<int>(rowStart.size()) - 1; }
 
   // Assembly: contribution i adds k[particle] g[slotA] . g[slotB] to values[contributionValue].
   std::vector<int> contributionSlotA, contributionSlotB, contributionParticle, contributionValue;
   std::vector<int> diagonalValue;
   SparseMatrix matrix;  // upper triangle of A, fixed pattern
   std::unique_ptr<SpdSolver> factor;
+};
+
+}  // namespace
+
+// The rows and factorizations of a step, and how they are built, assembled and solved.
+struct ImpulseSolver::Impl : RowStructure {
+  struct ContactRow {
+    std::map<int, double> weights;  // the vertex's row of B
+    Vec3 normal;
+    double target = 0;  // [m]
+  };
+
+  int rowCount() const { return static_cast<int>(rowStart.size()) - 1; }
 
   // What the linear rows were built for: a change rebuilds the pattern.
   std::vector<int> pinnedVertices;
@@ -99,30 +105,8 @@ struct ImpulseSolver::Impl {
   std::vector<int> baseOrdering;  // the fill-reducing ordering of the rows without contacts
 
   // The rows, pattern and factor without contacts, kept while a pass holds contact rows.
-  struct Structure {
-    std::vector<int> rowStart, slotParticle;
-    std::vector<Vec3> slotGradient;
-    std::vector<LinearRow> linearRows;
-    int distanceRows = 0;
-    std::vector<int> contributionSlotA, contributionSlotB, contributionParticle, contributionValue, diagonalValue;
-    SparseMatrix matrix;
-    std::unique_ptr<SpdSolver> factor;
-  };
-  std::optional<Structure> withoutContacts;
-  void swapStructure(Structure& other) {
-    std::swap(rowStart, other.rowStart);
-    std::swap(slotParticle, other.slotParticle);
-    std::swap(slotGradient, other.slotGradient);
-    std::swap(linearRows, other.linearRows);
-    std::swap(distanceRows, other.distanceRows);
-    std::swap(contributionSlotA, other.contributionSlotA);
-    std::swap(contributionSlotB, other.contributionSlotB);
-    std::swap(contributionParticle, other.contributionParticle);
-    std::swap(contributionValue, other.contributionValue);
-    std::swap(diagonalValue, other.diagonalValue);
-    std::swap(matrix, other.matrix);
-    std::swap(factor, other.factor);
-  }
+  std::optional<RowStructure> withoutContacts;
+  void swapStructure(RowStructure& other) { std::swap(static_cast<RowStructure&>(*this), other); }
   // Sets the rows without contacts aside (buildRows then rebuilds every member), and back.
   void keepStructure() {
     if (withoutContacts) return;
@@ -726,6 +710,13 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   std::vector<Impl::ContactRow> held;
   std::vector<char> isHeld(surface_.rows(), 0);
   const bool pairCorrections = ctx.sim.selfCollision || hasMeshObstacle(ctx.obstacles);
+  // A surface correction moves the preview (and so the velocity) through the particles.
+  auto correctPreview = [&](const Positions& surfaceCorrection) {
+    const Positions particleCorrection = toParticles(surfaceCorrection);
+    preview += particleCorrection;
+    v_ += particleCorrection / h;
+    surface_ = surfaceFromParticles(model_, preview);
+  };
   // Pair corrections applied to the preview; their surface correction in `pairCorrection`.
   auto correctPairs = [&](int round, Positions& pairCorrection) {
     Eigen::VectorXd weights = Eigen::VectorXd::Ones(surface_.rows());
@@ -735,10 +726,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     if (resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights,
                                          ctx.sim.thickness, ctx.sim.selfCollision, ctx.obstacles, stats) > 0) {
       pairCorrection = corrected - surface_;
-      const Positions particleCorrection = toParticles(pairCorrection);
-      preview += particleCorrection;
-      v_ += particleCorrection / h;
-      surface_ = surfaceFromParticles(model_, preview);
+      correctPreview(pairCorrection);
     }
     if (round > 1) stats.extra["ms_self_collision"] = selfMs + stats.extra.value("ms_self_collision", 0.0);
   };
@@ -751,12 +739,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         !ctx.obstacles.empty() &&
         resolveContacts(ctx.obstacles, 0.0, previousSurface, surface_, contactCorrection, h, &contactNormals)
                 .contactCount > 0;
-    if (contacted) {
-      const Positions particleCorrection = toParticles(contactCorrection);
-      preview += particleCorrection;
-      v_ += particleCorrection / h;
-      surface_ = surfaceFromParticles(model_, preview);
-    }
+    if (contacted) correctPreview(contactCorrection);
     if (holdPairs) correctPairs(round, pairCorrection);
     if (!contacted && pairCorrection.rows() == 0) break;
     if (round >= params_.contactRounds || !passMet) break;
