@@ -79,7 +79,9 @@ TEST(SimRunner, SimulatedTimeFollowsWallTimeAndNeverRunsAhead) {
   EXPECT_GT(simulated, 0.0);
   EXPECT_LE(simulated, wall * 1.02 + 0.02) << "simulation ran ahead of the wall clock";
   EXPECT_GT(runner->realTimeFactor(), 0.0);
-  EXPECT_LE(runner->realTimeFactor(), 1.1);
+  // Measured over windows of at least 0.5 s, in which the runner may also pay off what it owed
+  // when the window began (up to its debt cap, 0.1 s): at most 1.2 times real time.
+  EXPECT_LE(runner->realTimeFactor(), 1.25);
   // Half speed: half the simulated time per wall second (at most), measured over the time that
   // really passed (a loaded machine oversleeps), plus what the runner may owe wall time at that
   // speed (its debt cap, 0.1 s of wall time: 0.05 s simulated).
