@@ -206,14 +206,15 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
           std::printf("%-12s   one step of h = %g s is %d solver steps of %.3g s; figures are per step of h\n",
                       row->scene.c_str(), row->dt, row->substeps, row->dt / row->substeps);
         // The median hides a phase that is a minority of the run (a sheet that lands late).
-        if (row->contactSteps > 0)
+        if (row->contactSteps > 0) {
           std::printf("%-12s   %d of %d steps touched an obstacle: median %.2f ms per step, %d of them ended "
-                      "above the tolerance (largest error %.2g); %d above it in all; the other %d steps: "
-                      "median %.2f ms\n",
+                      "above the tolerance (largest error %.2g); %d above it in all",
                       row->scene.c_str(), row->contactSteps, row->steps, row->contactTotal,
-                      row->contactAboveTolerance, row->contactMaxError, row->aboveTolerance,
-                      row->steps - row->contactSteps, row->freeTotal);
-        else if (row->aboveTolerance > 0)
+                      row->contactAboveTolerance, row->contactMaxError, row->aboveTolerance);
+          if (row->contactSteps < row->steps)
+            std::printf("; the other %d steps: median %.2f ms", row->steps - row->contactSteps, row->freeTotal);
+          std::printf("\n");
+        } else if (row->aboveTolerance > 0)
           std::printf("%-12s   %d of %d steps ended above the tolerance\n", row->scene.c_str(),
                       row->aboveTolerance, row->steps);
         if (row->maxResidual >= 0)
