@@ -71,11 +71,20 @@ check "drag: the grabbed point followed the cursor" python3 "$HERE/check_log.py"
 check "drag: released" grep -q '"event":"grab_release"' "$LOG"
 
 # 2. Ctrl+click pins the vertex under the cursor (aimed while paused); it must then stay at its
-#    target while the cloth moves again.
+#    target while the cloth moves again. The drag leaves the cloth tumbling, and paused at the
+#    wrong moment it can be folded edge-on under the probe, where a click rightly finds no cloth
+#    (seen once in CI: "orbit_start ... no cloth under the cursor"); then it runs on a moment
+#    and the click is aimed again, up to three times.
 xdotool key space
 sleep 0.5
-read -r lx ly <<< "$(layout cloth_lower "$OUT/hanging.out")"
-xdotool mousemove --window "$WID" "$lx" "$ly" sleep 0.3 keydown ctrl sleep 0.2 click 1 sleep 0.2 keyup ctrl sleep 0.2 key space
+for attempt in 1 2 3; do
+  read -r lx ly <<< "$(layout cloth_lower "$OUT/hanging.out")"
+  xdotool mousemove --window "$WID" "$lx" "$ly" sleep 0.3 keydown ctrl sleep 0.2 click 1 sleep 0.2 keyup ctrl sleep 0.3
+  grep -q '"event":"pin_add"' "$LOG" && break
+  echo "pin: attempt $attempt found no cloth at $lx $ly; running on a moment and aiming again"
+  xdotool key space sleep 0.4 key space sleep 0.5
+done
+xdotool key space
 sleep 2
 check "pin: Ctrl+click added a pin" grep -q '"event":"pin_add"' "$LOG"
 check "pin: the pinned vertex stays at its target" python3 "$HERE/check_log.py" pin "$LOG"
