@@ -16,6 +16,29 @@ namespace clothlab {
 
 namespace {
 constexpr double kMetricsInterval = 0.25;  // s of wall time between metric updates per pane
+
+std::string formatG(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+// The parts joined by the separator, in rows no wider than `width` pixels where a part fits
+// alone (a part wider than that gets a row of its own and is clipped).
+std::vector<std::string> packIntoRows(const std::vector<std::string>& parts, const char* separator, float width) {
+  std::vector<std::string> rows;
+  for (const std::string& part : parts) {
+    if (!rows.empty()) {
+      const std::string joined = rows.back() + separator + part;
+      if (ImGui::CalcTextSize(joined.c_str()).x <= width) {
+        rows.back() = joined;
+        continue;
+      }
+    }
+    rows.push_back(part);
+  }
+  return rows;
+}
 }  // namespace
 
 Result<Viewer::Pane> Viewer::makePane(const ComparePane& spec, bool paused) const {
@@ -276,12 +299,13 @@ void Viewer::drawCompareSection() {
   tooltip("off: density, bending, time step and solver parameters change only the active pane");
   ImGui::TextWrapped("active pane: %d (%s); click a pane to make it active: the Solver and parameter sections "
                      "below show it", activePane_ + 1, panes_[activePane_].spec.solver.c_str());
-  ImGui::TextDisabled("drags and pins act on the same material point in every pane");
+  hint("drags and pins act on the same material point in every pane");
 }
 
 void Viewer::drawCompareOverlay() {
-  // Labels in each pane.
-  ImDrawList* draw = ImGui::GetForegroundDrawList();
+  // Frames and labels of each pane, behind ImGui's windows (the hint bar, open combo boxes and
+  // tooltips lie over the panes) and in front of the 3D view, which is drawn before ImGui.
+  ImDrawList* draw = ImGui::GetBackgroundDrawList();
   const auto& definitions = lockingMetricDefinitions();
   auto metricText = [&](const Pane& pane, size_t m) {
     char text[64];
@@ -296,29 +320,40 @@ void Viewer::drawCompareOverlay() {
     const ImU32 frame = int(i) == activePane_ ? IM_COL32(255, 200, 60, 255) : IM_COL32(60, 60, 70, 255);
     draw->AddRect(ImVec2(float(pane.x), float(pane.y)), ImVec2(float(pane.x + pane.w), float(pane.y + pane.h)), frame, 0, 0,
                   int(i) == activePane_ ? 2.5f : 1.0f);
-    std::string tolerance = s.solverParams.contains("tolerance") ? ", tol " + s.solverParams["tolerance"].dump() : "";
-    if (s.solverParams.contains("iterations")) tolerance += ", " + s.solverParams["iterations"].dump() + " sweeps";
-    char line1[256], line2[256];
-    std::snprintf(line1, sizeof line1, "%zu  %s", i + 1, s.solverId.c_str());
-    const std::string substeps = s.sim.substeps > 1 ? " in " + std::to_string(s.sim.substeps) : "";
-    std::snprintf(line2, sizeof line2, "%s, %d vertices, h %g s%s%s, k_b %g", s.sceneName.c_str(), s.vertexCount(),
-                  s.sim.dt, substeps.c_str(), tolerance.c_str(), s.sim.bending);
-    const ImVec2 at(float(pane.x + 8), float(pane.y + 6));
-    draw->PushClipRect(ImVec2(float(pane.x), float(pane.y)), ImVec2(float(pane.x + pane.w), float(pane.y + pane.h)), true);
-    const std::string line3 = "sag " + metricText(pane, 0) + " m   tip " + metricText(pane, 1) + " m   strain " +
-                              metricText(pane, 3);
-    const std::string line4 = "residual " + metricText(pane, 4) + "   " + metricText(pane, 6) + " ms/step   t " +
-                              std::to_string(s.time).substr(0, 5) + " s";
+    // Four kinds of line (name, setup, metrics, progress), each packed into as many rows as the
+    // pane's width needs: with three or four panes a window 1280 px wide has no room for a setup
+    // line in one row.
+    std::vector<std::string> setup{s.sceneName, std::to_string(s.vertexCount()) + " vertices", "h " + formatG(s.sim.dt) + " s"};
+    if (s.sim.substeps > 1) setup.back() += " in " + std::to_string(s.sim.substeps);
+    if (s.solverParams.contains("tolerance")) setup.push_back("tol " + s.solverParams["tolerance"].dump());
+    if (s.solverParams.contains("iterations")) setup.push_back(s.solverParams["iterations"].dump() + " sweeps");
+    setup.push_back("k_b " + formatG(s.sim.bending));
+    const float width = float(pane.w) - 20;
+    struct Row {
+      std::string text;
+      ImU32 colour;
+    };
+    std::vector<Row> rows;
+    auto add = [&](const std::vector<std::string>& parts, const char* separator, ImU32 colour) {
+      for (const std::string& row : packIntoRows(parts, separator, width)) rows.push_back({row, colour});
+    };
+    add({std::to_string(i + 1) + "  " + s.solverId}, "", IM_COL32(255, 255, 255, 255));
+    add(setup, ", ", IM_COL32(210, 215, 225, 255));
+    add({"sag " + metricText(pane, 0) + " m", "tip " + metricText(pane, 1) + " m", "strain " + metricText(pane, 3)}, "   ",
+        IM_COL32(255, 230, 150, 255));
+    // The progress rows turn red while the pane's last step ended above its solver's tolerance.
+    add({"residual " + metricText(pane, 4), metricText(pane, 6) + " ms/step", "t " + std::to_string(s.time).substr(0, 5) + " s"},
+        "   ", s.stats.converged ? IM_COL32(210, 215, 225, 255) : IM_COL32(255, 115, 100, 255));
     float textWidth = 0;
-    for (const char* text : {static_cast<const char*>(line1), static_cast<const char*>(line2), line3.c_str(), line4.c_str()})
-      textWidth = std::max(textWidth, ImGui::CalcTextSize(text).x);
-    draw->AddRectFilled(ImVec2(at.x - 4, at.y - 2), ImVec2(at.x + textWidth + 6, at.y + 64), IM_COL32(20, 22, 28, 170), 4);
-    draw->AddText(ImVec2(at.x, at.y), IM_COL32(255, 255, 255, 255), line1);
-    draw->AddText(ImVec2(at.x, at.y + 16), IM_COL32(210, 215, 225, 255), line2);
-    draw->AddText(ImVec2(at.x, at.y + 32), IM_COL32(255, 230, 150, 255), line3.c_str());
-    // The residual line turns red while the pane's last step ended above its solver's tolerance.
-    draw->AddText(ImVec2(at.x, at.y + 48), s.stats.converged ? IM_COL32(210, 215, 225, 255) : IM_COL32(255, 115, 100, 255),
-                  line4.c_str());
+    for (const Row& row : rows) textWidth = std::max(textWidth, ImGui::CalcTextSize(row.text.c_str()).x);
+    const ImVec2 at(float(pane.x + 8), float(pane.y + 6));
+    const float rowHeight = ImGui::GetTextLineHeight() + 3;
+    draw->PushClipRect(ImVec2(float(pane.x), float(pane.y)), ImVec2(float(pane.x + pane.w), float(pane.y + pane.h)), true);
+    const ImVec2 labelMin(at.x - 4, at.y - 2), labelMax(at.x + textWidth + 6, at.y + rowHeight * float(rows.size()) + 2);
+    draw->AddRectFilled(labelMin, labelMax, IM_COL32(20, 22, 28, 170), 4);
+    layoutRect("pane" + std::to_string(i + 1) + "_label", labelMin, labelMax);
+    for (size_t r = 0; r < rows.size(); ++r)
+      draw->AddText(ImVec2(at.x, at.y + rowHeight * float(r)), rows[r].colour, rows[r].text.c_str());
     draw->PopClipRect();
   }
 

@@ -56,15 +56,16 @@ bool numberEditor(const char* label, double& value, double lo, double hi, bool l
 
 }  // namespace
 
-void Viewer::layout(const char* name) {
+void Viewer::layout(const char* name) { layoutRect(name, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()); }
+
+void Viewer::layoutRect(const std::string& name, ImVec2 min, ImVec2 max) {
   if (!options_.layout) return;
   static std::map<std::string, std::array<int, 4>> printed;
-  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-  const std::array<int, 4> rect = {int(a.x), int(a.y), int(b.x), int(b.y)};
+  const std::array<int, 4> rect = {int(min.x), int(min.y), int(max.x), int(max.y)};
   auto it = printed.find(name);
   if (it != printed.end() && it->second == rect) return;
   printed[name] = rect;
-  std::printf("LAYOUT %s %d %d %d %d\n", name, rect[0], rect[1], rect[2], rect[3]);
+  std::printf("LAYOUT %s %d %d %d %d\n", name.c_str(), rect[0], rect[1], rect[2], rect[3]);
   std::fflush(stdout);
 }
 
@@ -175,7 +176,7 @@ void Viewer::drawSceneSection() {
   if (ImGui::Button("Export OBJ", ImVec2(-1, 0))) exportObj(exportPath_);
   layout("export_obj");
   tooltip("writes the current cloth surface as OBJ");
-  ImGui::TextDisabled("drop .obj / .json files onto the window to open them");
+  hint("drop .obj / .json files onto the window to open them");
 }
 
 void Viewer::drawSolverSection() {
@@ -295,7 +296,7 @@ void Viewer::editObstacles(const std::string& label, std::function<void(std::vec
 
 void Viewer::drawObstacleSection() {
   if (!ImGui::CollapsingHeader("Obstacles") || !snapshot_) return;
-  if (snapshot_->obstacles.empty()) ImGui::TextDisabled("none; open an .obj as an obstacle (Scene section)");
+  if (snapshot_->obstacles.empty()) hint("none; open an .obj as an obstacle (Scene section)");
   for (size_t i = 0; i < snapshot_->obstacles.size(); ++i) {
     const Obstacle& ob = snapshot_->obstacles[i];
     ImGui::PushID(static_cast<int>(i));
@@ -337,7 +338,7 @@ void Viewer::drawPinSection() {
   if (ImGui::Button("top edge")) applyPreset("top-edge");
   ImGui::SameLine();
   if (ImGui::Button("clear all")) clearPins();
-  ImGui::TextDisabled("Ctrl+click the cloth: pin / unpin; drag a pin to move it");
+  hint("Ctrl+click the cloth: pin / unpin; drag a pin to move it");
   if (snapshot_->pinVertices.empty()) {
     ImGui::TextDisabled("no pins");
     return;

@@ -11,4 +11,12 @@ inline void tooltip(const std::string& text) {
   if (!text.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text.c_str());
 }
 
+// A hint in the disabled text colour, wrapped at the panel's edge (ImGui::TextDisabled does not
+// wrap, and the panel is narrower than some hints).
+inline void hint(const char* text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+  ImGui::TextWrapped("%s", text);
+  ImGui::PopStyleColor();
+}
+
 }  // namespace clothlab

@@ -20,6 +20,8 @@
 
 struct GLFWwindow;
 
+struct ImVec2;
+
 namespace clothlab {
 
 struct ViewerOptions {
@@ -69,6 +71,7 @@ class Viewer {
   void drawHelpWindow();
   void drawOverlayText();
   void layout(const char* name);  // prints LAYOUT name x0 y0 x1 y1 of the last item
+  void layoutRect(const std::string& name, ImVec2 min, ImVec2 max);  // the same for a given rectangle
   void consumeSnapshot();
   void printProbes();
   void openPath(const std::string& path, const std::string& how);
