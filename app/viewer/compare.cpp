@@ -134,15 +134,8 @@ void Viewer::layoutPanes() {
     pane.y = top + (i / columns) * (h + gap);
     pane.w = w;
     pane.h = h;
-    if (options_.layout) {
-      // Pane rectangles for GUI tests (printed when they change).
-      const std::string name = "pane" + std::to_string(i + 1);
-      const std::array<int, 4> rect = {int(pane.x), int(pane.y), int(pane.x + w), int(pane.y + h)};
-      if (printedPanes_[name] != rect) {
-        printedPanes_[name] = rect;
-        std::printf("LAYOUT %s %d %d %d %d\n", name.c_str(), rect[0], rect[1], rect[2], rect[3]);
-      }
-    }
+    if (options_.layout)  // pane rectangles for GUI tests
+      layoutRect("pane" + std::to_string(i + 1), ImVec2(float(pane.x), float(pane.y)), ImVec2(float(pane.x + w), float(pane.y + h)));
   }
 }
 
@@ -351,7 +344,7 @@ void Viewer::drawCompareOverlay() {
     draw->PushClipRect(ImVec2(float(pane.x), float(pane.y)), ImVec2(float(pane.x + pane.w), float(pane.y + pane.h)), true);
     const ImVec2 labelMin(at.x - 4, at.y - 2), labelMax(at.x + textWidth + 6, at.y + rowHeight * float(rows.size()) + 2);
     draw->AddRectFilled(labelMin, labelMax, IM_COL32(20, 22, 28, 170), 4);
-    layoutRect("pane" + std::to_string(i + 1) + "_label", labelMin, labelMax);
+    if (options_.layout) layoutRect("pane" + std::to_string(i + 1) + "_label", labelMin, labelMax);
     for (size_t r = 0; r < rows.size(); ++r)
       draw->AddText(ImVec2(at.x, at.y + rowHeight * float(r)), rows[r].colour, rows[r].text.c_str());
     draw->PopClipRect();

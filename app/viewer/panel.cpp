@@ -60,6 +60,7 @@ void Viewer::layout(const char* name) { layoutRect(name, ImGui::GetItemRectMin()
 
 void Viewer::layoutRect(const std::string& name, ImVec2 min, ImVec2 max) {
   if (!options_.layout) return;
+  // Printed when they change.
   static std::map<std::string, std::array<int, 4>> printed;
   const std::array<int, 4> rect = {int(min.x), int(min.y), int(max.x), int(max.y)};
   auto it = printed.find(name);

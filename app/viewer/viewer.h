@@ -3,7 +3,6 @@
 // the panel and drawing; a SimRunner steps the simulation on its own thread. See README "Viewer".
 #include <array>
 #include <deque>
-#include <map>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -143,7 +142,6 @@ class Viewer {
   std::vector<Pane> panes_;             // compare mode when not empty
   int activePane_ = 0;
   int comparePreset_ = 0;
-  std::map<std::string, std::array<int, 4>> printedPanes_;  // --layout lines already printed
   bool editAllPanes_ = true;
   std::unique_ptr<Renderer> renderer_;
   Camera camera_;
