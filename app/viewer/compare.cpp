@@ -17,9 +17,10 @@ namespace clothlab {
 namespace {
 constexpr double kMetricsInterval = 0.25;  // s of wall time between metric updates per pane
 
-std::string formatG(double value) {
+// The value with `digits` significant digits (printf's %g).
+std::string formatG(double value, int digits = 6) {
   char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
+  std::snprintf(text, sizeof text, "%.*g", digits, value);
   return text;
 }
 
@@ -301,10 +302,7 @@ void Viewer::drawCompareOverlay() {
   ImDrawList* draw = ImGui::GetBackgroundDrawList();
   const auto& definitions = lockingMetricDefinitions();
   auto metricText = [&](const Pane& pane, size_t m) {
-    char text[64];
-    if (m >= pane.metrics.size() || !std::isfinite(pane.metrics[m])) return std::string("-");
-    std::snprintf(text, sizeof text, "%.4g", pane.metrics[m]);
-    return std::string(text);
+    return m < pane.metrics.size() && std::isfinite(pane.metrics[m]) ? formatG(pane.metrics[m], 4) : std::string("-");
   };
   for (size_t i = 0; i < panes_.size(); ++i) {
     const Pane& pane = panes_[i];

@@ -11,6 +11,8 @@
   fps LOG MIN         median frames per second (after the first 3 s) at least MIN; prints it
   mirror LOG N        compare mode: one drag reached all N panes: each pane's snapshots show a
                       grab with the same target, and each pane's grabbed point moved with it
+  inside OUT OUTER INNER...   the viewer's stdout with --layout: the last rectangle printed for
+                      each INNER lies within the last one printed for OUTER; prints them
 """
 import json
 import math
@@ -131,8 +133,27 @@ def fps(log, minimum):
     return statistics.median(values) >= minimum
 
 
+def inside(out_path, outer, inner_names):
+    with open(out_path) as f:
+        lines = f.read().splitlines()
+
+    def last(name):
+        rects = [list(map(int, l.split()[2:6])) for l in lines if l.startswith("LAYOUT " + name + " ")]
+        return rects[-1] if rects else None
+
+    box = last(outer)
+    ok = box is not None
+    for name in inner_names:
+        rect = last(name)
+        print(outer, box, name, rect)
+        ok = ok and rect is not None and box[0] <= rect[0] and box[1] <= rect[1] and rect[2] <= box[2] and rect[3] <= box[3]
+    return ok
+
+
 if __name__ == "__main__":
     what, path = sys.argv[1], sys.argv[2]
+    if what == "inside":
+        sys.exit(0 if inside(path, sys.argv[3], sys.argv[4:]) else 1)
     log = events(path)
     if what == "running":
         ok = running(log, sys.argv[3])

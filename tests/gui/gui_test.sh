@@ -168,25 +168,13 @@ start_app compare --compare pinned-corners --paused
 LOG="$OUT/compare.jsonl"
 # Framed for the panes as they are once the panel is drawn (its width is known only after the
 # first frame, which narrows the panes).
-check "compare: pane 1 frames the whole cloth" python3 -c "
-import sys
-lines = open('$OUT/compare.out').read().splitlines()
-last = lambda name: [list(map(int, l.split()[2:6])) for l in lines if l.startswith('LAYOUT ' + name + ' ')][-1]
-pane, box = last('pane1'), last('cloth_box')
-print('pane 1', pane, 'the cloth on screen', box)
-sys.exit(0 if pane[0] <= box[0] and box[2] <= pane[2] and pane[1] <= box[1] and box[3] <= pane[3] else 1)"
+check "compare: pane 1 frames the whole cloth" python3 "$HERE/check_log.py" inside "$OUT/compare.out" pane1 cloth_box
 # Each pane's labels (solver, setup, metrics) wrap to fit the pane: three panes in the default
 # 1280 px window clipped them before.
-check "compare: every pane's labels fit inside it" python3 -c "
-import sys
-lines = open('$OUT/compare.out').read().splitlines()
-last = lambda name: [list(map(int, l.split()[2:6])) for l in lines if l.startswith('LAYOUT ' + name + ' ')][-1]
-fits = True
-for i in (1, 2, 3):
-    pane, label = last('pane%d' % i), last('pane%d_label' % i)
-    print('pane', i, pane, 'labels', label)
-    fits = fits and pane[0] <= label[0] and label[2] <= pane[2] and label[3] <= pane[3]
-sys.exit(0 if fits else 1)"
+labels_fit() {
+  for i in 1 2 3; do python3 "$HERE/check_log.py" inside "$OUT/compare.out" "pane$i" "pane${i}_label" || return 1; done
+}
+check "compare: every pane's labels fit inside it" labels_fit
 read -r cx cy <<< "$(layout cloth_center "$OUT/compare.out")"    # aimed in pane 1 (active)
 read -r p1x _ <<< "$(grep '^LAYOUT pane1 ' "$OUT/compare.out" | tail -n1 | awk '{print $3, $4}')"
 read -r p2x _ <<< "$(grep '^LAYOUT pane2 ' "$OUT/compare.out" | tail -n1 | awk '{print $3, $4}')"
