@@ -208,6 +208,9 @@ struct Renderer::Impl {
   }
   GLuint edgeBuffer = 0, edgeVao = 0, clothShadowVao = 0;
   GLsizei edgeCount = 0;
+  std::vector<std::uint32_t> edgeEnds;  // the cloth's unique edges, two indices each
+  // Mean length of the cloth's edges at the last upload [m].
+  float meanEdge = 0;
   std::shared_ptr<const std::vector<std::uint32_t>> clothTriangles;  // what `cloth` holds
   GLuint flatVao = 0, flatBuffer = 0;
   std::vector<FlatVertex> lines, points, bigPoints;
@@ -251,14 +254,17 @@ struct Renderer::Impl {
           std::uint32_t a = t[i + k], b = t[i + (k + 1) % 3];
           edges.emplace(std::min(a, b), std::max(a, b));
         }
-      std::vector<std::uint32_t> idx;
-      idx.reserve(edges.size() * 2);
-      for (const auto& [a, b] : edges) idx.insert(idx.end(), {a, b});
+      edgeEnds.clear();
+      edgeEnds.reserve(edges.size() * 2);
+      for (const auto& [a, b] : edges) edgeEnds.insert(edgeEnds.end(), {a, b});
       glBindVertexArray(edgeVao);
-      glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(idx.size() * sizeof(std::uint32_t)),
-                   idx.data(), GL_STATIC_DRAW);
-      edgeCount = static_cast<GLsizei>(idx.size());
+      glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(edgeEnds.size() * sizeof(std::uint32_t)),
+                   edgeEnds.data(), GL_STATIC_DRAW);
+      edgeCount = static_cast<GLsizei>(edgeEnds.size());
     }
+    double total = 0;
+    for (size_t i = 0; i < edgeEnds.size(); i += 2) total += (s.vertex(edgeEnds[i]) - s.vertex(edgeEnds[i + 1])).norm();
+    meanEdge = edgeEnds.empty() ? 0.0f : static_cast<float>(2 * total / static_cast<double>(edgeEnds.size()));
   }
 
   // Lit draw of a mesh with a model matrix.
@@ -388,6 +394,7 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
   r.setFloat(r.meshProgram, "uHeatMax", o.heatMax);
   r.setInt(r.meshProgram, "uShadowPass", 0);
   r.setFloat(r.meshProgram, "uAlpha", 1.0f);
+  r.setFloat(r.meshProgram, "uRecede", 0);
 
   // Obstacles.
   const float extent = static_cast<float>(std::max(4.0 * size, 4.0));
@@ -488,11 +495,21 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
     r.setFloat(r.meshProgram, "uAlpha", 1.0f);
   }
 
+  // Boxes are drawn pushed back along the view rays (depth only: they cover the same pixels).
+  // Contacts hold the cloth's vertices outside a box, but a cloth triangle that spans one of its
+  // edges cuts into it, and the edge would show through the cloth as a line. A triangle with
+  // edges of length s cuts at most s / sqrt(6) into a corner (s / (2 sqrt 2) into an edge),
+  // perpendicular to it; along a view ray 60 degrees off its normal that is twice as deep. The
+  // other solids have no such edges (a mesh obstacle's are kept out of the cloth's triangles by
+  // resolveObstacleFeatures) and are drawn where they are.
   glUseProgram(r.meshProgram);
-  for (const auto& ob : s.obstacles)
-    if (ob.type != Obstacle::Type::Plane)
-      r.drawLit(r.obstacleMesh(ob), obstacleModel(ob), solidColor,
-                solidColor, false);
+  const float boxRecede = s.vertexCount() > 0 ? 0.8f * r.meanEdge : 0.0f;
+  for (const auto& ob : s.obstacles) {
+    if (ob.type == Obstacle::Type::Plane) continue;
+    r.setFloat(r.meshProgram, "uRecede", ob.type == Obstacle::Type::Box ? boxRecede : 0.0f);
+    r.drawLit(r.obstacleMesh(ob), obstacleModel(ob), solidColor, solidColor, false);
+  }
+  r.setFloat(r.meshProgram, "uRecede", 0);
 
   // The cloth.
   if (s.vertexCount() > 0) {

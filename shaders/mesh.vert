@@ -8,6 +8,8 @@ uniform mat4 uViewProj;
 uniform mat4 uModel;       // obstacles: unit shape -> world; cloth: identity
 uniform mat3 uNormalMatrix;
 uniform mat4 uShadow;      // flattens onto the ground plane (shadow pass), identity otherwise
+uniform vec3 uEye;
+uniform float uRecede;     // drawn this far [m] behind where it is, along the view ray (same pixels)
 
 out vec3 vWorld;
 out vec3 vNormal;
@@ -18,5 +20,5 @@ void main() {
   vWorld = world.xyz / world.w;
   vNormal = uNormalMatrix * aNormal;
   vScalar = aScalar;
-  gl_Position = uViewProj * world;
+  gl_Position = uViewProj * vec4(vWorld + uRecede * normalize(vWorld - uEye), 1.0);
 }

@@ -249,6 +249,57 @@ TEST_F(RenderTest, ObstaclesAndShadowsAreDrawn) {
                         kHeight, with));
 }
 
+TEST_F(RenderTest, TableEdgesDoNotShowThroughTheCloth) {
+  // `tablecloth` settled on its table: cloth triangles that span the table's edges cut into it
+  // (their corners are held outside, their middles are not). Where they do, the pixel must show
+  // the cloth, not the edge.
+  Renderer renderer;
+  ASSERT_FALSE(renderer.init());
+  auto sim = builtin("tablecloth", 400);
+  const Snapshot s = makeSnapshot(*sim, false);
+  const Obstacle* table = nullptr;
+  for (const auto& o : s.obstacles)
+    if (o.type == Obstacle::Type::Box) table = &o;
+  ASSERT_TRUE(table);
+  Camera camera = framed(s);
+  const auto px = draw(renderer, s, RenderOptions{}, camera);
+  ASSERT_FALSE(writePng((std::filesystem::path(CLOTHLAB_TEST_OUTPUT) / "render_tablecloth.png").string(), kWidth,
+                        kHeight, px));
+  // The deepest point inside the table of each cloth triangle that cuts more than 2 mm into it
+  // (8 x 8 samples).
+  const auto& t = *s.triangles;
+  int cut = 0, showing = 0;
+  for (size_t i = 0; i + 2 < t.size(); i += 3) {
+    const Vec3 a = s.vertex(t[i]), b = s.vertex(t[i + 1]), c = s.vertex(t[i + 2]);
+    double deepest = -0.002;
+    Vec3 where;
+    for (int u = 0; u <= 8; ++u)
+      for (int v = 0; u + v <= 8; ++v) {
+        const Vec3 p = (u * a + v * b + (8 - u - v) * c) / 8.0;
+        const double inside = (table->halfExtents - (p - table->point).cwiseAbs()).minCoeff();
+        if (inside > -deepest) {
+          deepest = -inside;
+          where = p;
+        }
+      }
+    if (deepest >= -0.002) continue;
+    // Triangles seen nearly edge-on lie on the cloth's outline, where a pixel may be either side.
+    const Vec3 normal = (b - a).cross(c - a).normalized();
+    const glm::dvec3 eye = camera.eye();
+    if (std::abs(normal.dot((Vec3(eye.x, eye.y, eye.z) - where).normalized())) < 0.3) continue;
+    const glm::dvec2 q = camera.project({where.x(), where.y(), where.z()}, kWidth, kHeight);
+    const int x = static_cast<int>(q.x), y = static_cast<int>(q.y);
+    if (x < 0 || y < 0 || x >= kWidth || y >= kHeight) continue;
+    ++cut;
+    const auto colour = pixel(px, x, y);
+    showing += !(colour[0] > colour[1] + 40 && colour[0] > colour[2] + 40);  // not the cloth's orange front
+  }
+  std::printf("%d cloth triangles cut more than 2 mm into the table; %d of their pixels show something else\n", cut,
+              showing);
+  ASSERT_GT(cut, 20);
+  EXPECT_LE(showing, cut / 20);
+}
+
 TEST(Picking, RayThroughAProjectedPointHitsTheSurfaceThere) {
   auto sim = builtin("hanging", 20);
   const Snapshot s = makeSnapshot(*sim, false);
