@@ -208,8 +208,8 @@ struct Renderer::Impl {
   }
   GLuint edgeBuffer = 0, edgeVao = 0, clothShadowVao = 0;
   GLsizei edgeCount = 0;
-  std::vector<std::uint32_t> edgeEnds;  // the cloth's unique edges, two indices each
-  // Mean length of the cloth's edges at the last upload [m].
+  // Mean length of the cloth's edges when its triangles were uploaded [m] (inextensible cloth
+  // keeps it).
   float meanEdge = 0;
   std::shared_ptr<const std::vector<std::uint32_t>> clothTriangles;  // what `cloth` holds
   GLuint flatVao = 0, flatBuffer = 0;
@@ -254,17 +254,19 @@ struct Renderer::Impl {
           std::uint32_t a = t[i + k], b = t[i + (k + 1) % 3];
           edges.emplace(std::min(a, b), std::max(a, b));
         }
-      edgeEnds.clear();
-      edgeEnds.reserve(edges.size() * 2);
-      for (const auto& [a, b] : edges) edgeEnds.insert(edgeEnds.end(), {a, b});
+      std::vector<std::uint32_t> idx;
+      idx.reserve(edges.size() * 2);
+      double total = 0;
+      for (const auto& [a, b] : edges) {
+        idx.insert(idx.end(), {a, b});
+        total += (s.vertex(a) - s.vertex(b)).norm();
+      }
+      meanEdge = edges.empty() ? 0.0f : static_cast<float>(total / static_cast<double>(edges.size()));
       glBindVertexArray(edgeVao);
-      glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(edgeEnds.size() * sizeof(std::uint32_t)),
-                   edgeEnds.data(), GL_STATIC_DRAW);
-      edgeCount = static_cast<GLsizei>(edgeEnds.size());
+      glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(idx.size() * sizeof(std::uint32_t)),
+                   idx.data(), GL_STATIC_DRAW);
+      edgeCount = static_cast<GLsizei>(idx.size());
     }
-    double total = 0;
-    for (size_t i = 0; i < edgeEnds.size(); i += 2) total += (s.vertex(edgeEnds[i]) - s.vertex(edgeEnds[i + 1])).norm();
-    meanEdge = edgeEnds.empty() ? 0.0f : static_cast<float>(2 * total / static_cast<double>(edgeEnds.size()));
   }
 
   // Lit draw of a mesh with a model matrix.
