@@ -396,7 +396,6 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
   r.setFloat(r.meshProgram, "uHeatMax", o.heatMax);
   r.setInt(r.meshProgram, "uShadowPass", 0);
   r.setFloat(r.meshProgram, "uAlpha", 1.0f);
-  r.setFloat(r.meshProgram, "uRecede", 0);
 
   // Obstacles.
   const float extent = static_cast<float>(std::max(4.0 * size, 4.0));
