@@ -56,7 +56,9 @@ bool numberEditor(const char* label, double& value, double lo, double hi, bool l
 
 }  // namespace
 
-void Viewer::layout(const char* name) { layoutRect(name, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()); }
+void Viewer::layout(const char* name) {
+  if (options_.layout) layoutRect(name, ImGui::GetItemRectMin(), ImGui::GetItemRectMax());
+}
 
 void Viewer::layoutRect(const std::string& name, ImVec2 min, ImVec2 max) {
   if (!options_.layout) return;
