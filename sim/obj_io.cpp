@@ -2,6 +2,7 @@
 
 #include <tiny_obj_loader.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -24,7 +25,11 @@ struct ObjLineIndex {
   std::optional<std::string> indexError;  // a face index that is 0 or out of range
   long long maxIndex = 0;  // largest positive face index, checked once all vertices are known
   int maxIndexLine = 0;
-
+  long long faceCount = 0;  // `f` records
+  // The first line with content and its number (0: none), printable, for a file with neither
+  // `v` nor `f` records: what it is instead of an OBJ mesh.
+  std::string firstContent;
+  int firstContentLine = 0;
 };
 
 ObjLineIndex indexObjLines(const std::string& path) {
@@ -37,6 +42,11 @@ ObjLineIndex indexObjLines(const std::string& path) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     size_t p = line.find_first_not_of(" \t");
     if (p == std::string::npos) continue;
+    if (index.firstContentLine == 0) {
+      index.firstContentLine = lineNo;
+      for (size_t k = p; k < line.size() && index.firstContent.size() < 40; ++k)
+        index.firstContent += std::isprint(static_cast<unsigned char>(line[k])) ? line[k] : '?';
+    }
     if (line.compare(p, 2, "v ") == 0 || line.compare(p, 2, "v\t") == 0) {
       ++index.vertexCount;
       if (index.coordinateError) continue;
@@ -62,6 +72,7 @@ ObjLineIndex indexObjLines(const std::string& path) {
         index.coordinateError = "line " + std::to_string(lineNo) + ": vertex has " +
                                 std::to_string(count) + " coordinate(s), 3 needed";
     } else if (line.compare(p, 2, "f ") == 0 || line.compare(p, 2, "f\t") == 0) {
+      ++index.faceCount;
       if (index.indexError) continue;
       // OBJ indices are 1-based; negative ones count back from the latest vertex.
       const long long defined = index.vertexCount;
@@ -110,6 +121,16 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
   const ObjLineIndex lines = indexObjLines(path);
   if (lines.coordinateError) return Error{path + ": " + *lines.coordinateError};
   if (lines.indexError) return Error{path + ": " + *lines.indexError};
+  if (lines.vertexCount == 0 && lines.faceCount == 0) {
+    if (lines.firstContentLine == 0) return Error{path + ": empty mesh: the file has no content"};
+    char bom[2] = {0, 0};
+    std::ifstream(path, std::ios::binary).read(bom, 2);
+    if ((bom[0] == '\xFE' && bom[1] == '\xFF') || (bom[0] == '\xFF' && bom[1] == '\xFE'))
+      return Error{path + ": empty mesh: the file is UTF-16 text (it starts with a byte-order mark); "
+                          "OBJ is read as ASCII or UTF-8, so save it in one of those"};
+    return Error{path + ": empty mesh: no vertex ('v') or face ('f') records, so not an OBJ mesh (line " +
+                 std::to_string(lines.firstContentLine) + " reads \"" + lines.firstContent + "\")"};
+  }
 
   tinyobj::ObjReaderConfig config;
   config.triangulate = true;

@@ -68,8 +68,22 @@ TEST(Obj, NonFiniteCoordinateNamesLine) {
 }
 
 TEST(Obj, EmptyMesh) {
-  EXPECT_NE(loadError("empty.obj", "").find("empty mesh"), std::string::npos);
-  EXPECT_NE(loadError("points.obj", kSquare).find("empty mesh"), std::string::npos);
+  EXPECT_NE(loadError("empty.obj", "").find("empty mesh: the file has no content"), std::string::npos);
+  EXPECT_NE(loadError("blank.obj", "\n  \n").find("no content"), std::string::npos);
+  const std::string points = loadError("points.obj", kSquare);
+  EXPECT_NE(points.find("empty mesh: no usable triangle faces (4 vertices)"), std::string::npos) << points;
+}
+
+// Another kind of file given as a mesh (a scene .json to --obstacle) says so and quotes what it
+// starts with, non-printable bytes replaced.
+TEST(Obj, FileWithoutObjRecordsIsNotAnObjMesh) {
+  const std::string json = loadError("scene.json", "\n{\n  \"name\": \"x\"\n}\n");
+  EXPECT_NE(json.find("not an OBJ mesh"), std::string::npos) << json;
+  EXPECT_NE(json.find("line 2 reads \"{\""), std::string::npos) << json;
+  const std::string binary = loadError("binary.obj", std::string("\x01\x02PK\0\0zz", 8));
+  EXPECT_NE(binary.find("line 1 reads \"??PK??zz\""), std::string::npos) << binary;
+  const std::string utf16 = loadError("utf16.obj", std::string("\xFE\xFF\0v\0 \0" "1\0\n", 9));
+  EXPECT_NE(utf16.find("UTF-16"), std::string::npos) << utf16;
 }
 
 TEST(Obj, NonManifoldEdge) {
