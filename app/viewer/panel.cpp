@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 
+#include "app/viewer/text_wrap.h"
 #include "app/viewer/ui_util.h"
 #include "app/viewer/viewer.h"
 #include "render/colormap.h"
@@ -110,10 +111,15 @@ void Viewer::drawPanel() {
   // Messages, newest first; errors in red.
   if (!messages_.empty()) {
     ImGui::BeginChild("messages", ImVec2(0, 70), true);
-    for (const auto& m : messages_) {
+    const float width = ImGui::GetContentRegionAvail().x;
+    for (auto& m : messages_) {
+      if (m.linesWidth != width) {
+        m.lines = wrapText(m.text, width, [](std::string_view s) { return ImGui::CalcTextSize(s.data(), s.data() + s.size()).x; });
+        m.linesWidth = width;
+      }
       const ImVec4 color = m.kind == RunnerMessage::Kind::Error ? ImVec4(1.0f, 0.45f, 0.4f, 1) : ImVec4(0.7f, 0.9f, 0.7f, 1);
       ImGui::PushStyleColor(ImGuiCol_Text, color);
-      ImGui::TextWrapped("%s", m.text.c_str());
+      for (const auto& line : m.lines) ImGui::TextUnformatted(line.c_str());
       ImGui::PopStyleColor();
     }
     ImGui::EndChild();

@@ -339,7 +339,7 @@ void Viewer::printProbes() {
 }
 
 void Viewer::message(RunnerMessage::Kind kind, const std::string& text) {
-  messages_.push_front({kind, text, glfwGetTime()});
+  messages_.push_front({kind, text, glfwGetTime(), {}, -1});
   while (messages_.size() > 12) messages_.pop_back();
   log_.write(kind == RunnerMessage::Kind::Error ? "error" : "info", {{"message", text}});
   std::fprintf(kind == RunnerMessage::Kind::Error ? stderr : stdout, "[clothlab] %s\n", text.c_str());

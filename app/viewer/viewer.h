@@ -182,6 +182,8 @@ class Viewer {
     RunnerMessage::Kind kind;
     std::string text;
     double wall;
+    std::vector<std::string> lines;  // `text` wrapped (text_wrap.h) at width `linesWidth`
+    float linesWidth = -1;
   };
   std::deque<Message> messages_;
   bool showHelp_ = false;

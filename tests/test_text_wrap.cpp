@@ -1,0 +1,35 @@
+// Wrapping of the viewer's panel messages (app/viewer/text_wrap.h), measured here in characters.
+#include <gtest/gtest.h>
+
+#include "app/viewer/text_wrap.h"
+
+using clothlab::wrapText;
+
+namespace {
+std::vector<std::string> wrap(const std::string& text, float width) {
+  return wrapText(text, width, [](std::string_view s) { return static_cast<float>(s.size()); });
+}
+}  // namespace
+
+TEST(TextWrap, BreaksAtSpacesAndKeepsNewlines) {
+  EXPECT_EQ(wrap("the cloth diverged at step 12", 12),
+            (std::vector<std::string>{"the cloth", "diverged at", "step 12"}));
+  EXPECT_EQ(wrap("one\ntwo three", 20), (std::vector<std::string>{"one", "two three"}));
+  EXPECT_EQ(wrap("fits", 4), (std::vector<std::string>{"fits"}));
+}
+
+// A path longer than the line breaks after its last '/' that fits, never after a lone "." (what
+// ImGui::TextWrapped did with "../shared/...").
+TEST(TextWrap, LongPathBreaksAfterSlashes) {
+  const auto lines = wrap("../shared/testdata/obstacles/spot/spot_triangulated.obj: added as a mesh obstacle", 24);
+  EXPECT_EQ(lines, (std::vector<std::string>{"../shared/testdata/", "obstacles/spot/",
+                                             "spot_triangulated.obj:", "added as a mesh obstacle"}));
+  for (const auto& line : lines) EXPECT_LE(line.size(), 24u) << line;
+}
+
+// A word without a '/' that fits is cut at the line's width; a line narrower than one character
+// still takes one, so wrapping always ends.
+TEST(TextWrap, WordWithoutSlashIsCutAtTheWidth) {
+  EXPECT_EQ(wrap("abcdefghij k", 4), (std::vector<std::string>{"abcd", "efgh", "ij k"}));
+  EXPECT_EQ(wrap("abc", 0), (std::vector<std::string>{"a", "b", "c"}));
+}
