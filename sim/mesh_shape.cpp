@@ -45,6 +45,16 @@ MeshShape::MeshShape(TriangleMesh mesh) : mesh_(std::move(mesh)) {
         if (s >= 0) n += faceNormals_[s];
       edgeNormals_[t][k] = n.norm() > 0 ? Vec3(n.normalized()) : faceNormals_[t];
     }
+  sharpEdges_.assign(edges_.size(), 0);
+  for (size_t e = 0; e < edges_.size(); ++e) {
+    const auto& faces = topology.edgeTris[e];
+    sharpEdges_[e] = topology.edgeTriCount[e] != 2 ||
+                     faceNormals_[faces[0]].dot(faceNormals_[faces[1]]) < std::cos(kSharpAngle);
+  }
+  sharpVertices_.assign(mesh_.vertexCount(), 0);
+  for (int t = 0; t < triangles; ++t)
+    for (int v : mesh_.triangles[t])
+      if (faceNormals_[t].dot(vertexNormals_[v]) < std::cos(kSharpAngle / 2)) sharpVertices_[v] = 1;
 
   order_.resize(triangles);
   std::iota(order_.begin(), order_.end(), 0);

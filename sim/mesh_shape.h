@@ -17,6 +17,13 @@ class MeshShape {
 
   const TriangleMesh& mesh() const { return mesh_; }
   const std::vector<std::array<int, 2>>& edges() const { return edges_; }  // unique, v0 < v1
+  // Sharp features, where a cloth triangle resting on the surface need not cover it: an edge
+  // whose faces turn by more than kSharpAngle (or that bounds an open mesh, or is shared by more
+  // than two faces), a vertex with a face turned from its pseudo-normal by more than half that (a
+  // crease's or a cone's tip).
+  static constexpr double kSharpAngle = 30 * 3.14159265358979323846 / 180;
+  bool sharpEdge(int e) const { return sharpEdges_[e] != 0; }
+  bool sharpVertex(int v) const { return sharpVertices_[v] != 0; }
   // Watertight: every edge has exactly two triangles.
   bool closed() const { return closed_; }
   const Vec3& lo() const { return lo_; }
@@ -50,6 +57,7 @@ class MeshShape {
   std::vector<int> order_;
   std::vector<Vec3> faceNormals_, vertexNormals_;
   std::vector<std::array<Vec3, 3>> edgeNormals_;  // per triangle, edge opposite corner k
+  std::vector<char> sharpEdges_, sharpVertices_;
 };
 
 }  // namespace clothlab
