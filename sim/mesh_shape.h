@@ -5,6 +5,7 @@
 // Open meshes (a mannequin, a sheet) have no inside: obstacles.cpp decides the side from where the
 // point was at the start of the step.
 #include <memory>
+#include <numbers>
 #include <vector>
 
 #include "sim/mesh.h"
@@ -21,9 +22,10 @@ class MeshShape {
   // whose faces turn by more than kSharpAngle (or that bounds an open mesh, or is shared by more
   // than two faces), a vertex with a face turned from its pseudo-normal by more than half that (a
   // crease's or a cone's tip).
-  static constexpr double kSharpAngle = 30 * 3.14159265358979323846 / 180;
+  static constexpr double kSharpAngle = std::numbers::pi / 6;
   bool sharpEdge(int e) const { return sharpEdges_[e] != 0; }
   bool sharpVertex(int v) const { return sharpVertices_[v] != 0; }
+  bool hasSharpFeatures() const { return hasSharp_; }
   // Watertight: every edge has exactly two triangles.
   bool closed() const { return closed_; }
   const Vec3& lo() const { return lo_; }
@@ -58,6 +60,7 @@ class MeshShape {
   std::vector<Vec3> faceNormals_, vertexNormals_;
   std::vector<std::array<Vec3, 3>> edgeNormals_;  // per triangle, edge opposite corner k
   std::vector<char> sharpEdges_, sharpVertices_;
+  bool hasSharp_ = false;
 };
 
 }  // namespace clothlab

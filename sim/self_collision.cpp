@@ -466,7 +466,7 @@ SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const Mesh
   std::vector<std::array<int, 2>> edges = topology.edges;
   const int clothVertices = static_cast<int>(start.rows());
   for (const Obstacle& ob : obstacles) {
-    if (ob.type != Obstacle::Type::Mesh || !ob.shape) continue;
+    if (ob.type != Obstacle::Type::Mesh || !ob.shape || !ob.shape->hasSharpFeatures()) continue;
     // The whole obstacle out of reach (its bounding sphere misses the cloth's box): nothing to add.
     const double radius = ob.shape->radius();
     if (cloth.exteriorDistance(ob.center()) > radius) continue;
