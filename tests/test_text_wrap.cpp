@@ -33,3 +33,13 @@ TEST(TextWrap, WordWithoutSlashIsCutAtTheWidth) {
   EXPECT_EQ(wrap("abcdefghij k", 4), (std::vector<std::string>{"abcd", "efgh", "ij k"}));
   EXPECT_EQ(wrap("abc", 0), (std::vector<std::string>{"a", "b", "c"}));
 }
+
+// The compare panes' labels: parts joined by the separator while they fit; a part too wide for
+// a row gets one of its own, whole.
+TEST(TextWrap, PartsPackIntoRowsWithTheirSeparator) {
+  const auto measure = [](std::string_view s) { return static_cast<float>(s.size()); };
+  EXPECT_EQ(clothlab::packIntoRows({"hanging", "625 vertices", "h 0.001 s"}, ", ", 22, measure),
+            (std::vector<std::string>{"hanging, 625 vertices", "h 0.001 s"}));
+  EXPECT_EQ(clothlab::packIntoRows({"a", "a-very-long-part", "b"}, ", ", 6, measure),
+            (std::vector<std::string>{"a", "a-very-long-part", "b"}));
+}

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/viewer/text_wrap.h"
 #include "app/viewer/ui_util.h"
 #include "app/viewer/viewer.h"
 #include "sim/scene_library.h"
@@ -22,23 +23,6 @@ std::string formatG(double value, int digits = 6) {
   char text[32];
   std::snprintf(text, sizeof text, "%.*g", digits, value);
   return text;
-}
-
-// The parts joined by the separator, in rows no wider than `width` pixels where a part fits
-// alone (a part wider than that gets a row of its own and is clipped).
-std::vector<std::string> packIntoRows(const std::vector<std::string>& parts, const char* separator, float width) {
-  std::vector<std::string> rows;
-  for (const std::string& part : parts) {
-    if (!rows.empty()) {
-      const std::string joined = rows.back() + separator + part;
-      if (ImGui::CalcTextSize(joined.c_str()).x <= width) {
-        rows.back() = joined;
-        continue;
-      }
-    }
-    rows.push_back(part);
-  }
-  return rows;
 }
 }  // namespace
 
@@ -326,7 +310,7 @@ void Viewer::drawCompareOverlay() {
     };
     std::vector<Row> rows;
     auto add = [&](const std::vector<std::string>& parts, const char* separator, ImU32 colour) {
-      for (const std::string& row : packIntoRows(parts, separator, width)) rows.push_back({row, colour});
+      for (const std::string& row : packIntoRows(parts, separator, width, textWidth)) rows.push_back({row, colour});
     };
     add({std::to_string(i + 1) + "  " + s.solverId}, "", IM_COL32(255, 255, 255, 255));
     add(setup, ", ", IM_COL32(210, 215, 225, 255));

@@ -114,7 +114,7 @@ void Viewer::drawPanel() {
     const float width = ImGui::GetContentRegionAvail().x;
     for (auto& m : messages_) {
       if (m.linesWidth != width) {
-        m.lines = wrapText(m.text, width, [](std::string_view s) { return ImGui::CalcTextSize(s.data(), s.data() + s.size()).x; });
+        m.lines = wrapText(m.text, width, textWidth);
         m.linesWidth = width;
       }
       const ImVec4 color = m.kind == RunnerMessage::Kind::Error ? ImVec4(1.0f, 0.45f, 0.4f, 1) : ImVec4(0.7f, 0.9f, 0.7f, 1);

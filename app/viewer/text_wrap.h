@@ -1,17 +1,38 @@
 #pragma once
-// Wrapping of panel messages. ImGui 1.86's TextWrapped breaks a word too long for the line after
-// any '.', so a message that starts with "../shared/testdata/..." showed as a line ".", a line "."
-// and then the path cut at the panel's edge. Messages here mostly start with a file path: this
-// breaks at spaces, and a word longer than the line after its last '/' that fits.
+// Packing text into rows of a given width, measured by the caller (ImGui::CalcTextSize(...).x in
+// the viewer), for the compare panes' labels and the panel's messages. ImGui 1.86's TextWrapped
+// breaks a word too long for the line after any '.', so a message that starts with
+// "../shared/testdata/..." showed as a line ".", a line "." and then the path cut at the panel's
+// edge.
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace clothlab {
 
-// `text` in lines no wider than `width` by `measure` (string_view -> width, as
-// ImGui::CalcTextSize(...).x), '\n' ending a line. A word longer than a line is broken after the
-// last '/' that fits, else after the last character that fits (always at least one).
+// The parts joined by `separator`, in rows no wider than `width` where a part fits alone (a
+// part wider than that gets a row of its own).
+template <typename Measure>
+std::vector<std::string> packIntoRows(const std::vector<std::string>& parts, std::string_view separator, float width,
+                                      Measure measure) {
+  std::vector<std::string> rows;
+  for (const std::string& part : parts) {
+    if (!rows.empty()) {
+      std::string joined = rows.back();
+      joined.append(separator).append(part);
+      if (measure(std::string_view(joined)) <= width) {
+        rows.back() = std::move(joined);
+        continue;
+      }
+    }
+    rows.push_back(part);
+  }
+  return rows;
+}
+
+// `text` in lines no wider than `width`, broken at spaces, '\n' ending a line. A word longer than
+// a line is broken after the last '/' that fits, else after the last character that fits (always
+// at least one); the words after it continue its last piece's line.
 template <typename Measure>
 std::vector<std::string> wrapText(std::string_view text, float width, Measure measure) {
   std::vector<std::string> lines;
@@ -24,30 +45,28 @@ std::vector<std::string> wrapText(std::string_view text, float width, Measure me
     return slash > 0 && fits < word.size() ? slash : fits;
   };
   size_t start = 0;
-  while (start <= text.size()) {
+  while (true) {
     const size_t end = std::min(text.find('\n', start), text.size());
     std::string_view paragraph = text.substr(start, end - start);
-    std::string line;
+    const size_t before = lines.size();
+    std::vector<std::string> run;  // words that fit a line, packed together
+    auto flush = [&] {
+      for (std::string& row : packIntoRows(run, " ", width, measure)) lines.push_back(std::move(row));
+      run.clear();
+    };
     while (!paragraph.empty()) {
       const size_t space = paragraph.find(' ');
       std::string_view word = paragraph.substr(0, space);
-      const std::string joined = line.empty() ? std::string(word) : line + ' ' + std::string(word);
-      if (measure(joined) <= width) {
-        line = joined;
-      } else if (!line.empty()) {
-        lines.push_back(std::move(line));
-        line.clear();
-        continue;  // the word again, on a line of its own
-      } else if (const size_t cut = fittingPrefix(word); cut < word.size()) {
-        lines.emplace_back(word.substr(0, cut));
-        paragraph.remove_prefix(cut);
-        continue;
-      } else {
-        line = word;  // one character wider than the line
-      }
       paragraph.remove_prefix(space == std::string_view::npos ? paragraph.size() : space + 1);
+      if (measure(word) > width) {
+        flush();
+        for (size_t cut; (cut = fittingPrefix(word)) < word.size(); word.remove_prefix(cut))
+          lines.emplace_back(word.substr(0, cut));
+      }
+      run.emplace_back(word);
     }
-    lines.push_back(std::move(line));
+    flush();
+    if (lines.size() == before) lines.emplace_back();  // an empty paragraph is an empty line
     if (end == text.size()) break;
     start = end + 1;
   }
