@@ -30,6 +30,7 @@ struct ObjLineIndex {
   // `v` nor `f` records: what it is instead of an OBJ mesh.
   std::string firstContent;
   int firstContentLine = 0;
+  bool utf16 = false;  // starts with a UTF-16 byte-order mark
 };
 
 ObjLineIndex indexObjLines(const std::string& path) {
@@ -40,6 +41,7 @@ ObjLineIndex indexObjLines(const std::string& path) {
   while (std::getline(in, line)) {
     ++lineNo;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (lineNo == 1) index.utf16 = line.rfind("\xFE\xFF", 0) == 0 || line.rfind("\xFF\xFE", 0) == 0;
     size_t p = line.find_first_not_of(" \t");
     if (p == std::string::npos) continue;
     if (index.firstContentLine == 0) {
@@ -123,9 +125,7 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
   if (lines.indexError) return Error{path + ": " + *lines.indexError};
   if (lines.vertexCount == 0 && lines.faceCount == 0) {
     if (lines.firstContentLine == 0) return Error{path + ": empty mesh: the file has no content"};
-    char bom[2] = {0, 0};
-    std::ifstream(path, std::ios::binary).read(bom, 2);
-    if ((bom[0] == '\xFE' && bom[1] == '\xFF') || (bom[0] == '\xFF' && bom[1] == '\xFE'))
+    if (lines.utf16)
       return Error{path + ": empty mesh: the file is UTF-16 text (it starts with a byte-order mark); "
                           "OBJ is read as ASCII or UTF-8, so save it in one of those"};
     return Error{path + ": empty mesh: no vertex ('v') or face ('f') records, so not an OBJ mesh (line " +
