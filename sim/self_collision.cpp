@@ -461,17 +461,19 @@ SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const Mesh
   cloth.min().array() -= 2 * thickness;
   cloth.max().array() += 2 * thickness;
   std::vector<Vec3> extra;
-  std::vector<char> sharp;  // per extra vertex: a sharp feature (MeshShape::sharpVertex)
-  std::vector<Tri> triangles = mesh.triangles;
   std::vector<std::array<int, 2>> edges = topology.edges;
   const int clothVertices = static_cast<int>(start.rows());
+  // Per vertex, cloth's then obstacles': a sharp obstacle vertex (MeshShape::sharpVertex), the
+  // only static vertices that meet the cloth's triangles.
+  std::vector<char> featureVertices(clothVertices, 0);
   for (const Obstacle& ob : obstacles) {
     if (ob.type != Obstacle::Type::Mesh || !ob.shape || !ob.shape->hasSharpFeatures()) continue;
     // The whole obstacle out of reach (its bounding sphere misses the cloth's box): nothing to add.
     const double radius = ob.shape->radius();
     if (cloth.exteriorDistance(ob.center()) > radius) continue;
     const TriangleMesh& shape = ob.shape->mesh();
-    // Each vertex placed in the world once; the triangles near the cloth bring theirs in.
+    // Each vertex placed in the world once; the triangles near the cloth bring theirs in (the
+    // obstacle's triangles themselves meet only the cloth's vertices, in resolveContacts).
     std::vector<Vec3> world(shape.vertexCount());
     for (int v = 0; v < shape.vertexCount(); ++v) world[v] = ob.toWorld(shape.positions.row(v).transpose());
     std::vector<int> index(shape.vertexCount(), -1);
@@ -479,16 +481,12 @@ SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const Mesh
       Eigen::AlignedBox3d box;
       for (int k : f) box.extend(world[k]);
       if (!box.intersects(cloth)) continue;
-      Tri g;
-      for (int k = 0; k < 3; ++k) {
-        if (index[f[k]] < 0) {
-          index[f[k]] = clothVertices + static_cast<int>(extra.size());
-          extra.push_back(world[f[k]]);
-          sharp.push_back(ob.shape->sharpVertex(f[k]));
+      for (int k : f)
+        if (index[k] < 0) {
+          index[k] = clothVertices + static_cast<int>(extra.size());
+          extra.push_back(world[k]);
+          featureVertices.push_back(ob.shape->sharpVertex(k));
         }
-        g[k] = index[f[k]];
-      }
-      triangles.push_back(g);
     }
     // The shape's sharp edges between vertices brought in.
     const auto& shapeEdges = ob.shape->edges();
@@ -509,10 +507,8 @@ SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const Mesh
   // its vertices off. Held off too, such triangles were lifted every step, without friction:
   // cloth draped on a mesh sphere or torus slid off it in every solver within 1.5 s (it stays put
   // on the analytic sphere).
-  std::vector<char> featureVertices(allStart.rows(), 0);
-  std::copy(sharp.begin(), sharp.end(), featureVertices.begin() + clothVertices);
   const SelfCollisionResult result =
-      solvePairs(triangles, edges, allStart, allEnd, weights, thickness, iterations, true, &featureVertices);
+      solvePairs(mesh.triangles, edges, allStart, allEnd, weights, thickness, iterations, true, &featureVertices);
   end = allEnd.topRows(clothVertices);
   return result;
 }
