@@ -631,9 +631,10 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   if (ctx.grab) {
     const auto moved = grabPull_.move(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], h, x_, x,
                                       [&](int vertex) { return pinned[vertex] != 0; });
+    const double clothMass = mass.sum();
     for (int vertex : moved) {
       exempt[vertex] = 1;
-      projectionMass[vertex] *= kGrabWeight;
+      projectionMass[vertex] = grabbedCornerMass(mass[vertex], clothMass);
     }
   } else {
     grabPull_.release();
