@@ -496,18 +496,23 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
     r.setFloat(r.meshProgram, "uAlpha", 1.0f);
   }
 
-  // Boxes are drawn pushed back along the view rays (depth only: they cover the same pixels).
-  // Contacts hold the cloth's vertices outside a box, but a cloth triangle that spans one of its
-  // edges cuts into it, and the edge would show through the cloth as a line. A triangle with
-  // edges of length s cuts at most s / sqrt(6) into a corner (s / (2 sqrt 2) into an edge),
-  // perpendicular to it; along a view ray 60 degrees off its normal that is twice as deep. The
-  // other solids have no such edges (a mesh obstacle's are kept out of the cloth's triangles by
-  // resolveObstacleFeatures) and are drawn where they are.
+  // Boxes and mesh obstacles are drawn pushed back along the view rays (depth only: they cover
+  // the same pixels). Contacts hold the cloth's vertices outside them, but a cloth triangle that
+  // spans a box's edge cuts into it, and the edge would show through the cloth as a line. A
+  // triangle with edges of length s cuts at most s / sqrt(6) into a corner (s / (2 sqrt 2) into
+  // an edge), perpendicular to it; along a view ray 60 degrees off its normal that is twice as
+  // deep. A mesh obstacle's sharp features are kept out of the cloth's triangles
+  // (resolveObstacleFeatures), but over its smooth parts a flat triangle sags s^2 / (8 R) into a
+  // surface of curvature radius R, at most s / 8 where R >= s: twice that along the same ray, a
+  // quarter of an edge, pushed 0.3 with a margin (the torus showed through torus-drape's cloth in
+  // small spots). Spheres are drawn as polyhedra inside the sphere the contacts see: no push.
   glUseProgram(r.meshProgram);
   const float boxRecede = s.vertexCount() > 0 ? 0.8f * r.meanEdge : 0.0f;
+  const float meshRecede = s.vertexCount() > 0 ? 0.3f * r.meanEdge : 0.0f;
   for (const auto& ob : s.obstacles) {
     if (ob.type == Obstacle::Type::Plane) continue;
-    r.setFloat(r.meshProgram, "uRecede", ob.type == Obstacle::Type::Box ? boxRecede : 0.0f);
+    const bool box = ob.type == Obstacle::Type::Box, mesh = ob.type == Obstacle::Type::Mesh;
+    r.setFloat(r.meshProgram, "uRecede", box ? boxRecede : mesh ? meshRecede : 0.0f);
     r.drawLit(r.obstacleMesh(ob), obstacleModel(ob), solidColor, solidColor, false);
   }
   r.setFloat(r.meshProgram, "uRecede", 0);
