@@ -31,6 +31,31 @@ struct ObjLineIndex {
   std::string firstContent;
   int firstContentLine = 0;
   bool utf16 = false;  // starts with a UTF-16 byte-order mark
+  // Records whose keyword an OBJ mesh reader does not know (tinyobjloader skips them): per
+  // keyword (printable, at most 20 characters; the first 20 keywords), how many and the first line.
+  struct Unknown {
+    std::string keyword;
+    long long count = 0;
+    int firstLine = 0;
+  };
+  std::vector<Unknown> unknown;
+
+  void noteKeyword(const std::string& line, size_t p, int lineNo) {
+    static const char* const kKnown[] = {"v", "vt", "vn", "vp", "f", "l", "p", "o", "g", "s", "mtllib", "usemtl"};
+    if (line[p] == '#') return;
+    const size_t end = std::min(line.find_first_of(" \t", p), line.size());
+    std::string keyword;
+    for (size_t k = p; k < end && keyword.size() < 20; ++k)
+      keyword += std::isprint(static_cast<unsigned char>(line[k])) ? line[k] : '?';
+    for (const char* known : kKnown)
+      if (keyword == known) return;
+    for (Unknown& u : unknown)
+      if (u.keyword == keyword) {
+        ++u.count;
+        return;
+      }
+    if (unknown.size() < 20) unknown.push_back({keyword, 1, lineNo});
+  }
 };
 
 ObjLineIndex indexObjLines(const std::string& path) {
@@ -41,7 +66,10 @@ ObjLineIndex indexObjLines(const std::string& path) {
   while (std::getline(in, line)) {
     ++lineNo;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (lineNo == 1) index.utf16 = line.rfind("\xFE\xFF", 0) == 0 || line.rfind("\xFF\xFE", 0) == 0;
+    if (lineNo == 1) {
+      index.utf16 = line.rfind("\xFE\xFF", 0) == 0 || line.rfind("\xFF\xFE", 0) == 0;
+      if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // UTF-8's byte-order mark
+    }
     size_t p = line.find_first_not_of(" \t");
     if (p == std::string::npos) continue;
     if (index.firstContentLine == 0) {
@@ -49,6 +77,7 @@ ObjLineIndex indexObjLines(const std::string& path) {
       for (size_t k = p; k < line.size() && index.firstContent.size() < 40; ++k)
         index.firstContent += std::isprint(static_cast<unsigned char>(line[k])) ? line[k] : '?';
     }
+    index.noteKeyword(line, p, lineNo);
     if (line.compare(p, 2, "v ") == 0 || line.compare(p, 2, "v\t") == 0) {
       ++index.vertexCount;
       if (index.coordinateError) continue;
@@ -219,6 +248,24 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
   if (vertexCount < rawVertexCount)
     out.warnings.push_back(path + ": ignored " + std::to_string(rawVertexCount - vertexCount) +
                            " vertex/vertices not used by any triangle");
+  if (!lines.unknown.empty()) {
+    std::ostringstream w;
+    w << path << ": ignored";
+    bool sewing = false;
+    const size_t shown = std::min<size_t>(lines.unknown.size(), 5);
+    for (size_t k = 0; k < shown; ++k) {
+      const auto& u = lines.unknown[k];
+      w << (k == 0 ? " " : k + 1 == shown && shown == lines.unknown.size() ? " and " : ", ") << u.count << " '"
+        << u.keyword << "' record" << (u.count > 1 ? "s" : "") << " (first on line " << u.firstLine << ")";
+    }
+    if (lines.unknown.size() > shown) w << " and records of other keywords";
+    w << ", which ClothLab does not read";
+    for (const auto& u : lines.unknown) sewing |= u.keyword == "stitch" || u.keyword == "seam";
+    if (sewing)
+      w << ". 'seam' and 'stitch' sew pieces together in Codim-IPC's garments; ClothLab does not sew, so the "
+           "pieces stay apart";
+    out.warnings.push_back(w.str());
+  }
   out.mesh.positions.resize(vertexCount, 3);
   for (int i = 0; i < rawVertexCount; ++i)
     if (remap[i] >= 0) out.mesh.positions.row(remap[i]) = raw.positions.row(i);

@@ -104,6 +104,27 @@ TEST(Obj, ZeroAreaTrianglesDroppedWithWarning) {
       << result->warnings[0];
 }
 
+// Records the reader does not know are named with their count and first line, so that a user
+// sees what the file held that the cloth lacks (Codim-IPC's sewing lines above all).
+TEST(Obj, IgnoredRecordsAreNamedWithTheirLines) {
+  const std::string path = writeFile("sewn.obj", "\xEF\xBB\xBF# two pieces\n" + std::string(kSquare) +
+                                                     "vt 0 0\nf 1 2 3\nf 1 3 4\nseam 2\nstitch 1 2 3 0.5\n"
+                                                     "stitch 4 2 3 0.25\n");
+  auto result = loadObj(path);
+  ASSERT_TRUE(result.ok()) << result.error();
+  ASSERT_EQ(result->warnings.size(), 1u);
+  const std::string& w = result->warnings[0];
+  EXPECT_NE(w.find(path + ": ignored 1 'seam' record (first on line 9) and 2 'stitch' records (first on line 10)"),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("does not sew"), std::string::npos) << w;
+  // Known records (texture coordinates, comments, the UTF-8 byte-order mark) are not warned about.
+  auto plain = loadObj(writeFile("plain.obj", "\xEF\xBB\xBFo square\n" + std::string(kSquare) +
+                                                  "vt 0 0\ng a\ns 1\nusemtl m\nf 1 2 3\nf 1 3 4\n"));
+  ASSERT_TRUE(plain.ok()) << plain.error();
+  EXPECT_TRUE(plain->warnings.empty()) << plain->warnings.front();
+}
+
 TEST(Obj, MalformedFaceSyntax) {
   const std::string path = writeFile("garbage.obj", std::string(kSquare) + "f a b c\n");
   auto result = loadObj(path);
