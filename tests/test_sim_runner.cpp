@@ -10,6 +10,7 @@
 
 #include "app/viewer/sim_runner.h"
 #include "sim/scene_library.h"
+#include "tests/test_util.h"
 
 namespace clothlab {
 namespace {
@@ -136,6 +137,24 @@ TEST(SimRunner, FailedLoadKeepsTheCurrentSceneRunning) {
   const long step = runner->snapshot()->step;
   ASSERT_TRUE(waitFor([&] { return runner->snapshot()->step > step + 10; }));
   EXPECT_EQ(runner->snapshot()->sceneName, name);
+}
+
+// What the loader warned about (here a zero-area triangle dropped) reaches the panel's messages.
+TEST(SimRunner, LoadedClothsWarningsAreReported) {
+  auto runner = startRunner(smallScene(), true);
+  const std::string path = test::writeFile(
+      "runner_sliver.obj", "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 2 0 0\nf 1 2 3\nf 1 3 4\nf 1 2 5\n");
+  runner->load(path);
+  std::vector<RunnerMessage> messages;
+  ASSERT_TRUE(waitFor([&] {
+    for (auto& m : runner->takeMessages()) messages.push_back(m);
+    return std::any_of(messages.begin(), messages.end(),
+                       [](const RunnerMessage& m) { return m.kind == RunnerMessage::Kind::Warning; });
+  }));
+  const bool named = std::any_of(messages.begin(), messages.end(), [&](const RunnerMessage& m) {
+    return m.kind == RunnerMessage::Kind::Warning && m.text.find(path + ": dropped 1 zero-area triangle(s)") == 0;
+  });
+  EXPECT_TRUE(named);
 }
 
 TEST(SimRunner, LoadSwapsInTheNewSceneAndSolverSwitchKeepsPins) {

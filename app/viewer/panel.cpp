@@ -108,7 +108,7 @@ void Viewer::drawPanel() {
     ImGui::ProgressBar(phase, ImVec2(-1, 0), text);
   }
 
-  // Messages, newest first; errors in red.
+  // Messages, newest first; errors in red, warnings in yellow.
   if (!messages_.empty()) {
     ImGui::BeginChild("messages", ImVec2(0, 70), true);
     const float width = ImGui::GetContentRegionAvail().x;
@@ -117,7 +117,9 @@ void Viewer::drawPanel() {
         m.lines = wrapText(m.text, width, textWidth);
         m.linesWidth = width;
       }
-      const ImVec4 color = m.kind == RunnerMessage::Kind::Error ? ImVec4(1.0f, 0.45f, 0.4f, 1) : ImVec4(0.7f, 0.9f, 0.7f, 1);
+      const ImVec4 color = m.kind == RunnerMessage::Kind::Error     ? ImVec4(1.0f, 0.45f, 0.4f, 1)
+                           : m.kind == RunnerMessage::Kind::Warning ? ImVec4(1.0f, 0.85f, 0.35f, 1)
+                                                                    : ImVec4(0.7f, 0.9f, 0.7f, 1);
       ImGui::PushStyleColor(ImGuiCol_Text, color);
       for (const auto& line : m.lines) ImGui::TextUnformatted(line.c_str());
       ImGui::PopStyleColor();

@@ -21,6 +21,7 @@ void lowerThreadPriority() { setpriority(PRIO_PROCESS, static_cast<id_t>(gettid(
 
 SimRunner::SimRunner(std::unique_ptr<Simulation> simulation, bool paused)
     : simulation_(std::move(simulation)), paused_(paused) {
+  reportWarnings(*simulation_);
   publish(*simulation_);
   thread_ = std::thread([this] { run(); });
 }
@@ -41,6 +42,10 @@ void SimRunner::post(std::string label, Edit edit) {
     edits_.emplace_back(std::move(label), std::move(edit));
   }
   wake_.notify_all();
+}
+
+void SimRunner::reportWarnings(const Simulation& simulation) {
+  for (const std::string& warning : simulation.cloth().warnings) report(RunnerMessage::Kind::Warning, warning);
 }
 
 void SimRunner::report(RunnerMessage::Kind kind, std::string text) {
@@ -210,6 +215,7 @@ void SimRunner::run() {
       report(RunnerMessage::Kind::Info, "loaded " + loaded->scene().name + " (" +
                                             std::to_string(loaded->cloth().mesh.vertexCount()) +
                                             " vertices, solver " + loaded->solver().id() + ")");
+      reportWarnings(*loaded);
       swapIn(std::move(loaded));
     }
 

@@ -29,7 +29,7 @@
 namespace clothlab {
 
 struct RunnerMessage {
-  enum class Kind { Info, Error };
+  enum class Kind { Info, Warning, Error };
   Kind kind = Kind::Info;
   std::string text;
 };
@@ -87,6 +87,8 @@ class SimRunner {
   void run();
   void publish(Simulation& simulation);
   void report(RunnerMessage::Kind kind, std::string text);
+  // The cloth's warnings from loading it (sim/obj_io.h: dropped triangles, ignored records).
+  void reportWarnings(const Simulation& simulation);
   using StageFn = std::function<void(const std::string&)>;
   void startLoad(std::string label,
                  std::function<Result<std::unique_ptr<Simulation>>(const StageFn& stage)> job);

@@ -341,8 +341,9 @@ void Viewer::printProbes() {
 void Viewer::message(RunnerMessage::Kind kind, const std::string& text) {
   messages_.push_front({kind, text, glfwGetTime(), {}, -1});
   while (messages_.size() > 12) messages_.pop_back();
-  log_.write(kind == RunnerMessage::Kind::Error ? "error" : "info", {{"message", text}});
-  std::fprintf(kind == RunnerMessage::Kind::Error ? stderr : stdout, "[clothlab] %s\n", text.c_str());
+  const bool error = kind == RunnerMessage::Kind::Error, warning = kind == RunnerMessage::Kind::Warning;
+  log_.write(error ? "error" : warning ? "warning" : "info", {{"message", text}});
+  std::fprintf(error || warning ? stderr : stdout, "[clothlab] %s%s\n", warning ? "warning: " : "", text.c_str());
 }
 
 void Viewer::takeScreenshot(const std::string& path) {
@@ -639,6 +640,7 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
   });  // (not editObstacles: an addition does not depend on the list the panel saw)
   log_.write("obstacle_added", {{"path", path}, {"type", obstacleTypeName(ob.type)}});
   message(RunnerMessage::Kind::Info, path + ": added as " + what);
+  for (const std::string& warning : mesh->warnings) message(RunnerMessage::Kind::Warning, warning);
 }
 
 void Viewer::saveScene(const std::string& path) {
