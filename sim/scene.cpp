@@ -177,9 +177,10 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
 }
 
 // A mesh obstacle: an OBJ (relative to the scene file) or a generated shape, placed by a
-// transform; the triangles are stored in world coordinates.
+// transform; the triangles are stored in world coordinates. The OBJ loader's warnings are
+// appended to `warnings`, each naming the obstacle's key.
 std::optional<std::string> parseMeshObstacle(const json& o, const std::string& at, const std::string& baseDir,
-                                             Obstacle& obstacle) {
+                                             Obstacle& obstacle, std::vector<std::string>& warnings) {
   if (auto e = checkKeys(o, at, {"type", "obj", "generator", "transform", "friction", "velocity", "move_until",
                                  "angular_velocity"}))
     return e;
@@ -194,6 +195,7 @@ std::optional<std::string> parseMeshObstacle(const json& o, const std::string& a
     if (path.is_relative() && !baseDir.empty()) path = std::filesystem::path(baseDir) / path;
     auto loaded = loadObj(path.lexically_normal().string());
     if (!loaded) return at + ".obj: " + loaded.error();
+    for (const std::string& warning : loaded->warnings) warnings.push_back(at + ".obj: " + warning);
     mesh = std::move(loaded->mesh);
     spec["obj"] = std::filesystem::absolute(path).lexically_normal().string();
   } else {
@@ -299,7 +301,7 @@ std::optional<std::string> parseObstacles(const json& list, const std::string& w
         if (auto e = readVec3(o["half_extents"], at + ".half_extents", obstacle.halfExtents)) return e;
       if (obstacle.halfExtents.minCoeff() <= 0) return at + ".half_extents: must be positive";
     } else if (type == "mesh") {
-      if (auto e = parseMeshObstacle(o, at, baseDir, obstacle)) return e;
+      if (auto e = parseMeshObstacle(o, at, baseDir, obstacle, scene.warnings)) return e;
     } else {
       return at + ".type: unknown obstacle '" + type + "' (expected plane, sphere, box or mesh)";
     }
@@ -544,6 +546,7 @@ Eigen::VectorXd vertexPointMasses(const ClothModel& cloth) {
 
 Result<ClothModel> buildClothModel(const Scene& scene) {
   ClothModel model;
+  model.warnings = scene.warnings;
   TriangleMesh rest;
   const ClothSource& c = scene.cloth;
   switch (c.kind) {
@@ -567,7 +570,7 @@ Result<ClothModel> buildClothModel(const Scene& scene) {
       auto loaded = loadObj(c.objPath);
       if (!loaded) return Error{loaded.error()};
       rest = std::move(loaded->mesh);
-      model.warnings = loaded->warnings;
+      model.warnings.insert(model.warnings.end(), loaded->warnings.begin(), loaded->warnings.end());
       if (loaded->texcoords) model.materialCoords = loaded->texcoords;
       break;
     }

@@ -99,6 +99,7 @@ struct Scene {
   std::vector<PointMass> pointMasses;
   std::string solverId = "impulse-nc";
   nlohmann::json solverParams = nlohmann::json::object();  // validated by the solver
+  std::vector<std::string> warnings;  // from loading its OBJ obstacles (sim/obj_io.h)
 };
 
 // Parses a scene. `source` names it in messages; relative OBJ paths resolve against `baseDir`.
@@ -128,6 +129,7 @@ struct ClothModel {
   std::vector<std::pair<int, double>> pointMasses;  // (vertex, extra mass [kg])
   std::vector<std::pair<int, Vec3>> pins;          // (vertex, world target)
   std::vector<std::pair<int, double>> pinRamps;    // (vertex, ramp time [s]) of pins with a ramp
+  // From loading the scene's files: its OBJ obstacles' (Scene::warnings), then the cloth OBJ's.
   std::vector<std::string> warnings;
 };
 

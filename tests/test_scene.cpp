@@ -101,6 +101,28 @@ TEST(Scene, InvalidJsonAndMissingObj) {
   EXPECT_NE(simulation.error().find("missing.obj: file not found"), std::string::npos);
 }
 
+// An OBJ obstacle's loader warnings travel with the scene to the simulation's warnings (which
+// clothlab-cli prints and the viewer shows), naming the obstacle's key and the file.
+TEST(Scene, ObstacleObjWarningsReachTheSimulation) {
+  const std::string obj = clothlab::test::writeFile(
+      "pyramid.obj", "v -1 0 -1\nv 1 0 -1\nv 1 0 1\nv -1 0 1\nv 0 0.5 0\n"
+                     "f 1 2 5\nf 2 3 5\nf 3 4 5\nf 4 1 5\nf 1 2 2\nstitch 1 2 3 0.5\n");
+  const std::string path = clothlab::test::writeFile(
+      "pyramid_scene.json", R"({"cloth": {"generator": {"type": "grid", "columns": 5, "rows": 5}},
+                               "obstacles": [{"type": "mesh", "obj": "pyramid.obj"}]})");
+  auto scene = loadSceneFile(path);
+  ASSERT_TRUE(scene.ok()) << scene.error();
+  auto simulation = Simulation::create(*scene);
+  ASSERT_TRUE(simulation.ok()) << simulation.error();
+  const auto& warnings = (*simulation)->cloth().warnings;
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(warnings[0].rfind(path + ": obstacles[0].obj: " + obj + ": dropped 1 zero-area triangle(s) (triangle 5)", 0),
+            0u)
+      << warnings[0];
+  EXPECT_NE(warnings[1].find(obj + ": ignored 1 'stitch' record (first on line 11)"), std::string::npos)
+      << warnings[1];
+}
+
 TEST(Scene, RoundTripThroughJson) {
   json j = minimal();
   j["pins"] = {{{"preset", "top-corners"}}, {{"vertex", 12}, {"target", {0, 1, 0}}}};

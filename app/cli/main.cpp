@@ -59,6 +59,7 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
     auto model = buildClothModel(*scene);
     if (!model) return fail(model.error());
     mesh = model->mesh;
+    out["warnings"] = model->warnings;
   }
   if (!solverId.empty()) useSolver(*scene, solverId);
   if (!createSolver(scene->solverId))
