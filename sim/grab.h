@@ -30,6 +30,7 @@ constexpr double kGrabWeight = 100;
 // 0.096 instead of 0.073 when hanging's middle is dragged in reach, 0.115 instead of 0.064 out
 // of it, while it follows the torus drag within 0.056 m at 100.)
 inline double grabbedCornerMass(double mass, double clothMass) { return std::max(kGrabWeight * mass, clothMass); }
+
 // With 0.05 ckv-corners dragged out of reach took 60 iterations per frame, with 0.1 77, with 0.02
 // 53; with no floor the grab stops pulling (the point ends 0.51 m from the cursor, not 0.34).
 constexpr double kGrabPushFloor = 0.02;

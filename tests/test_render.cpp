@@ -27,6 +27,12 @@ std::array<int, 3> pixel(const std::vector<unsigned char>& px, int x, int y) {
 // The cloth's orange-red front (lit), not the sky, the ground or an obstacle's grey-blue.
 bool clothFront(const std::array<int, 3>& c) { return c[0] > c[1] + 40 && c[0] > c[2] + 40; }
 
+// Cloth triangles that cut into an obstacle, and how many of them show something other than the
+// cloth at their deepest point (RenderTest::settledCuts).
+struct Cuts {
+  int cut = 0, showing = 0;
+};
+
 class RenderTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -77,6 +83,10 @@ class RenderTest : public ::testing::Test {
     glFinish();
     return readPixels(kWidth, kHeight);
   }
+  // Built-in `scene` after `steps` steps, drawn framed (written to `png` in the test output):
+  // the cloth triangles that cut more than `depth` [m] into its first obstacle of `type`.
+  Cuts settledCuts(const std::string& scene, int steps, Obstacle::Type type, double depth, const std::string& png);
+
   static inline EGLDisplay display_ = EGL_NO_DISPLAY;
   static inline EGLContext context_ = EGL_NO_CONTEXT;
   static inline bool ready_ = false;
@@ -254,12 +264,8 @@ TEST_F(RenderTest, ObstaclesAndShadowsAreDrawn) {
 // Cloth triangles that cut more than `depth` [m] into `obstacle` (their corners are held outside,
 // their middles are not), and how many of them show something other than the cloth at their deepest
 // point (8 x 8 samples per triangle) in `px`, drawn by `camera`.
-struct Cuts {
-  int cut = 0, showing = 0;
-};
-
 Cuts cutsShowing(const Snapshot& s, const Obstacle& obstacle, const Camera& camera,
-                 const std::vector<unsigned char>& px, double depth = 0.002) {
+                 const std::vector<unsigned char>& px, double depth) {
   Cuts r;
   const auto& t = *s.triangles;
   for (size_t i = 0; i + 2 < t.size(); i += 3) {
@@ -290,22 +296,27 @@ Cuts cutsShowing(const Snapshot& s, const Obstacle& obstacle, const Camera& came
   return r;
 }
 
+Cuts RenderTest::settledCuts(const std::string& scene, int steps, Obstacle::Type type, double depth,
+                             const std::string& png) {
+  Renderer renderer;
+  EXPECT_FALSE(renderer.init());
+  auto sim = builtin(scene, steps);
+  const Snapshot s = makeSnapshot(*sim, false);
+  const Obstacle* obstacle = nullptr;
+  for (const auto& o : s.obstacles)
+    if (o.type == type && !obstacle) obstacle = &o;
+  EXPECT_TRUE(obstacle) << scene;
+  if (!obstacle) return {};
+  Camera camera = framed(s);
+  const auto px = draw(renderer, s, RenderOptions{}, camera);
+  EXPECT_FALSE(writePng((std::filesystem::path(CLOTHLAB_TEST_OUTPUT) / png).string(), kWidth, kHeight, px));
+  return cutsShowing(s, *obstacle, camera, px, depth);
+}
+
 TEST_F(RenderTest, TableEdgesDoNotShowThroughTheCloth) {
   // `tablecloth` settled on its table: where cloth triangles span the table's edges and cut into
   // it, the pixel must show the cloth, not the edge.
-  Renderer renderer;
-  ASSERT_FALSE(renderer.init());
-  auto sim = builtin("tablecloth", 400);
-  const Snapshot s = makeSnapshot(*sim, false);
-  const Obstacle* table = nullptr;
-  for (const auto& o : s.obstacles)
-    if (o.type == Obstacle::Type::Box) table = &o;
-  ASSERT_TRUE(table);
-  Camera camera = framed(s);
-  const auto px = draw(renderer, s, RenderOptions{}, camera);
-  ASSERT_FALSE(writePng((std::filesystem::path(CLOTHLAB_TEST_OUTPUT) / "render_tablecloth.png").string(), kWidth,
-                        kHeight, px));
-  const Cuts cuts = cutsShowing(s, *table, camera, px);
+  const Cuts cuts = settledCuts("tablecloth", 400, Obstacle::Type::Box, 0.002, "render_tablecloth.png");
   std::printf("%d cloth triangles cut more than 2 mm into the table; %d of their pixels show something else\n",
               cuts.cut, cuts.showing);
   ASSERT_GT(cuts.cut, 20);
@@ -317,19 +328,7 @@ TEST_F(RenderTest, ASmoothMeshObstacleDoesNotShowThroughTheCloth) {
   // outside it, but a flat triangle across the curved tube sags into it by the chord's depth
   // (less than 1 mm here, and 2 of the 6 triangles that cut in showed the torus through the cloth
   // before mesh obstacles were drawn receded).
-  Renderer renderer;
-  ASSERT_FALSE(renderer.init());
-  auto sim = builtin("torus-drape", 2500);
-  const Snapshot s = makeSnapshot(*sim, false);
-  const Obstacle* torus = nullptr;
-  for (const auto& o : s.obstacles)
-    if (o.type == Obstacle::Type::Mesh) torus = &o;
-  ASSERT_TRUE(torus);
-  Camera camera = framed(s);
-  const auto px = draw(renderer, s, RenderOptions{}, camera);
-  ASSERT_FALSE(writePng((std::filesystem::path(CLOTHLAB_TEST_OUTPUT) / "render_torus.png").string(), kWidth,
-                        kHeight, px));
-  const Cuts cuts = cutsShowing(s, *torus, camera, px, 0);
+  const Cuts cuts = settledCuts("torus-drape", 2500, Obstacle::Type::Mesh, 0, "render_torus.png");
   std::printf("%d cloth triangles cut into the torus; %d of their pixels show something else\n", cuts.cut,
               cuts.showing);
   ASSERT_GT(cuts.cut, 2);
