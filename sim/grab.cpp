@@ -26,6 +26,8 @@ std::vector<int> GrabPull::move(const Grab& grab, const Tri& tri, double h, cons
   std::vector<int> moved;
   if (movable == 0) return moved;
   target_ = from_ + (grab.target - from_) * (gain_ * std::min(1.0, h / grab.timeConstant));
+  if (const double push = (target_ - from_).norm(); pushCeiling_ > 0 && push > pushCeiling_)
+    target_ = from_ + (pushCeiling_ / push) * (target_ - from_);
   for (int k = 0; k < 3; ++k) {
     if (fixed(tri[k]) || b[k] == 0) continue;
     x.row(tri[k]) += (b[k] / movable) * (target_ - now).transpose();

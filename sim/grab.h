@@ -34,6 +34,13 @@ inline double grabbedCornerMass(double mass, double clothMass) { return std::max
 // With 0.05 ckv-corners dragged out of reach took 60 iterations per frame, with 0.1 77, with 0.02
 // 53; with no floor the grab stops pulling (the point ends 0.51 m from the cursor, not 0.34).
 constexpr double kGrabPushFloor = 0.02;
+// A step pushes the point by at most this many mean rest edge lengths (a speed limit of one edge
+// per step; a drag at 1.9 m/s pushes torus-drape's 35 mm edges by 3.8 mm per 2 ms step). A yank
+// of torus-drape's corner 5.8 m away, with nothing to hold the cloth back, pushed it by 0.67 m a
+// step: mls-isometry stretched edges by up to 16 (4.3 while the corner weighed 100 times its
+// mass), at 471 ms per step, and xpbd by 4.4. With the limit: 0.43 and 0.65, 57 and 6 ms per step
+// (half an edge: 0.45 and 0.37, but the point crawls: 3.9 instead of 1.9 m behind after 0.2 s).
+constexpr double kGrabPushCeiling = 1.0;
 
 // One grab's pull from step to step. Each step the point is advanced from where it is toward
 // the mouse at the grab's rate (Grab::timeConstant) times a gain. A step whose solver pulled
@@ -42,11 +49,13 @@ constexpr double kGrabPushFloor = 0.02;
 // edge lengths; any other step doubles it, up to 1. Out of reach the cloth is then pushed
 // beyond what it can give by little more than the floor each step, instead of by the whole
 // rate: on ckv-corners, dragged out of reach, 53 instead of 112 Fast Projection iterations per
-// frame.
+// frame. No push exceeds kGrabPushCeiling mean rest edge lengths.
 class GrabPull {
  public:
-  // meanEdgeLength: the cloth's mean rest edge length [m], which scales the push floor.
-  explicit GrabPull(double meanEdgeLength = 0) : pushFloor_(kGrabPushFloor * meanEdgeLength) {}
+  // meanEdgeLength: the cloth's mean rest edge length [m], which scales the push's floor and
+  // ceiling (0: neither).
+  explicit GrabPull(double meanEdgeLength = 0)
+      : pushFloor_(kGrabPushFloor * meanEdgeLength), pushCeiling_(kGrabPushCeiling * meanEdgeLength) {}
   // Moves the corners of the grabbed triangle in x (a step's candidate) by the least move that
   // puts the grabbed point on this step's target; `start` is the state the step began from.
   // Corners for which fixed(vertex) holds (pins) stay. Returns the corners moved.
@@ -58,7 +67,7 @@ class GrabPull {
   double gain() const { return gain_; }
 
  private:
-  double pushFloor_ = 0;  // [m]
+  double pushFloor_ = 0, pushCeiling_ = 0;  // [m]
   double gain_ = 1;
   Vec3 from_{0, 0, 0}, target_{0, 0, 0};  // the point at the step's start, where it was put [m]
 };

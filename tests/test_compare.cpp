@@ -88,7 +88,8 @@ TEST(Xpbd, DraggedInReachTheGrabFollowsOutOfReachItStaysBehind) {
 }
 
 // A grab's pull halves after a step that pulled its point back by more than half of the push,
-// never below a push of kGrabPushFloor mean edge lengths, and recovers when the cloth follows.
+// never below a push of kGrabPushFloor mean edge lengths, and recovers when the cloth follows;
+// no push exceeds kGrabPushCeiling mean edge lengths.
 TEST(GrabPull, HalvesItsPushWhenPulledBackAndRecoversWhenFollowed) {
   const Tri tri{0, 1, 2};
   Positions start(3, 3);
@@ -97,7 +98,7 @@ TEST(GrabPull, HalvesItsPushWhenPulledBackAndRecoversWhenFollowed) {
   grab.barycentric = Vec3(1, 0, 0);
   grab.target = Vec3(0, 0, 10);
   grab.timeConstant = 0.1;
-  const double h = 0.01, edge = 1;  // the full rate moves the point by 1 m toward the target
+  const double h = 0.01, edge = 2;  // the full rate moves the point by 1 m toward the target
   const auto free = [](int) { return false; };
   GrabPull pull(edge);
   auto push = [&](double followed) {  // one step whose solver leaves the point at `followed`
@@ -123,6 +124,12 @@ TEST(GrabPull, HalvesItsPushWhenPulledBackAndRecoversWhenFollowed) {
   EXPECT_EQ(moved, std::vector<int>{0});
   EXPECT_EQ(Vec3(x.row(1)), Vec3(start.row(1)));
   EXPECT_NEAR(0.5 * (x(0, 2) + x(1, 2)), 1.0, 1e-12);
+  // A target 100 m away: the full rate would push by 10 m.
+  grab.barycentric = Vec3(1, 0, 0);
+  grab.target = Vec3(0, 0, 100);
+  x = start;
+  pull.move(grab, tri, h, start, x, free);
+  EXPECT_DOUBLE_EQ(x(0, 2), kGrabPushCeiling * edge);
 }
 
 // The cloth a GrabReach test works on: a flat 1 m square (grid) in the x-z plane, or an OBJ.
