@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string_view>
 
 namespace clothlab {
 namespace {
@@ -19,6 +20,14 @@ namespace {
 // Line numbers of the `v` and `f` records, so that errors found after parsing can point at the
 // line that caused them, and a check of every coordinate token (tinyobjloader reads "nan" or a
 // missing coordinate silently as a number).
+// Up to `limit` characters of `text` as they can be printed in a message ('?' for the others).
+std::string printable(std::string_view text, size_t limit) {
+  std::string out;
+  for (size_t k = 0; k < text.size() && out.size() < limit; ++k)
+    out += std::isprint(static_cast<unsigned char>(text[k])) ? text[k] : '?';
+  return out;
+}
+
 struct ObjLineIndex {
   long long vertexCount = 0;  // `v` records seen so far
   std::optional<std::string> coordinateError;
@@ -40,15 +49,12 @@ struct ObjLineIndex {
   };
   std::vector<Unknown> unknown;
 
-  void noteKeyword(const std::string& line, size_t p, int lineNo) {
+  void noteKeyword(std::string_view raw, int lineNo) {
     static const char* const kKnown[] = {"v", "vt", "vn", "vp", "f", "l", "p", "o", "g", "s", "mtllib", "usemtl"};
-    if (line[p] == '#') return;
-    const size_t end = std::min(line.find_first_of(" \t", p), line.size());
-    std::string keyword;
-    for (size_t k = p; k < end && keyword.size() < 20; ++k)
-      keyword += std::isprint(static_cast<unsigned char>(line[k])) ? line[k] : '?';
+    if (raw.front() == '#') return;
     for (const char* known : kKnown)
-      if (keyword == known) return;
+      if (raw == known) return;
+    const std::string keyword = printable(raw, 20);
     for (Unknown& u : unknown)
       if (u.keyword == keyword) {
         ++u.count;
@@ -74,11 +80,14 @@ ObjLineIndex indexObjLines(const std::string& path) {
     if (p == std::string::npos) continue;
     if (index.firstContentLine == 0) {
       index.firstContentLine = lineNo;
-      for (size_t k = p; k < line.size() && index.firstContent.size() < 40; ++k)
-        index.firstContent += std::isprint(static_cast<unsigned char>(line[k])) ? line[k] : '?';
+      index.firstContent = printable(std::string_view(line).substr(p), 40);
     }
-    index.noteKeyword(line, p, lineNo);
-    if (line.compare(p, 2, "v ") == 0 || line.compare(p, 2, "v\t") == 0) {
+    // The record's keyword; `v` and `f` count only with something after them.
+    const size_t keywordEnd = std::min(line.find_first_of(" \t", p), line.size());
+    const std::string_view keyword = std::string_view(line).substr(p, keywordEnd - p);
+    const bool more = keywordEnd < line.size();
+    index.noteKeyword(keyword, lineNo);
+    if (keyword == "v" && more) {
       ++index.vertexCount;
       if (index.coordinateError) continue;
       std::istringstream tokens(line.substr(p + 2));
@@ -102,7 +111,7 @@ ObjLineIndex indexObjLines(const std::string& path) {
       if (!index.coordinateError && count < 3)
         index.coordinateError = "line " + std::to_string(lineNo) + ": vertex has " +
                                 std::to_string(count) + " coordinate(s), 3 needed";
-    } else if (line.compare(p, 2, "f ") == 0 || line.compare(p, 2, "f\t") == 0) {
+    } else if (keyword == "f" && more) {
       ++index.faceCount;
       if (index.indexError) continue;
       // OBJ indices are 1-based; negative ones count back from the latest vertex.
