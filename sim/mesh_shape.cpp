@@ -55,8 +55,10 @@ MeshShape::MeshShape(TriangleMesh mesh) : mesh_(std::move(mesh)) {
   for (int t = 0; t < triangles; ++t)
     for (int v : mesh_.triangles[t])
       if (faceNormals_[t].dot(vertexNormals_[v]) < std::cos(kSharpAngle / 2)) sharpVertices_[v] = 1;
-  hasSharp_ = std::find(sharpEdges_.begin(), sharpEdges_.end(), 1) != sharpEdges_.end() ||
-              std::find(sharpVertices_.begin(), sharpVertices_.end(), 1) != sharpVertices_.end();
+  featureVertices_ = sharpVertices_;
+  for (size_t e = 0; e < edges_.size(); ++e)
+    if (sharpEdges_[e]) featureVertices_[edges_[e][0]] = featureVertices_[edges_[e][1]] = 1;
+  hasSharp_ = std::find(featureVertices_.begin(), featureVertices_.end(), 1) != featureVertices_.end();
 
   order_.resize(triangles);
   std::iota(order_.begin(), order_.end(), 0);

@@ -25,6 +25,8 @@ class MeshShape {
   static constexpr double kSharpAngle = std::numbers::pi / 6;
   bool sharpEdge(int e) const { return sharpEdges_[e] != 0; }
   bool sharpVertex(int v) const { return sharpVertices_[v] != 0; }
+  // A sharp vertex or an end of a sharp edge: the vertices a feature test needs.
+  bool featureVertex(int v) const { return featureVertices_[v] != 0; }
   bool hasSharpFeatures() const { return hasSharp_; }
   // Watertight: every edge has exactly two triangles.
   bool closed() const { return closed_; }
@@ -59,7 +61,7 @@ class MeshShape {
   std::vector<int> order_;
   std::vector<Vec3> faceNormals_, vertexNormals_;
   std::vector<std::array<Vec3, 3>> edgeNormals_;  // per triangle, edge opposite corner k
-  std::vector<char> sharpEdges_, sharpVertices_;
+  std::vector<char> sharpEdges_, sharpVertices_, featureVertices_;
   bool hasSharp_ = false;
 };
 

@@ -472,8 +472,8 @@ SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const Mesh
     const double radius = ob.shape->radius();
     if (cloth.exteriorDistance(ob.center()) > radius) continue;
     const TriangleMesh& shape = ob.shape->mesh();
-    // Each vertex placed in the world once; the triangles near the cloth bring theirs in (the
-    // obstacle's triangles themselves meet only the cloth's vertices, in resolveContacts).
+    // Each feature vertex placed in the world once; the triangles near the cloth bring theirs in
+    // (the obstacle's triangles themselves meet only the cloth's vertices, in resolveContacts).
     std::vector<Vec3> world(shape.vertexCount());
     for (int v = 0; v < shape.vertexCount(); ++v) world[v] = ob.toWorld(shape.positions.row(v).transpose());
     std::vector<int> index(shape.vertexCount(), -1);
@@ -482,7 +482,7 @@ SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const Mesh
       for (int k : f) box.extend(world[k]);
       if (!box.intersects(cloth)) continue;
       for (int k : f)
-        if (index[k] < 0) {
+        if (index[k] < 0 && ob.shape->featureVertex(k)) {
           index[k] = clothVertices + static_cast<int>(extra.size());
           extra.push_back(world[k]);
           featureVertices.push_back(ob.shape->sharpVertex(k));
