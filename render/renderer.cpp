@@ -458,9 +458,17 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
       r.lines.push_back({{float(cx) - e, gy, float(cz) + a}, color});
       r.lines.push_back({{float(cx) + e, gy, float(cz) + a}, color});
     }
+    // The lines lie on the ground, which is drawn pushed back (polygon offset), so they need no
+    // depth bias. They write no depth either: whatever is drawn later over the ground (cloth
+    // resting on it, shadows, obstacles) is tested against the ground's depth alone. A line's
+    // depth is interpolated differently from a triangle's, and a fixed clip-space pull toward the
+    // eye, as here before, is several centimetres at a few metres: the lines showed through cloth
+    // lying on the ground.
     glUseProgram(r.flatProgram);
     r.setMat4(r.flatProgram, "uViewProj", viewProj);
-    r.drawFlat(r.lines, GL_LINES, 1, 0.0005f, false);
+    glDepthMask(GL_FALSE);
+    r.drawFlat(r.lines, GL_LINES, 1, 0.0f, false);
+    glDepthMask(GL_TRUE);
   }
 
   // Planar shadows of the cloth and solid obstacles on the ground, each pixel darkened once.

@@ -147,18 +147,23 @@ TEST_F(RenderTest, DrawsTheClothLitOverTheBackground) {
   EXPECT_GT(shades.size(), 100u);
 }
 
-TEST_F(RenderTest, ContactVerticesAreMarkedWhenAsked) {
-  // A sheet lying on the ground, every vertex within the thickness of the plane.
+// A 1 m sheet lying face up on the ground, every vertex 2 mm above it (within the thickness).
+std::unique_ptr<Simulation> sheetOnTheGround() {
   auto scene = parseScene(nlohmann::json::parse(R"({
       "cloth": {"generator": {"type": "grid", "columns": 12, "rows": 12},
                 "transform": {"rotate_deg": [-90, 0, 0], "translate": [0, 0.002, 0]}},
       "simulation": {"thickness": 0.004},
       "obstacles": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0]}]})"), "ground", "");
-  ASSERT_TRUE(scene) << scene.error();
+  EXPECT_TRUE(scene) << scene.error();
   auto sim = Simulation::create(*scene);
-  ASSERT_TRUE(sim) << sim.error();
-  const Snapshot plain = makeSnapshot(**sim, false);
-  const Snapshot marked = makeSnapshot(**sim, false, nullptr, true);
+  EXPECT_TRUE(sim) << sim.error();
+  return std::move(*sim);
+}
+
+TEST_F(RenderTest, ContactVerticesAreMarkedWhenAsked) {
+  auto sim = sheetOnTheGround();
+  const Snapshot plain = makeSnapshot(*sim, false);
+  const Snapshot marked = makeSnapshot(*sim, false, nullptr, true);
   EXPECT_TRUE(plain.contactVertices.empty());
   EXPECT_EQ(static_cast<int>(marked.contactVertices.size()), plain.vertexCount());
   Renderer renderer;
@@ -172,6 +177,42 @@ TEST_F(RenderTest, ContactVerticesAreMarkedWhenAsked) {
   int cyan = 0;
   for (size_t i = 0; i < px.size(); i += 4) cyan += px[i + 2] > 200 && px[i + 1] > 150 && px[i] < 80 && base[i] > 80;
   EXPECT_GT(cyan, 100) << "contact points drawn";
+}
+
+TEST_F(RenderTest, TheGroundGridDoesNotShowThroughClothLyingOnTheGround) {
+  // The grid's lines lie on the ground plane; cloth resting millimetres above it must hide them
+  // (they showed through fold-drop's cloth when the lines were pulled toward the eye by a fixed
+  // clip-space depth, several centimetres at a viewing distance of a few metres).
+  auto sim = sheetOnTheGround();
+  const Snapshot s = makeSnapshot(*sim, false);
+  Renderer renderer;
+  ASSERT_FALSE(renderer.init());
+  for (const double distance : {1.0, 4.0}) {
+    Camera camera = framed(s);
+    camera.distance *= distance;
+    RenderOptions options;
+    options.markers = false;
+    options.grid = false;
+    const auto without = draw(renderer, s, options, camera);
+    options.grid = true;
+    const auto with = draw(renderer, s, options, camera);
+    int cloth = 0, changed = 0, ground = 0;
+    for (size_t i = 0; i < with.size(); i += 4) {
+      const std::array<int, 3> c{without[i], without[i + 1], without[i + 2]};
+      const bool differs = c != std::array<int, 3>{with[i], with[i + 1], with[i + 2]};
+      if (clothFront(c)) {
+        ++cloth;
+        changed += differs;
+      } else {
+        ground += differs;
+      }
+    }
+    std::printf("camera %.2f m away: %d cloth pixels, %d changed by the grid; %d other pixels changed\n",
+                camera.distance, cloth, changed, ground);
+    ASSERT_GT(cloth, 1000);
+    EXPECT_GT(ground, 200) << "the grid is drawn around the cloth";
+    EXPECT_EQ(changed, 0) << "grid lines over the cloth";
+  }
 }
 
 TEST_F(RenderTest, HeatMapWireframeOverlayAndMarkersChangeThePicture) {
