@@ -95,26 +95,30 @@ GLuint compileShader(GLenum type, const char* name, std::string& error) {
   return shader;
 }
 
-GLuint linkProgram(const char* vertex, const char* fragment, std::string& error) {
-  GLuint vs = compileShader(GL_VERTEX_SHADER, vertex, error);
-  if (!vs) return 0;
-  GLuint fs = compileShader(GL_FRAGMENT_SHADER, fragment, error);
-  if (!fs) {
-    glDeleteShader(vs);
-    return 0;
+// Links the embedded shaders named (a geometry shader optional); 0 and `error` on failure.
+GLuint linkProgram(const char* vertex, const char* fragment, std::string& error, const char* geometry = nullptr) {
+  std::vector<GLuint> shaders;
+  for (const auto& [type, name] : {std::pair{GL_VERTEX_SHADER, vertex}, {GL_GEOMETRY_SHADER, geometry},
+                                   {GL_FRAGMENT_SHADER, fragment}}) {
+    if (!name) continue;
+    const GLuint shader = compileShader(type, name, error);
+    if (!shader) {
+      for (GLuint compiled : shaders) glDeleteShader(compiled);
+      return 0;
+    }
+    shaders.push_back(shader);
   }
   GLuint program = glCreateProgram();
-  glAttachShader(program, vs);
-  glAttachShader(program, fs);
+  for (GLuint shader : shaders) glAttachShader(program, shader);
   glLinkProgram(program);
-  glDeleteShader(vs);
-  glDeleteShader(fs);
+  for (GLuint shader : shaders) glDeleteShader(shader);
   GLint ok = 0;
   glGetProgramiv(program, GL_LINK_STATUS, &ok);
   if (!ok) {
     char log[2048];
     glGetProgramInfoLog(program, sizeof log, nullptr, log);
-    error = std::string("linking ") + vertex + " + " + fragment + ": " + log;
+    error = std::string("linking ") + vertex + (geometry ? std::string(" + ") + geometry : "") + " + " + fragment +
+            ": " + log;
     glDeleteProgram(program);
     return 0;
   }
@@ -165,7 +169,7 @@ glm::vec3 toGlm(const Vec3& v) { return {float(v.x()), float(v.y()), float(v.z()
 }  // namespace
 
 struct Renderer::Impl {
-  GLuint meshProgram = 0, flatProgram = 0;
+  GLuint meshProgram = 0, flatProgram = 0, wireProgram = 0;
   GpuMesh cloth, sphere, cube;
   // Mesh obstacles, uploaded once per shape (smooth normals); dropped when the shape is gone.
   struct ShapeMesh {
@@ -206,8 +210,7 @@ struct Renderer::Impl {
     entry.mesh.uploadIndices(idx);
     return entry.mesh;
   }
-  GLuint edgeBuffer = 0, edgeVao = 0, clothShadowVao = 0;
-  GLsizei edgeCount = 0;
+  GLuint clothShadowVao = 0;
   // Mean length of the cloth's edges when its triangles were uploaded [m] (inextensible cloth
   // keeps it).
   float meanEdge = 0;
@@ -254,18 +257,9 @@ struct Renderer::Impl {
           std::uint32_t a = t[i + k], b = t[i + (k + 1) % 3];
           edges.emplace(std::min(a, b), std::max(a, b));
         }
-      std::vector<std::uint32_t> idx;
-      idx.reserve(edges.size() * 2);
       double total = 0;
-      for (const auto& [a, b] : edges) {
-        idx.insert(idx.end(), {a, b});
-        total += (s.vertex(a) - s.vertex(b)).norm();
-      }
+      for (const auto& [a, b] : edges) total += (s.vertex(a) - s.vertex(b)).norm();
       meanEdge = edges.empty() ? 0.0f : static_cast<float>(total / static_cast<double>(edges.size()));
-      glBindVertexArray(edgeVao);
-      glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(idx.size() * sizeof(std::uint32_t)),
-                   idx.data(), GL_STATIC_DRAW);
-      edgeCount = static_cast<GLsizei>(idx.size());
     }
   }
 
@@ -291,13 +285,12 @@ Renderer::~Renderer() {
   impl_->sphere.destroy();
   impl_->cube.destroy();
   for (auto& [key, entry] : impl_->shapes) entry.mesh.destroy();
-  glDeleteBuffers(1, &impl_->edgeBuffer);
-  glDeleteVertexArrays(1, &impl_->edgeVao);
   glDeleteVertexArrays(1, &impl_->clothShadowVao);
   glDeleteBuffers(1, &impl_->flatBuffer);
   glDeleteVertexArrays(1, &impl_->flatVao);
   glDeleteProgram(impl_->meshProgram);
   glDeleteProgram(impl_->flatProgram);
+  glDeleteProgram(impl_->wireProgram);
 }
 
 std::optional<std::string> Renderer::init() {
@@ -306,6 +299,8 @@ std::optional<std::string> Renderer::init() {
   if (!impl_->meshProgram) return error;
   impl_->flatProgram = linkProgram("flat.vert", "flat.frag", error);
   if (!impl_->flatProgram) return error;
+  impl_->wireProgram = linkProgram("mesh.vert", "wire.frag", error, "wire.geom");
+  if (!impl_->wireProgram) return error;
 
   impl_->cloth.create();
   std::vector<float> p, n;
@@ -319,15 +314,6 @@ std::optional<std::string> Renderer::init() {
   buildCube(p, n, idx);
   impl_->cube.upload(p, n, {});
   impl_->cube.uploadIndices(idx);
-
-  // Wireframe: the cloth's position buffer with an edge index list; colour is a constant attribute.
-  glGenVertexArrays(1, &impl_->edgeVao);
-  glGenBuffers(1, &impl_->edgeBuffer);
-  glBindVertexArray(impl_->edgeVao);
-  glBindBuffer(GL_ARRAY_BUFFER, impl_->cloth.positions);
-  glEnableVertexAttribArray(0);
-  glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
-  glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, impl_->edgeBuffer);
 
   // Shadow of the cloth: its positions and triangles, colour a constant attribute.
   glGenVertexArrays(1, &impl_->clothShadowVao);
@@ -527,18 +513,26 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
 
   // The cloth.
   if (s.vertexCount() > 0) {
-    // No polygon offset here: the cloth rests millimetres above obstacles. Lines drawn over it
-    // carry their own depth bias instead.
+    // No polygon offset here: the cloth rests millimetres above obstacles. The wireframe is drawn
+    // at the cloth's own depths instead, and the overlay carries a depth bias.
     r.drawLit(r.cloth, glm::mat4(1), o.clothFront, o.clothBack, o.heatMap);
-    if (o.wireframe) {
-      glUseProgram(r.flatProgram);
-      r.setMat4(r.flatProgram, "uViewProj", viewProj);
-      r.setFloat(r.flatProgram, "uPointSize", 1);
-      r.setFloat(r.flatProgram, "uDepthBias", 0.0002f);
-      r.setInt(r.flatProgram, "uRoundPoints", 0);
-      glVertexAttrib4f(1, 0.08f, 0.08f, 0.10f, 0.55f);
-      glBindVertexArray(r.edgeVao);
-      glDrawElements(GL_LINES, r.edgeCount, GL_UNSIGNED_INT, nullptr);
+    if (o.wireframe) {  // the same triangles again, at the same depths (wire.geom)
+      const GLuint w = r.wireProgram;
+      glUseProgram(w);
+      r.setMat4(w, "uViewProj", viewProj);
+      r.setMat4(w, "uModel", glm::mat4(1));
+      r.setMat4(w, "uShadow", glm::mat4(1));
+      r.setVec3(w, "uEye", glm::vec3(camera.eye()));
+      r.setFloat(w, "uRecede", 0);
+      glUniform2f(glGetUniformLocation(w, "uViewport"), static_cast<float>(width), static_cast<float>(height));
+      glUniform4f(glGetUniformLocation(w, "uColor"), 0.08f, 0.08f, 0.10f, 0.55f);
+      // Pulled forward by a few depth units: the two programs' depths may differ in the last bit.
+      glEnable(GL_POLYGON_OFFSET_FILL);
+      glPolygonOffset(-1.0f, -2.0f);
+      glDepthMask(GL_FALSE);
+      r.cloth.draw();
+      glDepthMask(GL_TRUE);
+      glDisable(GL_POLYGON_OFFSET_FILL);
     }
   }
 

@@ -11,6 +11,9 @@ uniform mat4 uShadow;      // flattens onto the ground plane (shadow pass), iden
 uniform vec3 uEye;
 uniform float uRecede;     // drawn this far [m] behind where it is, along the view ray (same pixels)
 
+// The wireframe pass draws the cloth again with this shader and must land on the same depths.
+invariant gl_Position;
+
 out vec3 vWorld;
 out vec3 vNormal;
 out float vScalar;

@@ -256,6 +256,93 @@ TEST_F(RenderTest, HeatMapWireframeOverlayAndMarkersChangeThePicture) {
   }
 }
 
+// Two layers of cloth: on top a square of two triangles folded into a valley along its diagonal
+// (its other corners 0.7 m higher), 6 mm (fold-drop's thickness) above a fine flat 12 x 12 grid.
+Snapshot twoLayers() {
+  Snapshot s;
+  auto vertex = [&](float x, float y, float z) {
+    s.positions.insert(s.positions.end(), {x, y, z});
+    s.normals.insert(s.normals.end(), {0, 1, 0});
+  };
+  auto triangles = std::make_shared<std::vector<std::uint32_t>>();
+  for (const auto& [x, y, z] : {std::tuple{-0.5f, 0.006f, -0.5f}, {0.5f, 0.706f, -0.5f}, {0.5f, 0.006f, 0.5f},
+                                {-0.5f, 0.706f, 0.5f}})
+    vertex(x, y, z);
+  triangles->insert(triangles->end(), {0, 2, 1, 0, 3, 2});
+  const int n = 12;
+  for (int i = 0; i <= n; ++i)
+    for (int j = 0; j <= n; ++j) vertex(-0.4f + 0.8f * i / n, 0, -0.4f + 0.8f * j / n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const std::uint32_t a = 4 + i * (n + 1) + j, b = a + n + 1;
+      triangles->insert(triangles->end(), {a, a + 1, b, b, a + 1, b + 1});
+    }
+  s.triangles = triangles;
+  s.strain.assign(s.positions.size() / 3, 0);
+  return s;
+}
+
+// Distance in pixels from (x, y) to the segment a-b.
+double pixelsToSegment(const glm::dvec2& p, const glm::dvec2& a, const glm::dvec2& b) {
+  const glm::dvec2 ab = b - a;
+  const double t = std::clamp(glm::dot(p - a, ab) / glm::dot(ab, ab), 0.0, 1.0);
+  return glm::length(p - (a + t * ab));
+}
+
+TEST_F(RenderTest, TheWireframeShowsTheFrontLayersEdgesWholeAndNoneBehindIt) {
+  // The wireframe once was lines pulled toward the eye by a fixed depth: about 1% of the viewing
+  // distance, so a fold's lower layer showed its edges through the upper one (175 pixels here).
+  // With a 50 times smaller pull the lines lost to their own triangles along the valley and were
+  // drawn broken (at 130 of 216 points).
+  const Snapshot s = twoLayers();
+  Renderer renderer;
+  ASSERT_FALSE(renderer.init());
+  Camera camera = framed(s);
+  camera.pitch = 1.2;  // from above, a little slanted: into the valley
+  RenderOptions options;
+  options.markers = false;
+  options.shadows = false;
+  const auto plain = draw(renderer, s, options, camera);
+  options.wireframe = true;
+  const auto wired = draw(renderer, s, options, camera);
+  auto at = [&](int v) {
+    const Vec3 p = s.vertex(v);
+    return camera.project({p.x(), p.y(), p.z()}, kWidth, kHeight);
+  };
+  const glm::dvec2 corner[4] = {at(0), at(1), at(2), at(3)};
+  auto darker = [&](int x, int y) {
+    const size_t i = (static_cast<size_t>(y) * kWidth + x) * 4;
+    return wired[i] + wired[i + 1] + wired[i + 2] + 30 < plain[i] + plain[i + 1] + plain[i + 2];
+  };
+  // Nothing darkened farther than 2 pixels from the top layer's edges and diagonal, inside it.
+  int behind = 0, inside = 0;
+  for (int y = 0; y < kHeight; ++y)
+    for (int x = 0; x < kWidth; ++x) {
+      const glm::dvec2 p(x + 0.5, y + 0.5);
+      double nearest = pixelsToSegment(p, corner[0], corner[2]);
+      for (int k = 0; k < 4; ++k) nearest = std::min(nearest, pixelsToSegment(p, corner[k], corner[(k + 1) % 4]));
+      if (nearest < 2 || !clothFront(pixel(plain, x, y))) continue;
+      ++inside;
+      behind += darker(x, y);
+    }
+  // Every pixel along the diagonal is darkened (within a pixel of it).
+  int along = 0, drawn = 0;
+  const int samples = static_cast<int>(glm::length(corner[2] - corner[0]));  // about one per pixel
+  for (int k = samples / 20; k <= samples - samples / 20; ++k) {
+    const glm::dvec2 p = corner[0] + (corner[2] - corner[0]) * (static_cast<double>(k) / samples);
+    bool hit = false;
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) hit = hit || darker(static_cast<int>(p.x) + dx, static_cast<int>(p.y) + dy);
+    ++along;
+    drawn += hit;
+  }
+  std::printf("%d of %d pixels inside the top layer darkened; the diagonal drawn at %d of %d points\n", behind,
+              inside, drawn, along);
+  ASSERT_GT(inside, 5000);
+  EXPECT_EQ(behind, 0) << "the lower layer's edges show through";
+  EXPECT_EQ(drawn, along) << "the top layer's diagonal is broken";
+}
+
 // A scene's point masses are drawn as large dark dots where their vertices project.
 TEST_F(RenderTest, PointMassesAreMarked) {
   Renderer renderer;
