@@ -1,14 +1,20 @@
 #pragma once
 // Compare-mode presets: which scene variant each pane runs with which solver. Shared by the
 // viewer (`clothlab --compare PRESET`) and the CLI (`clothlab-cli compare PRESET`).
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "sim/scene.h"
 
 namespace clothlab {
 
 struct ComparePane {
   std::string solver;  // solver id
   std::string scene;   // built-in scene name or scene .json path (the mesh variant)
+  // The scene itself, when it is neither (the viewer's current scene, as it stands); `scene`
+  // then only names it.
+  std::shared_ptr<const Scene> source = nullptr;
 };
 
 struct ComparePreset {

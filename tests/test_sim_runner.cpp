@@ -157,6 +157,28 @@ TEST(SimRunner, LoadedClothsWarningsAreReported) {
   EXPECT_TRUE(named);
 }
 
+TEST(SimRunner, ComparePanesMessagesAreMergedByText) {
+  // Three panes share one cloth: its loader warning arrives from each, and is shown once.
+  using Kind = RunnerMessage::Kind;
+  const RunnerMessage warning{Kind::Warning, "a.obj: dropped 1 zero-area triangle(s) (triangle 5)"};
+  const std::vector<std::vector<RunnerMessage>> sent = {
+      {warning, {Kind::Info, "switched"}},
+      {warning, {Kind::Error, "diverged at step 9"}, {Kind::Error, "diverged at step 9"}},
+      {warning, {Kind::Info, "switched"}}};
+  const auto merged = mergePaneMessages(sent, {"conforming (pane 1)", "impulse-nc (pane 2)", "xpbd (pane 3)"});
+  ASSERT_EQ(merged.size(), 3u);
+  EXPECT_EQ(merged[0].kind, Kind::Warning);
+  EXPECT_EQ(merged[0].text, "every pane: " + warning.text);
+  EXPECT_EQ(merged[1].text, "conforming (pane 1), xpbd (pane 3): switched");
+  EXPECT_EQ(merged[2].kind, Kind::Error);
+  EXPECT_EQ(merged[2].text, "impulse-nc (pane 2): diverged at step 9");
+  // The same text with another kind is another message; one pane alone is named.
+  const auto single = mergePaneMessages({{{Kind::Info, "x"}, {Kind::Warning, "x"}}}, {"xpbd (pane 1)"});
+  ASSERT_EQ(single.size(), 2u);
+  EXPECT_EQ(single[0].text, "xpbd (pane 1): x");
+  EXPECT_EQ(single[1].kind, Kind::Warning);
+}
+
 TEST(SimRunner, LoadSwapsInTheNewSceneAndSolverSwitchKeepsPins) {
   auto runner = startRunner(smallScene(), false);
   runner->load("hanging");

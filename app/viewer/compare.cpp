@@ -26,8 +26,14 @@ std::string formatG(double value, int digits = 6) {
 }
 }  // namespace
 
+// The scene a pane runs: its own copy of `source` when it has one, else the built-in or file.
+Result<Scene> paneScene(const ComparePane& spec) {
+  if (spec.source) return *spec.source;
+  return resolveScene(spec.scene);
+}
+
 Result<Viewer::Pane> Viewer::makePane(const ComparePane& spec, bool paused) const {
-  auto scene = resolveScene(spec.scene);
+  auto scene = paneScene(spec);
   if (!scene) return Error{scene.error()};
   useSolver(*scene, spec.solver);
   auto simulation = Simulation::create(*scene);
@@ -58,6 +64,7 @@ std::optional<std::string> Viewer::startCompare(const std::vector<ComparePane>& 
   single_.reset();  // one set of threads at a time
   activePane_ = 0;
   runner_ = panes_[0].runner.get();
+  compareName_ = name;
   const auto& presets = comparePresets();
   for (size_t i = 0; i < presets.size(); ++i)
     if (presets[i].name == name) comparePreset_ = static_cast<int>(i);
@@ -67,6 +74,23 @@ std::optional<std::string> Viewer::startCompare(const std::vector<ComparePane>& 
   log_.write("compare_start", {{"preset", name}, {"panes", list}});
   message(RunnerMessage::Kind::Info, "compare " + name + ": " + std::to_string(panes_.size()) + " panes");
   return std::nullopt;
+}
+
+void Viewer::compareThisScene() {
+  auto promise = std::make_shared<std::promise<Scene>>();
+  sceneToCompare_ = promise->get_future();
+  runner_->post("compare this scene", [promise](Simulation& simulation) -> std::optional<std::string> {
+    promise->set_value(simulation.currentScene());
+    return std::nullopt;
+  });
+}
+
+void Viewer::startComparingScene(Scene scene) {
+  auto source = std::make_shared<const Scene>(std::move(scene));
+  std::vector<ComparePane> list;
+  for (const std::string id : {"conforming", "impulse-nc", "mls-isometry", "xpbd"})
+    list.push_back({id, source->name, source});
+  if (auto e = startCompare(list, source->name)) message(RunnerMessage::Kind::Error, "compare: " + *e);
 }
 
 std::optional<std::string> Viewer::rebuildPane(int index, const ComparePane& spec) {
@@ -84,8 +108,8 @@ std::optional<std::string> Viewer::rebuildPane(int index, const ComparePane& spe
 void Viewer::stopCompare() {
   if (panes_.empty()) return;
   // The active pane's simulation carries on alone: rebuilt from its scene as it stands now.
-  const std::string scene = panes_[activePane_].spec.scene, solver = panes_[activePane_].spec.solver;
-  auto resolved = resolveScene(scene);
+  const std::string solver = panes_[activePane_].spec.solver;
+  auto resolved = paneScene(panes_[activePane_].spec);
   std::unique_ptr<Simulation> simulation;
   if (resolved) {
     useSolver(*resolved, solver);
@@ -154,10 +178,15 @@ void Viewer::activatePane(int pane) {
 
 void Viewer::consumePanes() {
   const double now = glfwGetTime();
+  std::vector<std::vector<RunnerMessage>> sent;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < panes_.size(); ++i) {
+    sent.push_back(panes_[i].runner->takeMessages());
+    names.push_back(panes_[i].spec.solver + " (pane " + std::to_string(i + 1) + ")");
+  }
+  for (const RunnerMessage& m : mergePaneMessages(sent, names)) message(m.kind, m.text);
   for (size_t i = 0; i < panes_.size(); ++i) {
     Pane& pane = panes_[i];
-    for (auto& m : pane.runner->takeMessages())
-      message(m.kind, pane.spec.solver + " (pane " + std::to_string(i + 1) + "): " + m.text);
     auto latest = pane.runner->snapshot();
     if (!latest || latest == pane.snapshot) continue;
     pane.snapshot = latest;
@@ -227,34 +256,43 @@ Grab Viewer::mapGrab(int pane, const Grab& grab) const {
 }
 
 void Viewer::drawCompareSection() {
-  if (!ImGui::CollapsingHeader("Compare", panes_.empty() ? 0 : ImGuiTreeNodeFlags_DefaultOpen)) return;
+  const bool open = ImGui::CollapsingHeader("Compare", panes_.empty() ? 0 : ImGuiTreeNodeFlags_DefaultOpen);
+  layout("compare_header");
+  if (!open) return;
   const auto& presets = comparePresets();
   comparePreset_ = std::clamp(comparePreset_, 0, static_cast<int>(presets.size()) - 1);
-  if (ImGui::BeginCombo("preset", presets[comparePreset_].name.c_str())) {
+  auto startPreset = [&](const ComparePreset& preset) {
+    if (auto e = startCompare(preset.panes, preset.name)) message(RunnerMessage::Kind::Error, "compare: " + *e);
+  };
+  // Picking a preset while comparing starts it; "Restart comparison" restarts what runs.
+  const std::string running = panes_.empty() ? presets[comparePreset_].name : compareName_;
+  if (ImGui::BeginCombo("preset", running.c_str())) {
     for (int i = 0; i < static_cast<int>(presets.size()); ++i) {
-      if (ImGui::Selectable(presets[i].name.c_str(), i == comparePreset_)) comparePreset_ = i;
+      if (ImGui::Selectable(presets[i].name.c_str(), i == comparePreset_)) {
+        comparePreset_ = i;
+        if (!panes_.empty()) startPreset(presets[i]);
+      }
       tooltip(presets[i].description);
     }
     ImGui::EndCombo();
   }
   layout("compare_preset");
-  if (ImGui::Button(panes_.empty() ? "Compare" : "Restart comparison")) {
-    const ComparePreset& preset = presets[comparePreset_];
-    if (auto e = startCompare(preset.panes, preset.name)) message(RunnerMessage::Kind::Error, "compare: " + *e);
-  }
-  layout("compare_start");
   if (panes_.empty()) {
+    if (ImGui::Button("Compare")) startPreset(presets[comparePreset_]);
+    layout("compare_start");
     ImGui::SameLine();
-    // The current scene with its solver against the others, on the same mesh.
-    if (ImGui::Button("this scene, all solvers") && snapshot_) {
-      std::vector<ComparePane> list;
-      for (const std::string id : {"conforming", "impulse-nc", "mls-isometry", "xpbd"})
-        list.push_back({id, snapshot_->sceneName});
-      if (auto e = startCompare(list, snapshot_->sceneName)) message(RunnerMessage::Kind::Error, "compare: " + *e);
-    }
-    tooltip("runs the current built-in scene with conforming, impulse-nc, mls-isometry and xpbd side by side");
+    if (ImGui::Button("this scene, all solvers")) compareThisScene();
+    layout("compare_this_scene");
+    tooltip("runs the current scene as it stands (cloth, pins, obstacles, parameters) from rest with conforming, "
+            "impulse-nc, mls-isometry and xpbd side by side");
     return;
   }
+  if (ImGui::Button("Restart comparison")) {
+    std::vector<ComparePane> specs;
+    for (const Pane& pane : panes_) specs.push_back(pane.spec);
+    if (auto e = startCompare(specs, compareName_)) message(RunnerMessage::Kind::Error, "compare: " + *e);
+  }
+  layout("compare_start");
   ImGui::SameLine();
   if (ImGui::Button("Leave")) stopCompare();
   if (panes_.empty()) return;

@@ -54,6 +54,30 @@ void SimRunner::report(RunnerMessage::Kind kind, std::string text) {
   if (messages_.size() > 100) messages_.erase(messages_.begin());
 }
 
+std::vector<RunnerMessage> mergePaneMessages(const std::vector<std::vector<RunnerMessage>>& perPane,
+                                             const std::vector<std::string>& paneNames) {
+  std::vector<std::pair<const RunnerMessage*, std::vector<size_t>>> distinct;
+  for (size_t pane = 0; pane < perPane.size(); ++pane)
+    for (const RunnerMessage& m : perPane[pane]) {
+      auto same = std::find_if(distinct.begin(), distinct.end(), [&](const auto& entry) {
+        return entry.first->kind == m.kind && entry.first->text == m.text;
+      });
+      if (same == distinct.end()) distinct.push_back({&m, {pane}});
+      else if (same->second.back() != pane) same->second.push_back(pane);
+    }
+  std::vector<RunnerMessage> merged;
+  for (const auto& [m, panes] : distinct) {
+    std::string from;
+    if (panes.size() == perPane.size() && panes.size() > 1) {
+      from = "every pane";
+    } else {
+      for (size_t k = 0; k < panes.size(); ++k) from += (k ? ", " : "") + paneNames[panes[k]];
+    }
+    merged.push_back({m->kind, from + ": " + m->text});
+  }
+  return merged;
+}
+
 std::vector<RunnerMessage> SimRunner::takeMessages() {
   std::lock_guard lock(mutex_);
   return std::exchange(messages_, {});

@@ -34,6 +34,13 @@ struct RunnerMessage {
   std::string text;
 };
 
+// The messages of several runners (one list per compare pane, named by `paneNames`), each kind
+// and text once, in the order first sent, prefixed with the panes that sent it: "every pane: "
+// when all of several did (they share one cloth, so they report its loader warnings alike), else
+// "NAME, NAME: ".
+std::vector<RunnerMessage> mergePaneMessages(const std::vector<std::vector<RunnerMessage>>& perPane,
+                                             const std::vector<std::string>& paneNames);
+
 struct LoadProgress {
   bool active = false;
   std::string what;   // what is being loaded

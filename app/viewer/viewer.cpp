@@ -215,6 +215,8 @@ void Viewer::frame(bool last) {
   } else {
     consumePanes();
   }
+  if (sceneToCompare_.valid() && sceneToCompare_.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+    startComparingScene(sceneToCompare_.get());
   glfwGetWindowSize(window_, &winWidth_, &winHeight_);
   if (!panes_.empty()) layoutPanes();  // before a new scene's camera fit, which needs the pane shape
   consumeSnapshot();

@@ -4,6 +4,7 @@
 #include <array>
 #include <deque>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -113,6 +114,10 @@ class Viewer {
   // A pane running `spec`: its simulation on a new runner, a copy of its rest cloth, its probe.
   Result<Pane> makePane(const ComparePane& spec, bool paused) const;
   std::optional<std::string> startCompare(const std::vector<ComparePane>& panes, const std::string& name);
+  // "this scene, all solvers": asks the simulation thread for the current scene as it stands
+  // (cloth, pins, obstacles, parameters); frame() starts the comparison when it arrives.
+  void compareThisScene();
+  void startComparingScene(Scene scene);
   void stopCompare();
   // Replaces pane i by `spec` (another mesh variant or solver); an error leaves the pane running.
   std::optional<std::string> rebuildPane(int pane, const ComparePane& spec);
@@ -142,6 +147,8 @@ class Viewer {
   std::vector<Pane> panes_;             // compare mode when not empty
   int activePane_ = 0;
   int comparePreset_ = 0;
+  std::string compareName_;            // what the panes run: a preset's name or the scene's
+  std::future<Scene> sceneToCompare_;  // see compareThisScene()
   bool editAllPanes_ = true;
   std::unique_ptr<Renderer> renderer_;
   Camera camera_;

@@ -2,7 +2,8 @@
 # GUI test of the clothlab viewer in a real X window (Xvfb) driven by real X input (xdotool):
 #   drag the cloth (the grabbed point follows the cursor), Ctrl+click pins a vertex (it stays),
 #   a panel slider reaches the simulation, an OBJ opens through the Open field (a bad one leaves
-#   an error and the scene running), a screenshot (P) is not blank, in compare mode the panes
+#   an error and the scene running), a screenshot (P) is not blank, "this scene, all solvers"
+#   compares the opened OBJ in four panes, in compare mode the panes
 #   frame the whole cloth and one drag moves the same material point in every pane, and with
 #   sphere-drop running the window keeps redrawing (frame rate measured).
 # Usage: gui_test.sh CLOTHLAB_BINARY OUT_DIR
@@ -161,6 +162,21 @@ colours() { convert "$1" -format '%k' info: 2> /dev/null || echo 0; }
 check "screenshot: written" test -s "$SHOT"
 check "screenshot: not blank (>= 100 colours)" test "$(colours "$SHOT")" -ge 100
 import -window "$WID" "$OUT/window.png" 2> /dev/null
+
+# 7. "this scene, all solvers" on the opened OBJ (no built-in scene of that name): four panes
+#    run the flag as it stands.
+read -r hx hy <<< "$(layout compare_header "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$hx" "$hy" sleep 0.3 click 1 sleep 0.5
+read -r tx ty <<< "$(layout compare_this_scene "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$tx" "$ty" sleep 0.3 click 1
+sleep 3
+check "compare this scene: four panes run the opened OBJ" python3 -c "
+import json, sys
+log = [json.loads(l) for l in open('$LOG')]
+started = [e for e in log if e['event'] == 'compare_start']
+panes = {e['pane'] for e in log if e['event'] == 'pane' and e['scene'] == 'flag' and e['step'] > 0}
+print('started:', started[-1] if started else None, '; panes stepping the flag:', sorted(panes))
+sys.exit(0 if started and [p['solver'] for p in started[-1]['panes']] == ['conforming', 'impulse-nc', 'mls-isometry', 'xpbd'] and panes == {0, 1, 2, 3} else 1)"
 stop_app
 
 # ---- compare mode: a drag in one pane drives the same material point in every pane -------------
