@@ -69,8 +69,14 @@ class Simulation {
   long stepCount() const { return stepCount_; }
   double time() const { return time_; }
   const Positions& surface() const { return solver_->surface(); }
-  // The scene as it stands now (current parameters and pins), for saving.
+  // The scene as it stands now (current parameters and pins), for saving, resetting and
+  // comparing: it starts from rest again. A pin whose target lies away from its vertex's rest
+  // position (set where the cloth had moved to, or dragged) gets a ramp there at about
+  // kRestartPinSpeed, unless it had one: jumping there in the first step yanked the cloth at
+  // hundreds of m/s, and mls-isometry never recovered from it.
   Scene currentScene() const;
+  static constexpr double kRestartPinSpeed = 0.5;  // m/s
+  static constexpr double kRestartPinMinRamp = 0.2;  // s
 
  private:
   Simulation() = default;

@@ -174,4 +174,53 @@ TEST(Simulation, SubstepsAreReadAndChecked) {
   EXPECT_NE(bad.error().find("simulation.max_substeps"), std::string::npos) << bad.error();
 }
 
+// A pin the user set away from its vertex's rest position (Ctrl+click where the cloth hangs now,
+// or dragged there) is kept by Reset, Save scene and "this scene, all solvers", which start the
+// cloth from rest: the restarted scene must carry the vertex there, not jump it in the first step.
+TEST(Simulation, ARestartedScenesPinTravelsFromRestToWhereItWasSet) {
+  auto scene = parseScene(nlohmann::json::parse(R"({
+      "cloth": {"generator": {"type": "grid", "columns": 13, "rows": 13},
+                "transform": {"rotate_deg": [-90, 0, 0], "translate": [0, 1, 0]}},
+      "simulation": {"dt": 0.001, "bending": 1e-6},
+      "solver": {"id": "mls-isometry"}})"), "sheet.json", "");
+  ASSERT_TRUE(scene.ok()) << scene.error();
+  auto first = Simulation::create(*scene);
+  ASSERT_TRUE(first.ok()) << first.error();
+  const int centre = 84;  // the middle of the 13 x 13 grid
+  const Vec3 rest = (*first)->cloth().mesh.positions.row(centre).transpose();
+  const Vec3 target = rest + Vec3(0.3, -0.3, 0.3);
+  ASSERT_FALSE((*first)->setPin(centre, target));
+  const Scene restarted = (*first)->currentScene();
+  ASSERT_EQ(restarted.pins.size(), 1u);
+  const double away = (target - rest).norm();
+  EXPECT_NEAR(restarted.pins[0].ramp, away / Simulation::kRestartPinSpeed, 1e-9);
+  EXPECT_EQ(sceneToJson(restarted)["pins"][0]["ramp"], restarted.pins[0].ramp) << "saved with the scene";
+
+  // Run it, and the same scene with the pin jumping (no ramp), for 1.5 s.
+  auto fastest = [&](const Scene& s, Vec3* pinned) {
+    auto simulation = Simulation::create(s);
+    EXPECT_TRUE(simulation.ok()) << simulation.error();
+    double speed = 0;
+    for (int i = 0; i < 1500; ++i) {
+      EXPECT_FALSE((*simulation)->step());
+      speed = std::max(speed, (*simulation)->lastStats().extra.value("max_speed", 0.0));
+    }
+    *pinned = (*simulation)->surface().row(centre).transpose();
+    return speed;
+  };
+  Vec3 ramped, jumped;
+  const double rampedSpeed = fastest(restarted, &ramped);
+  Scene jumping = restarted;
+  jumping.pins[0].ramp = 0;
+  const double jumpedSpeed = fastest(jumping, &jumped);
+  std::printf("pin %.3f m from rest: fastest point %.1f m/s with the ramp of %.2f s, %.1f m/s jumping\n", away,
+              rampedSpeed, restarted.pins[0].ramp, jumpedSpeed);
+  EXPECT_LT(rampedSpeed, 20.0);
+  EXPECT_LT((ramped - target).norm(), 1e-3) << "the pin reached its target";
+  // A pin at its rest position (a preset's) gets no ramp.
+  auto atRest = Simulation::create(*scene);
+  ASSERT_FALSE((*atRest)->setPin(centre, rest));
+  EXPECT_EQ((*atRest)->currentScene().pins[0].ramp, 0);
+}
+
 }  // namespace
