@@ -26,6 +26,15 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene) {
   simulation->solver_ = std::move(solver);
   simulation->pins_ = simulation->cloth_->pins;
   simulation->pinRamps_ = simulation->cloth_->pinRamps;
+  // A scene's pin away from its vertex's rest position, without a ramp, travels there like one
+  // moved by hand.
+  for (const auto& [vertex, target] : simulation->pins_) {
+    const bool ramped = std::any_of(simulation->pinRamps_.begin(), simulation->pinRamps_.end(),
+                                    [&](const auto& r) { return r.first == vertex; });
+    const Vec3 rest = simulation->cloth_->mesh.positions.row(vertex).transpose();
+    const double distance = (target - rest).norm();
+    if (!ramped && distance > 0) simulation->pinTravels_.push_back({vertex, rest, 0, distance / kPinHandSpeed});
+  }
   simulation->obstacles_ = scene.obstacles;
   return simulation;
 }
@@ -122,23 +131,18 @@ std::optional<std::string> Simulation::takeSubsteps(int substeps, StepStats& sta
 
 std::optional<std::string> Simulation::substep(const SimParams& sim, double start, StepStats& stats) {
   const std::vector<Obstacle> obstacles = obstaclesAt(start + sim.dt);
-  // Scene pins with a ramp travel from the rest position to their target (smoothstep in time).
-  std::vector<std::pair<int, Vec3>> rampedPins;
-  const bool ramping = std::any_of(pinRamps_.begin(), pinRamps_.end(),
-                                   [&](const auto& r) { return start < r.second; });
-  if (ramping) {
-    rampedPins = pins_;
-    for (auto& [vertex, target] : rampedPins)
-      for (const auto& [rampVertex, duration] : pinRamps_) {
-        if (rampVertex != vertex) continue;
-        const double s = std::min(1.0, (start + sim.dt) / duration), weight = s * s * (3 - 2 * s);
-        const Vec3 rest = cloth_->mesh.positions.row(vertex).transpose();
-        target = rest + weight * (target - rest);
-      }
+  // Pins still on their way (ramps, travels) hold their vertices where they have got to.
+  std::vector<std::pair<int, Vec3>> travelling;
+  const bool moving = std::any_of(pinRamps_.begin(), pinRamps_.end(), [&](const auto& r) { return start < r.second; }) ||
+                      std::any_of(pinTravels_.begin(), pinTravels_.end(),
+                                  [&](const PinTravel& p) { return start < p.start + p.duration; });
+  if (moving) {
+    travelling = pins_;
+    for (auto& [vertex, target] : travelling) target = pinHoldAt(vertex, target, start + sim.dt);
   }
   // The pin moved last, and the grab, are held within the other pins' reach (sim/grab.h).
   std::vector<std::pair<int, Vec3>> held;
-  const std::vector<std::pair<int, Vec3>>* given = ramping ? &rampedPins : &pins_;
+  const std::vector<std::pair<int, Vec3>>* given = moving ? &travelling : &pins_;
   auto moved = std::find_if(given->begin(), given->end(), [&](const auto& p) { return p.first == movedPin_; });
   if (moved != given->end() && given->size() > 1) {
     const Vec3 reached = reach_->clampPin(movedPin_, moved->second, *given, movedPinSlack_);
@@ -153,6 +157,18 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
   if (grab) grab->target = reach_->clamp(*grab, pins);
   const StepContext context{sim, obstacles, pins, grab};
   return solver_->step(context, stats);
+}
+
+Vec3 Simulation::pinHoldAt(int vertex, const Vec3& target, double t) const {
+  for (const auto& [rampVertex, duration] : pinRamps_) {  // from rest, smoothstep in time
+    if (rampVertex != vertex) continue;
+    const double s = std::min(1.0, t / duration), weight = s * s * (3 - 2 * s);
+    const Vec3 rest = cloth_->mesh.positions.row(vertex).transpose();
+    return rest + weight * (target - rest);
+  }
+  for (const PinTravel& p : pinTravels_)  // from where it was moved, at a steady speed
+    if (p.vertex == vertex) return p.from + std::clamp((t - p.start) / p.duration, 0.0, 1.0) * (target - p.from);
+  return target;
 }
 
 std::optional<std::string> Simulation::setSimParams(const SimParams& params) {
@@ -172,9 +188,13 @@ std::optional<std::string> Simulation::setPin(int vertex, const Vec3& target) {
            std::to_string(cloth_->mesh.vertexCount()) + " vertices)";
   if (!target.allFinite()) return std::string("pin: the target is not finite");
   auto it = std::find_if(pins_.begin(), pins_.end(), [&](const auto& p) { return p.first == vertex; });
+  const Vec3 from = it != pins_.end() ? pinHoldAt(vertex, it->second, time_) : Vec3(surface().row(vertex).transpose());
   if (it != pins_.end()) it->second = target;
   else pins_.emplace_back(vertex, target);
   std::erase_if(pinRamps_, [&](const auto& r) { return r.first == vertex; });  // moved by hand now
+  std::erase_if(pinTravels_, [&](const PinTravel& p) { return p.vertex == vertex; });
+  const double distance = (target - from).norm();
+  if (distance > 0) pinTravels_.push_back({vertex, from, time_, distance / kPinHandSpeed});
   movedPin_ = vertex;
   movedPinSlack_ = reach_->pinExcess(vertex, surface().row(vertex).transpose(), pins_);
   return std::nullopt;
@@ -196,11 +216,13 @@ std::optional<std::string> Simulation::setGrab(std::optional<Grab> grab) {
 void Simulation::removePin(int vertex) {
   std::erase_if(pins_, [&](const auto& p) { return p.first == vertex; });
   std::erase_if(pinRamps_, [&](const auto& r) { return r.first == vertex; });
+  std::erase_if(pinTravels_, [&](const PinTravel& p) { return p.vertex == vertex; });
 }
 
 void Simulation::clearPins() {
   pins_.clear();
   pinRamps_.clear();
+  pinTravels_.clear();
 }
 
 std::vector<Obstacle> Simulation::obstaclesAt(double t) const {

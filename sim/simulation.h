@@ -42,7 +42,11 @@ class Simulation {
   std::optional<std::string> setSimParams(const SimParams& params);
   std::optional<std::string> setSolverParams(const nlohmann::json& params);
   // Adds or moves a pin. Refused (with a message, nothing changed) for a vertex out of range or a
-  // non-finite target. The pin moved last is held within reach of the others (GrabReach,
+  // non-finite target. The vertex travels to the target in a straight line at kPinHandSpeed, from
+  // where the pin holds it now (a new pin: from where the vertex stands; a scene's pin without a
+  // ramp: from its rest position). A pin flicked across the window by the mouse jumped there in
+  // one step, 0.57 m in 1 ms: it kicked the cloth around it to hundreds of m/s, and
+  // impulse-nc's position pass could not move the vertex at all. The pin moved last is held within reach of the others (GrabReach,
   // sim/grab.h): a target farther from another pin than the cloth between them is long holds the
   // vertex where the cloth pulled taut reaches; pins() keeps the target as given. Where the
   // vertex stands beyond that reach when the pin is set (a solver's surface may), the reach
@@ -76,6 +80,7 @@ class Simulation {
   // hundreds of m/s, and mls-isometry never recovered from it.
   Scene currentScene() const;
   static constexpr double kRestartPinSpeed = 0.5;  // m/s
+  static constexpr double kPinHandSpeed = 3.0;  // m/s
   static constexpr double kRestartPinMinRamp = 0.2;  // s
 
  private:
@@ -94,6 +99,15 @@ class Simulation {
   SimParams sim_;
   std::vector<std::pair<int, Vec3>> pins_;
   std::vector<std::pair<int, double>> pinRamps_;  // scene pins still travelling to their targets
+  // Pins moved by hand still travelling to their targets (setPin): from `from` at time `start`.
+  struct PinTravel {
+    int vertex;
+    Vec3 from;
+    double start, duration;
+  };
+  std::vector<PinTravel> pinTravels_;
+  // Where the pin on `vertex` with `target` holds its vertex at time t (ramp, travel or target).
+  Vec3 pinHoldAt(int vertex, const Vec3& target, double t) const;
   std::optional<Grab> grab_;
   std::unique_ptr<GrabReach> reach_;  // brings the grab's target within the pins' reach
   int movedPin_ = -1;  // the vertex of the pin moved last (setPin), brought within the others' reach

@@ -4,6 +4,7 @@
 
 #include "sim/scene.h"
 #include "sim/simulation.h"
+#include "sim/scene_library.h"
 #include "test_util.h"
 
 using namespace clothlab;
@@ -172,6 +173,43 @@ TEST(Simulation, SubstepsAreReadAndChecked) {
   auto bad = parse(R"({"max_substeps": 0})");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("simulation.max_substeps"), std::string::npos) << bad.error();
+}
+
+// A pin moved by hand (dragged or flicked by the mouse) carries its vertex to the new target at
+// Simulation::kPinHandSpeed, from where it holds it, even when moved again on the way.
+TEST(Simulation, APinMovedByHandTravelsThereAtTheHandSpeed) {
+  for (const std::string solver : {"impulse-nc", "mls-isometry"}) {
+    auto scene = resolveScene("hanging");
+    ASSERT_TRUE(scene.ok()) << scene.error();
+    useSolver(*scene, solver);
+    auto created = Simulation::create(*scene);
+    ASSERT_TRUE(created.ok()) << created.error();
+    Simulation& s = **created;
+    for (int i = 0; i < 300; ++i) ASSERT_FALSE(s.step());
+    const auto [vertex, target] = s.pins()[0];
+    // Toward the other pin, within the cloth's reach of it (the reach would hold the pin short).
+    const Vec3 toward = (s.pins()[1].second - target).normalized();
+    const Vec3 first = target + 0.4 * toward + Vec3(0, 0, 0.3), second = target + 0.3 * toward + Vec3(0, -0.2, 0);
+    const double dt = s.sim().dt, tolerance = solver == "impulse-nc" ? 1e-5 : 2e-3;
+    Vec3 last = s.surface().row(vertex).transpose();
+    double fastest = 0, largestMove = 0;
+    ASSERT_FALSE(s.setPin(vertex, first));
+    for (int i = 0; i < 400; ++i) {
+      if (i == 100) {  // on its way: turns from where it is
+        ASSERT_FALSE(s.setPin(vertex, second));
+      }
+      ASSERT_FALSE(s.step());
+      const Vec3 now = s.surface().row(vertex).transpose();
+      largestMove = std::max(largestMove, (now - last).norm());
+      last = now;
+      fastest = std::max(fastest, s.lastStats().extra.value("max_speed", 0.0));
+    }
+    std::printf("%s: the pinned vertex moved at most %.2f mm a step (%.1f m/s); fastest point %.1f m/s\n",
+                solver.c_str(), 1e3 * largestMove, largestMove / dt, fastest);
+    EXPECT_LT(largestMove, Simulation::kPinHandSpeed * dt + tolerance);
+    EXPECT_LT((last - second).norm(), tolerance) << "arrived";
+    EXPECT_LT(fastest, 30.0);  // 256 and 277 m/s when the pin jumped 0.57 m in one step
+  }
 }
 
 // A pin the user set away from its vertex's rest position (Ctrl+click where the cloth hangs now,
