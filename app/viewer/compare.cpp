@@ -376,6 +376,7 @@ void Viewer::drawCompareOverlay() {
   ImGui::SetNextWindowSize(ImVec2(float(std::max(100.0, winWidth_ - left - 8)), float(kCompareTableHeight - 8)),
                            ImGuiCond_Always);
   ImGui::Begin("Locking metrics", nullptr, ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse);
+  rememberWindow();
   if (ImGui::BeginTable("metrics", static_cast<int>(panes_.size()) + 2,
                         ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
     ImGui::TableSetupColumn("metric");

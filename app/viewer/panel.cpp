@@ -73,10 +73,21 @@ void Viewer::layoutRect(const std::string& name, ImVec2 min, ImVec2 max) {
   std::fflush(stdout);
 }
 
+void Viewer::rememberWindow() {
+  const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+  windowRects_.push_back({at.x, at.y, at.x + size.x, at.y + size.y});
+}
+
+bool Viewer::overWindow(double x, double y) const {
+  return std::any_of(windowRects_.begin(), windowRects_.end(),
+                     [&](const auto& r) { return x >= r[0] && y >= r[1] && x < r[2] && y < r[3]; });
+}
+
 void Viewer::drawPanel() {
   ImGui::SetNextWindowPos(ImVec2(8, 8), ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowSize(ImVec2(370, static_cast<float>(winHeight_) - 16), ImGuiCond_FirstUseEver);
   ImGui::Begin("ClothLab");
+  rememberWindow();
 
   // Run controls.
   const bool paused = runner_->paused();
@@ -505,6 +516,7 @@ void Viewer::drawOverlayText() {
   ImGui::Begin("hint", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
                                     ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);
   ImGui::Text("drag: pull cloth   Ctrl+click: pin/unpin   right-drag: orbit   wheel: zoom   F1: help");
+  rememberWindow();
   ImGui::End();
 }
 
@@ -512,6 +524,7 @@ void Viewer::drawHelpWindow() {
   ImGui::SetNextWindowPos(ImVec2(static_cast<float>(winWidth_) * 0.5f, static_cast<float>(winHeight_) * 0.5f),
                           ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
   ImGui::Begin("Controls", &showHelp_, ImGuiWindowFlags_AlwaysAutoResize);
+  rememberWindow();
   static const char* const rows[][2] = {
       {"Left-drag on the cloth", "grab the point under the cursor and pull it in the view plane"},
       {"Release", "let go; the cloth keeps its motion"},

@@ -230,6 +230,7 @@ void Viewer::frame(bool last) {
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   ImGui::NewFrame();
+  windowRects_.clear();
   drawPanel();
   if (!panes_.empty()) drawCompareOverlay();
   drawOverlayText();
@@ -385,7 +386,9 @@ std::optional<int> Viewer::pinNearCursor(double x, double y, double radius) cons
 
 void Viewer::onMouseButton(int button, int action, int mods) {
   const bool press = action == GLFW_PRESS;
-  if (press && ImGui::GetIO().WantCaptureMouse) return;  // the panel has it
+  // The panel has it. ImGui learns where the cursor is only at its next frame: a press that comes
+  // with the move onto a window (within one frame) is told by the windows' last rectangles.
+  if (press && (ImGui::GetIO().WantCaptureMouse || overWindow(cursorX_, cursorY_))) return;
   if (!press) {
     if (drag_ == Drag::Grab) {
       postEach("release", [](int) { return [](Simulation& s) { return s.setGrab(std::nullopt); }; });

@@ -199,6 +199,11 @@ class Viewer {
   long recordIndex_ = 0;
   float speed_ = 1.0f;
   float panelWidth_ = 0;  // right edge of the panel [window pixels]
+  // The ImGui windows drawn in the last frame [window pixels: min x, min y, max x, max y], and
+  // whether a point lies on one (rememberWindow() inside each window's Begin/End).
+  std::vector<std::array<float, 4>> windowRects_;
+  void rememberWindow();
+  bool overWindow(double x, double y) const;
 
   // Rolling statistics (one sample per new snapshot) and frame times.
   struct Sample {
