@@ -244,8 +244,6 @@ Scene Simulation::currentScene() const {
     pin.target = target;
     for (const auto& [rampVertex, duration] : pinRamps_)
       if (rampVertex == vertex) pin.ramp = duration;  // a saved scene starts from rest again
-    const double away = (target - cloth_->mesh.positions.row(vertex).transpose()).norm();
-    if (pin.ramp == 0 && away > 1e-6) pin.ramp = std::max(kRestartPinMinRamp, away / kRestartPinSpeed);
     scene.pins.push_back(pin);
   }
   scene.solverParams = solver_->params();

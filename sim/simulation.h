@@ -46,8 +46,10 @@ class Simulation {
   // where the pin holds it now (a new pin: from where the vertex stands; a scene's pin without a
   // ramp: from its rest position). A pin flicked across the window by the mouse jumped there in
   // one step, 0.57 m in 1 ms: it kicked the cloth around it to hundreds of m/s, and
-  // impulse-nc's position pass could not move the vertex at all. The pin moved last is held within reach of the others (GrabReach,
-  // sim/grab.h): a target farther from another pin than the cloth between them is long holds the
+  // impulse-nc's position pass could not move the vertex at all; a restarted scene's pin set
+  // where the cloth had fallen to left mls-isometry tangled for good. The pin moved last is held
+  // within reach of the others (GrabReach, sim/grab.h): a target farther from another pin than
+  // the cloth between them is long holds the
   // vertex where the cloth pulled taut reaches; pins() keeps the target as given. Where the
   // vertex stands beyond that reach when the pin is set (a solver's surface may), the reach
   // grows by as much, so a pin set where its vertex stands holds it there.
@@ -74,14 +76,10 @@ class Simulation {
   double time() const { return time_; }
   const Positions& surface() const { return solver_->surface(); }
   // The scene as it stands now (current parameters and pins), for saving, resetting and
-  // comparing: it starts from rest again. A pin whose target lies away from its vertex's rest
-  // position (set where the cloth had moved to, or dragged) gets a ramp there at about
-  // kRestartPinSpeed, unless it had one: jumping there in the first step yanked the cloth at
-  // hundreds of m/s, and mls-isometry never recovered from it.
+  // comparing: it starts from rest again, and a pin set away from its vertex's rest position
+  // travels there (see setPin).
   Scene currentScene() const;
-  static constexpr double kRestartPinSpeed = 0.5;  // m/s
   static constexpr double kPinHandSpeed = 3.0;  // m/s
-  static constexpr double kRestartPinMinRamp = 0.2;  // s
 
  private:
   Simulation() = default;

@@ -214,7 +214,8 @@ TEST(Simulation, APinMovedByHandTravelsThereAtTheHandSpeed) {
 
 // A pin the user set away from its vertex's rest position (Ctrl+click where the cloth hangs now,
 // or dragged there) is kept by Reset, Save scene and "this scene, all solvers", which start the
-// cloth from rest: the restarted scene must carry the vertex there, not jump it in the first step.
+// cloth from rest: the restarted scene must carry the vertex there, not jump it in the first step
+// (634 m/s, and mls-isometry's sheet tangled for good, before pins travelled).
 TEST(Simulation, ARestartedScenesPinTravelsFromRestToWhereItWasSet) {
   auto scene = parseScene(nlohmann::json::parse(R"({
       "cloth": {"generator": {"type": "grid", "columns": 13, "rows": 13},
@@ -230,35 +231,26 @@ TEST(Simulation, ARestartedScenesPinTravelsFromRestToWhereItWasSet) {
   ASSERT_FALSE((*first)->setPin(centre, target));
   const Scene restarted = (*first)->currentScene();
   ASSERT_EQ(restarted.pins.size(), 1u);
-  const double away = (target - rest).norm();
-  EXPECT_NEAR(restarted.pins[0].ramp, away / Simulation::kRestartPinSpeed, 1e-9);
-  EXPECT_EQ(sceneToJson(restarted)["pins"][0]["ramp"], restarted.pins[0].ramp) << "saved with the scene";
+  EXPECT_EQ(restarted.pins[0].target, target);
+  EXPECT_EQ(restarted.pins[0].ramp, 0);
 
-  // Run it, and the same scene with the pin jumping (no ramp), for 1.5 s.
-  auto fastest = [&](const Scene& s, Vec3* pinned) {
-    auto simulation = Simulation::create(s);
-    EXPECT_TRUE(simulation.ok()) << simulation.error();
-    double speed = 0;
-    for (int i = 0; i < 1500; ++i) {
-      EXPECT_FALSE((*simulation)->step());
-      speed = std::max(speed, (*simulation)->lastStats().extra.value("max_speed", 0.0));
-    }
-    *pinned = (*simulation)->surface().row(centre).transpose();
-    return speed;
-  };
-  Vec3 ramped, jumped;
-  const double rampedSpeed = fastest(restarted, &ramped);
-  Scene jumping = restarted;
-  jumping.pins[0].ramp = 0;
-  const double jumpedSpeed = fastest(jumping, &jumped);
-  std::printf("pin %.3f m from rest: fastest point %.1f m/s with the ramp of %.2f s, %.1f m/s jumping\n", away,
-              rampedSpeed, restarted.pins[0].ramp, jumpedSpeed);
-  EXPECT_LT(rampedSpeed, 20.0);
-  EXPECT_LT((ramped - target).norm(), 1e-3) << "the pin reached its target";
-  // A pin at its rest position (a preset's) gets no ramp.
-  auto atRest = Simulation::create(*scene);
-  ASSERT_FALSE((*atRest)->setPin(centre, rest));
-  EXPECT_EQ((*atRest)->currentScene().pins[0].ramp, 0);
+  auto simulation = Simulation::create(restarted);
+  ASSERT_TRUE(simulation.ok()) << simulation.error();
+  const double dt = (*simulation)->sim().dt, away = (target - rest).norm();
+  double fastest = 0, largestMove = 0;
+  Vec3 last = rest;
+  for (int i = 0; i < 1500; ++i) {
+    ASSERT_FALSE((*simulation)->step());
+    const Vec3 now = (*simulation)->surface().row(centre).transpose();
+    largestMove = std::max(largestMove, (now - last).norm());
+    last = now;
+    fastest = std::max(fastest, (*simulation)->lastStats().extra.value("max_speed", 0.0));
+  }
+  std::printf("pin %.3f m from rest: the vertex moved at most %.2f mm a step; fastest point %.1f m/s\n", away,
+              1e3 * largestMove, fastest);
+  EXPECT_LT(largestMove, Simulation::kPinHandSpeed * dt + 2e-3);
+  EXPECT_LT(fastest, 20.0);
+  EXPECT_LT((last - target).norm(), 1e-3) << "the pin reached its target";
 }
 
 }  // namespace
