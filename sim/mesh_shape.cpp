@@ -36,6 +36,17 @@ MeshShape::MeshShape(TriangleMesh mesh) : mesh_(std::move(mesh)) {
     }
   }
   for (auto& n : vertexNormals_) n = n.norm() > 0 ? Vec3(n.normalized()) : Vec3(0, 0, 1);
+  // A closed mesh whose triangles wind inward (a negative enclosed volume) would turn every
+  // pseudo-normal inward and hold cloth inside it: its normals are turned out.
+  if (closed_) {
+    double volume = 0;
+    for (const Tri& f : mesh_.triangles)
+      volume += Vec3(mesh_.positions.row(f[0])).dot(Vec3(mesh_.positions.row(f[1])).cross(Vec3(mesh_.positions.row(f[2]))));
+    if (volume < 0) {
+      for (auto& n : faceNormals_) n = -n;
+      for (auto& n : vertexNormals_) n = -n;
+    }
+  }
   edgeNormals_.resize(triangles);
   for (int t = 0; t < triangles; ++t)
     for (int k = 0; k < 3; ++k) {
@@ -136,6 +147,57 @@ void MeshShape::search(int index, const Vec3& p, Hit& best) const {
     search(node.right, p, best);
     search(node.left, p, best);
   }
+}
+
+bool MeshShape::countCrossings(int index, const Vec3& p, const Vec3& d, const Vec3& inverse, int& crossings) const {
+  const Node& node = nodes_[index];
+  // Slab test: the ray's parameter interval inside the node's box.
+  double enter = 0, leave = 1e300;
+  for (int k = 0; k < 3; ++k) {
+    double t0 = (node.box.min()[k] - p[k]) * inverse[k], t1 = (node.box.max()[k] - p[k]) * inverse[k];
+    if (t0 > t1) std::swap(t0, t1);
+    enter = std::max(enter, t0);
+    leave = std::min(leave, t1);
+  }
+  if (enter > leave) return true;
+  if (node.left >= 0)
+    return countCrossings(node.left, p, d, inverse, crossings) && countCrossings(node.right, p, d, inverse, crossings);
+  // Möller-Trumbore, with a margin around the triangle's boundary where a crossing is ambiguous.
+  constexpr double kMargin = 1e-9;
+  for (int i = node.first; i < node.first + node.count; ++i) {
+    const Tri& f = mesh_.triangles[order_[i]];
+    const Vec3 a = mesh_.positions.row(f[0]);
+    const Vec3 e1 = Vec3(mesh_.positions.row(f[1])) - a, e2 = Vec3(mesh_.positions.row(f[2])) - a;
+    const Vec3 q = d.cross(e2);
+    const double det = e1.dot(q);
+    if (std::abs(det) <= 1e-14 * e1.norm() * e2.norm()) continue;  // parallel: a generic ray misses
+    const Vec3 s = p - a;
+    const double u = s.dot(q) / det;
+    const Vec3 r = s.cross(e1);
+    const double v = d.dot(r) / det;
+    const double t = e2.dot(r) / det;
+    if (u < -kMargin || v < -kMargin || u + v > 1 + kMargin) continue;
+    const double scale = std::max(e1.norm(), e2.norm());
+    if (t < -kMargin * scale) continue;
+    if (u < kMargin || v < kMargin || u + v > 1 - kMargin || t < kMargin * scale) return false;
+    ++crossings;
+  }
+  return true;
+}
+
+bool MeshShape::inside(const Vec3& p) const {
+  if (nodes_.empty() || !nodes_[0].box.contains(p)) return false;
+  // Directions far from the axes and from each other, so that a grid-aligned mesh's edges are
+  // seldom grazed by all three.
+  static const Vec3 kDirections[] = {Vec3(0.3141, 0.8660, 0.3887).normalized(),
+                                     Vec3(-0.7071, 0.1234, 0.6963).normalized(),
+                                     Vec3(0.2113, -0.5774, -0.7887).normalized()};
+  for (const Vec3& d : kDirections) {
+    int crossings = 0;
+    if (countCrossings(0, p, d, d.cwiseInverse(), crossings)) return crossings % 2 == 1;
+  }
+  const Hit hit = closest(p);
+  return (p - hit.point).dot(hit.normal) < 0;
 }
 
 MeshShape::Hit MeshShape::closest(const Vec3& p, double maxDistance) const {

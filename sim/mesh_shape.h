@@ -43,6 +43,10 @@ class MeshShape {
   };
   // The closest surface point to p, searching only within maxDistance (triangle < 0: none there).
   Hit closest(const Vec3& p, double maxDistance = 1e300) const;
+  // Whether p lies inside a closed mesh, by the parity of a ray's crossings with the surface (rays
+  // that graze an edge or a vertex are retried in other directions; if every one grazes, the
+  // closest point's pseudo-normal decides). Meaningful only when closed().
+  bool inside(const Vec3& p) const;
 
  private:
   struct Node {
@@ -52,6 +56,9 @@ class MeshShape {
   };
   int build(int first, int count, std::vector<Vec3>& centroids);
   void search(int node, const Vec3& p, Hit& best) const;
+  // Crossings of the ray p + t d (t > 0) with the triangles under `node`; false when one of them
+  // is too close to an edge, a vertex or p itself to count reliably.
+  bool countCrossings(int node, const Vec3& p, const Vec3& d, const Vec3& inverse, int& crossings) const;
 
   TriangleMesh mesh_;
   std::vector<std::array<int, 2>> edges_;

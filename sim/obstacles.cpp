@@ -28,8 +28,17 @@ double meshSignedDistance(const MeshShape& shape, const Vec3& p, Vec3* normal, c
     return outside;
   }
   if (shape.closed()) {
-    // Inside the box a point may be deep inside: search without a limit.
-    const MeshShape::Hit hit = shape.closest(p);
+    // Near the surface the closest point's pseudo-normal tells the side. A point farther than the
+    // reach matters only when it is inside (pushed out from however deep it is); the crossings of
+    // a ray tell which, far more cheaply than a search without a limit for every point in the box.
+    MeshShape::Hit hit = shape.closest(p, reach + 1e-9);
+    if (hit.triangle < 0) {
+      if (!shape.inside(p)) {
+        *normal = Vec3::UnitY();
+        return std::max(reach, outside);
+      }
+      hit = shape.closest(p);
+    }
     const Vec3 offset = p - hit.point;
     const double side = offset.dot(hit.normal) >= 0 ? 1.0 : -1.0;
     *normal = hit.distance > 1e-12 ? Vec3(side * offset / hit.distance) : hit.normal;

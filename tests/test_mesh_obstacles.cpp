@@ -65,6 +65,75 @@ TEST(MeshShape, ClosedMeshInsideAndOutsideMatchTheTorus) {
   EXPECT_GT(checked, 1000);
 }
 
+// Contacts ask only for distances up to a reach: a point farther out than that is told so by a
+// ray's crossings instead of a search without a limit, while a point deeper inside still gets its
+// distance and its way out. The same torus wound inward (a negative volume) gives the same sides.
+TEST(MeshShape, ClosedMeshWithAReachFindsDeepPointsAndPassesOverFarOnes) {
+  TriangleMesh inward = makeTorus(0.3, 0.1, 64, 32);
+  for (Tri& f : inward.triangles) std::swap(f[1], f[2]);
+  for (const TriangleMesh& mesh : {makeTorus(0.3, 0.1, 64, 32), inward}) {
+    Obstacle torus;
+    torus.type = Obstacle::Type::Mesh;
+    torus.shape = std::make_shared<const MeshShape>(mesh);
+    ASSERT_TRUE(torus.shape->closed());
+    constexpr double kReach = 0.005;
+    std::mt19937 random(9);
+    std::uniform_real_distribution<double> coordinate(-0.5, 0.5);
+    int deep = 0, far = 0;
+    for (int trial = 0; trial < 2000; ++trial) {
+      const Vec3 p(coordinate(random), coordinate(random) * 0.4, coordinate(random));
+      const double exact = std::hypot(std::hypot(p.x(), p.z()) - 0.3, p.y()) - 0.1;
+      if (std::abs(exact) < 0.01) continue;  // the mesh is within 1 mm of the true torus
+      EXPECT_EQ(torus.shape->inside(p), exact < 0) << p.transpose();
+      Vec3 n;
+      const double d = signedDistance(torus, p, &n, nullptr, kReach);
+      if (exact < 0) {
+        EXPECT_NEAR(d, exact, 2e-3) << p.transpose();
+        Vec3 unused;
+        EXPECT_GT(signedDistance(torus, p + 1e-3 * n, &unused), d) << p.transpose();
+        ++deep;
+      } else {
+        EXPECT_GE(d, kReach) << p.transpose();
+        ++far;
+      }
+    }
+    EXPECT_GT(deep, 100);
+    EXPECT_GT(far, 500);
+  }
+}
+
+// A ray that passes through an edge or a vertex crosses two or more triangles at once; such rays
+// are retried in another direction. A cube of 12 triangles, with points whose first ray runs
+// exactly through one of its edges, its face diagonals or a corner.
+TEST(MeshShape, InsideIsRightWhenTheRayRunsThroughAnEdgeOrACorner) {
+  TriangleMesh cube;
+  cube.positions.resize(8, 3);
+  for (int v = 0; v < 8; ++v)
+    cube.positions.row(v) << (v & 1 ? 0.5 : -0.5), (v & 2 ? 0.5 : -0.5), (v & 4 ? 0.5 : -0.5);
+  cube.triangles = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+                    {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+  const MeshShape shape(cube);
+  ASSERT_TRUE(shape.closed());
+  const Vec3 firstRay = Vec3(0.3141, 0.8660, 0.3887).normalized();  // MeshShape::inside's first
+  const Vec3 grazed[] = {Vec3(0.5, 0.5, 0.1),   // on the edge between the top and the +x face
+                         Vec3(0.1, 0.5, -0.1),  // on the top's diagonal
+                         Vec3(0.5, 0.5, 0.5)};  // a corner
+  for (const Vec3& target : grazed)
+    for (double back : {0.05, 0.3, 0.6, 1.5}) {
+      const Vec3 p = target - back * firstRay;
+      const bool truth = (p.cwiseAbs().array() < 0.5).all();
+      EXPECT_EQ(shape.inside(p), truth) << p.transpose();
+    }
+  // And on a lattice, where rays run along no edge in particular.
+  for (double x = -0.7; x <= 0.7; x += 0.1)
+    for (double y = -0.7; y <= 0.7; y += 0.1)
+      for (double z = -0.7; z <= 0.7; z += 0.35) {
+        const Vec3 p(x, y, z);
+        if ((p.cwiseAbs().array() - 0.5).abs().minCoeff() < 1e-6) continue;  // on a face's plane
+        EXPECT_EQ(shape.inside(p), (p.cwiseAbs().array() < 0.5).all()) << p.transpose();
+      }
+}
+
 TEST(MeshShape, OpenMeshKeepsPointsOnTheSideTheyCameFrom) {
   Obstacle sheet;
   sheet.type = Obstacle::Type::Mesh;
