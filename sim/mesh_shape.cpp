@@ -149,10 +149,11 @@ void MeshShape::search(int index, const Vec3& p, Hit& best) const {
   }
 }
 
-bool MeshShape::countCrossings(int index, const Vec3& p, const Vec3& d, const Vec3& inverse, int& crossings) const {
+bool MeshShape::countCrossings(int index, const Vec3& p, const Vec3& d, const Vec3& inverse, double length,
+                               int& crossings) const {
   const Node& node = nodes_[index];
   // Slab test: the ray's parameter interval inside the node's box.
-  double enter = 0, leave = 1e300;
+  double enter = 0, leave = length;
   for (int k = 0; k < 3; ++k) {
     double t0 = (node.box.min()[k] - p[k]) * inverse[k], t1 = (node.box.max()[k] - p[k]) * inverse[k];
     if (t0 > t1) std::swap(t0, t1);
@@ -161,7 +162,8 @@ bool MeshShape::countCrossings(int index, const Vec3& p, const Vec3& d, const Ve
   }
   if (enter > leave) return true;
   if (node.left >= 0)
-    return countCrossings(node.left, p, d, inverse, crossings) && countCrossings(node.right, p, d, inverse, crossings);
+    return countCrossings(node.left, p, d, inverse, length, crossings) &&
+           countCrossings(node.right, p, d, inverse, length, crossings);
   // Möller-Trumbore, with a margin around the triangle's boundary where a crossing is ambiguous.
   constexpr double kMargin = 1e-9;
   for (int i = node.first; i < node.first + node.count; ++i) {
@@ -178,8 +180,9 @@ bool MeshShape::countCrossings(int index, const Vec3& p, const Vec3& d, const Ve
     const double t = e2.dot(r) / det;
     if (u < -kMargin || v < -kMargin || u + v > 1 + kMargin) continue;
     const double scale = std::max(e1.norm(), e2.norm());
-    if (t < -kMargin * scale) continue;
-    if (u < kMargin || v < kMargin || u + v > 1 - kMargin || t < kMargin * scale) return false;
+    if (t < -kMargin * scale || t > length + kMargin * scale) continue;
+    if (u < kMargin || v < kMargin || u + v > 1 - kMargin || t < kMargin * scale || t > length - kMargin * scale)
+      return false;
     ++crossings;
   }
   return true;
@@ -194,10 +197,18 @@ bool MeshShape::inside(const Vec3& p) const {
                                      Vec3(0.2113, -0.5774, -0.7887).normalized()};
   for (const Vec3& d : kDirections) {
     int crossings = 0;
-    if (countCrossings(0, p, d, d.cwiseInverse(), crossings)) return crossings % 2 == 1;
+    if (countCrossings(0, p, d, d.cwiseInverse(), 1e300, crossings)) return crossings % 2 == 1;
   }
   const Hit hit = closest(p);
   return (p - hit.point).dot(hit.normal) < 0;
+}
+
+bool MeshShape::crosses(const Vec3& a, const Vec3& b) const {
+  const double length = (b - a).norm();
+  if (nodes_.empty() || !(length > 0)) return false;
+  const Vec3 d = (b - a) / length;
+  int crossings = 0;
+  return !countCrossings(0, a, d, d.cwiseInverse(), length, crossings) || crossings > 0;
 }
 
 MeshShape::Hit MeshShape::closest(const Vec3& p, double maxDistance) const {

@@ -47,6 +47,9 @@ class MeshShape {
   // that graze an edge or a vertex are retried in other directions; if every one grazes, the
   // closest point's pseudo-normal decides). Meaningful only when closed().
   bool inside(const Vec3& p) const;
+  // Whether the segment from a to b passes through the surface (also when it touches it, or
+  // grazes an edge or a vertex).
+  bool crosses(const Vec3& a, const Vec3& b) const;
 
  private:
   struct Node {
@@ -56,9 +59,10 @@ class MeshShape {
   };
   int build(int first, int count, std::vector<Vec3>& centroids);
   void search(int node, const Vec3& p, Hit& best) const;
-  // Crossings of the ray p + t d (t > 0) with the triangles under `node`; false when one of them
-  // is too close to an edge, a vertex or p itself to count reliably.
-  bool countCrossings(int node, const Vec3& p, const Vec3& d, const Vec3& inverse, int& crossings) const;
+  // Crossings of the ray p + t d (0 < t < length) with the triangles under `node`; false when one
+  // of them is too close to an edge, a vertex or an end of the ray to count reliably.
+  bool countCrossings(int node, const Vec3& p, const Vec3& d, const Vec3& inverse, double length,
+                      int& crossings) const;
 
   TriangleMesh mesh_;
   std::vector<std::array<int, 2>> edges_;

@@ -248,6 +248,19 @@ int countSelfIntersections(const TriangleMesh& mesh, const Positions& x) {
 
 namespace {
 
+// A pair's impulse that closes `gap` (the distance to make up along the pair's normal) when the
+// vertices move by factor[k] times it, with weight = sum of factor[k] times the vertices' share,
+// limited so that no vertex moves more than kMostMove times the gap. Where the only point free to
+// move has a small share (a triangle held at two corners met next to one of them, an edge
+// pinned at one end met near it) the exact response moves it by gap / share: a cloth that
+// started through Spot's ears had points thrown 5.6 m in one step.
+double limitedImpulse(double gap, double weight, std::initializer_list<double> factor) {
+  constexpr double kMostMove = 4;
+  double largest = 0;
+  for (double f : factor) largest = std::max(largest, std::abs(f));
+  return std::min(gap / weight, kMostMove * gap / largest);
+}
+
 // The pair search and responses over any vertex set (weights 0: static geometry). With
 // `obstacleFeatures`, static parts are obstacles: pairs between static elements are skipped, and
 // so are moving vertices against static triangles (resolveContacts handles those), and static
@@ -377,7 +390,8 @@ SelfCollisionResult solvePairs(const std::vector<Tri>& triangles, const std::vec
       const Vec3 normal = pair.side * n;
       const double weight = w[pair.v] + bary[0] * bary[0] * w[f[0]] + bary[1] * bary[1] * w[f[1]] + bary[2] * bary[2] * w[f[2]];
       if (weight <= 0) continue;
-      const double lambda = (thickness - height) / weight;
+      const double lambda = limitedImpulse(thickness - height, weight,
+                                           {w[pair.v], bary[0] * w[f[0]], bary[1] * w[f[1]], bary[2] * w[f[2]]});
       end.row(pair.v) += (w[pair.v] * lambda) * normal.transpose();
       for (int k = 0; k < 3; ++k) end.row(f[k]) -= (w[f[k]] * bary[k] * lambda) * normal.transpose();
       ++applied;
@@ -412,7 +426,8 @@ SelfCollisionResult solvePairs(const std::vector<Tri>& triangles, const std::vec
       double weight = 0;
       for (int k = 0; k < 4; ++k) weight += c[k] * c[k] * w[v[k]];
       if (weight <= 0) continue;
-      const double lambda = (thickness - gap) / weight;
+      const double lambda =
+          limitedImpulse(thickness - gap, weight, {c[0] * w[v[0]], c[1] * w[v[1]], c[2] * w[v[2]], c[3] * w[v[3]]});
       for (int k = 0; k < 4; ++k) end.row(v[k]) += (w[v[k]] * c[k] * lambda) * normal.transpose();
       ++applied;
     }

@@ -85,13 +85,16 @@ struct ProjectionContacts {
   // pulls cycled on the crushed cylinder (2 to 20 points let go and put back every iteration,
   // 20 iterations and the fallback on every step of the crush).
   std::vector<char> released;
+  // Held by a sharp feature (holdFeatures): stuck, outside the friction groups.
+  std::vector<char> onFeature;
 
   explicit ProjectionContacts(std::vector<char> exemptPoints)
       : state(exemptPoints.size(), Free),
         normal(exemptPoints.size(), Vec3::Zero()),
         obstacle(exemptPoints.size(), -1),
         exempt(std::move(exemptPoints)),
-        released(state.size(), 0) {}
+        released(state.size(), 0),
+        onFeature(state.size(), 0) {}
 
   // Static friction per obstacle, on the stuck points together: the cloth does not stretch, so
   // they slide together or not at all, and the constraint impulses between them cancel in the
@@ -108,7 +111,7 @@ struct ProjectionContacts {
       Vec3 tangential = Vec3::Zero();
       double normalSum = 0, massSum = 0;
       for (int i : held) {
-        if (state[i] != Stuck || obstacle[i] != k) continue;
+        if (state[i] != Stuck || obstacle[i] != k || onFeature[i]) continue;
         const Vec3 r = reaction(i);
         normalSum += r.dot(normal[i]);
         tangential += r - r.dot(normal[i]) * normal[i];
@@ -118,7 +121,7 @@ struct ProjectionContacts {
       if (massSum == 0 || over <= 0) continue;
       const Vec3 slide = -(over / massSum / tangential.norm()) * tangential;
       for (int i : held) {
-        if (state[i] != Stuck || obstacle[i] != k) continue;
+        if (state[i] != Stuck || obstacle[i] != k || onFeature[i]) continue;
         changed = true;
         if (move) x.row(i) += (slide - slide.dot(normal[i]) * normal[i]).transpose();
         else state[i] = Sliding;
@@ -178,6 +181,51 @@ struct ProjectionContacts {
                [&](int i) { return Vec3(mass[i] * (x.row(i) - candidate.row(i)).transpose()); }, true, x);
   }
 
+  // Mesh obstacles' sharp features (a spike's tip, a horn, a ridge) against the cloth's
+  // triangles and edges (resolveObstacleFeatures), on x after start(): the points they push
+  // are held there too, stuck with the push as their normal. Pushed only after the projection,
+  // the points a tip held up every step were pulled down again by the next projection, and the
+  // cloth around them stretched: a sheet dropped on a spike's tip stretched its edges by 116%
+  // and was flung off at 10 m/s, and on Spot's horns and ears no step met the tolerance.
+  bool holdFeatures(const TriangleMesh& mesh, const MeshTopology& topology, const std::vector<Obstacle>& obstacles,
+                    double thickness, const Positions& begin, const Eigen::VectorXd& mass, Positions& x) {
+    bool changed = false;
+    Eigen::VectorXd weights = mass.cwiseInverse();
+    for (int i = 0; i < static_cast<int>(x.rows()); ++i)
+      if (exempt[i] || state[i] == Stuck) weights[i] = 0;
+    for (int k = 0; k < static_cast<int>(obstacles.size()); ++k) {
+      const Obstacle& ob = obstacles[k];
+      if (ob.type != Obstacle::Type::Mesh || !ob.shape) continue;
+      // Points of cloth edges that passed through the obstacle at the start of the step (a sheet
+      // started through Spot's ears, or dragged through a horn) are pushed, not held: the pass
+      // keeps such a tangle on the sides it started on, and holding its points there every step
+      // ran away (1000 m/s within 105 steps).
+      std::vector<char> tangled(x.rows(), 0);
+      const Eigen::AlignedBox3d box(ob.shape->lo(), ob.shape->hi());
+      for (const auto& [a, b] : topology.edges) {
+        const Vec3 pa = ob.toShape(begin.row(a).transpose()), pb = ob.toShape(begin.row(b).transpose());
+        if (box.exteriorDistance(pa) > 0 && box.exteriorDistance(pb) > 0) continue;
+        if (ob.shape->crosses(pa, pb)) tangled[a] = tangled[b] = 1;
+      }
+      const Positions before = x;
+      if (resolveObstacleFeatures(mesh, topology, begin, x, weights, thickness, {ob}).resolved == 0) continue;
+      for (int i = 0; i < static_cast<int>(x.rows()); ++i) {
+        const Vec3 push = (x.row(i) - before.row(i)).transpose();
+        if (push.squaredNorm() == 0 || tangled[i]) continue;
+        if (state[i] == Free) held.push_back(i);
+        state[i] = Stuck;
+        normal[i] = push.normalized();
+        // Stuck: only the motion along the push is kept of this step's.
+        const Vec3 moved = (x.row(i) - begin.row(i)).transpose();
+        x.row(i) = begin.row(i) + moved.dot(normal[i]) * normal[i].transpose();
+        obstacle[i] = k;
+        onFeature[i] = 1;
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
   // The inverse mass a held point moves with.
   void restrict(int i, Eigen::Matrix3d& w) const {
     if (state[i] == Stuck) {
@@ -200,6 +248,7 @@ struct ProjectionContacts {
       if (normalPart < 0 && !released[i]) {
         released[i] = 1;
         state[i] = Free;
+        onFeature[i] = 0;
         changed = true;
         continue;
       }
@@ -641,7 +690,10 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   }
   ProjectionContacts holds(std::move(exempt));
   const bool holding = params_.contactProjection && !ctx.obstacles.empty();
-  if (holding) holds.start(ctx.obstacles, ctx.sim.thickness, h, x_, candidate, mass, x);
+  if (holding) {
+    holds.start(ctx.obstacles, ctx.sim.thickness, h, x_, candidate, mass, x);
+    holds.holdFeatures(cloth_->mesh, cloth_->topology, ctx.obstacles, ctx.sim.thickness, x_, mass, x);
+  }
   stats.msCollision = msSince(t);
 
   // 3. Fast Projection.
@@ -791,13 +843,24 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   Positions totalImpulse = Positions::Zero(n, 3);                // sum of J^T dl (contact reactions)
   std::vector<char> immovable;                                    // per row, of the current matrix
   bool stalled = false;
+  bool featuresRechecked = false;
   while (iterations < params_.maxIterations) {
     if (limiting && updateHeldEdges()) {
       m.evaluate(neighbourhoods_, x, c);
       accumulated.conservativeResize(m.rows);  // the samples' rows keep their place
       accumulated.tail(m.rows - 2 * samples).setZero();
     }
-    if (excess(c) <= 1 && edgeExcess(c) <= kEdgeAcceptance) break;
+    if (excess(c) <= 1 && edgeExcess(c) <= kEdgeAcceptance) {
+      if (holding && !featuresRechecked) {
+        featuresRechecked = true;
+        if (holds.holdFeatures(cloth_->mesh, cloth_->topology, ctx.obstacles, ctx.sim.thickness, x_, mass, x)) {
+          m.evaluate(neighbourhoods_, x, c);
+          if (!params_.geometricStiffness) plainInverseMasses();
+          continue;
+        }
+      }
+      break;
+    }
     if (params_.geometricStiffness && iterations > 0) {
       // M + PSD part of the diagonal blocks of sum_k lambda_k Hess c_k.
       std::vector<Eigen::Matrix3d> blocks(n, Eigen::Matrix3d::Zero());
