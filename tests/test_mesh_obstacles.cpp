@@ -481,7 +481,8 @@ TEST(ObstacleFeatures, AnApexPushesTheClothTriangleAway) {
 
 // A 0.6 m cloth of `triangles` triangles dropped from `height` (6 cm above the apex of
 // spike(0.3, 0.05) by default).
-std::unique_ptr<Simulation> spikeDrop(const char* solver, int triangles, double height = 0.36) {
+std::unique_ptr<Simulation> spikeDrop(const char* solver, int triangles, double height = 0.36,
+                                      const nlohmann::json& params = nlohmann::json::object()) {
   nlohmann::json j = {
       {"name", "spike"},
       {"cloth", {{"generator", {{"type", "irregular-rectangle"}, {"width", 0.6}, {"height", 0.6}, {"triangles", triangles}, {"seed", 2}}},
@@ -489,6 +490,7 @@ std::unique_ptr<Simulation> spikeDrop(const char* solver, int triangles, double 
       {"simulation", {{"dt", 0.002}, {"damping", 0.5}, {"thickness", 0.004}, {"bending", 1e-3}}},
       {"obstacles", {{{"type", "plane"}, {"point", {0, 0, 0}}, {"normal", {0, 1, 0}}}}},
       {"solver", {{"id", solver}}}};
+  j["solver"].update(params);
   auto scene = parseScene(j, "spike", "");
   EXPECT_TRUE(scene) << scene.error();
   if (!scene) return nullptr;
@@ -585,6 +587,27 @@ TEST(DropOnSpikeMls, AClothStartedThroughTheApexDoesNotRunAway) {
   }
   std::printf("300 steps, fastest point %.2f m/s\n", fastest);
   EXPECT_LT(fastest, 15.0);
+}
+
+// impulse-nc holds the points the apex pushes in its later passes (hold_feature_corrections, on
+// by default), as it holds the points contacts put back.
+TEST(DropOnSpikeImpulse, LaterPassesHoldThePointsTheApexPushes) {
+  double median[2];
+  for (bool hold : {false, true}) {
+    auto sim = spikeDrop("impulse-nc", 1000, 0.36, {{"hold_feature_corrections", hold}});
+    ASSERT_TRUE(sim);
+    std::vector<double> errors;
+    for (int i = 0; i < 300; ++i) {
+      ASSERT_FALSE(sim->step().has_value());
+      if (i >= 100) errors.push_back(sim->lastStats().maxPositionError);
+    }
+    std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
+    median[hold] = errors[errors.size() / 2];
+    std::printf("hold_feature_corrections %d: median error %.2g m over steps 100 to 300, on the apex: %s\n", hold,
+                median[hold], sim->surface().col(1).maxCoeff() > 0.29 ? "yes" : "no");
+    EXPECT_GT(sim->surface().col(1).maxCoeff(), 0.29);
+  }
+  EXPECT_LT(median[1], 0.2 * median[0]);
 }
 
 TEST(MeshShape, ASegmentCrossesTheSurfaceOnlyWhereItPassesThrough) {

@@ -40,6 +40,8 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
        &ImpulseParams::contactRounds, 1, 20, false},
       {"hold_pair_corrections", "", "later passes also hold points moved by mesh obstacles' features and self-collision",
        &ImpulseParams::holdPairCorrections},
+      {"hold_feature_corrections", "", "later passes hold points moved by mesh obstacles' sharp features",
+       &ImpulseParams::holdFeatureCorrections},
       {"parallel_forces", "", "forces and contact prediction on a second thread while A is factorized",
        &ImpulseParams::parallelForces},
       {"nonconforming_damping", "1/s", "damping of nonconforming (zig-zag) motion",
@@ -709,7 +711,6 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   double heldPassMs = 0;
   std::vector<Impl::ContactRow> held;
   std::vector<char> isHeld(surface_.rows(), 0);
-  const bool pairCorrections = ctx.sim.selfCollision || hasMeshObstacle(ctx.obstacles);
   // A surface correction moves the preview (and so the velocity) through the particles.
   auto correctPreview = [&](const Positions& surfaceCorrection) {
     const Positions particleCorrection = toParticles(surfaceCorrection);
@@ -717,20 +718,25 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     v_ += particleCorrection / h;
     surface_ = surfaceFromParticles(model_, preview);
   };
-  // Pair corrections applied to the preview; their surface correction in `pairCorrection`.
-  auto correctPairs = [&](int round, Positions& pairCorrection) {
+  // Pair corrections (mesh obstacles' features, self-collision) applied to the preview; their
+  // surface correction in `pairCorrection`.
+  auto correctPairs = [&](int round, bool features, bool self, Positions& pairCorrection) {
     Eigen::VectorXd weights = Eigen::VectorXd::Ones(surface_.rows());
     for (const auto& pin : ctx.pins) weights[pin.first] = 0;
     Positions corrected = surface_;
     const double selfMs = stats.extra.value("ms_self_collision", 0.0);
     if (resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights,
-                                         ctx.sim.thickness, ctx.sim.selfCollision, ctx.obstacles, stats) > 0) {
+                                         ctx.sim.thickness, self, features ? ctx.obstacles : std::vector<Obstacle>{},
+                                         stats) > 0) {
       pairCorrection = corrected - surface_;
       correctPreview(pairCorrection);
     }
-    if (round > 1) stats.extra["ms_self_collision"] = selfMs + stats.extra.value("ms_self_collision", 0.0);
+    if (round > 1 && self) stats.extra["ms_self_collision"] = selfMs + stats.extra.value("ms_self_collision", 0.0);
   };
-  const bool holdPairs = pairCorrections && params_.holdPairCorrections;
+  const bool features = hasMeshObstacle(ctx.obstacles);
+  const bool holdFeatures = features && (params_.holdFeatureCorrections || params_.holdPairCorrections);
+  const bool holdSelf = ctx.sim.selfCollision && params_.holdPairCorrections;
+  const bool holdPairs = holdFeatures || holdSelf;
   for (int round = 1;; ++round) {
     const bool passMet = error <= params_.tolerance;
     surface_ = surfaceFromParticles(model_, preview);
@@ -740,7 +746,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         resolveContacts(ctx.obstacles, 0.0, previousSurface, surface_, contactCorrection, h, &contactNormals)
                 .contactCount > 0;
     if (contacted) correctPreview(contactCorrection);
-    if (holdPairs) correctPairs(round, pairCorrection);
+    if (holdPairs) correctPairs(round, holdFeatures, holdSelf, pairCorrection);
     if (!contacted && pairCorrection.rows() == 0) break;
     if (round >= params_.contactRounds || !passMet) break;
     s.evaluate(model_, preview, c);
@@ -775,9 +781,9 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     heldPassMs += msSince(passStart);
   }
   s.restoreStructure();  // the next step's rows hold no contacts
-  if (pairCorrections && !holdPairs) {
+  if ((features && !holdFeatures) || (ctx.sim.selfCollision && !holdSelf)) {
     Positions pairCorrection;
-    correctPairs(1, pairCorrection);
+    correctPairs(1, features && !holdFeatures, ctx.sim.selfCollision && !holdSelf, pairCorrection);
   }
   stats.extra["held_contacts"] = static_cast<int>(held.size());
   x_ = preview;

@@ -79,6 +79,11 @@ struct ImpulseParams {
   // collision passes rerun each round and a step takes 5 times as long (`spinning-sphere`: 64
   // instead of 227 of 600 steps above the tolerance, at 1.8 times the mean time).
   bool holdPairCorrections = false;
+  // Only the points that mesh obstacles' sharp features move (an apex, a horn), which the pass
+  // otherwise pulled back every step: on a sheet dropped on a pyramid's apex the median error
+  // falls from 1.6e-2 to 1.3e-3 m, on Spot from 6.8e-4 to 1.0e-5 m, at 1.5 to 1.7 times the
+  // time. Nothing changes without sharp features.
+  bool holdFeatureCorrections = true;
   // The step's forces (the implicit bending and damping solve) and its contact prediction do not
   // use A: they run on a second thread while A is assembled and factorized, whenever the
   // simulation steps in progress leave a hardware thread free. Same results either way.
