@@ -117,6 +117,9 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
       contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h).contactCount;
       for (int i = 0; i < n; ++i)
         if (w[i] > 0) x.row(i) += correction.row(i);
+      // Mesh obstacles' sharp features too, inside the sweeps like the contacts: run only after
+      // them, the points an apex held up were pulled down by every step's sweeps.
+      resolveObstacleFeatures(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness, ctx.obstacles);
       collisionMs += msSince(ct);
     }
     if (worst <= params_.tolerance) break;
@@ -124,8 +127,9 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   stats.msPosition = msSince(t) - collisionMs;
   {
     const auto featureStart = Clock::now();
+    // The obstacles' features ran in the sweeps.
     resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness,
-                                     ctx.sim.selfCollision, ctx.obstacles, stats);
+                                     ctx.sim.selfCollision, {}, stats);
     collisionMs += msSince(featureStart);
   }
   stats.msCollision = collisionMs;
