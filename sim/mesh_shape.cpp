@@ -195,9 +195,22 @@ bool MeshShape::inside(const Vec3& p) const {
   static const Vec3 kDirections[] = {Vec3(0.3141, 0.8660, 0.3887).normalized(),
                                      Vec3(-0.7071, 0.1234, 0.6963).normalized(),
                                      Vec3(0.2113, -0.5774, -0.7887).normalized()};
-  for (const Vec3& d : kDirections) {
+  // First out through the nearest face of the box (the shortest way through the hierarchy), a
+  // little off the axis so as not to run along a grid-aligned mesh's faces.
+  const Eigen::AlignedBox3d& box = nodes_[0].box;
+  int axis = 0;
+  double nearest = 1e300, sign = 1;
+  for (int k = 0; k < 3; ++k)
+    for (double side : {-1.0, 1.0}) {
+      const double distance = side > 0 ? box.max()[k] - p[k] : p[k] - box.min()[k];
+      if (distance < nearest) nearest = distance, axis = k, sign = side;
+    }
+  Vec3 out(0.0123, 0.0211, 0.0317);
+  out[axis] = sign;
+  const Vec3 first = out.normalized();
+  for (const Vec3* d : {&first, &kDirections[0], &kDirections[1], &kDirections[2]}) {
     int crossings = 0;
-    if (countCrossings(0, p, d, d.cwiseInverse(), 1e300, crossings)) return crossings % 2 == 1;
+    if (countCrossings(0, p, *d, d->cwiseInverse(), 1e300, crossings)) return crossings % 2 == 1;
   }
   const Hit hit = closest(p);
   return (p - hit.point).dot(hit.normal) < 0;
