@@ -552,9 +552,9 @@ INSTANTIATE_TEST_SUITE_P(Solvers, DropOnSpike, ::testing::Values("impulse-nc", "
 // holds them in its projection, so the constraints are met with the cloth resting on the apex.
 // Pushed only after the projection, they were pulled down again by every projection: 231 of the
 // 400 steps ended above the tolerance (residuals up to 0.47), edges stretched by up to 78%, and
-// the cloth was flung off the apex at up to 21 m/s (now 0 to 5 steps, 33 to 37%, on the apex).
-// The fastest point is printed, not tested: a corner whipping over the ground reaches 10 to 25
-// m/s, and which it reaches changes with the last bit of the starting height.
+// the cloth was flung off the apex at up to 21 m/s (now 8 steps, up to 0.08 and 30%, on the
+// apex). The fastest point is printed, not tested: a corner whipping over the ground reaches 10
+// to 25 m/s, and which it reaches changes with the last bit of the starting height.
 TEST(DropOnSpikeMls, TheProjectionMeetsTheToleranceWithTheClothOnTheApex) {
   auto sim = spikeDrop("mls-isometry", 1000);
   ASSERT_TRUE(sim);
@@ -575,11 +575,12 @@ TEST(DropOnSpikeMls, TheProjectionMeetsTheToleranceWithTheClothOnTheApex) {
   EXPECT_GT(sim->surface().col(1).maxCoeff(), 0.29);  // still on the apex
 }
 
-// A cloth that starts with the apex through it (as a sheet placed through Spot's ears, or dragged
-// through a horn) is left tangled, not held there: holding those points on the sides the pass
-// keeps ran away within 105 steps on Spot.
+// A cloth that starts with the pyramid 0.25 m through it (as a sheet placed through Spot's ears,
+// or dragged through a horn) is left tangled, not held there: holding those points on the sides
+// the pass keeps reached 369 m/s here and ran away within 51 steps on Spot. The tangle flails
+// either way (57 m/s without the holds, about 48 with).
 TEST(DropOnSpikeMls, AClothStartedThroughTheApexDoesNotRunAway) {
-  auto sim = spikeDrop("mls-isometry", 1000, 0.3, -0.05);
+  auto sim = spikeDrop("mls-isometry", 1000, 0.3, -0.25);
   ASSERT_TRUE(sim);
   double fastest = 0;
   for (int i = 0; i < 300; ++i) {
@@ -587,8 +588,40 @@ TEST(DropOnSpikeMls, AClothStartedThroughTheApexDoesNotRunAway) {
     fastest = std::max(fastest, sim->lastStats().extra.at("max_speed").get<double>());
   }
   std::printf("300 steps, fastest point %.2f m/s\n", fastest);
-  EXPECT_LT(fastest, 50.0);  // 158 m/s, and rising, with its points held
+  EXPECT_LT(fastest, 100.0);
 }
+
+// The points the apex holds slide over it under the friction law of the solver's contacts: a
+// corner dragged away pulls the cloth off the apex. Stuck for good, mls-isometry's held the
+// cloth there with the corner 1.06 m behind the cursor.
+class DragOffSpike : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(DragOffSpike, ACornerDraggedAwayPullsTheClothOffTheApex) {
+  auto sim = spikeDrop(GetParam(), 400);
+  ASSERT_TRUE(sim);
+  Simulation& s = *sim;
+  for (int i = 0; i < 300; ++i) ASSERT_FALSE(s.step().has_value());
+  ASSERT_GT(s.surface().col(1).maxCoeff(), 0.29);
+  int corner = 0;
+  for (int v = 1; v < s.surface().rows(); ++v)
+    if (s.surface()(v, 0) + s.surface()(v, 2) < s.surface()(corner, 0) + s.surface()(corner, 2)) corner = v;
+  Grab grab = test::grabAtVertex(s, corner);
+  const Vec3 from = s.surface().row(corner).transpose(), to = from + Vec3(-0.8, 0.1, -0.8);
+  for (int i = 0; i < 450; ++i) {
+    grab.target = from + std::min(1.0, (i + 1) / 400.0) * (to - from);
+    ASSERT_FALSE(s.setGrab(grab).has_value());
+    const auto failed = s.step();
+    ASSERT_FALSE(failed.has_value()) << *failed;
+  }
+  const double miss = (Vec3(s.surface().row(corner).transpose()) - to).norm();
+  const Vec3 centre = s.surface().colwise().mean();
+  std::printf("%s: the corner ends %.3f m from the cursor, the cloth's centre %.3f m from the apex's axis\n",
+              GetParam(), miss, std::hypot(centre.x(), centre.z()));
+  EXPECT_LT(miss, 0.05);
+  EXPECT_GT(std::hypot(centre.x(), centre.z()), 0.4);  // off the apex (half the cloth's diagonal: 0.42)
+}
+
+INSTANTIATE_TEST_SUITE_P(Solvers, DragOffSpike, ::testing::Values("impulse-nc", "mls-isometry", "xpbd"));
 
 // impulse-nc holds the points the apex pushes in its later passes (hold_feature_corrections, on
 // by default), as it holds the points contacts put back.
