@@ -623,6 +623,18 @@ TEST_P(DragOffSpike, ACornerDraggedAwayPullsTheClothOffTheApex) {
 
 INSTANTIATE_TEST_SUITE_P(Solvers, DragOffSpike, ::testing::Values("impulse-nc", "mls-isometry", "xpbd"));
 
+// The median of stat(lastStats()) over steps 100 to 300 of sim.
+template <class Stat>
+double medianOfSteps100To300(Simulation& sim, Stat stat) {
+  std::vector<double> values;
+  for (int i = 0; i < 300; ++i) {
+    EXPECT_FALSE(sim.step().has_value()) << "step " << i + 1;
+    if (i >= 100) values.push_back(stat(sim.lastStats()));
+  }
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
 // impulse-nc holds the points the apex pushes in its later passes (hold_feature_corrections, on
 // by default), as it holds the points contacts put back.
 TEST(DropOnSpikeImpulse, LaterPassesHoldThePointsTheApexPushes) {
@@ -630,13 +642,7 @@ TEST(DropOnSpikeImpulse, LaterPassesHoldThePointsTheApexPushes) {
   for (bool hold : {false, true}) {
     auto sim = spikeDrop("impulse-nc", 1000, 0.3, 0.06, {{"hold_feature_corrections", hold}});
     ASSERT_TRUE(sim);
-    std::vector<double> errors;
-    for (int i = 0; i < 300; ++i) {
-      ASSERT_FALSE(sim->step().has_value());
-      if (i >= 100) errors.push_back(sim->lastStats().maxPositionError);
-    }
-    std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
-    median[hold] = errors[errors.size() / 2];
+    median[hold] = medianOfSteps100To300(*sim, [](const StepStats& s) { return s.maxPositionError; });
     std::printf("hold_feature_corrections %d: median error %.2g m over steps 100 to 300, on the apex: %s\n", hold,
                 median[hold], sim->surface().col(1).maxCoeff() > 0.29 ? "yes" : "no");
     EXPECT_GT(sim->surface().col(1).maxCoeff(), 0.29);
@@ -650,15 +656,10 @@ TEST(DropOnSpikeImpulse, LaterPassesHoldThePointsTheApexPushes) {
 TEST(DropOnSpikeXpbd, TheSweepsKeepTheEdgesRoundTheApex) {
   auto sim = spikeDrop("xpbd", 1000, 0.6, 0.06);
   ASSERT_TRUE(sim);
-  std::vector<double> strains;
-  for (int i = 0; i < 300; ++i) {
-    ASSERT_FALSE(sim->step().has_value());
-    if (i >= 100) strains.push_back(sim->lastStats().maxEdgeStrain);
-  }
-  std::nth_element(strains.begin(), strains.begin() + strains.size() / 2, strains.end());
-  std::printf("median of the largest edge strain over steps 100 to 300: %.3f; on the apex: %s\n",
-              strains[strains.size() / 2], sim->surface().col(1).maxCoeff() > 0.59 ? "yes" : "no");
-  EXPECT_LT(strains[strains.size() / 2], 0.08);  // 0.139 with the features after the sweeps
+  const double strain = medianOfSteps100To300(*sim, [](const StepStats& s) { return s.maxEdgeStrain; });
+  std::printf("median of the largest edge strain over steps 100 to 300: %.3f; on the apex: %s\n", strain,
+              sim->surface().col(1).maxCoeff() > 0.59 ? "yes" : "no");
+  EXPECT_LT(strain, 0.08);  // 0.139 with the features after the sweeps
   EXPECT_GT(sim->surface().col(1).maxCoeff(), 0.59);
 }
 
@@ -669,7 +670,6 @@ TEST(MeshShape, ASegmentCrossesTheSurfaceOnlyWhereItPassesThrough) {
   EXPECT_FALSE(pyramid.crosses(Vec3(-0.1, 0.25, 0.001), Vec3(-0.05, 0.25, 0.002)));  // short of it
   EXPECT_FALSE(pyramid.crosses(Vec3(0, 0.1, 0.001), Vec3(0.001, 0.12, 0)));  // inside
 }
-
 
 TEST(MeshObstacleMotion, SpinsAboutItsCentreAndMovesWithItsVelocity) {
   Obstacle sheet;
