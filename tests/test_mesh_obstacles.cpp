@@ -457,23 +457,33 @@ TEST(ObstacleFeatures, OnlyCreasesTipsAndRimsAreSharp) {
   }
 }
 
-TEST(ObstacleFeatures, AnApexPushesTheClothTriangleAway) {
-  // One cloth triangle moving down through a static apex (no cloth vertex comes near the spike).
+// One cloth triangle at y = 0.35 (its third corner at z = `farCorner`) moved down by 0.1 m through
+// the apex of spike(0.3, 0.05), which no cloth vertex comes near.
+struct TriangleThroughTheApex {
   TriangleMesh cloth;
-  cloth.positions.resize(3, 3);
-  cloth.positions << -0.3, 0.35, -0.2, 0.3, 0.35, -0.2, 0.0, 0.35, 0.4;
-  cloth.triangles = {{0, 1, 2}};
-  const MeshTopology topology = buildTopology(cloth);
+  MeshTopology topology;
   Obstacle ob;
-  ob.type = Obstacle::Type::Mesh;
-  ob.shape = spike(0.3, 0.05);
-  Positions end = cloth.positions;
-  end.col(1).array() -= 0.1;  // to y = 0.25: the apex (y = 0.3) is through the triangle
-  ASSERT_GT(clothObstacleIntersections(cloth, end, *ob.shape), 0);
-  const SelfCollisionResult r = resolveObstacleFeatures(cloth, topology, cloth.positions, end,
-                                                        Eigen::VectorXd::Ones(3), 0.004, {ob});
+  Positions end;
+  explicit TriangleThroughTheApex(double farCorner) {
+    cloth.positions.resize(3, 3);
+    cloth.positions << -0.3, 0.35, -0.2, 0.3, 0.35, -0.2, 0.0, 0.35, farCorner;
+    cloth.triangles = {{0, 1, 2}};
+    topology = buildTopology(cloth);
+    ob.type = Obstacle::Type::Mesh;
+    ob.shape = spike(0.3, 0.05);
+    end = cloth.positions;
+    end.col(1).array() -= 0.1;  // to y = 0.25: the apex (y = 0.3) is through the triangle
+  }
+};
+
+TEST(ObstacleFeatures, AnApexPushesTheClothTriangleAway) {
+  TriangleThroughTheApex t(0.4);
+  const Positions& end = t.end;
+  ASSERT_GT(clothObstacleIntersections(t.cloth, end, *t.ob.shape), 0);
+  const SelfCollisionResult r = resolveObstacleFeatures(t.cloth, t.topology, t.cloth.positions, t.end,
+                                                        Eigen::VectorXd::Ones(3), 0.004, {t.ob});
   EXPECT_GT(r.resolved, 0);
-  EXPECT_EQ(clothObstacleIntersections(cloth, end, *ob.shape), 0);
+  EXPECT_EQ(clothObstacleIntersections(t.cloth, end, *t.ob.shape), 0);
   // The triangle now lies the thickness above the apex, where the apex projects.
   const Vec3 n = (Vec3(end.row(1)) - Vec3(end.row(0))).cross(Vec3(end.row(2)) - Vec3(end.row(0))).normalized();
   EXPECT_NEAR(std::abs((Vec3(0, 0.3, 0) - Vec3(end.row(0))).dot(n)), 0.004, 1e-6);
@@ -507,18 +517,10 @@ std::unique_ptr<Simulation> spikeDrop(const char* solver, int triangles, double 
 // move, and it carries a small share of the point. The exact response moves it by the gap over
 // that share; each push is limited to 4 times the gap (one sweep of the pass here).
 TEST(ObstacleFeatures, APushOnAMostlyHeldTriangleIsLimited) {
-  TriangleMesh cloth;
-  cloth.positions.resize(3, 3);
-  cloth.positions << -0.3, 0.35, -0.2, 0.3, 0.35, -0.2, 0.0, 0.35, 2.0;  // the apex's share of corner 2: 0.09
-  cloth.triangles = {{0, 1, 2}};
-  const MeshTopology topology = buildTopology(cloth);
-  Obstacle ob;
-  ob.type = Obstacle::Type::Mesh;
-  ob.shape = spike(0.3, 0.05);
-  Positions end = cloth.positions;
-  end.col(1).array() -= 0.1;
+  TriangleThroughTheApex t(2.0);  // the apex's share of corner 2: 0.09
+  Positions& end = t.end;
   const Positions before = end;
-  resolveObstacleFeatures(cloth, topology, cloth.positions, end, Eigen::Vector3d(0, 0, 1), 0.004, {ob}, 1);
+  resolveObstacleFeatures(t.cloth, t.topology, t.cloth.positions, end, Eigen::Vector3d(0, 0, 1), 0.004, {t.ob}, 1);
   EXPECT_EQ(end.row(0), before.row(0));
   EXPECT_EQ(end.row(1), before.row(1));
   const double gap = 0.3 + 0.004 - 0.25;
