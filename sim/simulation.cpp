@@ -25,15 +25,15 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene) {
     return Error{scene.sourcePath + ": " + *e};
   simulation->solver_ = std::move(solver);
   simulation->pins_ = simulation->cloth_->pins;
-  simulation->pinRamps_ = simulation->cloth_->pinRamps;
-  // A scene's pin away from its vertex's rest position, without a ramp, travels there like one
-  // moved by hand.
+  // The scene's pins travel from rest: over their ramp, or, away from their vertex's rest
+  // position without one, like a pin moved by hand.
   for (const auto& [vertex, target] : simulation->pins_) {
-    const bool ramped = std::any_of(simulation->pinRamps_.begin(), simulation->pinRamps_.end(),
-                                    [&](const auto& r) { return r.first == vertex; });
     const Vec3 rest = simulation->cloth_->mesh.positions.row(vertex).transpose();
+    const auto& ramps = simulation->cloth_->pinRamps;
+    const auto ramp = std::find_if(ramps.begin(), ramps.end(), [&](const auto& r) { return r.first == vertex; });
     const double distance = (target - rest).norm();
-    if (!ramped && distance > 0) simulation->pinTravels_.push_back({vertex, rest, 0, distance / kPinHandSpeed});
+    if (ramp != ramps.end()) simulation->pinTravels_.push_back({vertex, rest, 0, ramp->second, true});
+    else if (distance > 0) simulation->pinTravels_.push_back({vertex, rest, 0, distance / kPinHandSpeed, false});
   }
   simulation->obstacles_ = scene.obstacles;
   return simulation;
@@ -133,8 +133,7 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
   const std::vector<Obstacle> obstacles = obstaclesAt(start + sim.dt);
   // Pins still on their way (ramps, travels) hold their vertices where they have got to.
   std::vector<std::pair<int, Vec3>> travelling;
-  const bool moving = std::any_of(pinRamps_.begin(), pinRamps_.end(), [&](const auto& r) { return start < r.second; }) ||
-                      std::any_of(pinTravels_.begin(), pinTravels_.end(),
+  const bool moving = std::any_of(pinTravels_.begin(), pinTravels_.end(),
                                   [&](const PinTravel& p) { return start < p.start + p.duration; });
   if (moving) {
     travelling = pins_;
@@ -160,14 +159,11 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
 }
 
 Vec3 Simulation::pinHoldAt(int vertex, const Vec3& target, double t) const {
-  for (const auto& [rampVertex, duration] : pinRamps_) {  // from rest, smoothstep in time
-    if (rampVertex != vertex) continue;
-    const double s = std::min(1.0, t / duration), weight = s * s * (3 - 2 * s);
-    const Vec3 rest = cloth_->mesh.positions.row(vertex).transpose();
-    return rest + weight * (target - rest);
+  for (const PinTravel& p : pinTravels_) {
+    if (p.vertex != vertex) continue;
+    const double s = std::clamp((t - p.start) / p.duration, 0.0, 1.0);
+    return p.from + (p.smooth ? s * s * (3 - 2 * s) : s) * (target - p.from);
   }
-  for (const PinTravel& p : pinTravels_)  // from where it was moved, at a steady speed
-    if (p.vertex == vertex) return p.from + std::clamp((t - p.start) / p.duration, 0.0, 1.0) * (target - p.from);
   return target;
 }
 
@@ -191,10 +187,9 @@ std::optional<std::string> Simulation::setPin(int vertex, const Vec3& target) {
   const Vec3 from = it != pins_.end() ? pinHoldAt(vertex, it->second, time_) : Vec3(surface().row(vertex).transpose());
   if (it != pins_.end()) it->second = target;
   else pins_.emplace_back(vertex, target);
-  std::erase_if(pinRamps_, [&](const auto& r) { return r.first == vertex; });  // moved by hand now
-  std::erase_if(pinTravels_, [&](const PinTravel& p) { return p.vertex == vertex; });
+  std::erase_if(pinTravels_, [&](const PinTravel& p) { return p.vertex == vertex; });  // moved by hand now
   const double distance = (target - from).norm();
-  if (distance > 0) pinTravels_.push_back({vertex, from, time_, distance / kPinHandSpeed});
+  if (distance > 0) pinTravels_.push_back({vertex, from, time_, distance / kPinHandSpeed, false});
   movedPin_ = vertex;
   movedPinSlack_ = reach_->pinExcess(vertex, surface().row(vertex).transpose(), pins_);
   return std::nullopt;
@@ -215,13 +210,11 @@ std::optional<std::string> Simulation::setGrab(std::optional<Grab> grab) {
 
 void Simulation::removePin(int vertex) {
   std::erase_if(pins_, [&](const auto& p) { return p.first == vertex; });
-  std::erase_if(pinRamps_, [&](const auto& r) { return r.first == vertex; });
   std::erase_if(pinTravels_, [&](const PinTravel& p) { return p.vertex == vertex; });
 }
 
 void Simulation::clearPins() {
   pins_.clear();
-  pinRamps_.clear();
   pinTravels_.clear();
 }
 
@@ -242,8 +235,8 @@ Scene Simulation::currentScene() const {
     pin.kind = PinSpec::Kind::Vertex;
     pin.vertex = vertex;
     pin.target = target;
-    for (const auto& [rampVertex, duration] : pinRamps_)
-      if (rampVertex == vertex) pin.ramp = duration;  // a saved scene starts from rest again
+    for (const PinTravel& travel : pinTravels_)
+      if (travel.vertex == vertex && travel.smooth) pin.ramp = travel.duration;  // a saved scene starts from rest again
     scene.pins.push_back(pin);
   }
   scene.solverParams = solver_->params();

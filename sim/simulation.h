@@ -49,10 +49,10 @@ class Simulation {
   // impulse-nc's position pass could not move the vertex at all; a restarted scene's pin set
   // where the cloth had fallen to left mls-isometry tangled for good. The pin moved last is held
   // within reach of the others (GrabReach, sim/grab.h): a target farther from another pin than
-  // the cloth between them is long holds the
-  // vertex where the cloth pulled taut reaches; pins() keeps the target as given. Where the
-  // vertex stands beyond that reach when the pin is set (a solver's surface may), the reach
-  // grows by as much, so a pin set where its vertex stands holds it there.
+  // the cloth between them is long holds the vertex where the cloth pulled taut reaches; pins()
+  // keeps the target as given. Where the vertex stands beyond that reach when the pin is set (a
+  // solver's surface may), the reach grows by as much, so a pin set where its vertex stands holds
+  // it there.
   std::optional<std::string> setPin(int vertex, const Vec3& target);
   void removePin(int vertex);
   void clearPins();
@@ -96,15 +96,17 @@ class Simulation {
   std::unique_ptr<Solver> solver_;
   SimParams sim_;
   std::vector<std::pair<int, Vec3>> pins_;
-  std::vector<std::pair<int, double>> pinRamps_;  // scene pins still travelling to their targets
-  // Pins moved by hand still travelling to their targets (setPin): from `from` at time `start`.
+  // Pins travelling to their targets: from `from` at time `start`, over `duration`. A scene's
+  // pin with a ramp travels from rest in smoothstep time over the ramp (`smooth`); a pin moved by
+  // hand (setPin), or a scene's pin off its rest position without a ramp, at kPinHandSpeed.
   struct PinTravel {
     int vertex;
     Vec3 from;
     double start, duration;
+    bool smooth;
   };
   std::vector<PinTravel> pinTravels_;
-  // Where the pin on `vertex` with `target` holds its vertex at time t (ramp, travel or target).
+  // Where the pin on `vertex` with `target` holds its vertex at time t (on its way, or there).
   Vec3 pinHoldAt(int vertex, const Vec3& target, double t) const;
   std::optional<Grab> grab_;
   std::unique_ptr<GrabReach> reach_;  // brings the grab's target within the pins' reach
