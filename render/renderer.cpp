@@ -264,6 +264,14 @@ struct Renderer::Impl {
   }
 
   // Lit draw of a mesh with a model matrix.
+  // mesh.vert's view for a pass outside the shadow: the lit cloth and the wireframe drawn over it
+  // must feed it alike, so that their depths agree.
+  void setMeshView(GLuint program, const glm::mat4& viewProj, const glm::vec3& eye) {
+    setMat4(program, "uViewProj", viewProj);
+    setMat4(program, "uShadow", glm::mat4(1));
+    setVec3(program, "uEye", eye);
+    setFloat(program, "uRecede", 0);
+  }
   void drawLit(const GpuMesh& mesh, const glm::mat4& model, const glm::vec3& front,
                const glm::vec3& back, bool heat) {
     setMat4(meshProgram, "uModel", model);
@@ -375,9 +383,7 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
   const glm::vec3 lightDir = glm::normalize(glm::vec3(0.35f, 1.0f, 0.45f));
 
   glUseProgram(r.meshProgram);
-  r.setMat4(r.meshProgram, "uViewProj", viewProj);
-  r.setMat4(r.meshProgram, "uShadow", glm::mat4(1));
-  r.setVec3(r.meshProgram, "uEye", glm::vec3(camera.eye()));
+  r.setMeshView(r.meshProgram, viewProj, glm::vec3(camera.eye()));
   r.setVec3(r.meshProgram, "uLightDir", lightDir);
   r.setFloat(r.meshProgram, "uHeatMax", o.heatMax);
   r.setInt(r.meshProgram, "uShadowPass", 0);
@@ -519,11 +525,8 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
     if (o.wireframe) {  // the same triangles again, at the same depths (wire.geom)
       const GLuint w = r.wireProgram;
       glUseProgram(w);
-      r.setMat4(w, "uViewProj", viewProj);
+      r.setMeshView(w, viewProj, glm::vec3(camera.eye()));
       r.setMat4(w, "uModel", glm::mat4(1));
-      r.setMat4(w, "uShadow", glm::mat4(1));
-      r.setVec3(w, "uEye", glm::vec3(camera.eye()));
-      r.setFloat(w, "uRecede", 0);
       glUniform2f(glGetUniformLocation(w, "uViewport"), static_cast<float>(width), static_cast<float>(height));
       glUniform4f(glGetUniformLocation(w, "uColor"), 0.08f, 0.08f, 0.10f, 0.55f);
       // Pulled forward by a few depth units: the two programs' depths may differ in the last bit.
