@@ -157,9 +157,12 @@ int nearestVertex(const Positions& positions, const Vec3& point) {
 }
 
 Vec3 closestBarycentric(const TriangleMesh& mesh, int t, const Vec3& p) {
-  // Regions of the triangle (vertex, edge, face) in turn (Ericson, Real-Time Collision Detection 5.1.5).
   const Tri& f = mesh.triangles[t];
-  const Vec3 a = mesh.positions.row(f[0]), b = mesh.positions.row(f[1]), c = mesh.positions.row(f[2]);
+  return closestBarycentric(mesh.positions.row(f[0]), mesh.positions.row(f[1]), mesh.positions.row(f[2]), p);
+}
+
+Vec3 closestBarycentric(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& p) {
+  // Regions of the triangle (vertex, edge, face) in turn (Ericson, Real-Time Collision Detection 5.1.5).
   const Vec3 ab = b - a, ac = c - a, ap = p - a;
   const double d1 = ab.dot(ap), d2 = ac.dot(ap);
   if (d1 <= 0 && d2 <= 0) return {1, 0, 0};

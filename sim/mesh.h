@@ -63,6 +63,8 @@ double meanEdgeLength(const Positions& positions, const std::vector<std::array<i
 
 // The point of triangle t closest to p, as barycentric coordinates (all >= 0, summing to 1).
 Vec3 closestBarycentric(const TriangleMesh& mesh, int t, const Vec3& p);
+// The same for the triangle (a, b, c).
+Vec3 closestBarycentric(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& p);
 // The surface point of the mesh closest to p: its triangle and barycentric coordinates
 // (brute force over the triangles).
 std::pair<int, Vec3> closestSurfacePoint(const TriangleMesh& mesh, const Vec3& p);

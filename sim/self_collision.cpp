@@ -15,23 +15,21 @@ namespace {
 // compressed rows (built once per step; far cheaper than a hash map of cells).
 class CellGrid {
  public:
-  // Bins boxes[i] for every i with use[i] (all when `use` is empty) into cells of about `cell`.
-  CellGrid(const std::vector<Eigen::AlignedBox3d>& boxes, const std::vector<char>& use, double cell) {
+  // Bins the boxes into cells of about `cell`, larger where the boxes' extent would take more
+  // than `maxCells` cells.
+  CellGrid(const std::vector<Eigen::AlignedBox3d>& boxes, double cell, double maxCells = 4e6) {
     Eigen::AlignedBox3d bounds;
-    for (size_t i = 0; i < boxes.size(); ++i)
-      if (use.empty() || use[i]) bounds.extend(boxes[i]);
+    for (const auto& box : boxes) bounds.extend(box);
     if (bounds.isEmpty()) return;
     origin_ = bounds.min();
     const Vec3 extent = bounds.sizes();
-    // At most about 4 million cells.
     const double cells = ((extent / cell).array().floor().max(0.0) + 1.0).prod();
-    if (cells > 4e6) cell *= std::cbrt(cells / 4e6);
+    if (cells > maxCells) cell *= std::cbrt(cells / maxCells);
     inverse_ = 1.0 / cell;
     dims_ = ((extent * inverse_).array().floor().cast<int>() + 1).matrix();
     start_.assign(static_cast<size_t>(dims_.prod()) + 1, 0);
     auto each = [&](auto&& fn) {
       for (size_t i = 0; i < boxes.size(); ++i) {
-        if (!use.empty() && !use[i]) continue;
         Eigen::Vector3i lo, hi;
         range(boxes[i], lo, hi);
         for (int z = lo.z(); z <= hi.z(); ++z)
@@ -226,7 +224,7 @@ int countSelfIntersections(const TriangleMesh& mesh, const Positions& x) {
   std::vector<Eigen::AlignedBox3d> boxes(mesh.triangleCount());
   for (int t = 0; t < mesh.triangleCount(); ++t)
     for (int k : mesh.triangles[t]) boxes[t].extend(Vec3(x.row(k)));
-  const CellGrid grid(boxes, {}, std::max(cell, 1e-6));
+  const CellGrid grid(boxes, std::max(cell, 1e-6));
   int count = 0;
   std::vector<int> seen(mesh.triangleCount(), -1);
   for (int t = 0; t < mesh.triangleCount(); ++t) {
@@ -261,116 +259,195 @@ double limitedImpulse(double gap, double weight, std::initializer_list<double> f
   return std::min(gap / weight, kMostMove * gap / largest);
 }
 
-// The pair search and responses over any vertex set (weights 0: static geometry). With
-// `obstacleFeatures`, static parts are obstacles: pairs between static elements are skipped, and
-// so are moving vertices against static triangles (resolveContacts handles those), and static
-// vertices not marked in `featureVertices`.
-SelfCollisionResult solvePairs(const std::vector<Tri>& triangles, const std::vector<std::array<int, 2>>& edges,
-                               const Positions& start, Positions& end, const Eigen::VectorXd& w, double thickness,
-                               int iterations, bool obstacleFeatures,
-                               const std::vector<char>* featureVertices = nullptr) {
-  SelfCollisionResult result;
-  const int triangleCount = static_cast<int>(triangles.size()), vertexCount = static_cast<int>(start.rows());
-  if (triangleCount == 0 || !(thickness > 0)) return result;
-  // Broad phase: boxes swept over the step, grown by the thickness.
-  const double cell = std::max(meanEdgeLength(start, edges), 2 * thickness);
-  auto swept = [&](std::initializer_list<int> vertices) {
-    Eigen::AlignedBox3d b;
-    for (int v : vertices) {
-      b.extend(Vec3(start.row(v)));
-      b.extend(Vec3(end.row(v)));
-    }
-    b.min().array() -= thickness;
-    b.max().array() += thickness;
-    return b;
-  };
-  struct VertexTriangle {
-    int v, t;
-    double side;  // +1 / -1: the side of the triangle's plane the vertex started on
-  };
-  struct EdgeEdge {
-    int a, b;
-    Vec3 direction;  // unit, from edge b to edge a at the start (closest points)
-  };
+// Boxes of vertices over a step, grown by a margin.
+Eigen::AlignedBox3d sweptBox(const Positions& start, const Positions& end, double margin,
+                             std::initializer_list<int> vertices) {
+  Eigen::AlignedBox3d b;
+  for (int v : vertices) {
+    b.extend(Vec3(start.row(v)));
+    b.extend(Vec3(end.row(v)));
+  }
+  b.min().array() -= margin;
+  b.max().array() += margin;
+  return b;
+}
+
+struct VertexTriangle {
+  int v, t;
+  double side;  // +1 / -1: the side of the triangle's plane the vertex started on
+};
+struct EdgeEdge {
+  int a, b;
+  Vec3 direction;  // unit, from edge b to edge a at the start (closest points)
+};
+
+// What a pair search finds, over a vertex set (weights 0: static geometry) and its triangles and
+// edges, with what each pair keeps from the start of the step.
+struct PairCandidates {
   std::vector<VertexTriangle> vt;
   std::vector<EdgeEdge> ee;
-  {
-    // With obstacle features only static vertices and edges (the obstacle's) look for moving
-    // triangles and edges (the cloth's): the hashes hold the cloth alone.
-    auto moving = [&](std::initializer_list<int> vertices) {
-      return std::any_of(vertices.begin(), vertices.end(), [&](int v) { return w[v] != 0; });
-    };
-    // With obstacle features the hashes hold only the cloth near them (what the features'
-    // boxes reach): binned whole, a draped cloth's grid of tens of thousands of cells, built twice
-    // per call, took a third of an xpbd step that resolves the features in each sweep.
-    Eigen::AlignedBox3d near;
-    if (obstacleFeatures) {
-      for (int v = 0; v < vertexCount; ++v)
-        if (w[v] == 0 && (!featureVertices || (*featureVertices)[v])) {
-          near.extend(Vec3(start.row(v)));
-          near.extend(Vec3(end.row(v)));
-        }
-      for (const auto& e : edges)
-        if (w[e[0]] == 0 && w[e[1]] == 0) near.extend(swept({e[0], e[1]}));
-    }
-    std::vector<Eigen::AlignedBox3d> triangleBoxes(triangleCount), vertexBoxes(vertexCount);
-    std::vector<char> useTriangle(triangleCount, 1);
-    for (int t = 0; t < triangleCount; ++t) {
+
+  void addVertexTriangle(const std::vector<Tri>& triangles, const Positions& start, int v, int t) {
+    const Tri& f = triangles[t];
+    const Vec3 a = start.row(f[0]), b = start.row(f[1]), c = start.row(f[2]);
+    const Vec3 n = (b - a).cross(c - a);
+    if (n.norm() < 1e-20) return;
+    vt.push_back({v, t, (Vec3(start.row(v)) - a).dot(n) >= 0 ? 1.0 : -1.0});
+  }
+  void addEdgeEdge(const std::vector<std::array<int, 2>>& edges, const Positions& start, int e, int f) {
+    const auto& pe = edges[e];
+    const auto& qe = edges[f];
+    double s = 0, t = 0;
+    const Vec3 p0 = start.row(pe[0]), p1 = start.row(pe[1]), q0 = start.row(qe[0]), q1 = start.row(qe[1]);
+    segmentParameters(p0, p1, q0, q1, s, t);
+    const Vec3 d = (p0 + s * (p1 - p0)) - (q0 + t * (q1 - q0));
+    if (d.norm() < 1e-12) return;  // touching at the start: no side to keep
+    ee.push_back({e, f, d.normalized()});
+  }
+};
+
+bool sharesVertex(const std::array<int, 2>& p, const std::array<int, 2>& q) {
+  return p[0] == q[0] || p[0] == q[1] || p[1] == q[0] || p[1] == q[1];
+}
+
+// The bin size of the pair searches.
+double pairCell(const Positions& start, const std::vector<std::array<int, 2>>& edges, double thickness) {
+  return std::max(meanEdgeLength(start, edges), 2 * thickness);
+}
+
+// Self-collision's broad phase: every triangle's and edge's box over the step, binned.
+PairCandidates findSelfPairs(const std::vector<Tri>& triangles, const std::vector<std::array<int, 2>>& edges,
+                             const Positions& start, const Positions& end, const Eigen::VectorXd& w,
+                             double thickness) {
+  PairCandidates pairs;
+  const double cell = pairCell(start, edges, thickness);
+  const int triangleCount = static_cast<int>(triangles.size()), vertexCount = static_cast<int>(start.rows());
+  std::vector<Eigen::AlignedBox3d> triangleBoxes(triangleCount);
+  for (int t = 0; t < triangleCount; ++t) {
+    const Tri& f = triangles[t];
+    triangleBoxes[t] = sweptBox(start, end, thickness, {f[0], f[1], f[2]});
+  }
+  const CellGrid triangleHash(triangleBoxes, cell);
+  std::vector<int> stamp(triangleCount, -1);
+  for (int v = 0; v < vertexCount; ++v) {
+    const Eigen::AlignedBox3d box = sweptBox(start, end, 0, {v});
+    triangleHash.query(box, [&](int t) {
+      if (stamp[t] == v) return;
+      stamp[t] = v;
       const Tri& f = triangles[t];
-      triangleBoxes[t] = swept({f[0], f[1], f[2]});
-      if (obstacleFeatures && (!moving({f[0], f[1], f[2]}) || !triangleBoxes[t].intersects(near))) useTriangle[t] = 0;
+      if (f[0] == v || f[1] == v || f[2] == v || !triangleBoxes[t].intersects(box)) return;
+      if (w[f[0]] == 0 && w[f[1]] == 0 && w[f[2]] == 0 && w[v] == 0) return;
+      pairs.addVertexTriangle(triangles, start, v, t);
+    });
+  }
+  const int edgeCount = static_cast<int>(edges.size());
+  std::vector<Eigen::AlignedBox3d> edgeBoxes(edgeCount);
+  for (int e = 0; e < edgeCount; ++e) edgeBoxes[e] = sweptBox(start, end, thickness, {edges[e][0], edges[e][1]});
+  const CellGrid edgeHash(edgeBoxes, cell);
+  std::vector<int> seen(edgeCount, -1);
+  for (int e = 0; e < edgeCount; ++e) {
+    const auto& pe = edges[e];
+    edgeHash.query(edgeBoxes[e], [&](int f) {
+      if (f <= e || seen[f] == e) return;
+      seen[f] = e;
+      const auto& qe = edges[f];
+      if (sharesVertex(pe, qe)) return;
+      if (w[pe[0]] == 0 && w[pe[1]] == 0 && w[qe[0]] == 0 && w[qe[1]] == 0) return;
+      // Both boxes carry the thickness: edges that come within it overlap by at least that much.
+      if (!edgeBoxes[e].intersects(edgeBoxes[f])) return;
+      pairs.addEdgeEdge(edges, start, e, f);
+    });
+  }
+  return pairs;
+}
+
+// The obstacles' features' broad phase: static vertices marked in `featureVertices` against
+// moving triangles, static edges against moving edges (a moving vertex against a static triangle
+// is resolveContacts' business), with boxes grown by the thickness and `margin`. The static
+// elements are few, so they are binned, and each moving triangle and edge looks them up. Binning
+// the moving cloth instead cost a grid over the features' whole extent per call: on a
+// 28 000-triangle tablecloth over a table, resolved in each of xpbd's sweeps, that was a fifth of
+// a 260 ms step.
+PairCandidates findFeaturePairs(const std::vector<Tri>& triangles, const std::vector<std::array<int, 2>>& edges,
+                                const Positions& start, const Positions& end, const Eigen::VectorXd& w,
+                                double thickness, double margin, const std::vector<char>& featureVertices) {
+  PairCandidates pairs;
+  const double cell = pairCell(start, edges, thickness), grow = thickness + margin;
+  const int vertexCount = static_cast<int>(start.rows()), edgeCount = static_cast<int>(edges.size());
+  std::vector<int> staticVertices, staticEdges;
+  std::vector<Eigen::AlignedBox3d> vertexBoxes, edgeBoxes;
+  for (int v = 0; v < vertexCount; ++v)
+    if (w[v] == 0 && featureVertices[v]) {
+      staticVertices.push_back(v);
+      vertexBoxes.push_back(sweptBox(start, end, 0, {v}));
     }
-    const CellGrid triangleHash(triangleBoxes, useTriangle, cell);
-    std::vector<int> stamp(triangleCount, -1);
-    for (int v = 0; v < vertexCount; ++v) {
-      if (obstacleFeatures && (w[v] != 0 || (featureVertices && !(*featureVertices)[v]))) continue;
-      Eigen::AlignedBox3d box;
-      box.extend(Vec3(start.row(v)));
-      box.extend(Vec3(end.row(v)));
-      vertexBoxes[v] = box;
-      triangleHash.query(box, [&](int t) {
-        if (stamp[t] == v) return;
-        stamp[t] = v;
-        const Tri& f = triangles[t];
-        if (f[0] == v || f[1] == v || f[2] == v || !triangleBoxes[t].intersects(vertexBoxes[v])) return;
-        const bool staticTriangle = w[f[0]] == 0 && w[f[1]] == 0 && w[f[2]] == 0;
-        if (obstacleFeatures && staticTriangle) return;  // moving or static vertex on an obstacle triangle
-        if (staticTriangle && w[v] == 0) return;
-        const Vec3 a = start.row(f[0]), b = start.row(f[1]), c = start.row(f[2]);
-        const Vec3 n = (b - a).cross(c - a);
-        if (n.norm() < 1e-20) return;
-        vt.push_back({v, t, (Vec3(start.row(v)) - a).dot(n) >= 0 ? 1.0 : -1.0});
-      });
+  for (int e = 0; e < edgeCount; ++e)
+    if (w[edges[e][0]] == 0 && w[edges[e][1]] == 0) {
+      staticEdges.push_back(e);
+      edgeBoxes.push_back(sweptBox(start, end, grow, {edges[e][0], edges[e][1]}));
     }
-    const int edgeCount = static_cast<int>(edges.size());
-    std::vector<Eigen::AlignedBox3d> edgeBoxes(edgeCount);
-    std::vector<char> useEdge(edgeCount, 1);
-    for (int e = 0; e < edgeCount; ++e) {
-      edgeBoxes[e] = swept({edges[e][0], edges[e][1]});
-      if (obstacleFeatures && (!moving({edges[e][0], edges[e][1]}) || !edgeBoxes[e].intersects(near))) useEdge[e] = 0;
-    }
-    const CellGrid edgeHash(edgeBoxes, useEdge, cell);
-    std::vector<int> seen(edgeCount, -1);
-    for (int e = 0; e < edgeCount; ++e) {
-      const auto& pe = edges[e];
-      if (obstacleFeatures && moving({pe[0], pe[1]})) continue;
-      edgeHash.query(edgeBoxes[e], [&](int f) {
-        if ((!obstacleFeatures && f <= e) || seen[f] == e) return;
-        seen[f] = e;
-        const auto& qe = edges[f];
-        if (pe[0] == qe[0] || pe[0] == qe[1] || pe[1] == qe[0] || pe[1] == qe[1]) return;
-        if (w[pe[0]] == 0 && w[pe[1]] == 0 && w[qe[0]] == 0 && w[qe[1]] == 0) return;
-        // Both boxes carry the thickness: edges that come within it overlap by at least that much.
-        if (!edgeBoxes[e].intersects(edgeBoxes[f])) return;
-        double s = 0, t = 0;
-        const Vec3 p0 = start.row(pe[0]), p1 = start.row(pe[1]), q0 = start.row(qe[0]), q1 = start.row(qe[1]);
-        segmentParameters(p0, p1, q0, q1, s, t);
-        const Vec3 d = (p0 + s * (p1 - p0)) - (q0 + t * (q1 - q0));
-        if (d.norm() < 1e-12) return;  // touching at the start: no side to keep
-        ee.push_back({e, f, d.normalized()});
+  // The farthest any of the vertices moves over the step: a moving element stays within it of
+  // where it started.
+  auto motion = [&](std::initializer_list<int> vertices) {
+    double most = 0;
+    for (int v : vertices) most = std::max(most, (end.row(v) - start.row(v)).norm());
+    return most;
+  };
+  // A few cells per item at most: few features can span a large box.
+  auto cellsFor = [](size_t items) { return 4096.0 + 64.0 * static_cast<double>(items); };
+  if (!staticVertices.empty()) {
+    const CellGrid vertexHash(vertexBoxes, cell, cellsFor(staticVertices.size()));
+    std::vector<int> stamp(staticVertices.size(), -1);  // a box over several cells meets an item in each
+    for (int t = 0; t < static_cast<int>(triangles.size()); ++t) {
+      const Tri& f = triangles[t];
+      if (w[f[0]] == 0 && w[f[1]] == 0 && w[f[2]] == 0) continue;
+      const Eigen::AlignedBox3d box = sweptBox(start, end, grow, {f[0], f[1], f[2]});
+      const Vec3 a = start.row(f[0]), b = start.row(f[1]), c = start.row(f[2]);
+      const double reach = grow + motion({f[0], f[1], f[2]});
+      vertexHash.query(box, [&](int k) {
+        if (stamp[k] == t) return;
+        stamp[k] = t;
+        const int v = staticVertices[k];
+        if (f[0] == v || f[1] == v || f[2] == v || !box.intersects(vertexBoxes[k])) return;
+        // Boxes of long or slanted elements overlap far more than the elements come near.
+        const Vec3 p = start.row(v), bary = closestBarycentric(a, b, c, p);
+        if ((bary[0] * a + bary[1] * b + bary[2] * c - p).norm() > reach) return;
+        pairs.addVertexTriangle(triangles, start, v, t);
       });
     }
   }
+  if (!staticEdges.empty()) {
+    const CellGrid edgeHash(edgeBoxes, cell, cellsFor(staticEdges.size()));
+    std::vector<int> stamp(staticEdges.size(), -1);
+    for (int f = 0; f < edgeCount; ++f) {
+      const auto& qe = edges[f];
+      if (w[qe[0]] == 0 && w[qe[1]] == 0) continue;
+      const Eigen::AlignedBox3d box = sweptBox(start, end, grow, {qe[0], qe[1]});
+      const Vec3 q0 = start.row(qe[0]), q1 = start.row(qe[1]);
+      const double reach = grow + motion({qe[0], qe[1]});
+      edgeHash.query(box, [&](int k) {
+        if (stamp[k] == f) return;
+        stamp[k] = f;
+        const int e = staticEdges[k];
+        if (sharesVertex(edges[e], qe) || !box.intersects(edgeBoxes[k])) return;
+        const Vec3 p0 = start.row(edges[e][0]), p1 = start.row(edges[e][1]);
+        double s = 0, u = 0;
+        segmentParameters(p0, p1, q0, q1, s, u);
+        if (((p0 + s * (p1 - p0)) - (q0 + u * (q1 - q0))).norm() > reach) return;
+        pairs.addEdgeEdge(edges, start, e, f);
+      });
+    }
+  }
+  return pairs;
+}
+
+// The pairs' responses at `end`: `iterations` Gauss-Seidel sweeps, until one applies none.
+SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tri>& triangles,
+                               const std::vector<std::array<int, 2>>& edges, const Positions& start, Positions& end,
+                               const Eigen::VectorXd& w, double thickness, int iterations) {
+  SelfCollisionResult result;
+  const auto& vt = pairs.vt;
+  const auto& ee = pairs.ee;
   result.candidates = static_cast<int>(vt.size() + ee.size());
   for (int sweep = 0; sweep < iterations; ++sweep) {
     int applied = 0;
@@ -455,7 +532,9 @@ SelfCollisionResult solvePairs(const std::vector<Tri>& triangles, const std::vec
 SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology,
                                           const Positions& start, Positions& end,
                                           const Eigen::VectorXd& w, double thickness, int iterations) {
-  return solvePairs(mesh.triangles, topology.edges, start, end, w, thickness, iterations, false);
+  if (mesh.triangles.empty() || !(thickness > 0)) return {};
+  const PairCandidates pairs = findSelfPairs(mesh.triangles, topology.edges, start, end, w, thickness);
+  return solvePairs(pairs, mesh.triangles, topology.edges, start, end, w, thickness, iterations);
 }
 
 bool hasMeshObstacle(const std::vector<Obstacle>& obstacles) {
@@ -475,19 +554,27 @@ int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopolog
   return resolved;
 }
 
-SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const MeshTopology& topology,
-                                            const Positions& start, Positions& end, const Eigen::VectorXd& w,
-                                            double thickness, const std::vector<Obstacle>& obstacles,
-                                            int iterations) {
-  if (!hasMeshObstacle(obstacles)) return {};
+struct ObstacleFeaturePairs::Pairs {
+  const std::vector<Tri>& triangles;
+  std::vector<std::array<int, 2>> edges;  // the cloth's, then the features' between static vertices
+  Positions start;                        // the cloth's rows, then the static vertices'
+  Eigen::VectorXd weights;
+  double thickness;
+  PairCandidates candidates;
+};
+
+ObstacleFeaturePairs::ObstacleFeaturePairs(const TriangleMesh& mesh, const MeshTopology& topology,
+                                           const Positions& start, const Positions& end, const Eigen::VectorXd& w,
+                                           double thickness, const std::vector<Obstacle>& obstacles, double margin) {
+  if (!hasMeshObstacle(obstacles) || mesh.triangles.empty() || !(thickness > 0)) return;
   // The cloth, then each mesh obstacle's vertices near the cloth's swept box, as static geometry.
   Eigen::AlignedBox3d cloth;
   for (int v = 0; v < start.rows(); ++v) {
     cloth.extend(Vec3(start.row(v)));
     cloth.extend(Vec3(end.row(v)));
   }
-  cloth.min().array() -= 2 * thickness;
-  cloth.max().array() += 2 * thickness;
+  cloth.min().array() -= 2 * thickness + margin;
+  cloth.max().array() += 2 * thickness + margin;
   std::vector<Vec3> extra;
   std::vector<std::array<int, 2>> edges = topology.edges;
   const int clothVertices = static_cast<int>(start.rows());
@@ -522,23 +609,45 @@ SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const Mesh
       if (ob.shape->sharpEdge(static_cast<int>(e)) && index[shapeEdges[e][0]] >= 0 && index[shapeEdges[e][1]] >= 0)
         edges.push_back({index[shapeEdges[e][0]], index[shapeEdges[e][1]]});
   }
-  if (extra.empty()) return {};
-  Positions allStart(clothVertices + static_cast<int>(extra.size()), 3);
+  if (extra.empty()) return;
+  const int all = clothVertices + static_cast<int>(extra.size());
+  Positions allStart(all, 3);
   allStart.topRows(clothVertices) = start;
   for (size_t i = 0; i < extra.size(); ++i) allStart.row(clothVertices + static_cast<int>(i)) = extra[i].transpose();
   Positions allEnd = allStart;
   allEnd.topRows(clothVertices) = end;
-  Eigen::VectorXd weights = Eigen::VectorXd::Zero(allStart.rows());
+  Eigen::VectorXd weights = Eigen::VectorXd::Zero(all);
   weights.head(clothVertices) = w;
   // Only sharp features take part: a cloth triangle lying on a smooth part of the obstacle spans
   // its vertices and edges as a chord, nearer them than the thickness that resolveContacts keeps
   // its vertices off. Held off too, such triangles were lifted every step, without friction:
   // cloth draped on a mesh sphere or torus slid off it in every solver within 1.5 s (it stays put
   // on the analytic sphere).
+  PairCandidates candidates =
+      findFeaturePairs(mesh.triangles, edges, allStart, allEnd, weights, thickness, margin, featureVertices);
+  pairs_.reset(new Pairs{mesh.triangles, std::move(edges), std::move(allStart), std::move(weights), thickness,
+                         std::move(candidates)});
+}
+
+ObstacleFeaturePairs::~ObstacleFeaturePairs() = default;
+
+SelfCollisionResult ObstacleFeaturePairs::resolve(Positions& end, int iterations) const {
+  if (!pairs_) return {};
+  const Pairs& p = *pairs_;
+  const Eigen::Index clothVertices = end.rows();
+  Positions allEnd = p.start;
+  allEnd.topRows(clothVertices) = end;
   const SelfCollisionResult result =
-      solvePairs(mesh.triangles, edges, allStart, allEnd, weights, thickness, iterations, true, &featureVertices);
+      solvePairs(p.candidates, p.triangles, p.edges, p.start, allEnd, p.weights, p.thickness, iterations);
   end = allEnd.topRows(clothVertices);
   return result;
+}
+
+SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const MeshTopology& topology,
+                                            const Positions& start, Positions& end, const Eigen::VectorXd& w,
+                                            double thickness, const std::vector<Obstacle>& obstacles,
+                                            int iterations) {
+  return ObstacleFeaturePairs(mesh, topology, start, end, w, thickness, obstacles).resolve(end, iterations);
 }
 
 }  // namespace clothlab

@@ -14,6 +14,7 @@
 // `iterations` sweeps over the candidate pairs.
 //
 // And an exact-predicate triangle-triangle intersection test for counting how tangled a mesh is.
+#include <memory>
 #include <vector>
 
 #include "sim/mesh.h"
@@ -42,6 +43,30 @@ SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTo
 // and obstacle edges against cloth edges, by the same pair responses with the obstacle as static
 // geometry (resolveContacts handles cloth vertices against obstacle triangles). Keeps sharp
 // obstacle features (a horn, an ear) from poking through large cloth triangles.
+//
+// The pairs are found once, over the step from `start` to `end` with boxes grown by the
+// thickness and `margin`, and resolved on any later positions of the cloth in that step, as often
+// as a solver needs (xpbd: in each of its sweeps, with a margin for what the sweeps still move).
+// It refers to `mesh`'s triangles, which must outlive it.
+class ObstacleFeaturePairs {
+ public:
+  ObstacleFeaturePairs(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& start,
+                       const Positions& end, const Eigen::VectorXd& inverseMass, double thickness,
+                       const std::vector<Obstacle>& obstacles, double margin = 0);
+  ~ObstacleFeaturePairs();
+  ObstacleFeaturePairs(const ObstacleFeaturePairs&) = delete;
+  ObstacleFeaturePairs& operator=(const ObstacleFeaturePairs&) = delete;
+
+  // Pushes the cloth's positions `end` (the start's rows) off the features: `iterations`
+  // Gauss-Seidel sweeps over the pairs.
+  SelfCollisionResult resolve(Positions& end, int iterations = 4) const;
+
+ private:
+  struct Pairs;
+  std::unique_ptr<Pairs> pairs_;  // null: no mesh obstacle with features near the cloth
+};
+
+// ObstacleFeaturePairs found and resolved at once.
 SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const MeshTopology& topology,
                                             const Positions& start, Positions& end, const Eigen::VectorXd& inverseMass,
                                             double thickness, const std::vector<Obstacle>& obstacles,

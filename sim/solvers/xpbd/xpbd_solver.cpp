@@ -1,6 +1,7 @@
 #include "sim/solvers/xpbd/xpbd_solver.h"
 
 #include <cmath>
+#include <optional>
 
 #include "sim/grab.h"
 #include "sim/metrics.h"
@@ -94,6 +95,7 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   int sweeps = 0;
   double worst = 0;
   Positions correction;
+  std::optional<ObstacleFeaturePairs> features;
   while (sweeps < params_.iterations) {
     ++sweeps;
     worst = 0;
@@ -118,8 +120,13 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
       for (int i = 0; i < n; ++i)
         if (w[i] > 0) x.row(i) += correction.row(i);
       // Mesh obstacles' sharp features too, inside the sweeps like the contacts: run only after
-      // them, the points an apex held up were pulled down by every step's sweeps.
-      resolveObstacleFeatures(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness, ctx.obstacles);
+      // them, the points an apex held up were pulled down by every step's sweeps. Their pairs are
+      // found once, with a mean edge's margin for what the later sweeps move; the pass after the
+      // sweeps catches any that come nearer.
+      if (!features)
+        features.emplace(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness, ctx.obstacles,
+                         ctx.sim.thickness);
+      features->resolve(x);
       collisionMs += msSince(ct);
     }
     if (worst <= params_.tolerance) break;
@@ -127,9 +134,8 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   stats.msPosition = msSince(t) - collisionMs;
   {
     const auto featureStart = Clock::now();
-    // The obstacles' features ran in the sweeps.
     resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness,
-                                     ctx.sim.selfCollision, {}, stats);
+                                     ctx.sim.selfCollision, ctx.obstacles, stats);
     collisionMs += msSince(featureStart);
   }
   stats.msCollision = collisionMs;
