@@ -131,9 +131,15 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
   for (Eigen::Index i = 0; i < positions.rows(); ++i) {
     Vec3 p = positions.row(i).transpose();
     bool touched = false;
-    // A second sweep settles a point squeezed between two obstacles.
-    for (int sweep = 0; sweep < 2 && (sweep == 0 || (touched && obstacles.size() > 1)); ++sweep)
-      for (const Obstacle& obstacle : obstacles) {
+    // A second sweep settles a point squeezed between two obstacles: it looks again at those
+    // before the last one that pushed it (the others have seen it since). Looking at all of them
+    // again cost a second closest-point search on a mesh for every point resting on it.
+    size_t recheck = obstacles.size();
+    for (int sweep = 0; sweep < 2; ++sweep) {
+      const size_t count = sweep == 0 ? obstacles.size() : recheck;
+      recheck = 0;
+      for (size_t k = 0; k < count; ++k) {
+        const Obstacle& obstacle = obstacles[k];
         Vec3 n;
         // Where the point was at the start of the step, seen from the obstacle as it is now.
         const Vec3 start = previous.row(i).transpose() + dt * obstacle.surfaceVelocity(previous.row(i).transpose());
@@ -149,7 +155,9 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
         if (slip > 0) p -= tangential * std::min(1.0, obstacle.friction * depth / slip);
         if (normals) normals->row(i) = n.transpose();
         touched = true;
+        recheck = k;
       }
+    }
     if (touched) {
       correction.row(i) = p.transpose() - positions.row(i);
       ++result.contactCount;

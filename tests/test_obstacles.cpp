@@ -44,6 +44,22 @@ TEST(Obstacles, ContactMovesPointsOutAndFrictionLimitsSlip) {
   EXPECT_TRUE(correction.row(1).isZero());
 }
 
+// A point that a later obstacle pushes into an earlier one is looked at again: here the tilted
+// plane pushes it 3 mm under the ground, which then puts it back on top.
+TEST(Obstacles, APointPushedIntoAnEarlierObstacleIsPushedOutAgain) {
+  Obstacle ground, tilted;
+  ground.friction = tilted.friction = 0;
+  tilted.normal = Vec3(1, -1, 0).normalized();
+  Positions previous(1, 3), now(1, 3), correction;
+  now << -0.01, 0.005, 0;
+  previous = now;
+  const ContactResult result = resolveContacts({ground, tilted}, 0.001, previous, now, correction);
+  EXPECT_EQ(result.contactCount, 1);
+  const Vec3 resolved = (now + correction).row(0).transpose();
+  EXPECT_NEAR(resolved.y(), 0.001, 1e-12);
+  EXPECT_GT(resolved.x(), -0.01);  // the tilted plane's push stays
+}
+
 // A plate (4 cm thick) coming down at 0.2 m/s onto points held below it: a point pushed past
 // the plate's middle in one step goes back out of the bottom face it came in by, not out of the
 // top (ckv-cylinder's rim came through its crushing plate that way).
