@@ -519,7 +519,8 @@ struct StripOverRidge {
 
 // The ridge's top edge spans many bins of the pair search, and so does each cloth edge's box: the
 // pair must still be listed once (listed in every bin they share, the pairs were applied several
-// times per sweep, and a cloth started through Spot's ears flew off at 3800 m/s).
+// times per sweep, and the cloth of DropOnSpikeMls.AClothStartedThroughTheApexDoesNotRunAway
+// flew off at 3800 m/s).
 TEST(ObstacleFeatures, EachEdgePairIsFoundOnce) {
   StripOverRidge t(0.102);
   Positions end = t.cloth.positions;
@@ -530,8 +531,9 @@ TEST(ObstacleFeatures, EachEdgePairIsFoundOnce) {
 }
 
 // Pairs found once with a margin (xpbd finds them in its first sweep and resolves them in every
-// sweep) act exactly as the pass run at the positions they are resolved at, while those moved by
-// less than the margin: here the strip falls 4.5 mm, then 2 mm more, through the ridge's top.
+// sweep) act exactly as the pass run at the positions they are resolved at, as long as the cloth
+// has moved less than the margin since they were found: here the strip falls 4.5 mm, then 2 mm
+// more, through the ridge's top.
 TEST(ObstacleFeatures, PairsFoundWithAMarginResolveLikeThePassAtTheEnd) {
   StripOverRidge t(0.106);
   const Eigen::VectorXd w = Eigen::VectorXd::Ones(t.cloth.vertexCount());
