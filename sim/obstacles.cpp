@@ -123,11 +123,16 @@ double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, con
 
 ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thickness,
                               const Positions& previous, const Positions& positions,
-                              Positions& correction, double dt, Positions* normals) {
+                              Positions& correction, double dt, Positions* normals,
+                              ContactClearance* clearance) {
   ContactResult result;
   correction = Positions::Zero(positions.rows(), 3);
   if (normals) *normals = Positions::Zero(positions.rows(), 3);
   if (obstacles.empty()) return result;
+  const size_t obstacleCount = obstacles.size();
+  if (clearance && clearance->clearAt.size() != positions.rows() * obstacleCount)
+    clearance->clearAt.assign(positions.rows() * obstacleCount, Vec3::Constant(std::nan("")));
+  const double margin = clearance ? clearance->margin : 0.0;
   for (Eigen::Index i = 0; i < positions.rows(); ++i) {
     Vec3 p = positions.row(i).transpose();
     bool touched = false;
@@ -140,10 +145,26 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
       recheck = 0;
       for (size_t k = 0; k < count; ++k) {
         const Obstacle& obstacle = obstacles[k];
+        Vec3* clearAt = clearance && obstacle.type == Obstacle::Type::Mesh
+                            ? &clearance->clearAt[static_cast<size_t>(i) * obstacleCount + k]
+                            : nullptr;
+        // Not NaN and within the margin (a NaN compares false).
+        if (clearAt && (p - *clearAt).norm() < margin) continue;
         Vec3 n;
         // Where the point was at the start of the step, seen from the obstacle as it is now.
         const Vec3 start = previous.row(i).transpose() + dt * obstacle.surfaceVelocity(previous.row(i).transpose());
-        const double distance = signedDistance(obstacle, p, &n, &start, thickness + 1e-6);
+        const double reach = thickness + 1e-6;
+        const double distance = signedDistance(obstacle, p, &n, &start, reach);
+        if (clearAt) {
+          // Nothing within the reach: is it clear by the margin too? (Points resting on the
+          // surface, most of a draped cloth, are not asked: it would cost them a second search.)
+          double clear = distance;
+          if (clear >= reach && clear < thickness + margin) {
+            Vec3 unused;
+            clear = signedDistance(obstacle, p, &unused, &start, reach + margin);
+          }
+          *clearAt = clear >= thickness + margin ? p : Vec3::Constant(std::nan(""));
+        }
         if (distance >= thickness) continue;
         const double depth = thickness - distance;
         result.maxDepth = std::max(result.maxDepth, depth);

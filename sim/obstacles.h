@@ -79,8 +79,19 @@ struct ContactResult {
 // Friction acts on the motion relative to the obstacle's surface over `dt` (the step; 0: the
 // obstacle's own motion is ignored). `normals`, when given, gets the outward normal of the last
 // obstacle that moved each point (zero where none did).
+//
+// `clearance`, when given, lets repeated calls within one step (xpbd's sweeps) skip a mesh
+// obstacle for a point that an earlier call found at least `clearance->margin` beyond the
+// thickness from it, while the point stays within the margin of where it was found: it cannot
+// have come within the thickness, and the closest-point search and the inside test are spared.
+struct ContactClearance {
+  explicit ContactClearance(double margin) : margin(margin) {}
+  double margin;
+  std::vector<Vec3> clearAt;  // per point, then obstacle: where it was found clear (NaN: not)
+};
 ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thickness,
                               const Positions& previous, const Positions& positions,
-                              Positions& correction, double dt = 0, Positions* normals = nullptr);
+                              Positions& correction, double dt = 0, Positions* normals = nullptr,
+                              ContactClearance* clearance = nullptr);
 
 }  // namespace clothlab
