@@ -133,6 +133,7 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
   if (clearance && clearance->clearAt.size() != positions.rows() * obstacleCount)
     clearance->clearAt.assign(positions.rows() * obstacleCount, Vec3::Constant(std::nan("")));
   const double margin = clearance ? clearance->margin : 0.0;
+  const double reach = thickness + 1e-6;  // the distances that matter
   for (Eigen::Index i = 0; i < positions.rows(); ++i) {
     Vec3 p = positions.row(i).transpose();
     bool touched = false;
@@ -153,7 +154,6 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
         Vec3 n;
         // Where the point was at the start of the step, seen from the obstacle as it is now.
         const Vec3 start = previous.row(i).transpose() + dt * obstacle.surfaceVelocity(previous.row(i).transpose());
-        const double reach = thickness + 1e-6;
         const double distance = signedDistance(obstacle, p, &n, &start, reach);
         if (clearAt) {
           // Nothing within the reach: is it clear by the margin too? (Points resting on the

@@ -107,6 +107,13 @@ void segmentParameters(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec
   }
 }
 
+// The offset between the closest points of segments p0p1 and q0q1, from q to p; their parameters
+// in s and t.
+Vec3 segmentOffset(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1, double& s, double& t) {
+  segmentParameters(p0, p1, q0, q1, s, t);
+  return (p0 + s * (p1 - p0)) - (q0 + t * (q1 - q0));
+}
+
 double orient(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) { return (b - a).cross(c - a).dot(d - a); }
 
 // Times in [0, 1] at which four points moving linearly from x0[k] to x1[k] are coplanar (the
@@ -181,9 +188,8 @@ bool edgeEdgeHit(const Vec3 (&x0)[4], const Vec3 (&x1)[4]) {
     const Vec3 p0 = lerp(x0[0], x1[0], t), p1 = lerp(x0[1], x1[1], t), q0 = lerp(x0[2], x1[2], t),
                q1 = lerp(x0[3], x1[3], t);
     double s = 0, u = 0;
-    segmentParameters(p0, p1, q0, q1, s, u);
     const double scale = std::max((p1 - p0).norm(), (q1 - q0).norm());
-    if (((p0 + s * (p1 - p0)) - (q0 + u * (q1 - q0))).norm() <= 1e-6 * scale) return true;
+    if (segmentOffset(p0, p1, q0, q1, s, u).norm() <= 1e-6 * scale) return true;
   }
   return false;
 }
@@ -294,15 +300,10 @@ struct PairCandidates {
     if (n.norm() < 1e-20) return;
     vt.push_back({v, t, (Vec3(start.row(v)) - a).dot(n) >= 0 ? 1.0 : -1.0});
   }
-  void addEdgeEdge(const std::vector<std::array<int, 2>>& edges, const Positions& start, int e, int f) {
-    const auto& pe = edges[e];
-    const auto& qe = edges[f];
-    double s = 0, t = 0;
-    const Vec3 p0 = start.row(pe[0]), p1 = start.row(pe[1]), q0 = start.row(qe[0]), q1 = start.row(qe[1]);
-    segmentParameters(p0, p1, q0, q1, s, t);
-    const Vec3 d = (p0 + s * (p1 - p0)) - (q0 + t * (q1 - q0));
-    if (d.norm() < 1e-12) return;  // touching at the start: no side to keep
-    ee.push_back({e, f, d.normalized()});
+  // `offset`: segmentOffset of edge e against edge f at the start.
+  void addEdgeEdge(int e, int f, const Vec3& offset) {
+    if (offset.norm() < 1e-12) return;  // touching at the start: no side to keep
+    ee.push_back({e, f, offset.normalized()});
   }
 };
 
@@ -355,7 +356,9 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles, const std::vecto
       if (w[pe[0]] == 0 && w[pe[1]] == 0 && w[qe[0]] == 0 && w[qe[1]] == 0) return;
       // Both boxes carry the thickness: edges that come within it overlap by at least that much.
       if (!edgeBoxes[e].intersects(edgeBoxes[f])) return;
-      pairs.addEdgeEdge(edges, start, e, f);
+      double s = 0, t = 0;
+      pairs.addEdgeEdge(e, f,
+                        segmentOffset(start.row(pe[0]), start.row(pe[1]), start.row(qe[0]), start.row(qe[1]), s, t));
     });
   }
   return pairs;
@@ -430,11 +433,10 @@ PairCandidates findFeaturePairs(const std::vector<Tri>& triangles, const std::ve
         stamp[k] = f;
         const int e = staticEdges[k];
         if (sharesVertex(edges[e], qe) || !box.intersects(edgeBoxes[k])) return;
-        const Vec3 p0 = start.row(edges[e][0]), p1 = start.row(edges[e][1]);
         double s = 0, u = 0;
-        segmentParameters(p0, p1, q0, q1, s, u);
-        if (((p0 + s * (p1 - p0)) - (q0 + u * (q1 - q0))).norm() > reach) return;
-        pairs.addEdgeEdge(edges, start, e, f);
+        const Vec3 offset = segmentOffset(start.row(edges[e][0]), start.row(edges[e][1]), q0, q1, s, u);
+        if (offset.norm() > reach) return;
+        pairs.addEdgeEdge(e, f, offset);
       });
     }
   }
@@ -491,10 +493,9 @@ SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tr
       const auto& qe = edges[pair.b];
       const Vec3 p0 = end.row(pe[0]), p1 = end.row(pe[1]), q0 = end.row(qe[0]), q1 = end.row(qe[1]);
       double s = 0, t = 0;
-      segmentParameters(p0, p1, q0, q1, s, t);
+      const Vec3 d = segmentOffset(p0, p1, q0, q1, s, t);
       // Interior closest points only: at an end point the vertex-triangle pairs take over.
       if (s <= 1e-6 || s >= 1 - 1e-6 || t <= 1e-6 || t >= 1 - 1e-6) continue;
-      const Vec3 d = (p0 + s * (p1 - p0)) - (q0 + t * (q1 - q0));
       const double along = d.dot(pair.direction);
       const double distance = d.norm();
       Vec3 normal;
