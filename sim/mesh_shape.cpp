@@ -109,32 +109,33 @@ int MeshShape::build(int first, int count, std::vector<Vec3>& centroids) {
   return index;
 }
 
+void MeshShape::consider(int t, const Vec3& p, Hit& best) const {
+  const Vec3 b = closestBarycentric(mesh_, t, p);
+  const Tri& f = mesh_.triangles[t];
+  const Vec3 q = b[0] * mesh_.positions.row(f[0]) + b[1] * mesh_.positions.row(f[1]) + b[2] * mesh_.positions.row(f[2]);
+  const double d = (p - q).norm();
+  if (d >= best.distance) return;
+  best.distance = d;
+  best.point = q;
+  best.triangle = t;
+  // The feature the point lies on: a vertex (one coordinate 1), an edge (one coordinate 0), or
+  // the face.
+  constexpr double kOn = 1e-9;
+  int zeros = 0, zero = -1, one = -1;
+  for (int k = 0; k < 3; ++k) {
+    if (b[k] <= kOn) ++zeros, zero = k;
+    if (b[k] >= 1 - kOn) one = k;
+  }
+  if (one >= 0) best.normal = vertexNormals_[f[one]];
+  else if (zeros == 1) best.normal = edgeNormals_[t][zero];
+  else best.normal = faceNormals_[t];
+}
+
 void MeshShape::search(int index, const Vec3& p, Hit& best) const {
   const Node& node = nodes_[index];
   if (node.box.squaredExteriorDistance(p) >= best.distance * best.distance) return;
   if (node.left < 0) {
-    for (int i = node.first; i < node.first + node.count; ++i) {
-      const int t = order_[i];
-      const Vec3 b = closestBarycentric(mesh_, t, p);
-      const Tri& f = mesh_.triangles[t];
-      const Vec3 q = b[0] * mesh_.positions.row(f[0]) + b[1] * mesh_.positions.row(f[1]) + b[2] * mesh_.positions.row(f[2]);
-      const double d = (p - q).norm();
-      if (d >= best.distance) continue;
-      best.distance = d;
-      best.point = q;
-      best.triangle = t;
-      // The feature the point lies on: a vertex (one coordinate 1), an edge (one coordinate 0),
-      // or the face.
-      constexpr double kOn = 1e-9;
-      int zeros = 0, zero = -1, one = -1;
-      for (int k = 0; k < 3; ++k) {
-        if (b[k] <= kOn) ++zeros, zero = k;
-        if (b[k] >= 1 - kOn) one = k;
-      }
-      if (one >= 0) best.normal = vertexNormals_[f[one]];
-      else if (zeros == 1) best.normal = edgeNormals_[t][zero];
-      else best.normal = faceNormals_[t];
-    }
+    for (int i = node.first; i < node.first + node.count; ++i) consider(order_[i], p, best);
     return;
   }
   // Nearer child first.
@@ -147,6 +148,25 @@ void MeshShape::search(int index, const Vec3& p, Hit& best) const {
     search(node.right, p, best);
     search(node.left, p, best);
   }
+}
+
+void MeshShape::gather(int index, const Vec3& p, double distance, std::vector<int>& out) const {
+  const Node& node = nodes_[index];
+  if (node.box.squaredExteriorDistance(p) >= distance * distance) return;
+  if (node.left < 0) {
+    for (int i = node.first; i < node.first + node.count; ++i) {
+      Hit near;
+      near.distance = distance;
+      consider(order_[i], p, near);
+      if (near.triangle >= 0) out.push_back(near.triangle);
+    }
+    return;
+  }
+  // In the order search() visits them, so that closestAmong() breaks ties as closest() does.
+  const double dl = nodes_[node.left].box.squaredExteriorDistance(p);
+  const double dr = nodes_[node.right].box.squaredExteriorDistance(p);
+  gather(dl <= dr ? node.left : node.right, p, distance, out);
+  gather(dl <= dr ? node.right : node.left, p, distance, out);
 }
 
 bool MeshShape::countCrossings(int index, const Vec3& p, const Vec3& d, const Vec3& inverse, double length,
@@ -228,6 +248,18 @@ MeshShape::Hit MeshShape::closest(const Vec3& p, double maxDistance) const {
   Hit best;
   best.distance = maxDistance;
   if (!nodes_.empty()) search(0, p, best);
+  if (best.triangle < 0) best.distance = 1e300;
+  return best;
+}
+
+void MeshShape::trianglesWithin(const Vec3& p, double distance, std::vector<int>& out) const {
+  if (!nodes_.empty()) gather(0, p, distance, out);
+}
+
+MeshShape::Hit MeshShape::closestAmong(const Vec3& p, std::span<const int> triangles, double maxDistance) const {
+  Hit best;
+  best.distance = maxDistance;
+  for (int t : triangles) consider(t, p, best);
   if (best.triangle < 0) best.distance = 1e300;
   return best;
 }

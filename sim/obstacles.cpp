@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 namespace clothlab {
 
@@ -17,13 +18,36 @@ std::string obstacleTypeName(Obstacle::Type type) {
 
 namespace {
 
-double meshSignedDistance(const MeshShape& shape, const Vec3& p, Vec3* normal, const Vec3* previous, double reach) {
+// The closest surface point within `radius` of p: by the hierarchy, or among the triangles an
+// entry of a ContactCache gathered (gathered again when p has moved too far from where they were).
+MeshShape::Hit nearest(const MeshShape& shape, const Vec3& p, double radius, ContactCache* cache,
+                       ContactCache::Entry* entry) {
+  if (!entry) return shape.closest(p, radius);
+  if (entry->radius < 0 || (p - entry->anchor).norm() + radius > entry->radius) {
+    entry->anchor = p;
+    entry->radius = radius + cache->margin;
+    entry->first = static_cast<int>(cache->triangles.size());
+    shape.trianglesWithin(p, entry->radius, cache->triangles);
+    entry->count = static_cast<int>(cache->triangles.size()) - entry->first;
+    entry->inside = -1;
+  }
+  return shape.closestAmong(p, std::span<const int>(cache->triangles).subspan(entry->first, entry->count), radius);
+}
+
+double meshSignedDistance(const MeshShape& shape, const Vec3& p, Vec3* normal, const Vec3* previous, double reach,
+                          ContactCache* cache, ContactCache::Entry* entry) {
   // Outside the mesh's box by more than the reach: nothing to do (a closed mesh has no inside
   // there; a point that crossed an open one moved at least as far as it is from the box).
   const Eigen::AlignedBox3d box(shape.lo(), shape.hi());
   const double outside = std::sqrt(box.squaredExteriorDistance(p));
   const double travel = previous && !shape.closed() ? (p - *previous).norm() : 0.0;
   if (outside >= std::max(reach, travel)) {
+    if (entry) {  // no triangle within `outside` of here, and outside a closed mesh
+      entry->anchor = p;
+      entry->radius = outside;
+      entry->count = 0;
+      entry->inside = 0;
+    }
     *normal = Vec3::UnitY();
     return outside;
   }
@@ -31,9 +55,14 @@ double meshSignedDistance(const MeshShape& shape, const Vec3& p, Vec3* normal, c
     // Near the surface the closest point's pseudo-normal tells the side. A point farther than the
     // reach matters only when it is inside (pushed out from however deep it is); the crossings of
     // a ray tell which, far more cheaply than a search without a limit for every point in the box.
-    MeshShape::Hit hit = shape.closest(p, reach + 1e-9);
+    MeshShape::Hit hit = nearest(shape, p, reach + 1e-9, cache, entry);
     if (hit.triangle < 0) {
-      if (!shape.inside(p)) {
+      // With no triangle near where the entry's point was, the point has not crossed the surface
+      // since: it is on the side it was then.
+      const bool known = entry && entry->count == 0 && entry->inside >= 0;
+      const bool in = known ? entry->inside == 1 : shape.inside(p);
+      if (entry && entry->count == 0) entry->inside = in ? 1 : 0;
+      if (!in) {
         *normal = Vec3::UnitY();
         return std::max(reach, outside);
       }
@@ -45,7 +74,7 @@ double meshSignedDistance(const MeshShape& shape, const Vec3& p, Vec3* normal, c
     return side * hit.distance;
   }
   // Open: only points near the surface matter, and those that crossed it since `previous`.
-  const MeshShape::Hit hit = shape.closest(p, std::max(reach, travel) + 1e-9);
+  const MeshShape::Hit hit = nearest(shape, p, std::max(reach, travel) + 1e-9, cache, entry);
   if (hit.triangle < 0) {
     *normal = Vec3::UnitY();
     return std::max(reach, outside);
@@ -53,8 +82,13 @@ double meshSignedDistance(const MeshShape& shape, const Vec3& p, Vec3* normal, c
   const Vec3 offset = p - hit.point;
   double belongs = 1.0;  // the side the point started on, along hit.normal
   if (previous) {
-    const MeshShape::Hit before = shape.closest(*previous);
-    belongs = (*previous - before.point).dot(before.normal) >= 0 ? 1.0 : -1.0;
+    if (entry && entry->side != 0) {
+      belongs = entry->side;
+    } else {
+      const MeshShape::Hit before = shape.closest(*previous);
+      belongs = (*previous - before.point).dot(before.normal) >= 0 ? 1.0 : -1.0;
+      if (entry) entry->side = static_cast<signed char>(belongs);
+    }
   }
   const double side = previous ? (offset.dot(hit.normal) >= 0 ? 1.0 : -1.0) : belongs;
   if (side == belongs) {
@@ -65,18 +99,36 @@ double meshSignedDistance(const MeshShape& shape, const Vec3& p, Vec3* normal, c
   return -hit.distance;
 }
 
+// Whether what an entry holds shows a point at q (in the shape's coordinates) clear of the mesh
+// without a look at it: no triangle within the entry's radius of where it was gathered, q near
+// enough there to be out of the reach of them all, and for a closed mesh, the point known to be
+// outside. (An open mesh's side needs nothing more: the look that gathered them searched as far
+// as the point had travelled since the start of the step, so it had not crossed the surface then,
+// and it has not come near enough to cross it since.)
+bool knownClear(const ContactCache::Entry& entry, const Vec3& q, double reach, bool closed) {
+  if (entry.count != 0 || (closed && entry.inside != 0)) return false;
+  const double slack = entry.radius - reach - 1e-9;  // how far q may be from the anchor
+  return slack >= 0 && (q - entry.anchor).squaredNorm() <= slack * slack;
+}
+
+// signedDistance() of a mesh obstacle, its queries through a cache entry when given.
+double meshObstacleDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, const Vec3* previous,
+                            double reach, ContactCache* cache = nullptr, ContactCache::Entry* entry = nullptr) {
+  if (!obstacle.shape) return 1e300;
+  const Vec3 from = previous ? obstacle.toShape(*previous) : Vec3::Zero();
+  Vec3 local;
+  const double d = meshSignedDistance(*obstacle.shape, obstacle.toShape(p), &local, previous ? &from : nullptr,
+                                      reach, cache, entry);
+  *normal = obstacle.rotation * local;
+  return d;
+}
+
 }  // namespace
 
 double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, const Vec3* previous, double reach) {
   switch (obstacle.type) {
-    case Obstacle::Type::Mesh: {
-      if (!obstacle.shape) return 1e300;
-      const Vec3 from = previous ? obstacle.toShape(*previous) : Vec3::Zero();
-      Vec3 local;
-      const double d = meshSignedDistance(*obstacle.shape, obstacle.toShape(p), &local, previous ? &from : nullptr, reach);
-      *normal = obstacle.rotation * local;
-      return d;
-    }
+    case Obstacle::Type::Mesh:
+      return meshObstacleDistance(obstacle, p, normal, previous, reach);
     case Obstacle::Type::Plane:
       *normal = obstacle.normal;
       return (p - obstacle.point).dot(obstacle.normal);
@@ -124,15 +176,16 @@ double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, con
 ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thickness,
                               const Positions& previous, const Positions& positions,
                               Positions& correction, double dt, Positions* normals,
-                              ContactClearance* clearance) {
+                              ContactCache* cache) {
   ContactResult result;
   correction = Positions::Zero(positions.rows(), 3);
   if (normals) *normals = Positions::Zero(positions.rows(), 3);
   if (obstacles.empty()) return result;
   const size_t obstacleCount = obstacles.size();
-  if (clearance && clearance->clearAt.size() != positions.rows() * obstacleCount)
-    clearance->clearAt.assign(positions.rows() * obstacleCount, Vec3::Constant(std::nan("")));
-  const double margin = clearance ? clearance->margin : 0.0;
+  if (cache && cache->entries.size() != positions.rows() * obstacleCount) {
+    cache->entries.assign(positions.rows() * obstacleCount, ContactCache::Entry{});
+    cache->triangles.clear();
+  }
   const double reach = thickness + 1e-6;  // the distances that matter
   for (Eigen::Index i = 0; i < positions.rows(); ++i) {
     Vec3 p = positions.row(i).transpose();
@@ -146,25 +199,15 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
       recheck = 0;
       for (size_t k = 0; k < count; ++k) {
         const Obstacle& obstacle = obstacles[k];
-        Vec3* clearAt = clearance && obstacle.type == Obstacle::Type::Mesh
-                            ? &clearance->clearAt[static_cast<size_t>(i) * obstacleCount + k]
-                            : nullptr;
-        // Not NaN and within the margin (a NaN compares false).
-        if (clearAt && (p - *clearAt).norm() < margin) continue;
+        ContactCache::Entry* entry = cache && obstacle.type == Obstacle::Type::Mesh && obstacle.shape
+                                         ? &cache->entries[static_cast<size_t>(i) * obstacleCount + k]
+                                         : nullptr;
+        if (entry && knownClear(*entry, obstacle.toShape(p), reach, obstacle.shape->closed())) continue;
         Vec3 n;
         // Where the point was at the start of the step, seen from the obstacle as it is now.
         const Vec3 start = previous.row(i).transpose() + dt * obstacle.surfaceVelocity(previous.row(i).transpose());
-        const double distance = signedDistance(obstacle, p, &n, &start, reach);
-        if (clearAt) {
-          // Nothing within the reach: is it clear by the margin too? (Points resting on the
-          // surface, most of a draped cloth, are not asked: it would cost them a second search.)
-          double clear = distance;
-          if (clear >= reach && clear < thickness + margin) {
-            Vec3 unused;
-            clear = signedDistance(obstacle, p, &unused, &start, reach + margin);
-          }
-          *clearAt = clear >= thickness + margin ? p : Vec3::Constant(std::nan(""));
-        }
+        const double distance = entry ? meshObstacleDistance(obstacle, p, &n, &start, reach, cache, entry)
+                                      : signedDistance(obstacle, p, &n, &start, reach);
         if (distance >= thickness) continue;
         const double depth = thickness - distance;
         result.maxDepth = std::max(result.maxDepth, depth);

@@ -80,18 +80,29 @@ struct ContactResult {
 // obstacle's own motion is ignored). `normals`, when given, gets the outward normal of the last
 // obstacle that moved each point (zero where none did).
 //
-// `clearance`, when given, lets repeated calls within one step (xpbd's sweeps) skip a mesh
-// obstacle for a point that an earlier call found at least `clearance->margin` beyond the
-// thickness from it, while the point stays within the margin of where it was found: it cannot
-// have come within the thickness, and the closest-point search and the inside test are spared.
-struct ContactClearance {
-  explicit ContactClearance(double margin) : margin(margin) {}
+// `cache`, when given, carries what one call learned about each point and mesh obstacle to the
+// next calls within the same step (xpbd's sweeps), for the same obstacles, points and `previous`:
+// the mesh's triangles within the thickness plus `cache->margin` of where the point was, gathered
+// once, so that while the point stays within the margin of there only those triangles are
+// searched (none: it is clear of that obstacle, and is passed over), and an open mesh's side the
+// point started on. The results are those of the calls without it. (Resting cloth gains most: a
+// search through the whole hierarchy for each of its points in every sweep.)
+struct ContactCache {
+  explicit ContactCache(double margin) : margin(margin) {}
   double margin;
-  std::vector<Vec3> clearAt;  // per point, then obstacle: where it was found clear (NaN: not)
+  struct Entry {
+    Vec3 anchor{0, 0, 0};  // where the triangles were gathered (in the shape's coordinates)
+    double radius = -1;    // ... and within what distance of there (< 0: nothing gathered yet)
+    int first = 0, count = 0;  // the triangles: triangles[first, first + count)
+    signed char inside = -1;   // closed mesh, no triangle within the radius: inside (1) or not (0)
+    signed char side = 0;      // open mesh: the side the point started on (0: not yet known)
+  };
+  std::vector<Entry> entries;  // per point, then obstacle
+  std::vector<int> triangles;
 };
 ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thickness,
                               const Positions& previous, const Positions& positions,
                               Positions& correction, double dt = 0, Positions* normals = nullptr,
-                              ContactClearance* clearance = nullptr);
+                              ContactCache* cache = nullptr);
 
 }  // namespace clothlab

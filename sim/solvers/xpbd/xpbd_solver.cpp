@@ -96,10 +96,9 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   double worst = 0;
   Positions correction;
   std::optional<ObstacleFeaturePairs> features;
-  // Points clear of a mesh obstacle by the thickness beyond the thickness skip it in the later
-  // sweeps while they stay within the thickness of where they were found. (A mean edge as the
-  // margin made every search wider, and cloth resting on an obstacle paid for it in each sweep.)
-  ContactClearance clearance(ctx.sim.thickness);
+  // Each point's mesh obstacle triangles within twice the thickness, gathered in the first sweep,
+  // serve the later sweeps while the point stays within the thickness of where they were gathered.
+  ContactCache contactCache(ctx.sim.thickness);
   while (sweeps < params_.iterations) {
     ++sweeps;
     worst = 0;
@@ -120,7 +119,7 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
     }
     if (!ctx.obstacles.empty()) {
       const auto ct = Clock::now();
-      contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h, nullptr, &clearance)
+      contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h, nullptr, &contactCache)
                      .contactCount;
       for (int i = 0; i < n; ++i)
         if (w[i] > 0) x.row(i) += correction.row(i);
