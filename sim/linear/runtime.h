@@ -8,7 +8,11 @@
 //  - Debian's CHOLMOD reads the clock around every BLAS call of a supernodal factorization, for
 //    statistics nobody reads; sim/linear/cholmod_timers.cpp skips that (about 12% of the
 //    factorization here). CLOTHLAB_CHOLMOD_TIMERS=1 restores it.
-// Both are optional: without them everything stays correct, only slower, and describe() says so.
+//  - glibc's allocator is set to keep freed memory and to serve blocks up to 32 MB from the heap
+//    (a factor allocated again after each new pattern cost page faults: about 20% of an
+//    `impulse-nc` step in contact with a mesh obstacle). CLOTHLAB_MALLOC_DEFAULT=1 leaves it.
+// The last three are optional: without them everything stays correct, only slower, and describe()
+// says so.
 #include <mutex>
 #include <string>
 
@@ -23,6 +27,7 @@ struct LinearAlgebraInfo {
   std::string openmp;       // how CHOLMOD's OpenMP regions run
   long long inlinedRegions = 0;  // OpenMP regions run inline so far (-1: interposer not linked)
   std::string timers;            // whether CHOLMOD's statistics timers read the clock
+  std::string allocator;         // how glibc's allocator is set
 };
 LinearAlgebraInfo linearAlgebraInfo();
 std::string describeLinearAlgebra();  // one line of the above
