@@ -150,7 +150,7 @@ void MeshShape::search(int index, const Vec3& p, Hit& best) const {
   }
 }
 
-void MeshShape::gather(int index, const Vec3& p, double distance, std::vector<int>& out) const {
+void MeshShape::gather(int index, const Vec3& p, double distance, std::vector<Near>& out) const {
   const Node& node = nodes_[index];
   if (node.box.squaredExteriorDistance(p) >= distance * distance) return;
   if (node.left < 0) {
@@ -158,7 +158,7 @@ void MeshShape::gather(int index, const Vec3& p, double distance, std::vector<in
       Hit near;
       near.distance = distance;
       consider(order_[i], p, near);
-      if (near.triangle >= 0) out.push_back(near.triangle);
+      if (near.triangle >= 0) out.push_back({near.distance, near.triangle});
     }
     return;
   }
@@ -252,14 +252,20 @@ MeshShape::Hit MeshShape::closest(const Vec3& p, double maxDistance) const {
   return best;
 }
 
-void MeshShape::trianglesWithin(const Vec3& p, double distance, std::vector<int>& out) const {
+void MeshShape::trianglesWithin(const Vec3& p, double distance, std::vector<Near>& out) const {
   if (!nodes_.empty()) gather(0, p, distance, out);
 }
 
-MeshShape::Hit MeshShape::closestAmong(const Vec3& p, std::span<const int> triangles, double maxDistance) const {
+MeshShape::Hit MeshShape::closestAmong(const Vec3& p, std::span<const Near> triangles, double moved,
+                                       double maxDistance) const {
   Hit best;
   best.distance = maxDistance;
-  for (int t : triangles) consider(t, p, best);
+  for (const Near& near : triangles) {
+    // A distance changes by at most the motion: a triangle that was farther than the best so far
+    // by more than that (and than rounding) cannot be nearer now.
+    if (near.distance - moved > best.distance + 1e-12) continue;
+    consider(near.triangle, p, best);
+  }
   if (best.triangle < 0) best.distance = 1e300;
   return best;
 }

@@ -44,11 +44,15 @@ class MeshShape {
   };
   // The closest surface point to p, searching only within maxDistance (triangle < 0: none there).
   Hit closest(const Vec3& p, double maxDistance = 1e300) const;
-  // The triangles that come within `distance` of p, appended to `out`; closest() among those
-  // alone, for points that stay near where the triangles were gathered (contacts' repeated calls
-  // in one step: see ContactCache).
-  void trianglesWithin(const Vec3& p, double distance, std::vector<int>& out) const;
-  Hit closestAmong(const Vec3& p, std::span<const int> triangles, double maxDistance) const;
+  // The triangles that come within `distance` of p, with their distances, appended to `out` in
+  // the order closest() meets them; closest() among those alone for a point that has `moved` at
+  // most that far from p since (contacts' repeated calls in one step: see ContactCache).
+  struct Near {
+    double distance;
+    int triangle;
+  };
+  void trianglesWithin(const Vec3& p, double distance, std::vector<Near>& out) const;
+  Hit closestAmong(const Vec3& p, std::span<const Near> triangles, double moved, double maxDistance) const;
   // Whether p lies inside a closed mesh, by the parity of a ray's crossings with the surface (rays
   // that graze an edge or a vertex are retried in other directions; if every one grazes, the
   // closest point's pseudo-normal decides). Meaningful only when closed().
@@ -66,7 +70,7 @@ class MeshShape {
   int build(int first, int count, std::vector<Vec3>& centroids);
   void consider(int triangle, const Vec3& p, Hit& best) const;  // best, if this triangle is nearer
   void search(int node, const Vec3& p, Hit& best) const;
-  void gather(int node, const Vec3& p, double distance, std::vector<int>& out) const;
+  void gather(int node, const Vec3& p, double distance, std::vector<Near>& out) const;
   // Crossings of the ray p + t d (0 < t < length) with the triangles under `node`; false when one
   // of them is too close to an edge, a vertex or an end of the ray to count reliably.
   bool countCrossings(int node, const Vec3& p, const Vec3& d, const Vec3& inverse, double length,

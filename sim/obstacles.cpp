@@ -23,15 +23,18 @@ namespace {
 MeshShape::Hit nearest(const MeshShape& shape, const Vec3& p, double radius, ContactCache* cache,
                        ContactCache::Entry* entry) {
   if (!entry) return shape.closest(p, radius);
-  if (entry->radius < 0 || (p - entry->anchor).norm() + radius > entry->radius) {
+  double moved = entry->radius < 0 ? 0.0 : (p - entry->anchor).norm();
+  if (entry->radius < 0 || moved + radius > entry->radius) {
     entry->anchor = p;
     entry->radius = radius + cache->margin;
     entry->first = static_cast<int>(cache->triangles.size());
     shape.trianglesWithin(p, entry->radius, cache->triangles);
     entry->count = static_cast<int>(cache->triangles.size()) - entry->first;
     entry->inside = -1;
+    moved = 0;
   }
-  return shape.closestAmong(p, std::span<const int>(cache->triangles).subspan(entry->first, entry->count), radius);
+  return shape.closestAmong(p, std::span<const MeshShape::Near>(cache->triangles).subspan(entry->first, entry->count),
+                            moved, radius);
 }
 
 double meshSignedDistance(const MeshShape& shape, const Vec3& p, Vec3* normal, const Vec3* previous, double reach,

@@ -98,7 +98,7 @@ struct ContactCache {
     signed char side = 0;      // open mesh: the side the point started on (0: not yet known)
   };
   std::vector<Entry> entries;  // per point, then obstacle
-  std::vector<int> triangles;
+  std::vector<MeshShape::Near> triangles;
 };
 ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thickness,
                               const Positions& previous, const Positions& positions,
