@@ -114,14 +114,14 @@ bool knownClear(const ContactCache::Entry& entry, const Vec3& q, double reach, b
   return slack >= 0 && (q - entry.anchor).squaredNorm() <= slack * slack;
 }
 
-// signedDistance() of a mesh obstacle, its queries through a cache entry when given.
-double meshObstacleDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, const Vec3* previous,
+// signedDistance() of a mesh obstacle for a point given in the shape's coordinates (`q`), its
+// queries through a cache entry when given.
+double meshObstacleDistance(const Obstacle& obstacle, const Vec3& q, Vec3* normal, const Vec3* previous,
                             double reach, ContactCache* cache = nullptr, ContactCache::Entry* entry = nullptr) {
   if (!obstacle.shape) return 1e300;
   const Vec3 from = previous ? obstacle.toShape(*previous) : Vec3::Zero();
   Vec3 local;
-  const double d = meshSignedDistance(*obstacle.shape, obstacle.toShape(p), &local, previous ? &from : nullptr,
-                                      reach, cache, entry);
+  const double d = meshSignedDistance(*obstacle.shape, q, &local, previous ? &from : nullptr, reach, cache, entry);
   *normal = obstacle.rotation * local;
   return d;
 }
@@ -131,7 +131,7 @@ double meshObstacleDistance(const Obstacle& obstacle, const Vec3& p, Vec3* norma
 double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, const Vec3* previous, double reach) {
   switch (obstacle.type) {
     case Obstacle::Type::Mesh:
-      return meshObstacleDistance(obstacle, p, normal, previous, reach);
+      return meshObstacleDistance(obstacle, obstacle.toShape(p), normal, previous, reach);
     case Obstacle::Type::Plane:
       *normal = obstacle.normal;
       return (p - obstacle.point).dot(obstacle.normal);
@@ -205,11 +205,12 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
         ContactCache::Entry* entry = cache && obstacle.type == Obstacle::Type::Mesh && obstacle.shape
                                          ? &cache->entries[static_cast<size_t>(i) * obstacleCount + k]
                                          : nullptr;
-        if (entry && knownClear(*entry, obstacle.toShape(p), reach, obstacle.shape->closed())) continue;
+        const Vec3 q = entry ? obstacle.toShape(p) : p;  // where the cache's entries are kept
+        if (entry && knownClear(*entry, q, reach, obstacle.shape->closed())) continue;
         Vec3 n;
         // Where the point was at the start of the step, seen from the obstacle as it is now.
         const Vec3 start = previous.row(i).transpose() + dt * obstacle.surfaceVelocity(previous.row(i).transpose());
-        const double distance = entry ? meshObstacleDistance(obstacle, p, &n, &start, reach, cache, entry)
+        const double distance = entry ? meshObstacleDistance(obstacle, q, &n, &start, reach, cache, entry)
                                       : signedDistance(obstacle, p, &n, &start, reach);
         if (distance >= thickness) continue;
         const double depth = thickness - distance;
