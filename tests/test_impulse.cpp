@@ -156,6 +156,53 @@ TEST(ImpulseSolver, ConstraintMatrixIsJKJtAndSymmetric) {
   EXPECT_LT((Eigen::MatrixXd(a) - Eigen::MatrixXd(a).transpose()).cwiseAbs().maxCoeff(), 1e-12);
 }
 
+// A later pass holds the points the contacts moved with one row each (n . x of the vertex, n the
+// direction), appended to the rows without contacts: A keeps those rows' block bit for bit and is
+// still J K J^T. Held vertices share particles with each other (neighbours) and with the pins' rows.
+TEST(ImpulseSolver, RowsHoldingContactsExtendJAndAWithoutChangingTheRest) {
+  auto simulation = make(test::hangingScene(ClothSource::Kind::IrregularRectangle, 8, "impulse-nc"));
+  ASSERT_FALSE(simulation->pins().empty());
+  ASSERT_FALSE(simulation->step().has_value());  // the rows of the scene's pins
+  auto& solver = impulse(*simulation);
+  solver.setParticleState(warp(solver.particlePositions()), solver.particleVelocities());
+  const int pinned = simulation->pins().front().first;
+  const auto& topology = simulation->cloth().topology;
+  std::vector<std::pair<int, Vec3>> held;
+  std::vector<int> vertices = {pinned};
+  for (const auto& edge : topology.edges)
+    if (edge[0] == pinned || edge[1] == pinned) vertices.push_back(edge[0] == pinned ? edge[1] : edge[0]);
+  vertices.push_back(topology.edges[topology.edgeCount() / 2][0]);
+  vertices.push_back(topology.edges[topology.edgeCount() / 2][1]);
+  for (size_t i = 0; i < vertices.size(); ++i)
+    held.emplace_back(vertices[i], Vec3(std::sin(1.0 + i), 1.0, std::cos(2.0 * i)).normalized());
+
+  const SparseMatrix j0 = solver.jacobian(), a0 = solver.constraintMatrix();
+  const SparseMatrix j = solver.jacobian(held), a = solver.constraintMatrix(held);
+  const int rows = static_cast<int>(j0.rows());
+  ASSERT_GT(rows, static_cast<int>(solver.model().constraints.size()));  // pin rows
+  ASSERT_EQ(j.rows(), rows + static_cast<Eigen::Index>(held.size()));
+  EXPECT_EQ(Eigen::MatrixXd(j.topRows(rows)), Eigen::MatrixXd(j0));
+  EXPECT_EQ(Eigen::MatrixXd(a).topLeftCorner(rows, rows), Eigen::MatrixXd(a0));
+  // Row i holds vertex v along n: B's row v (the ghost vertex from the particles) times n.
+  const SparseMatrix& b = solver.model().surfaceMap;
+  for (size_t i = 0; i < held.size(); ++i) {
+    Eigen::VectorXd expected = Eigen::VectorXd::Zero(j.cols());
+    for (int p = 0; p < solver.model().particleCount(); ++p)
+      expected.segment<3>(3 * p) = b.coeff(held[i].first, p) * held[i].second;
+    EXPECT_LT((Eigen::VectorXd(j.row(rows + i).transpose()) - expected).cwiseAbs().maxCoeff(), 1e-15) << "held row " << i;
+  }
+  Eigen::VectorXd k3(3 * solver.model().particleCount());
+  for (int p = 0; p < solver.model().particleCount(); ++p) k3.segment<3>(3 * p).setConstant(solver.inverseMasses()[p]);
+  const Eigen::MatrixXd jkjt = Eigen::MatrixXd(j * k3.asDiagonal() * SparseMatrix(j.transpose()));
+  const Eigen::MatrixXd dense(a);
+  EXPECT_LT((dense - jkjt).cwiseAbs().maxCoeff() / dense.cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_EQ(dense, dense.transpose());
+  // Neighbouring held vertices couple through their shared particles.
+  EXPECT_NE(dense(rows, rows + 1), 0.0);
+  // The rows without contacts are back for the next step.
+  EXPECT_EQ(Eigen::MatrixXd(solver.constraintMatrix()), Eigen::MatrixXd(a0));
+}
+
 TEST(ImpulseSolver, ConstraintMatrixIsSingularWhenFlat) {
   // Guard for the regularization: more constraints than in-plane degrees of freedom (methods 1.6).
   auto simulation = make(freeScene(6, "impulse-nc"));

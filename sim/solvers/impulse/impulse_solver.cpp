@@ -81,11 +81,18 @@ struct RowStructure {
   std::vector<LinearRow> linearRows;  // row distanceRows + i
   int distanceRows = 0;
 
+  std::vector<int> slotRow;
+  // The slots of each particle, in row order: slots [particleSlotStart[p], particleSlotStart[p+1])
+  // of particleSlots.
+  std::vector<int> particleSlotStart, particleSlots;
+
   // Assembly: contribution i adds k[particle] g[slotA] . g[slotB] to values[contributionValue].
   std::vector<int> contributionSlotA, contributionSlotB, contributionParticle, contributionValue;
   std::vector<int> diagonalValue;
   SparseMatrix matrix;  // upper triangle of A, fixed pattern
   std::unique_ptr<SpdSolver> factor;
+
+  int rowCount() const { return static_cast<int>(rowStart.size()) - 1; }
 };
 
 }  // namespace
@@ -98,8 +105,6 @@ struct ImpulseSolver::Impl : RowStructure {
     double target = 0;  // [m]
   };
 
-  int rowCount() const { return static_cast<int>(rowStart.size()) - 1; }
-
   // What the linear rows were built for: a change rebuilds the pattern.
   std::vector<int> pinnedVertices;
   int grabTriangle = -1;
@@ -109,7 +114,7 @@ struct ImpulseSolver::Impl : RowStructure {
   // The rows, pattern and factor without contacts, kept while a pass holds contact rows.
   std::optional<RowStructure> withoutContacts;
   void swapStructure(RowStructure& other) { std::swap(static_cast<RowStructure&>(*this), other); }
-  // Sets the rows without contacts aside (buildRows then rebuilds every member), and back.
+  // Sets the rows without contacts aside (appendContactRows then sets every member), and back.
   void keepStructure() {
     if (withoutContacts) return;
     swapStructure(withoutContacts.emplace());
@@ -157,11 +162,19 @@ struct ImpulseSolver::Impl : RowStructure {
     return weights;
   }
 
+  // The row that holds surface vertex `vertex` at `point` along `direction`.
+  static ContactRow heldRow(const ImpulseModel& model, const ClothModel& cloth, int vertex, const Vec3& point,
+                            const Vec3& direction) {
+    const int t = cloth.topology.vertexTris[vertex].front();
+    const Tri& f = cloth.mesh.triangles[t];
+    const Vec3 corner(f[0] == vertex, f[1] == vertex, f[2] == vertex);
+    return {surfacePointWeights(model, cloth, t, corner), direction, direction.dot(point)};
+  }
+
   // Rebuilds all rows and the pattern of A; analyses it with the chosen back end.
   std::optional<std::string> buildRows(const ImpulseModel& model, const ClothModel& cloth,
                                        const std::vector<std::pair<int, Vec3>>& pins,
-                                       const std::optional<Grab>& grab, const std::string& backend,
-                                       const std::vector<ContactRow>& contacts = {}) {
+                                       const std::optional<Grab>& grab, const std::string& backend) {
     rowStart.assign(1, 0);
     slotParticle.clear();
     slotGradient.clear();
@@ -206,32 +219,29 @@ struct ImpulseSolver::Impl : RowStructure {
                     grab->target, -1);
       grabTriangle = grab->triangle;
     }
-    for (const auto& contact : contacts) {
-      for (const auto& [particle, w] : contact.weights) {
-        if (w == 0) continue;
-        slotParticle.push_back(particle);
-        slotGradient.push_back(w * contact.normal);
-      }
-      rowStart.push_back(static_cast<int>(slotParticle.size()));
-      linearRows.push_back({contact.target, 0, -1, false, true});
-    }
 
     // Pattern of A: rows r1 <= r2 that share a particle, one contribution per shared particle.
     const int particleCount = model.particleCount();
-    std::vector<std::vector<int>> particleSlots(particleCount);
-    for (int r = 0; r < rowCount(); ++r)
-      for (int s = rowStart[r]; s < rowStart[r + 1]; ++s) particleSlots[slotParticle[s]].push_back(s);
-    std::vector<int> slotRow(slotParticle.size());
+    slotRow.resize(slotParticle.size());
     for (int r = 0; r < rowCount(); ++r)
       for (int s = rowStart[r]; s < rowStart[r + 1]; ++s) slotRow[s] = r;
+    particleSlotStart.assign(particleCount + 1, 0);
+    for (int particle : slotParticle) ++particleSlotStart[particle + 1];
+    for (int p = 0; p < particleCount; ++p) particleSlotStart[p + 1] += particleSlotStart[p];
+    particleSlots.resize(slotParticle.size());
+    {
+      std::vector<int> next(particleSlotStart.begin(), particleSlotStart.end() - 1);
+      for (int s = 0; s < static_cast<int>(slotParticle.size()); ++s) particleSlots[next[slotParticle[s]]++] = s;
+    }
     contributionSlotA.clear();
     contributionSlotB.clear();
     contributionParticle.clear();
     std::vector<Eigen::Triplet<double>> pattern;
     for (int p = 0; p < particleCount; ++p) {
-      const auto& slots = particleSlots[p];
-      for (size_t i = 0; i < slots.size(); ++i)
-        for (size_t j = 0; j < slots.size(); ++j) {
+      const int* slots = particleSlots.data() + particleSlotStart[p];
+      const int count = particleSlotStart[p + 1] - particleSlotStart[p];
+      for (int i = 0; i < count; ++i)
+        for (int j = 0; j < count; ++j) {
           int a = slots[i], b = slots[j];
           if (slotRow[a] > slotRow[b] || (slotRow[a] == slotRow[b] && j < i)) continue;
           contributionSlotA.push_back(a);
@@ -257,17 +267,92 @@ struct ImpulseSolver::Impl : RowStructure {
 
     factor = makeSpdSolver(backend);
     if (!factor) return "unknown linear solver '" + backend + "'";
-    if (contacts.empty()) {
-      if (auto e = factor->analyze(matrix)) return e;
-      baseOrdering = factor->ordering();
-      structureDirty = false;
-      return std::nullopt;
+    if (auto e = factor->analyze(matrix)) return e;
+    baseOrdering = factor->ordering();
+    structureDirty = false;
+    return std::nullopt;
+  }
+
+  // The rows of `base` (the rows without contacts) with one row per contact after them. They
+  // come last in A, so A's columns (upper triangle) and the contributions to them are base's
+  // as they stand, and each contact row adds one column; the ordering is base's with the contact
+  // rows last (no new search). Every value sums its contributions in the order a full rebuild
+  // would (by particle), so the factor is the same bit for bit.
+  std::optional<std::string> appendContactRows(const RowStructure& base, const std::vector<ContactRow>& contacts,
+                                               const std::string& backend) {
+    rowStart = base.rowStart;
+    slotParticle = base.slotParticle;
+    slotGradient = base.slotGradient;
+    linearRows = base.linearRows;
+    distanceRows = base.distanceRows;
+    slotRow = base.slotRow;
+    particleSlotStart.clear();  // the contact rows' slots are not listed: nothing is appended to this
+    particleSlots.clear();
+    contributionSlotA = base.contributionSlotA;
+    contributionSlotB = base.contributionSlotB;
+    contributionParticle = base.contributionParticle;
+    contributionValue = base.contributionValue;
+    diagonalValue = base.diagonalValue;
+
+    const int baseRows = base.rowCount();
+    const int rows = baseRows + static_cast<int>(contacts.size());
+    std::vector<int> outer(base.matrix.outerIndexPtr(), base.matrix.outerIndexPtr() + baseRows + 1);
+    std::vector<int> inner(base.matrix.innerIndexPtr(), base.matrix.innerIndexPtr() + base.matrix.nonZeros());
+    std::vector<int> contactSlotsHead(base.particleSlotStart.size(), -1), contactSlotsNext;  // per particle
+    std::vector<int> columnRows;
+    for (int i = 0; i < static_cast<int>(contacts.size()); ++i) {
+      const int row = baseRows + i;
+      const int firstSlot = static_cast<int>(slotParticle.size());
+      for (const auto& [particle, w] : contacts[i].weights) {
+        if (w == 0) continue;
+        slotParticle.push_back(particle);
+        slotGradient.push_back(w * contacts[i].normal);
+        slotRow.push_back(row);
+      }
+      rowStart.push_back(static_cast<int>(slotParticle.size()));
+      linearRows.push_back({contacts[i].target, 0, -1, false, true});
+      contactSlotsNext.resize(slotParticle.size(), -1);
+      for (int s = firstSlot; s < rowStart.back(); ++s) {
+        contactSlotsNext[s] = contactSlotsHead[slotParticle[s]];
+        contactSlotsHead[slotParticle[s]] = s;
+      }
+      // Column `row`: the rows sharing a particle with it, itself included (the diagonal).
+      const auto pairs = [&](auto&& visit) {
+        for (int b = firstSlot; b < rowStart.back(); ++b) {
+          const int particle = slotParticle[b];
+          for (int k = base.particleSlotStart[particle]; k < base.particleSlotStart[particle + 1]; ++k)
+            visit(base.particleSlots[k], b, particle);
+          for (int a = contactSlotsHead[particle]; a >= 0; a = contactSlotsNext[a]) visit(a, b, particle);
+        }
+      };
+      columnRows.assign(1, row);
+      pairs([&](int a, int, int) { columnRows.push_back(slotRow[a]); });
+      std::sort(columnRows.begin(), columnRows.end());
+      columnRows.erase(std::unique(columnRows.begin(), columnRows.end()), columnRows.end());
+      const int columnStart = static_cast<int>(inner.size());
+      inner.insert(inner.end(), columnRows.begin(), columnRows.end());
+      outer.push_back(static_cast<int>(inner.size()));
+      pairs([&](int a, int b, int particle) {
+        contributionSlotA.push_back(a);
+        contributionSlotB.push_back(b);
+        contributionParticle.push_back(particle);
+        contributionValue.push_back(columnStart + static_cast<int>(std::lower_bound(columnRows.begin(), columnRows.end(),
+                                                                                     slotRow[a]) - columnRows.begin()));
+      });
+      diagonalValue.push_back(static_cast<int>(inner.size()) - 1);
     }
-    // Contact rows come last in the ordering of the rows without them (no new search).
+    matrix.resize(rows, rows);
+    matrix.resizeNonZeros(static_cast<Eigen::Index>(inner.size()));
+    std::copy(outer.begin(), outer.end(), matrix.outerIndexPtr());
+    std::copy(inner.begin(), inner.end(), matrix.innerIndexPtr());
+    std::fill(matrix.valuePtr(), matrix.valuePtr() + inner.size(), 0.0);
+
+    factor = makeSpdSolver(backend);
+    if (!factor) return "unknown linear solver '" + backend + "'";
     std::vector<int> ordering;
-    if (baseOrdering.size() + contacts.size() == static_cast<size_t>(rowCount())) {
+    if (base.factor && baseOrdering.size() == static_cast<size_t>(baseRows)) {
       ordering = baseOrdering;
-      for (int r = static_cast<int>(baseOrdering.size()); r < rowCount(); ++r) ordering.push_back(r);
+      for (int r = baseRows; r < rows; ++r) ordering.push_back(r);
     }
     return factor->analyze(matrix, ordering);
   }
@@ -755,11 +840,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     // obstacle's normal or the direction they were pushed, and run the pass again.
     auto hold = [&](int vertex, const Vec3& direction) {
       if (isHeld[vertex]) return;
-      const Vec3 point = surface_.row(vertex).transpose();
-      const int t = cloth_->topology.vertexTris[vertex].front();
-      const Tri& f = cloth_->mesh.triangles[t];
-      const Vec3 corner(f[0] == vertex, f[1] == vertex, f[2] == vertex);
-      held.push_back({Impl::surfacePointWeights(model_, *cloth_, t, corner), direction, direction.dot(point)});
+      held.push_back(Impl::heldRow(model_, *cloth_, vertex, surface_.row(vertex).transpose(), direction));
       isHeld[vertex] = 1;
     };
     for (int vertex = 0; contacted && vertex < contactCorrection.rows(); ++vertex)
@@ -770,7 +851,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     }
     const auto passStart = Clock::now();
     s.keepStructure();
-    if (auto e = s.buildRows(model_, *cloth_, ctx.pins, ctx.grab, params_.linearSolver, held)) {
+    if (auto e = s.appendContactRows(*s.withoutContacts, held, params_.linearSolver)) {
       s.restoreStructure();
       return restore(*e);
     }
@@ -834,25 +915,42 @@ std::optional<std::string> ImpulseSolver::projectVelocities(const StepContext& c
   return std::nullopt;
 }
 
-SparseMatrix ImpulseSolver::jacobian() const {
-  if (impl_->structureDirty) impl_->buildRows(model_, *cloth_, {}, std::nullopt, params_.linearSolver);
-  impl_->updateDistanceGradients(model_, x_);
-  std::vector<Eigen::Triplet<double>> t;
-  for (int r = 0; r < impl_->rowCount(); ++r)
-    for (int s = impl_->rowStart[r]; s < impl_->rowStart[r + 1]; ++s)
-      for (int d = 0; d < 3; ++d)
-        t.emplace_back(r, 3 * impl_->slotParticle[s] + d, impl_->slotGradient[s][d]);
-  SparseMatrix j(impl_->rowCount(), 3 * model_.particleCount());
-  j.setFromTriplets(t.begin(), t.end());
-  return j;
+template <typename Inspect>
+auto ImpulseSolver::inspectRows(const std::vector<std::pair<int, Vec3>>& held, Inspect inspect) const {
+  Impl& s = *impl_;
+  if (s.structureDirty) s.buildRows(model_, *cloth_, {}, std::nullopt, params_.linearSolver);
+  if (held.empty()) return inspect();
+  std::vector<Impl::ContactRow> rows;
+  for (const auto& [vertex, direction] : held)
+    rows.push_back(Impl::heldRow(model_, *cloth_, vertex, surface_.row(vertex).transpose(), direction));
+  s.keepStructure();
+  s.appendContactRows(*s.withoutContacts, rows, params_.linearSolver);
+  auto result = inspect();
+  s.restoreStructure();
+  return result;
 }
 
-SparseMatrix ImpulseSolver::constraintMatrix() const {
-  if (impl_->structureDirty) impl_->buildRows(model_, *cloth_, {}, std::nullopt, params_.linearSolver);
-  impl_->updateDistanceGradients(model_, x_);
-  impl_->assemble(inverseMass_);
-  SparseMatrix full = impl_->matrix.selfadjointView<Eigen::Upper>();
-  return full;
+SparseMatrix ImpulseSolver::jacobian(const std::vector<std::pair<int, Vec3>>& held) const {
+  Impl& s = *impl_;
+  return inspectRows(held, [&] {
+    s.updateDistanceGradients(model_, x_);
+    std::vector<Eigen::Triplet<double>> t;
+    for (int r = 0; r < s.rowCount(); ++r)
+      for (int slot = s.rowStart[r]; slot < s.rowStart[r + 1]; ++slot)
+        for (int d = 0; d < 3; ++d) t.emplace_back(r, 3 * s.slotParticle[slot] + d, s.slotGradient[slot][d]);
+    SparseMatrix j(s.rowCount(), 3 * model_.particleCount());
+    j.setFromTriplets(t.begin(), t.end());
+    return j;
+  });
+}
+
+SparseMatrix ImpulseSolver::constraintMatrix(const std::vector<std::pair<int, Vec3>>& held) const {
+  Impl& s = *impl_;
+  return inspectRows(held, [&] {
+    s.updateDistanceGradients(model_, x_);
+    s.assemble(inverseMass_);
+    return SparseMatrix(s.matrix.selfadjointView<Eigen::Upper>());
+  });
 }
 
 }  // namespace clothlab

@@ -121,9 +121,11 @@ class ImpulseSolver final : public Solver {
   void setParticleState(const Positions& x, const Positions& v);
   Eigen::VectorXd inverseMasses() const { return inverseMass_; }
   // J (rows x 3*particles, particle-major: column 3p + d) and A = J K J^T (no shift) at the
-  // current positions, for the distance rows and the current pin/grab rows.
-  SparseMatrix jacobian() const;
-  SparseMatrix constraintMatrix() const;
+  // current positions, for the distance rows and the current pin/grab rows, and after them a row
+  // for each (surface vertex, unit direction) in `held`, as a later pass holds a vertex the
+  // contacts moved.
+  SparseMatrix jacobian(const std::vector<std::pair<int, Vec3>>& held = {}) const;
+  SparseMatrix constraintMatrix(const std::vector<std::pair<int, Vec3>>& held = {}) const;
   // The velocity pass alone at the current state: velocities become tangent to the constraints
   // (J v = 0 up to the regularization). Rows for ctx's pins and grab.
   std::optional<std::string> projectVelocities(const StepContext& ctx);
@@ -132,6 +134,9 @@ class ImpulseSolver final : public Solver {
 
  private:
   struct Impl;
+  // Runs `inspect` on the current rows, with the rows holding `held` appended while it runs.
+  template <typename Inspect>
+  auto inspectRows(const std::vector<std::pair<int, Vec3>>& held, Inspect inspect) const;
   std::unique_ptr<Impl> impl_;
   Mode mode_;
   ImpulseParams params_;
