@@ -822,13 +822,16 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   const bool holdFeatures = features && (params_.holdFeatureCorrections || params_.holdPairCorrections);
   const bool holdSelf = ctx.sim.selfCollision && params_.holdPairCorrections;
   const bool holdPairs = holdFeatures || holdSelf;
+  // The passes move points little: each point's nearby mesh triangles are gathered once.
+  ContactCache contactCache(ctx.sim.thickness);
   for (int round = 1;; ++round) {
     const bool passMet = error <= params_.tolerance;
     surface_ = surfaceFromParticles(model_, preview);
     Positions contactCorrection, contactNormals, pairCorrection;
     const bool contacted =
         !ctx.obstacles.empty() &&
-        resolveContacts(ctx.obstacles, 0.0, previousSurface, surface_, contactCorrection, h, &contactNormals)
+        resolveContacts(ctx.obstacles, 0.0, previousSurface, surface_, contactCorrection, h, &contactNormals,
+                        &contactCache)
                 .contactCount > 0;
     if (contacted) correctPreview(contactCorrection);
     if (holdPairs) correctPairs(round, holdFeatures, holdSelf, pairCorrection);
