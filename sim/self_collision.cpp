@@ -544,8 +544,11 @@ bool hasMeshObstacle(const std::vector<Obstacle>& obstacles) {
 
 int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& start,
                                      Positions& end, const Eigen::VectorXd& inverseMass, double thickness,
-                                     bool selfCollision, const std::vector<Obstacle>& obstacles, StepStats& stats) {
-  int resolved = resolveObstacleFeatures(mesh, topology, start, end, inverseMass, thickness, obstacles).resolved;
+                                     bool selfCollision, const std::vector<Obstacle>& obstacles, StepStats& stats,
+                                     const ObstacleFeaturePairs* found) {
+  int resolved = found && found->covers(end)
+                     ? found->resolve(end).resolved
+                     : resolveObstacleFeatures(mesh, topology, start, end, inverseMass, thickness, obstacles).resolved;
   if (selfCollision) {
     const auto selfStart = Clock::now();
     const SelfCollisionResult self = resolveSelfCollisions(mesh, topology, start, end, inverseMass, thickness);
@@ -566,7 +569,8 @@ struct ObstacleFeaturePairs::Pairs {
 
 ObstacleFeaturePairs::ObstacleFeaturePairs(const TriangleMesh& mesh, const MeshTopology& topology,
                                            const Positions& start, const Positions& end, const Eigen::VectorXd& w,
-                                           double thickness, const std::vector<Obstacle>& obstacles, double margin) {
+                                           double thickness, const std::vector<Obstacle>& obstacles, double margin)
+    : foundAt_(end), margin_(margin) {
   if (!hasMeshObstacle(obstacles) || mesh.triangles.empty() || !(thickness > 0)) return;
   // The cloth, then each mesh obstacle's vertices near the cloth's swept box, as static geometry.
   Eigen::AlignedBox3d cloth;
@@ -631,6 +635,10 @@ ObstacleFeaturePairs::ObstacleFeaturePairs(const TriangleMesh& mesh, const MeshT
 }
 
 ObstacleFeaturePairs::~ObstacleFeaturePairs() = default;
+
+bool ObstacleFeaturePairs::covers(const Positions& end) const {
+  return end.rows() == foundAt_.rows() && (end - foundAt_).rowwise().squaredNorm().maxCoeff() <= margin_ * margin_;
+}
 
 SelfCollisionResult ObstacleFeaturePairs::resolve(Positions& end, int iterations) const {
   if (!pairs_) return {};

@@ -61,9 +61,15 @@ class ObstacleFeaturePairs {
   // Gauss-Seidel sweeps over the pairs.
   SelfCollisionResult resolve(Positions& end, int iterations = 4) const;
 
+  // Whether the pairs hold every pair within reach of the cloth at `end`: no point of it is
+  // farther than the margin from where they were found.
+  bool covers(const Positions& end) const;
+
  private:
   struct Pairs;
   std::unique_ptr<Pairs> pairs_;  // null: no mesh obstacle with features near the cloth
+  Positions foundAt_;             // the cloth's `end` they were found for
+  double margin_ = 0;
 };
 
 // ObstacleFeaturePairs found and resolved at once.
@@ -77,9 +83,12 @@ bool hasMeshObstacle(const std::vector<Obstacle>& obstacles);
 
 // What every solver runs after its step: resolveObstacleFeatures, then, with `selfCollision`,
 // resolveSelfCollisions (its figures recorded in stats). Returns the pair corrections applied.
+// `found`, when given, holds the features' pairs found for this step (the same start, weights
+// and thickness): where they cover `end` they are resolved instead of searching again.
 int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& start,
                                      Positions& end, const Eigen::VectorXd& inverseMass, double thickness,
-                                     bool selfCollision, const std::vector<Obstacle>& obstacles, StepStats& stats);
+                                     bool selfCollision, const std::vector<Obstacle>& obstacles, StepStats& stats,
+                                     const ObstacleFeaturePairs* found = nullptr);
 
 // Whether triangles (a0, a1, a2) and (b0, b1, b2) intersect (share a point), by orientation
 // signs; triangles that share a vertex index are the caller's to skip.

@@ -589,9 +589,9 @@ TEST(ObstacleFeatures, EachEdgePairIsFoundOnce) {
 }
 
 // Pairs found once with a margin (xpbd finds them in its first sweep and resolves them in every
-// sweep) act exactly as the pass run at the positions they are resolved at, as long as the cloth
-// has moved less than the margin since they were found: here the strip falls 4.5 mm, then 2 mm
-// more, through the ridge's top.
+// sweep, and in the pass after the sweeps) act exactly as the pass run at the positions they are
+// resolved at, as long as the cloth has moved less than the margin since they were found: here
+// the strip falls 4.5 mm, then 2 mm more, through the ridge's top.
 TEST(ObstacleFeatures, PairsFoundWithAMarginResolveLikeThePassAtTheEnd) {
   StripOverRidge t(0.106);
   const Eigen::VectorXd w = Eigen::VectorXd::Ones(t.cloth.vertexCount());
@@ -604,11 +604,35 @@ TEST(ObstacleFeatures, PairsFoundWithAMarginResolveLikeThePassAtTheEnd) {
   EXPECT_EQ(r.resolved, e.resolved);
   EXPECT_GT(r.resolved, 0);
   EXPECT_TRUE(once == exact) << "largest difference " << (once - exact).cwiseAbs().maxCoeff();
+  Positions passed = t.at(0.0995);
+  StepStats stats;
+  EXPECT_EQ(resolveFeaturesAndSelfCollisions(t.cloth, t.topology, start, passed, w, 0.004, false, {t.ob}, stats, &pairs),
+            e.resolved);
+  EXPECT_TRUE(pairs.covers(passed));
+  EXPECT_TRUE(passed == exact);
   // The edges across the ridge's top are back on the side they started on.
   for (int v = 0; v < once.rows(); ++v)
     if (std::abs(start(v, 2)) < 0.011) {
       EXPECT_GT(once(v, 1), 0.1) << v;
     }
+}
+
+// Pairs found while the strip was far above the ridge hold none of it; where the strip then
+// falls through the ridge's top, farther than their margin, the pass searches again.
+TEST(ObstacleFeatures, PairsFoundFartherThanTheirMarginAreSearchedAgain) {
+  StripOverRidge t(0.2);
+  const Eigen::VectorXd w = Eigen::VectorXd::Ones(t.cloth.vertexCount());
+  const Positions& start = t.cloth.positions;
+  const ObstacleFeaturePairs pairs(t.cloth, t.topology, start, t.at(0.19), w, 0.004, {t.ob}, 0.004);
+  Positions alone = t.at(0.0995), passed = alone, exact = alone;
+  EXPECT_FALSE(pairs.covers(passed));
+  EXPECT_EQ(pairs.resolve(alone).resolved, 0);
+  const int resolved = resolveObstacleFeatures(t.cloth, t.topology, start, exact, w, 0.004, {t.ob}).resolved;
+  EXPECT_GT(resolved, 0);
+  StepStats stats;
+  EXPECT_EQ(resolveFeaturesAndSelfCollisions(t.cloth, t.topology, start, passed, w, 0.004, false, {t.ob}, stats, &pairs),
+            resolved);
+  EXPECT_TRUE(passed == exact);
 }
 
 // A square cloth of `triangles` triangles, twice as wide as the apex is high, dropped from `above`

@@ -127,7 +127,7 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
       // them, the points an apex held up were pulled down by every step's sweeps. Their pairs are
       // found once, with the thickness as a margin for what the later sweeps move (a mean edge
       // gave 60 times as many pairs on a table lined with sharp edges); the pass after the sweeps
-      // catches any that come nearer.
+      // searches again where a point moved farther.
       if (!features)
         features.emplace(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness, ctx.obstacles,
                          ctx.sim.thickness);
@@ -138,9 +138,11 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   }
   stats.msPosition = msSince(t) - collisionMs;
   {
+    // The features once more, and self-collision: the pairs found in the sweeps serve while no
+    // point has moved farther than their margin since.
     const auto featureStart = Clock::now();
     resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness,
-                                     ctx.sim.selfCollision, ctx.obstacles, stats);
+                                     ctx.sim.selfCollision, ctx.obstacles, stats, features ? &*features : nullptr);
     collisionMs += msSince(featureStart);
   }
   stats.msCollision = collisionMs;
