@@ -796,6 +796,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   double heldPassMs = 0;
   std::vector<Impl::ContactRow> held;
   std::vector<char> isHeld(surface_.rows(), 0);
+  size_t heldRows = 0;  // the held points the rows were last built for
   // A surface correction moves the preview (and so the velocity) through the particles.
   auto correctPreview = [&](const Positions& surfaceCorrection) {
     const Positions particleCorrection = toParticles(surfaceCorrection);
@@ -853,10 +854,13 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       if (pushed > 0) hold(vertex, pairCorrection.row(vertex).transpose() / pushed);
     }
     const auto passStart = Clock::now();
-    s.keepStructure();
-    if (auto e = s.appendContactRows(*s.withoutContacts, held, params_.linearSolver)) {
-      s.restoreStructure();
-      return restore(*e);
+    if (held.size() != heldRows) {  // else the last pass's rows, pattern and analysis serve again
+      s.keepStructure();
+      if (auto e = s.appendContactRows(*s.withoutContacts, held, params_.linearSolver)) {
+        s.restoreStructure();
+        return restore(*e);
+      }
+      heldRows = held.size();
     }
     s.setLinearTargets(ctx.pins, grabTarget);
     ++refactorizations;
