@@ -806,14 +806,20 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   };
   // Pair corrections (mesh obstacles' features, self-collision) applied to the preview; their
   // surface correction in `pairCorrection`.
+  // The features' pairs are found once, with the thickness as a margin for what the later passes
+  // move, and searched again where a point moved farther.
+  std::optional<ObstacleFeaturePairs> featurePairs;
   auto correctPairs = [&](int round, bool features, bool self, Positions& pairCorrection) {
     Eigen::VectorXd weights = Eigen::VectorXd::Ones(surface_.rows());
     for (const auto& pin : ctx.pins) weights[pin.first] = 0;
     Positions corrected = surface_;
     const double selfMs = stats.extra.value("ms_self_collision", 0.0);
+    if (features && (!featurePairs || !featurePairs->covers(corrected)))
+      featurePairs.emplace(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights, ctx.sim.thickness,
+                           ctx.obstacles, ctx.sim.thickness);
     if (resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights,
                                          ctx.sim.thickness, self, features ? ctx.obstacles : std::vector<Obstacle>{},
-                                         stats) > 0) {
+                                         stats, features ? &*featurePairs : nullptr) > 0) {
       pairCorrection = corrected - surface_;
       correctPreview(pairCorrection);
     }
