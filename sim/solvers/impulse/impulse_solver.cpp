@@ -286,7 +286,7 @@ struct ImpulseSolver::Impl : RowStructure {
     linearRows = base.linearRows;
     distanceRows = base.distanceRows;
     slotRow = base.slotRow;
-    particleSlotStart.clear();  // the contact rows' slots are not listed: nothing is appended to this
+    particleSlotStart.clear();  // kept for the rows without contacts only (nothing appends to these)
     particleSlots.clear();
     contributionSlotA = base.contributionSlotA;
     contributionSlotB = base.contributionSlotB;
@@ -316,29 +316,32 @@ struct ImpulseSolver::Impl : RowStructure {
         contactSlotsNext[s] = contactSlotsHead[slotParticle[s]];
         contactSlotsHead[slotParticle[s]] = s;
       }
-      // Column `row`: the rows sharing a particle with it, itself included (the diagonal).
-      const auto pairs = [&](auto&& visit) {
-        for (int b = firstSlot; b < rowStart.back(); ++b) {
-          const int particle = slotParticle[b];
-          for (int k = base.particleSlotStart[particle]; k < base.particleSlotStart[particle + 1]; ++k)
-            visit(base.particleSlots[k], b, particle);
-          for (int a = contactSlotsHead[particle]; a >= 0; a = contactSlotsNext[a]) visit(a, b, particle);
-        }
-      };
+      // Column `row`: a contribution from each slot that shares a particle with the row's slots,
+      // its own included (the diagonal).
+      const size_t firstContribution = contributionSlotA.size();
       columnRows.assign(1, row);
-      pairs([&](int a, int, int) { columnRows.push_back(slotRow[a]); });
+      for (int b = firstSlot; b < rowStart.back(); ++b) {
+        const int particle = slotParticle[b];
+        auto add = [&](int a) {
+          contributionSlotA.push_back(a);
+          contributionSlotB.push_back(b);
+          contributionParticle.push_back(particle);
+          columnRows.push_back(slotRow[a]);
+        };
+        for (int k = base.particleSlotStart[particle]; k < base.particleSlotStart[particle + 1]; ++k)
+          add(base.particleSlots[k]);
+        for (int a = contactSlotsHead[particle]; a >= 0; a = contactSlotsNext[a]) add(a);
+      }
       std::sort(columnRows.begin(), columnRows.end());
       columnRows.erase(std::unique(columnRows.begin(), columnRows.end()), columnRows.end());
       const int columnStart = static_cast<int>(inner.size());
       inner.insert(inner.end(), columnRows.begin(), columnRows.end());
       outer.push_back(static_cast<int>(inner.size()));
-      pairs([&](int a, int b, int particle) {
-        contributionSlotA.push_back(a);
-        contributionSlotB.push_back(b);
-        contributionParticle.push_back(particle);
-        contributionValue.push_back(columnStart + static_cast<int>(std::lower_bound(columnRows.begin(), columnRows.end(),
-                                                                                     slotRow[a]) - columnRows.begin()));
-      });
+      for (size_t i = firstContribution; i < contributionSlotA.size(); ++i) {
+        const int r = slotRow[contributionSlotA[i]];
+        contributionValue.push_back(
+            columnStart + static_cast<int>(std::lower_bound(columnRows.begin(), columnRows.end(), r) - columnRows.begin()));
+      }
       diagonalValue.push_back(static_cast<int>(inner.size()) - 1);
     }
     matrix.resize(rows, rows);
