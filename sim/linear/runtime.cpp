@@ -21,11 +21,13 @@ void configureLinearAlgebra() {
   static std::once_flag once;
   std::call_once(once, [] {
     // glibc's allocator gives freed memory back to the system and maps large blocks anew, so a
-    // factor freed and allocated again (a new pattern: the impulse passes' held contact rows)
-    // was paid for in page faults each time. Blocks up to 32 MB now come from the heap, and the
-    // heap keeps what is freed.
+    // factor freed and allocated again (a new pattern: the impulse passes' held contact rows,
+    // mls-isometry's edge rows) was paid for in page faults each time. Every block now comes from
+    // the heap (no mmap, whatever its size: glibc caps the mmap threshold at 32 MB, and a fine
+    // cloth's factor is larger), and the heap keeps what is freed.
     if (!environmentFlagIsOne("CLOTHLAB_MALLOC_DEFAULT"))
-      allocatorKeepsMemory = mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1 && mallopt(M_TRIM_THRESHOLD, 1 << 30) == 1;
+      allocatorKeepsMemory = mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1 && mallopt(M_MMAP_MAX, 0) == 1 &&
+                             mallopt(M_TRIM_THRESHOLD, 1 << 30) == 1;
     using SetThreads = void (*)(int);
     if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
       int threads = 1;
@@ -78,7 +80,7 @@ LinearAlgebraInfo linearAlgebraInfo() {
   if (!clothlab_cholmod_timers_skipped) info.timers = "read the clock (interposer not linked)";
   else if (clothlab_cholmod_timers_skipped()) info.timers = "skipped";
   else info.timers = "read the clock (CLOTHLAB_CHOLMOD_TIMERS=1)";
-  info.allocator = allocatorKeepsMemory ? "glibc, blocks up to 32 MB from the heap, freed memory kept"
+  info.allocator = allocatorKeepsMemory ? "glibc, every block from the heap, freed memory kept"
                                         : "glibc defaults (CLOTHLAB_MALLOC_DEFAULT=1 or mallopt refused)";
   return info;
 }
