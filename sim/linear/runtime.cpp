@@ -23,11 +23,10 @@ void configureLinearAlgebra() {
     // glibc's allocator gives freed memory back to the system and maps large blocks anew, so a
     // factor freed and allocated again (a new pattern: the impulse passes' held contact rows,
     // mls-isometry's edge rows) was paid for in page faults each time. Every block now comes from
-    // the heap (no mmap, whatever its size: glibc caps the mmap threshold at 32 MB, and a fine
-    // cloth's factor is larger), and the heap keeps what is freed.
+    // the heap (no mmap at all: glibc caps the mmap threshold at 32 MB, and a fine cloth's factor
+    // is larger), and the heap keeps what is freed.
     if (!environmentFlagIsOne("CLOTHLAB_MALLOC_DEFAULT"))
-      allocatorKeepsMemory = mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1 && mallopt(M_MMAP_MAX, 0) == 1 &&
-                             mallopt(M_TRIM_THRESHOLD, 1 << 30) == 1;
+      allocatorKeepsMemory = mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, 1 << 30) == 1;
     using SetThreads = void (*)(int);
     if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
       int threads = 1;

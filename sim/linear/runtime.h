@@ -8,9 +8,10 @@
 //  - Debian's CHOLMOD reads the clock around every BLAS call of a supernodal factorization, for
 //    statistics nobody reads; sim/linear/cholmod_timers.cpp skips that (about 12% of the
 //    factorization here). CLOTHLAB_CHOLMOD_TIMERS=1 restores it.
-//  - glibc's allocator is set to keep freed memory and to serve blocks up to 32 MB from the heap
-//    (a factor allocated again after each new pattern cost page faults: about 20% of an
-//    `impulse-nc` step in contact with a mesh obstacle). CLOTHLAB_MALLOC_DEFAULT=1 leaves it.
+//  - glibc's allocator is set to keep freed memory and to serve every block from the heap (a
+//    factor allocated again after each new pattern cost page faults: about 20% of an
+//    `impulse-nc` step in contact with a mesh obstacle, 25% of `mls-isometry`'s on fine cloth).
+//    CLOTHLAB_MALLOC_DEFAULT=1 leaves it.
 // The last three are optional: without them everything stays correct, only slower, and describe()
 // says so.
 #include <mutex>
