@@ -185,6 +185,10 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
   if (normals) *normals = Positions::Zero(positions.rows(), 3);
   if (obstacles.empty()) return result;
   const size_t obstacleCount = obstacles.size();
+  // Entries are kept for mesh obstacles only: without one the cache has nothing to hold.
+  if (std::none_of(obstacles.begin(), obstacles.end(),
+                   [](const Obstacle& o) { return o.type == Obstacle::Type::Mesh && o.shape; }))
+    cache = nullptr;
   if (cache && cache->entries.size() != positions.rows() * obstacleCount) {
     cache->entries.assign(positions.rows() * obstacleCount, ContactCache::Entry{});
     cache->triangles.clear();
