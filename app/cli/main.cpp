@@ -23,6 +23,7 @@
 #include "app/cli/commands.h"
 #include "sim/linear/runtime.h"
 #include "sim/obj_io.h"
+#include "sim/format.h"
 #include "sim/scene_library.h"
 #include "sim/self_collision.h"
 #include "sim/simulation.h"
@@ -148,11 +149,6 @@ int commandRun(const RunOptions& options) {
   if (options.tolerance) scene.solverParams["tolerance"] = *options.tolerance;
   // The flags have the ranges of the keys they set, and an error names the flag, not the scene
   // file whose value it replaced.
-  auto number = [](double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", v);
-    return std::string(text);
-  };
   using Flag = std::tuple<const char*, const char*, std::optional<double>>;
   auto asDouble = [](const std::optional<int>& v) { return v ? std::optional<double>(*v) : std::nullopt; };
   for (const auto& [flag, key, value] : {Flag{"--dt", "dt", options.dt}, Flag{"--density", "density", options.density},
@@ -161,8 +157,8 @@ int commandRun(const RunOptions& options) {
                                          Flag{"--max-substeps", "max_substeps", asDouble(options.maxSubsteps)}}) {
     const auto* info = findParam(SimParams::table(), key);
     if (value && !(*value >= info->min && *value <= info->max))
-      return fail(std::string(flag) + ": must be between " + number(info->min) + " and " + number(info->max) +
-                  (info->unit.empty() ? "" : " " + info->unit) + ", got " + number(*value));
+      return fail(std::string(flag) + ": must be between " + formatG(info->min) + " and " + formatG(info->max) +
+                  (info->unit.empty() ? "" : " " + info->unit) + ", got " + formatG(*value));
   }
   const auto solver = createSolver(scene.solverId);  // checks the id and --tol against its table
   if (!solver) return fail("--solver: unknown solver '" + scene.solverId + "' (known: " + solverIdList() + ")");

@@ -10,6 +10,7 @@
 #include "app/viewer/text_wrap.h"
 #include "app/viewer/ui_util.h"
 #include "app/viewer/viewer.h"
+#include "sim/format.h"
 #include "sim/scene_library.h"
 #include "sim/solver_registry.h"
 
@@ -17,13 +18,6 @@ namespace clothlab {
 
 namespace {
 constexpr double kMetricsInterval = 0.25;  // s of wall time between metric updates per pane
-
-// The value with `digits` significant digits (printf's %g).
-std::string formatG(double value, int digits = 6) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*g", digits, value);
-  return text;
-}
 }  // namespace
 
 // The scene a pane runs: its own copy of `source` when it has one, else the built-in or file.
