@@ -120,6 +120,8 @@ check "bench exits 0" test $? -eq 0
 check "bench prints BLAS configuration" grep -q "BLAS:" "$work/bench.txt"
 check "bench prints the Eigen ratio" grep -q "Eigen SimplicialLDLT / CHOLMOD total" "$work/bench.txt"
 check "bench writes JSON" grep -q '"ms_factor"' "$work/bench.json"
+check "bench runs the impulse solver as the paper steps too" grep -q "cholmod-supernodal, 1 per step" "$work/bench.txt"
+check "bench's JSON says which row took one factorization per step" grep -q '"one_factorization_per_step": true' "$work/bench.json"
 # bench on a sheet that lands on the ground: the steps on it are counted and timed on their own
 cat >"$work/land.json" <<'JSON'
 {"cloth": {"generator": {"type": "grid", "columns": 8, "rows": 8},
