@@ -482,7 +482,8 @@ void Viewer::drawStatsSection() {
     ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "the last step ended above the solver's tolerance");
     ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "(%ld of the %zu steps drawn in the last 10 s)", above,
                        history_.size());
-    tooltip("try a smaller time step or more sub-steps, a looser tolerance, or more iterations");
+    tooltip("try a smaller time step, more sub-steps or adaptive ones (max_substeps: a step above the tolerance "
+            "is taken again in twice as many), a looser tolerance, or more iterations");
   }
   if (history_.size() < 2) return;
   auto plot = [&](const char* label, float Sample::*field, const char* fmt) {
