@@ -181,6 +181,9 @@ sys.exit(0 if strip(a)==strip(b) else 1)"
 check "compare: unknown solver named" expect_exit 2 "entry 2: unknown solver 'magic'" -- compare hanging --solvers conforming,magic --json "$work/none3.json"
 check "compare: bad input writes nothing" test ! -e "$work/none3.json"
 check "compare: preset or solvers required" expect_exit 2 "give --solvers" -- compare hanging
+# Column headers keep the whole label: these two share their first 22 characters.
+"$cli" compare cantilever-coarse --solvers conforming@cantilever-coarse,conforming@cantilever-medium --steps 2 >"$work/labels.txt" 2>&1
+check "compare: long pane labels are printed whole" grep -Eq "^metric \[unit\] +conforming@cantilever-coarse +conforming@cantilever-medium$" "$work/labels.txt"
 
 echo "cli_contract: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

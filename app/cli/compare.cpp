@@ -110,26 +110,31 @@ int runCompare(const CompareOptions& options) {
     for (auto& thread : batch) thread.join();
   }
 
-  // The table: one row per metric, one column per solver.
+  // The table: one row per metric, one column per solver, each as wide as its whole label (panes
+  // of one solver on scenes whose names share a long prefix must stay apart).
   const auto& definitions = lockingMetricDefinitions();
-  std::printf("\n%-24s", "metric [unit]");
-  for (const auto& run : runs) std::printf(" %22s", paneLabel(run).substr(0, 22).c_str());
-  std::printf("\n%-24s", "steps (dt)");
+  std::vector<std::string> stepCells;
+  std::vector<int> width;
   for (const auto& run : runs) {
     char cell[64];
     if (run.scene.sim.substeps > 1)
       std::snprintf(cell, sizeof cell, "%ld (%g s / %d)", run.steps, run.scene.sim.dt, run.scene.sim.substeps);
     else
       std::snprintf(cell, sizeof cell, "%ld (%g s)", run.steps, run.scene.sim.dt);
-    std::printf(" %22s", cell);
+    stepCells.push_back(cell);
+    width.push_back(static_cast<int>(std::max({size_t{22}, paneLabel(run).size(), stepCells.back().size()})));
   }
+  std::printf("\n%-24s", "metric [unit]");
+  for (size_t i = 0; i < runs.size(); ++i) std::printf(" %*s", width[i], paneLabel(runs[i]).c_str());
+  std::printf("\n%-24s", "steps (dt)");
+  for (size_t i = 0; i < runs.size(); ++i) std::printf(" %*s", width[i], stepCells[i].c_str());
   std::printf("\n");
   for (size_t m = 0; m < definitions.size(); ++m) {
     const std::string name = definitions[m].key + " [" + definitions[m].unit + "]";
     std::printf("%-24s", name.c_str());
-    for (const auto& run : runs) {
-      if (std::isfinite(run.metrics[m])) std::printf(" %22.4g", run.metrics[m]);
-      else std::printf(" %22s", "-");
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (std::isfinite(runs[i].metrics[m])) std::printf(" %*.4g", width[i], runs[i].metrics[m]);
+      else std::printf(" %*s", width[i], "-");
     }
     std::printf("\n");
   }
