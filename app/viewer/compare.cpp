@@ -375,8 +375,13 @@ void Viewer::drawCompareOverlay() {
                         ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
     ImGui::TableSetupColumn("metric");
     ImGui::TableSetupColumn("unit");
+    // Panes on different scenes (a resolution sweep) name their scene too.
+    auto sceneName = [](const Pane& pane) { return pane.snapshot ? pane.snapshot->sceneName : std::string(); };
+    const bool scenesDiffer = std::any_of(panes_.begin(), panes_.end(),
+                                          [&](const Pane& pane) { return sceneName(pane) != sceneName(panes_[0]); });
     for (size_t i = 0; i < panes_.size(); ++i) {
-      const std::string header = std::to_string(i + 1) + " " + panes_[i].spec.solver;
+      std::string header = std::to_string(i + 1) + " " + panes_[i].spec.solver;
+      if (scenesDiffer && !sceneName(panes_[i]).empty()) header += " @ " + sceneName(panes_[i]);
       ImGui::TableSetupColumn(header.c_str());
     }
     ImGui::TableHeadersRow();
