@@ -26,7 +26,7 @@ Result<Scene> paneScene(const ComparePane& spec) {
   return resolveScene(spec.scene);
 }
 
-Result<Viewer::Pane> Viewer::makePane(const ComparePane& spec, bool paused) const {
+Result<Viewer::Pane> Viewer::makePane(const ComparePane& spec, bool paused, std::shared_ptr<PaceGroup> pace) const {
   auto scene = paneScene(spec);
   if (!scene) return Error{scene.error()};
   useSolver(*scene, spec.solver);
@@ -37,7 +37,7 @@ Result<Viewer::Pane> Viewer::makePane(const ComparePane& spec, bool paused) cons
   pane.probe = makeMetricProbe(sim);
   pane.cloth = std::make_shared<ClothModel>(sim.cloth());
   pane.spec = spec;
-  pane.runner = std::make_unique<SimRunner>(std::move(*simulation), paused);
+  pane.runner = std::make_unique<SimRunner>(std::move(*simulation), paused, std::move(pace));
   pane.runner->setSpeed(speed_);
   pane.runner->setOverlay(render_.overlay);
   pane.runner->setContacts(render_.contacts);
@@ -49,12 +49,15 @@ std::optional<std::string> Viewer::startCompare(const std::vector<ComparePane>& 
   // Everything is built before anything changes: a bad pane leaves the current scene running.
   std::vector<Pane> panes;
   const bool paused = runner_ ? runner_->paused() : options_.paused;
+  auto pace = std::make_shared<PaceGroup>();
+  pace->setEnabled(keepPanesInStep_);
   for (size_t i = 0; i < specs.size(); ++i) {
-    auto pane = makePane(specs[i], paused);
+    auto pane = makePane(specs[i], paused, pace);
     if (!pane) return "pane " + std::to_string(i + 1) + ": " + pane.error();
     panes.push_back(std::move(pane).value());
   }
   panes_ = std::move(panes);
+  pace_ = std::move(pace);
   single_.reset();  // one set of threads at a time
   activePane_ = 0;
   runner_ = panes_[0].runner.get();
@@ -88,7 +91,7 @@ void Viewer::startComparingScene(Scene scene) {
 }
 
 std::optional<std::string> Viewer::rebuildPane(int index, const ComparePane& spec) {
-  auto pane = makePane(spec, runner_->paused());
+  auto pane = makePane(spec, runner_->paused(), pace_);
   if (!pane) return "pane " + std::to_string(index + 1) + ": " + pane.error();
   panes_[index] = std::move(pane).value();
   if (index == activePane_) {
@@ -111,6 +114,7 @@ void Viewer::stopCompare() {
   }
   const bool paused = runner_->paused();
   panes_.clear();
+  pace_.reset();
   if (!simulation) {  // cannot happen for a scene that ran a moment ago; keep a window anyway
     auto fallback = Simulation::create(*resolveScene("hanging"));
     simulation = std::move(*fallback);
@@ -307,6 +311,13 @@ void Viewer::drawCompareSection() {
   tooltip("the scene (mesh variant) the active pane runs; its solver stays");
   ImGui::Checkbox("parameter edits go to every pane", &editAllPanes_);
   tooltip("off: density, bending, time step and solver parameters change only the active pane");
+  if (ImGui::Checkbox("keep panes in step", &keepPanesInStep_)) {
+    pace_->setEnabled(keepPanesInStep_);
+    log_.write("panes_in_step", {{"on", keepPanesInStep_}});
+  }
+  layout("compare_in_step");
+  tooltip("on: a pane runs ahead of the slowest by at most a step, so all show the same simulated time and a "
+          "drag meets each at the same moment; off: each pane keeps up with wall time as far as it can");
   ImGui::TextWrapped("active pane: %d (%s); click a pane to make it active: the Solver and parameter sections "
                      "below show it", activePane_ + 1, panes_[activePane_].spec.solver.c_str());
   hint("drags and pins act on the same material point in every pane");

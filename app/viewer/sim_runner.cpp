@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -19,10 +20,72 @@ namespace {
 void lowerThreadPriority() { setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 5); }
 }  // namespace
 
-SimRunner::SimRunner(std::unique_ptr<Simulation> simulation, bool paused)
-    : simulation_(std::move(simulation)), paused_(paused) {
+int PaceGroup::join(std::function<void()> wake) {
+  std::lock_guard lock(mutex_);
+  members_.push_back({});
+  members_.back().wake = std::move(wake);
+  return static_cast<int>(members_.size()) - 1;
+}
+
+void PaceGroup::leave(int member) {
+  std::lock_guard lock(mutex_);
+  members_[member].present = false;
+  members_[member].wake = nullptr;
+  wakeAll();
+}
+
+void PaceGroup::report(int member, double time, double dt, bool running) {
+  std::lock_guard lock(mutex_);
+  Member& m = members_[member];
+  if (m.time == time && m.dt == dt && m.running == running) return;
+  m.time = time;
+  m.dt = dt;
+  m.running = running;
+  wakeAll();
+}
+
+bool PaceGroup::mayStep(int member) const {
+  std::lock_guard lock(mutex_);
+  if (!enabled_) return true;
+  double slowest = std::numeric_limits<double>::infinity(), widest = 0;
+  for (const Member& m : members_)
+    if (m.present && m.running) {
+      slowest = std::min(slowest, m.time);
+      widest = std::max(widest, m.dt);
+    }
+  // Strictly below, less rounding: the slowest member itself is always below its limit.
+  const double limit = slowest + widest;
+  return members_[member].time < limit - 1e-9 * widest;
+}
+
+void PaceGroup::setEnabled(bool enabled) {
+  std::lock_guard lock(mutex_);
+  enabled_ = enabled;
+  wakeAll();
+}
+
+bool PaceGroup::enabled() const {
+  std::lock_guard lock(mutex_);
+  return enabled_;
+}
+
+void PaceGroup::wakeAll() {
+  ++generation_;
+  for (const Member& m : members_)
+    if (m.present && m.wake) m.wake();
+}
+
+SimRunner::SimRunner(std::unique_ptr<Simulation> simulation, bool paused, std::shared_ptr<PaceGroup> pace)
+    : simulation_(std::move(simulation)), paused_(paused), pace_(std::move(pace)) {
   reportWarnings(*simulation_);
   publish(*simulation_);
+  // The wake takes this runner's lock, so it cannot fall between the thread's last look at the
+  // group and its wait (the thread never asks the group anything while holding that lock).
+  if (pace_)
+    paceMember_ = pace_->join([this] {
+      { std::lock_guard lock(mutex_); }
+      wake_.notify_all();
+    });
   thread_ = std::thread([this] { run(); });
 }
 
@@ -34,6 +97,7 @@ SimRunner::~SimRunner() {
   wake_.notify_all();
   thread_.join();
   if (loader_.joinable()) loader_.join();
+  if (pace_) pace_->leave(paceMember_);
 }
 
 void SimRunner::post(std::string label, Edit edit) {
@@ -258,7 +322,11 @@ void SimRunner::run() {
       debt = 0;
     }
     const bool single = stepRequests_ > 0;
-    if ((running && debt >= dt) || single) {
+    if (pace_) pace_->report(paceMember_, simulation_->time(), dt, running);
+    // Held back by the pace group: wait for the slower members (they wake this thread).
+    const long paceGeneration = pace_ ? pace_->generation() : 0;
+    const bool held = running && pace_ && !pace_->mayStep(paceMember_);
+    if ((running && debt >= dt && !held) || single) {
       if (single) --stepRequests_;
       if (auto error = simulation_->step()) {
         paused_ = true;
@@ -291,8 +359,9 @@ void SimRunner::run() {
     if (!stepped) {
       std::unique_lock lock(mutex_);
       if (stop_) return;
-      if (edits_.empty() && !loaded_ && stepRequests_ == 0) {
-        double wait = running ? std::max(0.0, (dt - debt) / speed_) : 0.05;
+      const bool paceMoved = held && pace_->generation() != paceGeneration;
+      if (edits_.empty() && !loaded_ && stepRequests_ == 0 && !paceMoved) {
+        double wait = running && !held ? std::max(0.0, (dt - debt) / speed_) : 0.05;
         if (dirty) wait = std::min(wait, 1.0 / kPublishHz);
         wake_.wait_for(lock, std::chrono::duration<double>(std::min(wait, 0.05)));
       }

@@ -52,13 +52,47 @@ struct LoadProgress {
 // a bare OBJ (no pins, no obstacles) lands somewhere instead of falling forever.
 void addGroundBelow(Simulation& simulation);
 
+// Keeps several runners (compare mode's panes) in step: a member may take a step only while its
+// simulated time is below the slowest running member's plus the largest member step, so that the
+// fast panes wait for the slow ones and every pane shows the same moment (and a drag meets each
+// at the same simulated time, within a step). Paused or diverged members hold no one back.
+// Thread-safe; members report from their simulation threads.
+class PaceGroup {
+ public:
+  // A new member; `wake` is called under the group's lock when the limit may have moved, so it must
+  // not call back into the group.
+  int join(std::function<void()> wake);
+  void leave(int member);
+  // The member's state after a step or a change; wakes the others when it differs.
+  void report(int member, double time, double dt, bool running);
+  bool mayStep(int member) const;
+  // Counts the wakes: a member that read it before mayStep() and finds it changed need not wait.
+  long generation() const { return generation_; }
+  void setEnabled(bool enabled);
+  bool enabled() const;
+
+ private:
+  struct Member {
+    bool present = true, running = false;
+    double time = 0, dt = 0;
+    std::function<void()> wake;
+  };
+  void wakeAll();  // with mutex_ held
+  mutable std::mutex mutex_;
+  std::vector<Member> members_;
+  bool enabled_ = true;
+  std::atomic<long> generation_{0};
+};
+
 class SimRunner {
  public:
   static constexpr double kPublishHz = 60.0;
   using Edit = std::function<std::optional<std::string>(Simulation&)>;
 
-  // Starts the thread with `simulation` (paused if `paused`).
-  explicit SimRunner(std::unique_ptr<Simulation> simulation, bool paused = false);
+  // Starts the thread with `simulation` (paused if `paused`), paced with the other members of
+  // `pace` when given.
+  explicit SimRunner(std::unique_ptr<Simulation> simulation, bool paused = false,
+                     std::shared_ptr<PaceGroup> pace = nullptr);
   ~SimRunner();
   SimRunner(const SimRunner&) = delete;
   SimRunner& operator=(const SimRunner&) = delete;
@@ -125,6 +159,8 @@ class SimRunner {
   std::atomic<bool> contacts_{false};
   std::atomic<double> realTimeFactor_{0.0};
   std::atomic<long> editsApplied_{0};
+  const std::shared_ptr<PaceGroup> pace_;
+  int paceMember_ = -1;
   std::thread thread_;
 };
 

@@ -112,7 +112,8 @@ class Viewer {
     double x, y, w, h;
   };
   // A pane running `spec`: its simulation on a new runner, a copy of its rest cloth, its probe.
-  Result<Pane> makePane(const ComparePane& spec, bool paused) const;
+  // A pane's runner, paced with the others through `pace`.
+  Result<Pane> makePane(const ComparePane& spec, bool paused, std::shared_ptr<PaceGroup> pace) const;
   std::optional<std::string> startCompare(const std::vector<ComparePane>& panes, const std::string& name);
   // "this scene, all solvers": asks the simulation thread for the current scene as it stands
   // (cloth, pins, obstacles, parameters); frame() starts the comparison when it arrives.
@@ -150,6 +151,8 @@ class Viewer {
   std::string compareName_;            // what the panes run: a preset's name or the scene's
   std::future<Scene> sceneToCompare_;  // see compareThisScene()
   bool editAllPanes_ = true;
+  bool keepPanesInStep_ = true;         // the panes' PaceGroup is enabled
+  std::shared_ptr<PaceGroup> pace_;     // the panes' runners are its members
   std::unique_ptr<Renderer> renderer_;
   Camera camera_;
   // The box the camera last framed and the view's aspect then, kept until the user moves the
