@@ -64,11 +64,6 @@ void PaceGroup::setEnabled(bool enabled) {
   wakeAll();
 }
 
-bool PaceGroup::enabled() const {
-  std::lock_guard lock(mutex_);
-  return enabled_;
-}
-
 void PaceGroup::wakeAll() {
   ++generation_;
   for (const Member& m : members_)

@@ -69,7 +69,6 @@ class PaceGroup {
   // Counts the wakes: a member that read it before mayStep() and finds it changed need not wait.
   long generation() const { return generation_; }
   void setEnabled(bool enabled);
-  bool enabled() const;
 
  private:
   struct Member {
