@@ -6,6 +6,7 @@
 #include <GLFW/glfw3.h>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "app/viewer/text_wrap.h"
 #include "app/viewer/ui_util.h"
@@ -99,7 +100,17 @@ std::optional<std::string> Viewer::rebuildPane(int index, const ComparePane& spe
     sceneIdentity_ = nullptr;  // the panel takes the new pane's settings (and frames it)
   }
   log_.write("pane_rebuilt", {{"pane", index}, {"solver", spec.solver}, {"scene", spec.scene}});
+  restartOtherPanesInStep(index, "runs " + spec.scene);
   return std::nullopt;
+}
+
+void Viewer::restartOtherPanesInStep(int pane, const std::string& why) {
+  if (!keepPanesInStep_ || panes_.size() < 2) return;
+  for (size_t i = 0; i < panes_.size(); ++i)
+    if (static_cast<int>(i) != pane) panes_[i].runner->reset();
+  message(RunnerMessage::Kind::Info, "pane " + std::to_string(pane + 1) + " " + why +
+                                         " from rest: the other panes start again too, to stay in step");
+  log_.write("panes_restarted", {{"pane", pane}});
 }
 
 void Viewer::stopCompare() {
@@ -314,6 +325,20 @@ void Viewer::drawCompareSection() {
   if (ImGui::Checkbox("keep panes in step", &keepPanesInStep_)) {
     pace_->setEnabled(keepPanesInStep_);
     log_.write("panes_in_step", {{"on", keepPanesInStep_}});
+    // Panes far apart: the ones ahead wait, perhaps long, for the one behind (it runs no faster
+    // than wall time). Say so, and how to start them together.
+    double behind = std::numeric_limits<double>::infinity(), ahead = 0;
+    int slowest = 0;
+    for (size_t i = 0; i < panes_.size(); ++i)
+      if (panes_[i].snapshot) {
+        if (panes_[i].snapshot->time < behind) slowest = static_cast<int>(i);
+        behind = std::min(behind, panes_[i].snapshot->time);
+        ahead = std::max(ahead, panes_[i].snapshot->time);
+      }
+    if (keepPanesInStep_ && ahead - behind > 0.5)
+      message(RunnerMessage::Kind::Info, "the panes ahead wait until pane " + std::to_string(slowest + 1) + " (t = " +
+                                             formatG(behind, 3) + " s) reaches them; Restart comparison starts all "
+                                             "together");
   }
   layout("compare_in_step");
   tooltip("on: a pane runs ahead of the slowest by at most a step, so all show the same simulated time and a "

@@ -209,6 +209,7 @@ void Viewer::drawSolverSection() {
         runner_->switchSolver(entry.id);  // compare mode: the active pane's solver
         if (!panes_.empty()) panes_[activePane_].spec.solver = entry.id;
         log_.write("solver", {{"id", entry.id}, {"pane", panes_.empty() ? -1 : activePane_}});
+        if (!panes_.empty()) restartOtherPanesInStep(activePane_, "runs " + entry.id);
       }
       tooltip(entry.description);
     }

@@ -122,6 +122,9 @@ class Viewer {
   void stopCompare();
   // Replaces pane i by `spec` (another mesh variant or solver); an error leaves the pane running.
   std::optional<std::string> rebuildPane(int pane, const ComparePane& spec);
+  // With the panes kept in step, a pane that starts again from rest (a new solver or mesh) would
+  // hold the others still until it caught up with them, at wall-time speed: they start again too.
+  void restartOtherPanesInStep(int pane, const std::string& why);
   void layoutPanes();
   void consumePanes();
   void activatePane(int pane);
