@@ -4,7 +4,8 @@
 #   a panel slider reaches the simulation, an OBJ opens through the Open field (a bad one leaves
 #   an error and the scene running), a screenshot (P) is not blank, "this scene, all solvers"
 #   compares the opened OBJ in four panes, in compare mode the panes
-#   frame the whole cloth and one drag moves the same material point in every pane, and with
+#   frame the whole cloth and one drag moves the same material point in every pane (a pane given
+#   another mesh restarts the others with it, in step), and with
 #   sphere-drop running the window keeps redrawing (frame rate measured).
 # Usage: gui_test.sh CLOTHLAB_BINARY OUT_DIR
 # Exit 0 all passed, 1 a check failed, 77 skipped (no Xvfb/xdotool: run scripts/setup.sh).
@@ -227,6 +228,17 @@ later = [e for e in log if e['event'] == 'pane' and e['pane'] == 1 and e['scene'
 others = [e for e in log if e['event'] == 'pane' and e['pane'] == 0][-1]
 print('rebuilt:', rebuilt[-1] if rebuilt else None, '; snapshots of the new pane:', len(later), '; pane 1 still runs', others['scene'])
 sys.exit(0 if rebuilt and rebuilt[-1]['pane'] == 1 and len(later) >= 3 and others['scene'] == 'corners-coarse' else 1)"
+# With the panes in step (the default) the other panes start again from rest with the new one.
+check "compare: the other panes restarted with it, in step" python3 -c "
+import json, sys
+log = [json.loads(l) for l in open('$LOG')]
+at = [i for i, e in enumerate(log) if e['event'] == 'panes_restarted' and e['pane'] == 1]
+def steps(pane, lo, hi): return [e['step'] for e in log[lo:hi] if e['event'] == 'pane' and e['pane'] == pane]
+ok = bool(at) and all(steps(p, 0, at[-1]) and steps(p, at[-1], len(log)) and
+                      min(steps(p, at[-1], len(log))) < steps(p, 0, at[-1])[-1] for p in (0, 2))
+print('restart logged at line', at[-1] if at else None, '; pane 0 steps before/after:',
+      steps(0, 0, at[-1])[-1:] if at else None, steps(0, at[-1], len(log))[:3] if at else None)
+sys.exit(0 if ok else 1)"
 xdotool mousemove --window "$WID" 900 300 sleep 0.2 key p
 sleep 1
 import -window "$WID" "$OUT/compare.png" 2> /dev/null
