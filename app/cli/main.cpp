@@ -21,9 +21,9 @@
 #include <tuple>
 
 #include "app/cli/commands.h"
+#include "sim/format.h"
 #include "sim/linear/runtime.h"
 #include "sim/obj_io.h"
-#include "sim/format.h"
 #include "sim/scene_library.h"
 #include "sim/self_collision.h"
 #include "sim/simulation.h"

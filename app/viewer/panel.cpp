@@ -209,12 +209,18 @@ void Viewer::drawSolverSection() {
         runner_->switchSolver(entry.id);  // compare mode: the active pane's solver
         if (!panes_.empty()) panes_[activePane_].spec.solver = entry.id;
         log_.write("solver", {{"id", entry.id}, {"pane", panes_.empty() ? -1 : activePane_}});
-        if (!panes_.empty()) restartOtherPanesInStep(activePane_, "runs " + entry.id);
+        if (!panes_.empty() && keepPanesInStep_) {
+          // Restarted after the switch too: had the switch failed, this pane would keep its time
+          // and wait for the restarted others to reach it.
+          runner_->reset();
+          restartOtherPanesInStep(activePane_, "runs " + entry.id);
+        }
       }
       tooltip(entry.description);
     }
     ImGui::EndCombo();
   }
+  layout("solver_combo");
   const SolverEntry* entry = findSolver(snapshot_->solverId);
   if (!entry || !ImGui::TreeNode("solver parameters")) return;
   for (const auto& d : entry->parameters) {

@@ -111,8 +111,8 @@ class Viewer {
   struct ViewRect {
     double x, y, w, h;
   };
-  // A pane running `spec`: its simulation on a new runner, a copy of its rest cloth, its probe.
-  // A pane's runner, paced with the others through `pace`.
+  // A pane running `spec`: its simulation on a new runner (paced with the others through `pace`),
+  // a copy of its rest cloth, its probe.
   Result<Pane> makePane(const ComparePane& spec, bool paused, std::shared_ptr<PaceGroup> pace) const;
   std::optional<std::string> startCompare(const std::vector<ComparePane>& panes, const std::string& name);
   // "this scene, all solvers": asks the simulation thread for the current scene as it stands

@@ -5,7 +5,7 @@
 #   an error and the scene running), a screenshot (P) is not blank, "this scene, all solvers"
 #   compares the opened OBJ in four panes, in compare mode the panes
 #   frame the whole cloth and one drag moves the same material point in every pane (a pane given
-#   another mesh restarts the others with it, in step), and with
+#   another mesh or solver restarts the others with it, in step), and with
 #   sphere-drop running the window keeps redrawing (frame rate measured).
 # Usage: gui_test.sh CLOTHLAB_BINARY OUT_DIR
 # Exit 0 all passed, 1 a check failed, 77 skipped (no Xvfb/xdotool: run scripts/setup.sh).
@@ -229,16 +229,25 @@ others = [e for e in log if e['event'] == 'pane' and e['pane'] == 0][-1]
 print('rebuilt:', rebuilt[-1] if rebuilt else None, '; snapshots of the new pane:', len(later), '; pane 1 still runs', others['scene'])
 sys.exit(0 if rebuilt and rebuilt[-1]['pane'] == 1 and len(later) >= 3 and others['scene'] == 'corners-coarse' else 1)"
 # With the panes in step (the default) the other panes start again from rest with the new one.
-check "compare: the other panes restarted with it, in step" python3 -c "
+restarted_in_step() {  # restarted_in_step N: the N-th restart of pane 2's companions is logged and they started again
+  python3 -c "
 import json, sys
 log = [json.loads(l) for l in open('$LOG')]
 at = [i for i, e in enumerate(log) if e['event'] == 'panes_restarted' and e['pane'] == 1]
 def steps(pane, lo, hi): return [e['step'] for e in log[lo:hi] if e['event'] == 'pane' and e['pane'] == pane]
-ok = bool(at) and all(steps(p, 0, at[-1]) and steps(p, at[-1], len(log)) and
-                      min(steps(p, at[-1], len(log))) < steps(p, 0, at[-1])[-1] for p in (0, 2))
-print('restart logged at line', at[-1] if at else None, '; pane 0 steps before/after:',
+ok = len(at) == $1 and all(steps(p, 0, at[-1]) and steps(p, at[-1], len(log)) and
+                           min(steps(p, at[-1], len(log))) < steps(p, 0, at[-1])[-1] for p in (0, 2))
+print('restarts logged at lines', at, '; pane 0 steps before/after the last:',
       steps(0, 0, at[-1])[-1:] if at else None, steps(0, at[-1], len(log))[:3] if at else None)
 sys.exit(0 if ok else 1)"
+}
+check "compare: the other panes restarted with it, in step" restarted_in_step 1
+# The same for another solver in the active pane: the Solver section's combo, its fourth entry (xpbd).
+read -r sx sy <<< "$(layout solver_combo "$OUT/compare.out")"
+xdotool mousemove --window "$WID" "$sx" "$sy" sleep 0.3 click 1 sleep 0.5 mousemove --window "$WID" "$sx" $((sy + 24 + 3 * 17)) sleep 0.3 click 1
+sleep 2
+check "compare: pane 2 switched to xpbd" grep -q '"event":"solver","id":"xpbd","pane":1' "$LOG"
+check "compare: the other panes restarted with the new solver, in step" restarted_in_step 2
 xdotool mousemove --window "$WID" 900 300 sleep 0.2 key p
 sleep 1
 import -window "$WID" "$OUT/compare.png" 2> /dev/null
