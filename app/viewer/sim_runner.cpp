@@ -38,24 +38,32 @@ void PaceGroup::report(int member, double time, double dt, bool running) {
   std::lock_guard lock(mutex_);
   Member& m = members_[member];
   if (m.time == time && m.dt == dt && m.running == running) return;
+  // Only the slowest running member's steps, a member starting or stopping, or a new step size
+  // move the others' limit; the steps of a member ahead wake no one.
+  const bool movesLimit =
+      m.running != running || (running && (m.dt != dt || m.time <= slowestAndWidest().first));
   m.time = time;
   m.dt = dt;
   m.running = running;
-  wakeAll();
+  if (enabled_ && movesLimit) wakeAll();
 }
 
-bool PaceGroup::mayStep(int member) const {
-  std::lock_guard lock(mutex_);
-  if (!enabled_) return true;
+std::pair<double, double> PaceGroup::slowestAndWidest() const {
   double slowest = std::numeric_limits<double>::infinity(), widest = 0;
   for (const Member& m : members_)
     if (m.present && m.running) {
       slowest = std::min(slowest, m.time);
       widest = std::max(widest, m.dt);
     }
+  return {slowest, widest};
+}
+
+bool PaceGroup::mayStep(int member) const {
+  std::lock_guard lock(mutex_);
+  if (!enabled_) return true;
+  const auto [slowest, widest] = slowestAndWidest();
   // Strictly below, less rounding: the slowest member itself is always below its limit.
-  const double limit = slowest + widest;
-  return members_[member].time < limit - 1e-9 * widest;
+  return members_[member].time < slowest + widest - 1e-9 * widest;
 }
 
 void PaceGroup::setEnabled(bool enabled) {

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "sim/simulation.h"
@@ -63,7 +64,7 @@ class PaceGroup {
   // not call back into the group.
   int join(std::function<void()> wake);
   void leave(int member);
-  // The member's state after a step or a change; wakes the others when it differs.
+  // The member's state after a step or a change; wakes the others when that moves their limit.
   void report(int member, double time, double dt, bool running);
   bool mayStep(int member) const;
   // Counts the wakes: a member that read it before mayStep() and finds it changed need not wait.
@@ -77,6 +78,8 @@ class PaceGroup {
     std::function<void()> wake;
   };
   void wakeAll();  // with mutex_ held
+  // The slowest running member's time and the largest running member's step (mutex_ held).
+  std::pair<double, double> slowestAndWidest() const;
   mutable std::mutex mutex_;
   std::vector<Member> members_;
   bool enabled_ = true;
