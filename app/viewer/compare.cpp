@@ -6,7 +6,6 @@
 #include <GLFW/glfw3.h>
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "app/viewer/text_wrap.h"
 #include "app/viewer/ui_util.h"
@@ -327,18 +326,14 @@ void Viewer::drawCompareSection() {
     log_.write("panes_in_step", {{"on", keepPanesInStep_}});
     // Panes far apart: the ones ahead wait, perhaps long, for the one behind (it runs no faster
     // than wall time). Say so, and how to start them together.
-    double behind = std::numeric_limits<double>::infinity(), ahead = 0;
-    int slowest = 0;
-    for (size_t i = 0; i < panes_.size(); ++i)
-      if (panes_[i].snapshot) {
-        if (panes_[i].snapshot->time < behind) slowest = static_cast<int>(i);
-        behind = std::min(behind, panes_[i].snapshot->time);
-        ahead = std::max(ahead, panes_[i].snapshot->time);
-      }
-    if (keepPanesInStep_ && ahead - behind > 0.5)
-      message(RunnerMessage::Kind::Info, "the panes ahead wait until pane " + std::to_string(slowest + 1) + " (t = " +
-                                             formatG(behind, 3) + " s) reaches them; Restart comparison starts all "
-                                             "together");
+    auto time = [](const Pane& pane) { return pane.snapshot ? pane.snapshot->time : 0.0; };
+    const auto [behind, ahead] = std::minmax_element(
+        panes_.begin(), panes_.end(), [&](const Pane& a, const Pane& b) { return time(a) < time(b); });
+    if (keepPanesInStep_ && time(*ahead) - time(*behind) > 0.5)
+      message(RunnerMessage::Kind::Info, "the panes ahead wait until pane " +
+                                             std::to_string(behind - panes_.begin() + 1) + " (t = " +
+                                             formatG(time(*behind), 3) + " s) reaches them; Restart comparison "
+                                             "starts all together");
   }
   layout("compare_in_step");
   tooltip("on: a pane runs ahead of the slowest by at most a step, so all show the same simulated time and a "
