@@ -613,7 +613,13 @@ TEST(ImpulseSolver, FineSheetOnPointPinsStaysWithinTheTolerance) {
 // A vertex of impulse-nc's surface may stand beyond the straight-line reach of the pins: the
 // solver keeps the edge midpoints inextensible, not the vertices. A pin set on such a vertex
 // where it stands holds it there; the reach (sim/grab.h) used to pull it in, by 1.1 mm once in
-// the viewer's GUI test.
+// the viewer's GUI test. The pin makes every triangle around the vertex put it at the target,
+// which takes away the nonconformity that let it stand there, so the pin may sit slightly beyond
+// what the cloth can reach: then the constraints between it and the nearest pin keep an error
+// (measured on an AMD EPYC of family 25, whose OpenBLAS kernels take the grab's run elsewhere:
+// the vertex 2.3 mm beyond the reach and 7 cm from a corner pin, errors of 1.1e-4 m there
+// after every step, the vertex held within 1.75e-5 m). Held means within 2% of the excess; the
+// reach would move it by about all of it.
 TEST(ImpulseSolver, APinSetWhereItsVertexStandsBeyondTheReachHoldsItThere) {
   auto simulation = make(test::builtinScene("hanging", "impulse-nc"));
   ASSERT_TRUE(simulation);
@@ -640,7 +646,7 @@ TEST(ImpulseSolver, APinSetWhereItsVertexStandsBeyondTheReachHoldsItThere) {
       far = v;
     }
   }
-  // 4.5 mm here; the reach alone would move the target that far.
+  // 2.3 to 4.5 mm on the machines measured; the reach alone would move the target that far.
   ASSERT_GT(excess, 1e-3);
   const Vec3 target = simulation->surface().row(far).transpose();
   EXPECT_GT((reach.clampPin(far, target, simulation->pins()) - target).norm(), 0.9 * excess);
@@ -650,7 +656,7 @@ TEST(ImpulseSolver, APinSetWhereItsVertexStandsBeyondTheReachHoldsItThere) {
     ASSERT_FALSE(simulation->step().has_value());
     worst = std::max(worst, (simulation->surface().row(far).transpose() - target).norm());
   }
-  EXPECT_LT(worst, 1e-5);
+  EXPECT_LT(worst, 0.02 * excess);
   // Moved farther out, the pin stops at the reach grown by that excess.
   const Vec3 other = simulation->pins().front().second;
   const double apart = (simulation->cloth().mesh.positions.row(far) -

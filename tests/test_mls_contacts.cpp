@@ -207,7 +207,7 @@ TEST(MlsContacts, ThePressedCylinderConvergesWithoutCyclingItsContacts) {
 // own setting when not given): steps ending within the tolerance, fallbacks, largest residual.
 struct Crush {
   int within = 0, fallbacks = 0;
-  double largest = 0;
+  double largest = 0, median = 0;
 };
 Crush crushCylinder(std::optional<bool> geometricStiffness) {
   Crush crush;
@@ -216,6 +216,7 @@ Crush crushCylinder(std::optional<bool> geometricStiffness) {
   if (!scene) return crush;
   if (geometricStiffness) scene->solverParams["geometric_stiffness"] = *geometricStiffness;
   auto sim = test::makeSimulation(*scene);
+  std::vector<double> residuals;
   for (int step = 0; step < 30; ++step) {
     if (auto e = sim->step()) {
       ADD_FAILURE() << "step " << step + 1 << ": " << *e;
@@ -224,34 +225,47 @@ Crush crushCylinder(std::optional<bool> geometricStiffness) {
     const StepStats& stats = sim->lastStats();
     crush.within += stats.converged;
     crush.fallbacks += stats.extra["fallback_used"].get<bool>();
-    crush.largest = std::max(crush.largest, stats.extra["max_isometry_residual"].get<double>());
+    residuals.push_back(stats.extra["max_isometry_residual"].get<double>());
   }
+  crush.largest = *std::max_element(residuals.begin(), residuals.end());
+  std::nth_element(residuals.begin(), residuals.begin() + residuals.size() / 2, residuals.end());
+  crush.median = residuals[residuals.size() / 2];
+  std::printf("%d of 30 steps within the tolerance, %d fallbacks, residual median %.2g, largest %.2g\n",
+              crush.within, crush.fallbacks, crush.median, crush.largest);
   return crush;
 }
 
 // Where Fast Projection stalls, the augmented-Lagrangian fallback keeps sliding contacts on their
 // obstacle and holds the points it moves into one. When it let them move freely, pushing them
-// back afterwards undid its work: 9 of 30 steps ended within the tolerance and the largest
-// residual was 0.094 (measured 23 and 0.0016). Without the scene's geometric stiffness Fast
-// Projection stalls on most of these steps (with it, on 6 of 30), so the fallback is what is
+// back afterwards undid its work (measured again by putting that back): 9 of 30 steps ended
+// within the tolerance (0.001), the median residual was 0.013 and the largest 0.11. With the
+// holds: medians of 0.00097 to 0.001
+// and largest residuals of 0.0016 to 0.0025, and 16 to 23 steps within the tolerance. The crush
+// is chaotic: how many steps end just below the tolerance rather than just above depends on the
+// machine's floating-point kernels (16 on an AMD EPYC of family 25, whose OpenBLAS picks its
+// Cooper Lake kernels), so the test bounds the residuals, not that count. Without the scene's
+// geometric stiffness Fast Projection stalls on most of these steps, so the fallback is what is
 // tested.
 TEST(MlsContacts, TheCrushedCylinderStaysNearTheToleranceThroughTheFallback) {
   const Crush crush = crushCylinder(false);
-  EXPECT_LT(crush.largest, 0.003);
-  EXPECT_GE(crush.within, 18);
+  EXPECT_LT(crush.median, 0.0015);
+  EXPECT_LT(crush.largest, 0.005);
   EXPECT_GE(crush.fallbacks, 10) << "the fallback no longer runs here: this test no longer tests it";
 }
 
 // The scene as shipped regularizes with geometric stiffness, which on the coarse tube keeps Fast
-// Projection converging through most of the crush (measured over its first 30 steps: 29 within
-// the tolerance, 6 fallbacks; without it 23 and 21).
+// Projection converging through most of the crush and needs the fallback far less often
+// (measured over the first 30 steps: 26 to 29 within the tolerance and 6 to 10 fallbacks, against
+// 16 to 23 and 21 without it, on two machines).
 TEST(MlsContacts, TheShippedCylinderSceneConvergesThroughTheCrush) {
   auto scene = resolveScene("ckv-cylinder");
   ASSERT_TRUE(scene) << scene.error();
   ASSERT_TRUE(scene->solverParams.value("geometric_stiffness", false));
-  const Crush crush = crushCylinder(std::nullopt);
-  EXPECT_GE(crush.within, 26);
-  EXPECT_LE(crush.fallbacks, 12);
+  const Crush shipped = crushCylinder(std::nullopt);
+  const Crush plain = crushCylinder(false);
+  EXPECT_GE(shipped.within, 22);
+  EXPECT_GT(shipped.within, plain.within);
+  EXPECT_LT(4 * shipped.fallbacks, 3 * plain.fallbacks);
 }
 
 }  // namespace
