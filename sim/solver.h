@@ -100,4 +100,20 @@ class Solver {
   }
 };
 
+// A solver whose degrees of freedom are the surface vertices themselves (mls-isometry, xpbd):
+// its state is the surface and its velocities.
+class VertexSolver : public Solver {
+ public:
+  const Positions& surface() const override { return x_; }
+  Positions surfaceVelocities() const override { return v_; }
+  SolverState state() const override { return {x_, v_}; }
+  void setState(const SolverState& state) override {
+    x_ = state.x;
+    v_ = state.v;
+  }
+
+ protected:
+  Positions x_, v_;  // surface vertices [m] and their velocities [m/s]
+};
+
 }  // namespace clothlab

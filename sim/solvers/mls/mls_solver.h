@@ -95,7 +95,7 @@ struct MlsParams {
   static const ParamTable<MlsParams>& table();
 };
 
-class MlsSolver final : public Solver {
+class MlsSolver final : public VertexSolver {
  public:
   MlsSolver();
   ~MlsSolver() override;
@@ -106,13 +106,6 @@ class MlsSolver final : public Solver {
   std::optional<std::string> setParams(const nlohmann::json& params) override;
   nlohmann::json params() const override;
   std::optional<std::string> step(const StepContext& ctx, StepStats& stats) override;
-  const Positions& surface() const override { return x_; }
-  Positions surfaceVelocities() const override { return v_; }
-  SolverState state() const override { return {x_, v_}; }
-  void setState(const SolverState& state) override {
-    x_ = state.x;
-    v_ = state.v;
-  }
   SolverCounts counts() const override;
 
   // Inspection (tests).
@@ -130,7 +123,6 @@ class MlsSolver final : public Solver {
   MlsParams params_;
   MlsNeighbourhoods neighbourhoods_;
   std::vector<int> lonePins_;  // the lone pins the neighbourhoods were built for
-  Positions x_, v_;
   GrabPull grabPull_;
 };
 

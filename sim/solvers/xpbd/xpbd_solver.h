@@ -35,7 +35,7 @@ struct XpbdParams {
   static const ParamTable<XpbdParams>& table();
 };
 
-class XpbdSolver final : public Solver {
+class XpbdSolver final : public VertexSolver {
  public:
   std::string id() const override { return "xpbd"; }
   std::optional<std::string> reset(std::shared_ptr<const ClothModel> cloth, const SimParams& sim,
@@ -43,13 +43,6 @@ class XpbdSolver final : public Solver {
   std::optional<std::string> setParams(const nlohmann::json& params) override;
   nlohmann::json params() const override;
   std::optional<std::string> step(const StepContext& ctx, StepStats& stats) override;
-  const Positions& surface() const override { return x_; }
-  Positions surfaceVelocities() const override { return v_; }
-  SolverState state() const override { return {x_, v_}; }
-  void setState(const SolverState& state) override {
-    x_ = state.x;
-    v_ = state.v;
-  }
   SolverCounts counts() const override;
 
  private:
@@ -59,7 +52,6 @@ class XpbdSolver final : public Solver {
   Eigen::VectorXd areaShare_, extraMass_;
   Eigen::VectorXd restLength_;  // per topology edge [m]
   GrabPull grabPull_;
-  Positions x_, v_;
 };
 
 }  // namespace clothlab
