@@ -377,6 +377,9 @@ TEST(PinnedCorners, ImpulseSolversConvergeThroughTheSwing) {
 // locking-free solvers fold it along the diagonal and its free corners hang about 0.65 m below
 // the pins; the irregular conforming mesh cannot fold there and stays a board (about 0.13 m).
 // The midpoint between the pins cannot sag in any isometry here, so the tip height measures it.
+// Its sag is the stretch the tolerance lets through and changes as the cloth swings (mls-isometry
+// after 3 s: -0.024 to 0.005 m with OpenBLAS's Sandy Bridge, Haswell and Cooper Lake kernels);
+// 0.04 m over the half diagonal is a stretch of 0.16%, 1% would sag 0.1 m.
 TEST(Locking, DiagonalCornersConformingStaysABoard) {
   const int steps = 600;  // 3 s
   const double conforming = metricsAfter("corners-diagonal", "conforming", steps)[1];
@@ -386,7 +389,7 @@ TEST(Locking, DiagonalCornersConformingStaysABoard) {
                 solver.c_str(), m[1], m[0]);
     EXPECT_LT(m[1], -0.5) << solver << " hangs";
     EXPECT_LT(std::abs(conforming), 0.5 * std::abs(m[1])) << solver;
-    EXPECT_LT(std::abs(m[0]), 0.02) << solver << ": the diagonal between the pins stays straight";
+    EXPECT_LT(std::abs(m[0]), 0.04) << solver << ": the diagonal between the pins stays straight";
   }
 }
 
