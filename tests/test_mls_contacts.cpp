@@ -204,7 +204,8 @@ TEST(MlsContacts, ThePressedCylinderConvergesWithoutCyclingItsContacts) {
 }
 
 // The first 30 steps of ckv-cylinder's crush, with or without geometric stiffness (the scene's
-// own setting when not given): steps ending within the tolerance, fallbacks, largest residual.
+// own setting when not given): steps ending within the tolerance, fallbacks, and the median and
+// largest residual.
 struct Crush {
   int within = 0, fallbacks = 0;
   double largest = 0, median = 0;
@@ -239,13 +240,12 @@ Crush crushCylinder(std::optional<bool> geometricStiffness) {
 // obstacle and holds the points it moves into one. When it let them move freely, pushing them
 // back afterwards undid its work (measured again by putting that back): 9 of 30 steps ended
 // within the tolerance (0.001), the median residual was 0.013 and the largest 0.11. With the
-// holds: medians of 0.00097 to 0.001
-// and largest residuals of 0.0016 to 0.0025, and 16 to 23 steps within the tolerance. The crush
-// is chaotic: how many steps end just below the tolerance rather than just above depends on the
-// machine's floating-point kernels (16 on an AMD EPYC of family 25, whose OpenBLAS picks its
-// Cooper Lake kernels), so the test bounds the residuals, not that count. Without the scene's
-// geometric stiffness Fast Projection stalls on most of these steps, so the fallback is what is
-// tested.
+// holds: medians of 0.00097 to 0.001, largest residuals of 0.0016 to 0.0025, and 16 to 23 steps
+// within the tolerance. The crush is chaotic: how many steps end just below the tolerance rather
+// than just above depends on the machine's floating-point kernels (16 on an AMD EPYC of family
+// 25, whose OpenBLAS picks its Cooper Lake kernels), so the test bounds the residuals, not that
+// count. Without the scene's geometric stiffness Fast Projection stalls on most of these steps,
+// so the fallback is what is tested.
 TEST(MlsContacts, TheCrushedCylinderStaysNearTheToleranceThroughTheFallback) {
   const Crush crush = crushCylinder(false);
   EXPECT_LT(crush.median, 0.0015);

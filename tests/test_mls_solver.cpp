@@ -435,7 +435,7 @@ TEST(MlsSolver, APinDraggedOutOfReachStopsWhereTheClothReaches) {
 // turned on, and turning it off again drops its rows. How far it straightens depends on the
 // crumple, and the crumple on the machine's floating-point kernels: 0.5 s after the limit is
 // turned on edges are stretched by 0.20 to 0.22 with OpenBLAS's Cooper Lake, Haswell or Sandy
-// Bridge kernels (0.25 where it stays off), but with glibc's maths without FMA and AVX2 and the
+// Bridge kernels (0.25 to 0.46 where it stays off), but with glibc's maths without FMA and AVX2 and the
 // Haswell kernels the drag folds the cloth so that 150 to 220 edges stay held at about 0.45 with
 // every sample within the tolerance, frame after frame (0.51 where it stays off; Fast Projection
 // stalls there, and the augmented-Lagrangian fallback run on the edges' excess as well did not
