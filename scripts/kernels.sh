@@ -6,7 +6,7 @@
 # likely to fail on a CI machine of another CPU. Usage: scripts/kernels.sh (after a build in
 # build/; 2 to 3 minutes per variant on 2 cores, 8 variants; not part of CI).
 set -uo pipefail
-cd "$(dirname "$0")/../build"
+cd "$(dirname "$0")/../build" || { echo "kernels.sh: build/ not found; run scripts/build.sh first" >&2; exit 2; }
 no_simd_maths="glibc.cpu.hwcaps=-AVX512F,-AVX512DQ,-AVX512VL,-AVX512BW,-AVX2,-FMA,-BMI2"
 failed=0
 for variant in Cooperlake SkylakeX Haswell Zen Sandybridge Nehalem \
