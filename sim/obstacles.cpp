@@ -176,6 +176,10 @@ double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, con
   return 1e300;
 }
 
+bool hasMeshObstacle(const std::vector<Obstacle>& obstacles) {
+  return std::any_of(obstacles.begin(), obstacles.end(), [](const Obstacle& o) { return o.type == Obstacle::Type::Mesh; });
+}
+
 ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thickness,
                               const Positions& previous, const Positions& positions,
                               Positions& correction, double dt, Positions* normals,
@@ -186,9 +190,7 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
   if (obstacles.empty()) return result;
   const size_t obstacleCount = obstacles.size();
   // Entries are kept for mesh obstacles only: without one the cache has nothing to hold.
-  if (std::none_of(obstacles.begin(), obstacles.end(),
-                   [](const Obstacle& o) { return o.type == Obstacle::Type::Mesh && o.shape; }))
-    cache = nullptr;
+  if (!hasMeshObstacle(obstacles)) cache = nullptr;
   if (cache && cache->entries.size() != positions.rows() * obstacleCount) {
     cache->entries.assign(positions.rows() * obstacleCount, ContactCache::Entry{});
     cache->triangles.clear();

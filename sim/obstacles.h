@@ -73,6 +73,10 @@ struct ContactResult {
   double maxDepth = 0;        // deepest penetration before correction [m]
 };
 
+// Whether any obstacle is a mesh (the only ones with features, sim/self_collision.h, and the
+// only ones a ContactCache keeps entries for).
+bool hasMeshObstacle(const std::vector<Obstacle>& obstacles);
+
 // Moves every point of `positions` that lies within `thickness` of an obstacle out to that
 // distance, with friction against its displacement since `previous` (positions at the start of
 // the step). Writes the corrections into `correction` (same shape, zero where untouched).

@@ -538,10 +538,6 @@ SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTo
   return solvePairs(pairs, mesh.triangles, topology.edges, start, end, w, thickness, iterations);
 }
 
-bool hasMeshObstacle(const std::vector<Obstacle>& obstacles) {
-  return std::any_of(obstacles.begin(), obstacles.end(), [](const Obstacle& o) { return o.type == Obstacle::Type::Mesh; });
-}
-
 int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& start,
                                      Positions& end, const Eigen::VectorXd& inverseMass, double thickness,
                                      bool selfCollision, const std::vector<Obstacle>& obstacles, StepStats& stats,

@@ -78,9 +78,6 @@ SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const Mesh
                                             double thickness, const std::vector<Obstacle>& obstacles,
                                             int iterations = 4);
 
-// Whether any obstacle is a mesh (the only ones with features resolveObstacleFeatures handles).
-bool hasMeshObstacle(const std::vector<Obstacle>& obstacles);
-
 // What every solver runs after its step: resolveObstacleFeatures, then, with `selfCollision`,
 // resolveSelfCollisions (its figures recorded in stats). Returns the pair corrections applied.
 // `found`, when given, holds the features' pairs found for this step (the same start, weights
