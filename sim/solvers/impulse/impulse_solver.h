@@ -23,7 +23,8 @@
 //   4. velocity pass: solve A p = -J v, v += K J^T p  (exact: velocity constraints hold)
 //   5. position pass on the preview x~ = x + h v: while max|C(x~)| > tol: solve A p = -C/h,
 //      v += K J^T p, halving a correction that increases the squared error (back-tracking);
-//      if none helps, or progress is slow, re-linearize at x~ (bounded, reported)
+//      if none helps, or progress is slow, re-linearize at x~ (bounded, reported), the particles
+//      made heavier by the impulses their rows carry (geometric stiffness)
 //   6. x <- x~; surface points the pass left inside an obstacle are put back on it (through T);
 //      where that breaks constraints the pass met, the pass runs again holding those points on
 //      the obstacle (contact_rounds); then mesh features and self-collision
@@ -68,6 +69,16 @@ struct ImpulseParams {
   // the next iteration re-linearizes (while re-linearizations remain) instead of taking dozens
   // of solves that each gain a fraction of a per cent. 0: only a stall re-linearizes. [0, 0.9]
   double slowProgressGain = 0.1;
+  // Lumped geometric stiffness in the re-linearizations (Tournier et al. 2015). A taut row
+  // carries a transverse stiffness P / (h d) (P its impulse, d its length) that Gauss-Newton
+  // corrections leave out; where cloth hangs from point pins or lies on a sphere they then swing
+  // taut particles far sideways and the back-tracking rejects them. Once a correction has been
+  // rejected in a step, each re-linearization makes every particle heavier by
+  // gain * h * sum |P| / d over its distance rows, P the impulse the step has applied along the
+  // row so far (velocity pass and accepted corrections). The first linearization and the
+  // velocity pass keep the true masses; without pins, grab or held contacts the momentum the
+  // stiffened masses would add is taken back. 0: off. [0, 10]
+  double geometricStiffness = 0.5;
   // Position passes per step. After a pass that met the tolerance, the contacts put points it
   // moved into an obstacle back on it and break constraints; the next pass holds those points on
   // the obstacle along its normal (one row each on the surface vertex, kept for the rest of the
