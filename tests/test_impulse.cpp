@@ -405,7 +405,7 @@ TEST(ImpulseSolver, MomentumIsConservedWithoutExternalForces) {
 
 // Whipped at 5 m/s the passes reject corrections and re-linearize with stiffened masses
 // (ImpulseParams::geometricStiffness), which would push the sheet as a whole: without taking
-// that back its momentum drifted by 0.0043 in 20 steps.
+// that back its momentum changed by 0.0043 kg m/s (14%) in 20 steps.
 TEST(ImpulseSolver, MomentumIsConservedThroughStiffenedRelinearizations) {
   int stiffened = 0;
   EXPECT_LT(momentumDrift(20, 5.0, stiffened), 1e-10);
@@ -570,7 +570,8 @@ TEST(Locking, ConformingSagsFarLessThanImpulseNc) {
 }
 
 // The re-linearization policy before 2026-11-23: at most 3, each with 100 times the last one's
-// shift, and only when a correction fails outright. Kept here to show what the default gains.
+// shift, only when a correction fails outright, and without the geometric stiffness (added
+// 2026-11-24). Kept here to show what the default gains.
 const nlohmann::json kGrowingShiftPolicy = {{"max_refactorizations", 3},
                                              {"refactorization_shift_growth", 100},
                                              {"slow_progress_gain", 0},
@@ -739,7 +740,9 @@ TEST(ImpulseSolver, ContactsAfterThePassAreHeldSoADragOffTheTableKeepsTheToleran
 
 // With hold_pair_corrections the later passes also hold the points that self-collision moved:
 // on `spinning-sphere` (self-collision on) fewer steps end above the tolerance and the median
-// error falls (300 steps: 64 against 159 above, 4.2e-6 against 3.0e-4 m).
+// error falls (300 steps: 64 against 159 above, 4.2e-6 against 3.0e-4 m, before the geometric
+// stiffness; with it 80 to 115 against 174 to 177, 5.7e-6 to 7.7e-6 against 3.5e-4 to 1.2e-3 m
+// over the floating-point variants of scripts/kernels.sh).
 TEST(ImpulseSolver, HoldingSelfCollisionCorrectionsCutsTheErrorTheyLeave) {
   auto run = [](bool holdPairs) {
     Scene scene = test::builtinScene("spinning-sphere", "impulse-nc");
@@ -760,7 +763,7 @@ TEST(ImpulseSolver, HoldingSelfCollisionCorrectionsCutsTheErrorTheyLeave) {
   };
   const auto [aboveHeld, medianHeld] = run(true);
   const auto [aboveDefault, medianDefault] = run(false);
-  EXPECT_LT(aboveHeld, 0.6 * aboveDefault);
+  EXPECT_LT(aboveHeld, 0.75 * aboveDefault);
   EXPECT_LT(medianHeld, 0.1 * medianDefault);
 }
 

@@ -793,8 +793,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
                               std::pow(params_.refactorizationShiftGrowth, refactorizations - 1);
         // Once the step has rejected a correction, the particles that taut rows hold are made
         // heavier (geometric stiffness); a re-linearization for slow progress alone keeps the
-        // true masses (`spinning-sphere` with held self-collision corrections ended 110 to 130
-        // of 300 steps above the tolerance with every re-linearization stiffened, 53 to 77 so,
+        // true masses (`spinning-sphere` with held self-collision corrections ended 107 to 132
+        // of 300 steps above the tolerance with every re-linearization stiffened, 53 to 80 so,
         // 61 to 70 without).
         rejected = rejected || stalled;
         if (params_.geometricStiffness > 0 && rejected) {
