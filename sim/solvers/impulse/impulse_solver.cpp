@@ -70,6 +70,7 @@ struct LinearRow {
   int pin = -1;       // index into the pin list, or -1 for the grab
   bool grab = false;  // the grab is pulled, but not counted in convergence and errors
   bool contact = false;  // holds a surface vertex on an obstacle along its normal (target: n . p)
+  double offset = 0;  // a pin's row: its triangle's prediction less the vertex, when set [m]
 };
 
 // Constraint rows as lists of (particle, gradient) slots, the fixed pattern of A with the value
@@ -175,7 +176,7 @@ struct ImpulseSolver::Impl : RowStructure {
 
   // Rebuilds all rows and the pattern of A; analyses it with the chosen back end.
   std::optional<std::string> buildRows(const ImpulseModel& model, const ClothModel& cloth,
-                                       const std::vector<std::pair<int, Vec3>>& pins,
+                                       const Positions& x, const std::vector<std::pair<int, Vec3>>& pins,
                                        const std::optional<Grab>& grab, const std::string& backend) {
     rowStart.assign(1, 0);
     slotParticle.clear();
@@ -203,16 +204,30 @@ struct ImpulseSolver::Impl : RowStructure {
       }
     };
     // A pin holds the vertex in every incident triangle (each triangle's own prediction of the
-    // vertex), so the triangles around it rotate about the pin instead of tearing apart.
+    // vertex), so the triangles around it rotate about the pin instead of tearing apart. Each
+    // triangle keeps the offset its prediction has from the vertex (their mean) when the rows are
+    // built: the spread that the edge-midpoint mesh's nonconformity gives the predictions there.
+    // Zero at rest; a pin set on moved cloth would otherwise ask the triangles to agree, which
+    // may be out of the cloth's reach (docs/measurements.md, "A pin set beyond the reach").
     pinnedVertices.clear();
     for (size_t i = 0; i < pins.size(); ++i) {
       const auto& [vertex, target] = pins[i];
+      const size_t firstRow = linearRows.size();
+      Vec3 mean = Vec3::Zero();
       for (int t : cloth.topology.vertexTris[vertex]) {
         const Tri& f = cloth.mesh.triangles[t];
         const Vec3 corner(f[0] == vertex ? 1 : 0, f[1] == vertex ? 1 : 0, f[2] == vertex ? 1 : 0);
-        addLinearRows(trianglePredictionWeights(model, cloth, t, corner), target, static_cast<int>(i));
+        const auto weights = trianglePredictionWeights(model, cloth, t, corner);
+        addLinearRows(weights, target, static_cast<int>(i));
+        Vec3 prediction = Vec3::Zero();
+        for (const auto& [particle, w] : weights) prediction += w * x.row(particle).transpose();
+        for (int axis = 0; axis < 3; ++axis) linearRows[linearRows.size() - 3 + axis].offset = prediction[axis];
+        mean += prediction;
         if (model.conforming) break;  // the vertex itself: one set of rows is enough
       }
+      const size_t rows = linearRows.size() - firstRow;
+      mean /= static_cast<double>(rows / 3);
+      for (size_t r = firstRow; r < linearRows.size(); ++r) linearRows[r].offset -= mean[linearRows[r].axis];
       pinnedVertices.push_back(vertex);
     }
     grabTriangle = -1;
@@ -462,7 +477,7 @@ struct ImpulseSolver::Impl : RowStructure {
   // theirs.
   void setLinearTargets(const std::vector<std::pair<int, Vec3>>& pins, const Vec3& grabTarget) {
     for (auto& row : linearRows)
-      if (!row.contact) row.target = row.pin >= 0 ? pins[row.pin].second[row.axis] : grabTarget[row.axis];
+      if (!row.contact) row.target = row.pin >= 0 ? pins[row.pin].second[row.axis] + row.offset : grabTarget[row.axis];
   }
 
   // sum over slots of g . x: w x_(axis) of a pin's or the grab's row, w n . x of a contact's.
@@ -631,7 +646,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   for (const auto& pin : ctx.pins) pinned.push_back(pin.first);
   const int grabTriangle = ctx.grab ? ctx.grab->triangle : -1;
   if (s.structureDirty || pinned != s.pinnedVertices || grabTriangle != s.grabTriangle) {
-    if (auto e = s.buildRows(model_, *cloth_, ctx.pins, ctx.grab, params_.linearSolver)) return e;
+    if (auto e = s.buildRows(model_, *cloth_, x_, ctx.pins, ctx.grab, params_.linearSolver)) return e;
   }
   // Targets move without changing the pattern. The grab's target approaches the mouse at a
   // bounded rate, so that a far jump of the mouse pulls instead of teleporting the cloth, and at
@@ -986,7 +1001,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
 std::optional<std::string> ImpulseSolver::projectVelocities(const StepContext& ctx) {
   Impl& s = *impl_;
   inverseMass_ = (ctx.sim.density * model_.areaShare + extraMass_).cwiseInverse();
-  if (auto e = s.buildRows(model_, *cloth_, ctx.pins, ctx.grab, params_.linearSolver)) return e;
+  if (auto e = s.buildRows(model_, *cloth_, x_, ctx.pins, ctx.grab, params_.linearSolver)) return e;
   double shift = 0;
   if (auto e = s.linearize(model_, x_, inverseMass_, params_.regularization, shift)) return e;
   s.velocityPass(inverseMass_, v_);
@@ -996,7 +1011,7 @@ std::optional<std::string> ImpulseSolver::projectVelocities(const StepContext& c
 template <typename Inspect>
 auto ImpulseSolver::inspectRows(const std::vector<std::pair<int, Vec3>>& held, Inspect inspect) const {
   Impl& s = *impl_;
-  if (s.structureDirty) s.buildRows(model_, *cloth_, {}, std::nullopt, params_.linearSolver);
+  if (s.structureDirty) s.buildRows(model_, *cloth_, x_, {}, std::nullopt, params_.linearSolver);
   if (held.empty()) return inspect();
   std::vector<Impl::ContactRow> rows;
   for (const auto& [vertex, direction] : held)
