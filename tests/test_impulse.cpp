@@ -617,16 +617,17 @@ TEST(ImpulseSolver, RelinearizationsConvergeMoreStepsOnASphereThanAGrowingShift)
 // A fine sheet hanging from two point pins: near the pins and along the taut top edge the nearly
 // flat cloth makes A nearly singular, and the position pass needs several re-linearizations.
 // With the growing-shift policy the error left by each step piles up (at 8000 triangles it
-// reached 1 cm after 0.4 s). Here, 4000 triangles over 120 steps: no step ends above the
-// tolerance; 9 by at most 3.1e-6 m without the geometric stiffness, 88 by up to 7.2e-6 m with
-// the growing shift.
+// reached 1 cm after 0.4 s). Here, 4000 triangles over 200 steps: no step ends above the
+// tolerance; 10 to 17 by at most 3e-6 m without the geometric stiffness, 149 to 168 by up to
+// 1.9e-5 m with the growing shift (over the floating-point variants of scripts/kernels.sh; over
+// 120 steps 3 to 9 without the stiffness, too few to tell apart).
 TEST(ImpulseSolver, FineSheetOnPointPinsStaysWithinTheTolerance) {
   auto run = [](const nlohmann::json& solverParams) {
     auto simulation = makeWithTriangles("hanging", 4000, solverParams);
     if (!simulation) return std::make_pair(-1, 1.0);
     int above = 0;
     double worst = 0;
-    for (int i = 0; i < 120; ++i) {
+    for (int i = 0; i < 200; ++i) {
       EXPECT_FALSE(simulation->step().has_value());
       const StepStats& stats = simulation->lastStats();
       above += !stats.converged;
@@ -637,7 +638,7 @@ TEST(ImpulseSolver, FineSheetOnPointPinsStaysWithinTheTolerance) {
   const auto [aboveDefault, worstDefault] = run(nlohmann::json::object());
   const auto [aboveUnstiffened, worstUnstiffened] = run({{"geometric_stiffness", 0}});
   const auto [aboveGrowing, worstGrowing] = run(kGrowingShiftPolicy);
-  std::printf("steps above the tolerance in 120: %d (default, worst %.2g m), %d (no geometric stiffness, worst "
+  std::printf("steps above the tolerance in 200: %d (default, worst %.2g m), %d (no geometric stiffness, worst "
               "%.2g m), %d (growing shift, worst %.2g m)\n",
               aboveDefault, worstDefault, aboveUnstiffened, worstUnstiffened, aboveGrowing, worstGrowing);
   EXPECT_LE(aboveDefault, 3);
