@@ -213,20 +213,18 @@ struct ImpulseSolver::Impl : RowStructure {
     for (size_t i = 0; i < pins.size(); ++i) {
       const auto& [vertex, target] = pins[i];
       const size_t firstRow = linearRows.size();
-      Vec3 mean = Vec3::Zero();
       for (int t : cloth.topology.vertexTris[vertex]) {
         const Tri& f = cloth.mesh.triangles[t];
         const Vec3 corner(f[0] == vertex ? 1 : 0, f[1] == vertex ? 1 : 0, f[2] == vertex ? 1 : 0);
-        const auto weights = trianglePredictionWeights(model, cloth, t, corner);
-        addLinearRows(weights, target, static_cast<int>(i));
-        Vec3 prediction = Vec3::Zero();
-        for (const auto& [particle, w] : weights) prediction += w * x.row(particle).transpose();
-        for (int axis = 0; axis < 3; ++axis) linearRows[linearRows.size() - 3 + axis].offset = prediction[axis];
-        mean += prediction;
+        addLinearRows(trianglePredictionWeights(model, cloth, t, corner), target, static_cast<int>(i));
         if (model.conforming) break;  // the vertex itself: one set of rows is enough
       }
-      const size_t rows = linearRows.size() - firstRow;
-      mean /= static_cast<double>(rows / 3);
+      const double triangles = static_cast<double>(linearRows.size() - firstRow) / 3;
+      Vec3 mean = Vec3::Zero();
+      for (size_t r = firstRow; r < linearRows.size(); ++r) {
+        linearRows[r].offset = linearRowValue(distanceRows + static_cast<int>(r), x);
+        mean[linearRows[r].axis] += linearRows[r].offset / triangles;
+      }
       for (size_t r = firstRow; r < linearRows.size(); ++r) linearRows[r].offset -= mean[linearRows[r].axis];
       pinnedVertices.push_back(vertex);
     }
@@ -786,7 +784,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   bool rejected = false, stiffened = false;
   int stiffenedFactorizations = 0;
   Eigen::VectorXd massShare;  // m K' of the stiffened inverse masses
-  const double totalMass = inverseMass_.cwiseInverse().sum();
+  double totalMass = 0;        // summed when the first stiffened pass needs it
   auto positionPass = [&] {
     passInverseMass = inverseMass_;
     stiffened = false;
@@ -816,6 +814,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
           passInverseMass =
               s.stiffenedInverseMass(model_, inverseMass_, rowImpulse, params_.geometricStiffness, h);
           massShare = passInverseMass.cwiseQuotient(inverseMass_);
+          if (totalMass == 0) totalMass = inverseMass_.cwiseInverse().sum();
           stiffened = true;
           ++stiffenedFactorizations;
         }

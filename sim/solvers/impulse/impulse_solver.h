@@ -6,7 +6,8 @@
 // triangle's own prediction of the vertex (x_j + x_k - x_opposite), one set of rows per triangle,
 // so the triangles around a pin rotate about it instead of tearing apart, and no particle is
 // frozen; each row aims at the target plus the offset its prediction had from the vertex when
-// the rows were built (zero at rest). For the grab, w is the surface point the user sees (barycentric mix of rows of B).
+// the rows were built (zero at rest). For the grab, w is the surface point the user sees
+// (barycentric mix of rows of B).
 //
 // Impulses. With J the constraint Jacobian at x(t) and K the inverse masses, impulse magnitudes
 // p solve A p = r with A = J K J^T (+ a small diagonal shift: A is singular whenever the cloth is
