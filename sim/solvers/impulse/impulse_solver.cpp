@@ -46,6 +46,8 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
        &ImpulseParams::parallelForces},
       {"geometric_stiffness", "", "re-linearizations make particles heavier by their rows' impulses (lumped geometric stiffness)",
        &ImpulseParams::geometricStiffness, 0, 10, false},
+      {"local_relinearization", "", "re-linearize only around the rows above the tolerance while that pays",
+       &ImpulseParams::localRelinearization},
       {"nonconforming_damping", "1/s", "damping of nonconforming (zig-zag) motion",
        &ImpulseParams::nonconformingDamping, 0, 1e4, false},
       {"collision_transfer", "", "contact corrections to NC particles",
@@ -56,12 +58,54 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
 
 namespace {
 
+// Local re-linearizations (ImpulseParams::localRelinearization): the rows above the tolerance
+// and this many rings of particles around them move; not when that is more than kLocalMaxShare
+// of all rows; one pays when its first correction, taken whole, cuts the squared error to
+// kLocalFirstGain of what it was or less; a correction with the global factor that leaves fewer
+// than kLocalSwitchShare of the rows above the tolerance switches to them (measured on
+// `sphere-drop`, `hanging` and `corners-fine`: docs/measurements.md, "Local re-linearizations").
+constexpr int kLocalRings = 3;
+constexpr double kLocalMaxShare = 0.5;
+constexpr double kLocalFirstGain = 0.5;
+constexpr double kLocalSwitchShare = 0.02;
 
 // Upper triangle of a symmetric sparse matrix.
 SparseMatrix upperOf(const SparseMatrix& m) {
   SparseMatrix upper = m.triangularView<Eigen::Upper>();
   upper.makeCompressed();
   return upper;
+}
+
+// Factorizes matrix + shift * max diag * I (diagonalValue: where its diagonal entries are stored).
+// The shift grows (x100, three tries) while the matrix is not positive definite, then the back
+// end's indefinite fallback is tried.
+std::optional<std::string> factorizeShifted(SparseMatrix& matrix, const std::vector<int>& diagonalValue,
+                                            SpdSolver& factor, double baseShift, double& usedShift) {
+  double* values = matrix.valuePtr();
+  double maxDiagonal = 0;
+  std::vector<double> diagonal(diagonalValue.size());
+  for (size_t r = 0; r < diagonalValue.size(); ++r) {
+    diagonal[r] = values[diagonalValue[r]];
+    maxDiagonal = std::max(maxDiagonal, diagonal[r]);
+  }
+  const double grow = std::max(baseShift, 1e-8);
+  const double shifts[3] = {baseShift, grow * 1e2, grow * 1e4};
+  std::string tried;
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 1 && !factor.useIndefiniteFallback()) break;
+    for (double shift : shifts) {
+      for (size_t r = 0; r < diagonalValue.size(); ++r)
+        values[diagonalValue[r]] = diagonal[r] + shift * maxDiagonal;
+      std::string message;
+      if (factor.factorize(matrix, &message) == SpdSolver::Status::Ok) {
+        usedShift = shift;
+        return std::nullopt;
+      }
+      tried += (tried.empty() ? "" : "; ") + factor.name() + " with relative shift " +
+               nlohmann::json(shift).dump() + " (" + message + ")";
+    }
+  }
+  return "factorization of the constraint matrix failed; tried " + tried;
 }
 
 struct LinearRow {
@@ -395,34 +439,8 @@ struct ImpulseSolver::Impl : RowStructure {
                                       slotGradient[contributionSlotA[i]].dot(slotGradient[contributionSlotB[i]]);
   }
 
-  // Factorizes A + shift * max diag * I. The shift grows (x100, three tries) while the matrix is
-  // not positive definite, then the back end's indefinite fallback is tried.
   std::optional<std::string> factorize(double baseShift, double& usedShift) {
-    double* values = matrix.valuePtr();
-    double maxDiagonal = 0;
-    std::vector<double> diagonal(diagonalValue.size());
-    for (size_t r = 0; r < diagonalValue.size(); ++r) {
-      diagonal[r] = values[diagonalValue[r]];
-      maxDiagonal = std::max(maxDiagonal, diagonal[r]);
-    }
-    const double grow = std::max(baseShift, 1e-8);
-    const double shifts[3] = {baseShift, grow * 1e2, grow * 1e4};
-    std::string tried;
-    for (int pass = 0; pass < 2; ++pass) {
-      if (pass == 1 && !factor->useIndefiniteFallback()) break;
-      for (double shift : shifts) {
-        for (size_t r = 0; r < diagonalValue.size(); ++r)
-          values[diagonalValue[r]] = diagonal[r] + shift * maxDiagonal;
-        std::string message;
-        if (factor->factorize(matrix, &message) == SpdSolver::Status::Ok) {
-          usedShift = shift;
-          return std::nullopt;
-        }
-        tried += (tried.empty() ? "" : "; ") + factor->name() + " with relative shift " +
-                 nlohmann::json(shift).dump() + " (" + message + ")";
-      }
-    }
-    return "factorization of the constraint matrix failed; tried " + tried;
+    return factorizeShifted(matrix, diagonalValue, *factor, baseShift, usedShift);
   }
 
   // Impulse directions at x, A = J K J^T, and its factorization (shift reported in usedShift).
@@ -460,7 +478,8 @@ struct ImpulseSolver::Impl : RowStructure {
   }
 
   // The linear momentum that scale * p along the distance rows adds when applied with stiffened
-  // inverse masses K' (massShare_i = m_i K'_i) instead of the true ones, which add none.
+  // inverse masses K' (massShare_i = m_i K'_i; 0 for a particle a local linearization holds)
+  // instead of the true ones, which add none.
   Vec3 spuriousMomentum(const Eigen::VectorXd& p, double scale, const Eigen::VectorXd& massShare) const {
     Vec3 momentum = Vec3::Zero();
     for (int r = 0; r < distanceRows; ++r) {
@@ -535,6 +554,103 @@ struct ImpulseSolver::Impl : RowStructure {
     factor->solve(column);
     rhs = column.col(0);
   }
+
+  // A linearization where the errors are (ImpulseParams::localRelinearization): the particles of
+  // the rows whose |C| exceeds `threshold`, and `rings` more rings of particles around them
+  // (through shared rows), move; every other particle is held (inverse mass 0 in
+  // `movingInverseMass`). The system has every row that touches a moving particle, so a
+  // correction from it changes no other row's C.
+  struct LocalSystem {
+    std::vector<int> rows;  // of the full system, ascending
+    SparseMatrix matrix;    // upper triangle of A restricted to `rows`
+    std::vector<int> diagonalValue;
+    std::unique_ptr<SpdSolver> factor;
+  };
+  std::optional<LocalSystem> local;  // the position pass's current linearization, when local
+
+  // False, with the current linearization kept, when the system would have more than maxShare of
+  // all rows or cannot be factorized.
+  bool linearizeLocally(const ImpulseModel& model, const Positions& x, const Eigen::VectorXd& c, double threshold,
+                        int rings, double maxShare, const Eigen::VectorXd& inverseMass, const std::string& backend,
+                        double baseShift, double& usedShift, Eigen::VectorXd& movingInverseMass) {
+    const int particles = static_cast<int>(inverseMass.size());
+    const int slots = static_cast<int>(slotParticle.size());
+    // The slots of each particle (the structures of the passes holding contacts keep none).
+    std::vector<int> start(particles + 1, 0), bySlot(slots);
+    for (int particle : slotParticle) ++start[particle + 1];
+    for (int p = 0; p < particles; ++p) start[p + 1] += start[p];
+    {
+      std::vector<int> next(start.begin(), start.end() - 1);
+      for (int k = 0; k < slots; ++k) bySlot[next[slotParticle[k]]++] = k;
+    }
+    std::vector<char> moving(particles, 0);
+    std::vector<int> frontier, ring;
+    auto addParticlesOf = [&](int r) {
+      for (int k = rowStart[r]; k < rowStart[r + 1]; ++k)
+        if (!moving[slotParticle[k]]) {
+          moving[slotParticle[k]] = 1;
+          frontier.push_back(slotParticle[k]);
+        }
+    };
+    for (int r = 0; r < rowCount(); ++r)
+      if (std::abs(c[r]) > threshold) addParticlesOf(r);
+    for (int k = 0; k < rings; ++k) {
+      ring.swap(frontier);
+      frontier.clear();
+      for (int p : ring)
+        for (int i = start[p]; i < start[p + 1]; ++i) addParticlesOf(slotRow[bySlot[i]]);
+    }
+    std::vector<int> localRow(rowCount(), -1);
+    for (int p = 0; p < particles; ++p)
+      if (moving[p])
+        for (int i = start[p]; i < start[p + 1]; ++i) localRow[slotRow[bySlot[i]]] = 0;
+    LocalSystem system;
+    for (int r = 0; r < rowCount(); ++r)
+      if (localRow[r] == 0) {
+        localRow[r] = static_cast<int>(system.rows.size());
+        system.rows.push_back(r);
+      }
+    const int n = static_cast<int>(system.rows.size());
+    if (n == 0 || n > maxShare * rowCount()) return false;
+
+    updateDistanceGradients(model, x);
+    std::vector<Eigen::Triplet<double>> entries;
+    for (int i = 0; i < n; ++i) entries.emplace_back(i, i, 0.0);  // every diagonal entry stored
+    for (int p = 0; p < particles; ++p) {
+      if (!moving[p]) continue;
+      for (int i = start[p]; i < start[p + 1]; ++i)
+        for (int j = i; j < start[p + 1]; ++j) {
+          const int a = bySlot[i], b = bySlot[j];
+          const int ra = localRow[slotRow[a]], rb = localRow[slotRow[b]];
+          entries.emplace_back(std::min(ra, rb), std::max(ra, rb),
+                               inverseMass[p] * slotGradient[a].dot(slotGradient[b]));
+        }
+    }
+    system.matrix.resize(n, n);
+    system.matrix.setFromTriplets(entries.begin(), entries.end());
+    system.matrix.makeCompressed();
+    system.diagonalValue.resize(n);
+    for (int col = 0; col < n; ++col)  // the last entry of its column in the upper triangle
+      system.diagonalValue[col] = system.matrix.outerIndexPtr()[col + 1] - 1;
+    system.factor = makeSpdSolver(backend);
+    if (!system.factor || system.factor->analyze(system.matrix) ||
+        factorizeShifted(system.matrix, system.diagonalValue, *system.factor, baseShift, usedShift))
+      return false;
+    movingInverseMass = inverseMass;
+    for (int p = 0; p < particles; ++p)
+      if (!moving[p]) movingInverseMass[p] = 0;
+    local = std::move(system);
+    return true;
+  }
+
+  // rhs (a value per row) becomes the local system's solution, 0 on the rows outside it.
+  void solveLocally(Eigen::VectorXd& rhs) {
+    Eigen::MatrixXd column(local->rows.size(), 1);
+    for (size_t i = 0; i < local->rows.size(); ++i) column(i, 0) = rhs[local->rows[i]];
+    local->factor->solve(column);
+    rhs.setZero();
+    for (size_t i = 0; i < local->rows.size(); ++i) rhs[local->rows[i]] = column(i, 0);
+  }
 };
 
 ImpulseSolver::ImpulseSolver(Mode mode) : impl_(std::make_unique<Impl>()), mode_(mode) {}
@@ -562,6 +678,10 @@ void ImpulseSolver::debugGeometry(Positions& points,
 std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel> cloth,
                                                 const SimParams& sim, const nlohmann::json& params) {
   ImpulseParams parsed;
+  // On the conforming mesh, whose edges over-determine its vertices, the held surroundings of a
+  // local re-linearization leave it no room: on `hanging` and `corners-coarse` it saved no
+  // factorization and was slower, so that baseline re-linearizes globally unless asked.
+  parsed.localRelinearization = mode_ == Mode::Nonconforming;
   if (auto e = readParams(params, ImpulseParams::table(), parsed, "solver")) return e;
   params_ = parsed;
   cloth_ = std::move(cloth);
@@ -777,52 +897,87 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   double error = 0;
   int iterations = 0;
   bool stalled = false;
-  int refactorizations = 0;
+  int refactorizations = 0, localFactorizations = 0;
   // The inverse masses of the pass's current linearization: once a correction has been rejected
-  // in this step, each re-linearization stiffens them (ImpulseParams::geometricStiffness).
+  // in this step, each re-linearization stiffens them (ImpulseParams::geometricStiffness); a
+  // local one holds the particles outside it (inverse mass 0).
   Eigen::VectorXd passInverseMass;
-  bool rejected = false, stiffened = false;
+  bool rejected = false, stiffened = false, shiftMomentum = false;
   int stiffenedFactorizations = 0;
-  Eigen::VectorXd massShare;  // m K' of the stiffened inverse masses
-  double totalMass = 0;        // summed when the first stiffened pass needs it
+  Eigen::VectorXd massShare;  // m K' of the pass's inverse masses
+  double totalMass = 0;        // summed when the first pass that shifts momentum needs it
   auto positionPass = [&] {
     passInverseMass = inverseMass_;
-    stiffened = false;
+    stiffened = shiftMomentum = false;
+    s.local.reset();
     s.evaluate(model_, preview, c);
     error = s.maxError(c);
     stalled = false;
-    bool slow = false;  // the last correction gained less than slowProgressGain
+    bool slow = false;      // the last correction gained less than slowProgressGain
+    bool fewLeft = false;   // few rows are left above the tolerance (see kLocalSwitchShare)
+    bool localFailed = false, localPaid = false;
+    bool acceptedSinceLinearization = false;
     double squared = Impl::squaredError(c);
     for (int passIterations = 0; error > params_.tolerance && passIterations < params_.maxIterations;) {
-      if ((stalled || slow) && refactorizations >= params_.maxRefactorizations) {
-        if (stalled) break;
-        slow = false;  // slow progress goes on with the old directions
-      }
-      if (stalled || slow) {
-        // Re-linearize at the preview: new impulse directions, one more factorization.
-        // A shift that grows with each (Levenberg-Marquardt) makes the steps shorter and safer.
-        ++refactorizations;
-        const double damped = std::max(params_.regularization, 1e-8) *
-                              std::pow(params_.refactorizationShiftGrowth, refactorizations - 1);
-        // Once the step has rejected a correction, the particles that taut rows hold are made
-        // heavier (geometric stiffness); a re-linearization for slow progress alone keeps the
-        // true masses (`spinning-sphere` with held self-collision corrections ended 107 to 132
-        // of 300 steps above the tolerance with every re-linearization stiffened, 53 to 80 so,
-        // 61 to 70 without).
-        rejected = rejected || stalled;
-        if (params_.geometricStiffness > 0 && rejected) {
-          passInverseMass =
-              s.stiffenedInverseMass(model_, inverseMass_, rowImpulse, params_.geometricStiffness, h);
-          massShare = passInverseMass.cwiseQuotient(inverseMass_);
-          if (totalMass == 0) totalMass = inverseMass_.cwiseInverse().sum();
-          stiffened = true;
-          ++stiffenedFactorizations;
+      if (stalled || slow || fewLeft) {
+        // Re-linearize at the preview: new impulse directions, one more factorization. Where
+        // the errors are confined, only around them (ImpulseParams::localRelinearization). A
+        // local linearization pays when its first correction is taken whole and at least halves
+        // the squared error; the held surroundings cannot give way to a stretch that needs the
+        // cloth around to move (near point pins), so one that does not sends the rest of the
+        // pass global.
+        if (s.local && !localPaid) localFailed = true;
+        const bool tryLocal = params_.localRelinearization && !localFailed;
+        const bool globalLeft = refactorizations < params_.maxRefactorizations && (stalled || slow);
+        bool linearized = false;
+        if (tryLocal || globalLeft) {
+          // A shift that grows with each (Levenberg-Marquardt) makes the steps shorter and safer.
+          const double damped = std::max(params_.regularization, 1e-8) *
+                                std::pow(params_.refactorizationShiftGrowth, refactorizations + localFactorizations);
+          // Once the step has rejected a correction, the particles that taut rows hold are made
+          // heavier (geometric stiffness); a re-linearization for slow progress alone keeps the
+          // true masses (`spinning-sphere` with held self-collision corrections ended 107 to 132
+          // of 300 steps above the tolerance with every re-linearization stiffened, 53 to 80 so,
+          // 61 to 70 without).
+          rejected = rejected || stalled;
+          const bool stiffen = params_.geometricStiffness > 0 && rejected;
+          const Eigen::VectorXd linearizationInverseMass =
+              stiffen ? s.stiffenedInverseMass(model_, inverseMass_, rowImpulse, params_.geometricStiffness, h)
+                      : inverseMass_;
+          if (tryLocal && s.linearizeLocally(model_, preview, c, params_.tolerance, kLocalRings, kLocalMaxShare,
+                                             linearizationInverseMass, params_.linearSolver, std::min(damped, 1.0),
+                                             shift, passInverseMass)) {
+            ++localFactorizations;
+            linearized = true;
+          } else if (globalLeft) {
+            ++refactorizations;
+            s.local.reset();
+            passInverseMass = linearizationInverseMass;
+            if (s.linearize(model_, preview, passInverseMass, std::min(damped, 1.0), shift)) break;  // keep the residual
+            linearized = true;
+          }
+          if (linearized) {
+            stiffened = stiffen;
+            stiffenedFactorizations += stiffen;
+            // Stiffened masses make the distance rows' impulses push the cloth as a whole, and so
+            // do rows whose far particles are held; without pins, a grab or held contacts (whose
+            // rows take outside impulses) nothing else may, so that push is taken back as a
+            // uniform velocity, which no distance row sees. With such rows the shift would fight
+            // them (8000-triangle `hanging`: 5.2 instead of 3.9 factorizations per step).
+            shiftMomentum = (stiffened || s.local) && s.linearRows.empty();
+            if (shiftMomentum) {
+              massShare = passInverseMass.cwiseQuotient(inverseMass_);
+              if (totalMass == 0) totalMass = inverseMass_.cwiseInverse().sum();
+            }
+            localPaid = acceptedSinceLinearization = false;
+          }
         }
-        if (s.linearize(model_, preview, passInverseMass, std::min(damped, 1.0), shift)) break;  // keep the residual
-        stalled = slow = false;
+        if (!linearized && stalled) break;
+        stalled = slow = fewLeft = false;  // slow progress goes on with the last directions
       }
       Eigen::VectorXd p = -c / h;
-      s.solve(p);
+      if (s.local) s.solveLocally(p);
+      else s.solve(p);
       ++iterations;
       ++passIterations;
       // Back-tracking: halve the correction while it makes the squared error grow (the solve's
@@ -832,18 +987,23 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       for (int halving = 0;; ++halving) {
         Positions trialV = v_;
         s.applyImpulses(p, scale, passInverseMass, trialV);
-        // Stiffened masses make the distance rows' impulses push the cloth as a whole; without
-        // pins, a grab or held contacts (whose rows take outside impulses) nothing else may,
-        // so that push is taken back as a uniform velocity, which no distance row sees. With
-        // such rows the shift would fight them (8000-triangle `hanging`: 5.2 instead of 3.9
-        // factorizations per step).
-        if (stiffened && s.linearRows.empty())
+        if (shiftMomentum)
           trialV.rowwise() -= (s.spuriousMomentum(p, scale, massShare) / totalMass).transpose();
         Positions trialPreview = x_ + h * trialV;
         s.evaluate(model_, trialPreview, trialC);
         const double trialSquared = Impl::squaredError(trialC);
         if (trialSquared < squared) {
           slow = trialSquared > (1.0 - params_.slowProgressGain) * squared;
+          if (s.local && !acceptedSinceLinearization)
+            localPaid = scale == 1.0 && trialSquared <= kLocalFirstGain * squared;
+          acceptedSinceLinearization = true;
+          // With few rows left above the tolerance a local linearization costs less than more
+          // solves with the global factor, unless those solves are converging fast.
+          if (params_.localRelinearization && !s.local && !localFailed && !slow &&
+              trialSquared > 0.01 * squared) {
+            const long above = (trialC.array().abs() > params_.tolerance).count();
+            fewLeft = above > 0 && above < kLocalSwitchShare * trialC.size();
+          }
           squared = trialSquared;
           error = s.maxError(trialC);
           v_ = std::move(trialV);
@@ -991,6 +1151,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   stats.extra["forces_alongside"] = forcesAlongside;
   stats.extra["factorizations"] = 1 + refactorizations;
   stats.extra["stiffened_factorizations"] = stiffenedFactorizations;
+  stats.extra["local_factorizations"] = localFactorizations;
   stats.maxEdgeStrain = maxEdgeStrain(cloth_->mesh, cloth_->topology, surface_);
   stats.extra["max_speed"] = maxSpeed;
   stats.msTotal = msSince(stepStart);
