@@ -624,21 +624,21 @@ SphereContactSteps sphereContactSteps(const nlohmann::json& solverParams) {
 // geometric stiffness more again: on this 60 x 60 sheet 0, 6 and 19 of about 60 steps on the
 // sphere end above it (every re-linearization global, as they were).
 TEST(ImpulseSolver, RelinearizationsConvergeMoreStepsOnASphereThanAGrowingShift) {
-  const nlohmann::json global = {{"local_relinearization", false}};
-  nlohmann::json unstiffened = global, growing = kGrowingShiftPolicy;
+  const nlohmann::json stiffened = {{"local_relinearization", false}};
+  nlohmann::json unstiffened = stiffened, growing = kGrowingShiftPolicy;
   unstiffened["geometric_stiffness"] = 0;
   growing["local_relinearization"] = false;
-  const SphereContactSteps byDefault = sphereContactSteps(global);
+  const SphereContactSteps withStiffness = sphereContactSteps(stiffened);
   const SphereContactSteps withoutStiffness = sphereContactSteps(unstiffened);
   const SphereContactSteps withGrowingShift = sphereContactSteps(growing);
-  std::printf("steps on the sphere above the tolerance: %d of %d (default), %d of %d (no geometric stiffness), "
+  std::printf("steps on the sphere above the tolerance: %d of %d (geometric stiffness), %d of %d (none), "
               "%d of %d (growing shift)\n",
-              byDefault.above, byDefault.steps, withoutStiffness.above, withoutStiffness.steps, withGrowingShift.above,
-              withGrowingShift.steps);
-  EXPECT_GT(byDefault.steps, 40);
+              withStiffness.above, withStiffness.steps, withoutStiffness.above, withoutStiffness.steps,
+              withGrowingShift.above, withGrowingShift.steps);
+  EXPECT_GT(withStiffness.steps, 40);
   EXPECT_GT(withGrowingShift.steps, 40);
   EXPECT_LT(2 * withoutStiffness.above, withGrowingShift.above);
-  EXPECT_LT(2 * byDefault.above, withoutStiffness.above);
+  EXPECT_LT(2 * withStiffness.above, withoutStiffness.above);
 }
 
 // After the first corrections of a step on the sphere the rows above the tolerance are a few
@@ -839,6 +839,8 @@ TEST(ImpulseSolver, AYankedGrabBacksOffInsteadOfTearingTheCloth) {
               lowestGain);
   EXPECT_LT(worstError, 2e-2);
   EXPECT_LT(worstStrain, 1.2);
-  EXPECT_LT(lowestGain, 0.5);  // it backed off
+  // It backed off: once at least (0.5 under the Sandy Bridge kernels without SIMD maths, where the
+  // local re-linearizations kept the error within 4.4 mm; 0.25 here).
+  EXPECT_LE(lowestGain, 0.5);
 }
 

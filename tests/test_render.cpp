@@ -84,9 +84,8 @@ class RenderTest : public ::testing::Test {
     return readPixels(kWidth, kHeight);
   }
   // Built-in `scene` after `steps` steps, drawn framed (written to `png` in the test output):
-  // the cloth triangles that cut more than `depth` [m] into its first obstacle of `type`.
-  // The cuts of the cloth into the first obstacle of `type` after `steps` steps, summed over
-  // `frames` frames `apart` steps apart (the last one written to `png`).
+  // the cloth triangles that cut more than `depth` [m] into its first obstacle of `type`, summed
+  // over `frames` frames `apart` steps apart (the last one written).
   Cuts settledCuts(const std::string& scene, int steps, Obstacle::Type type, double depth, const std::string& png,
                    int frames = 1, int apart = 0);
 
