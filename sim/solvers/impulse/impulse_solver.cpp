@@ -574,15 +574,19 @@ struct ImpulseSolver::Impl : RowStructure {
                         int rings, double maxShare, const Eigen::VectorXd& inverseMass, const std::string& backend,
                         double baseShift, double& usedShift, Eigen::VectorXd& movingInverseMass) {
     const int particles = static_cast<int>(inverseMass.size());
-    const int slots = static_cast<int>(slotParticle.size());
-    // The slots of each particle (the structures of the passes holding contacts keep none).
-    std::vector<int> start(particles + 1, 0), bySlot(slots);
-    for (int particle : slotParticle) ++start[particle + 1];
-    for (int p = 0; p < particles; ++p) start[p + 1] += start[p];
-    {
-      std::vector<int> next(start.begin(), start.end() - 1);
-      for (int k = 0; k < slots; ++k) bySlot[next[slotParticle[k]]++] = k;
+    // The slots of each particle: the structure's own, or counted here for the structures of the
+    // passes holding contacts, which keep none.
+    std::vector<int> countedStart, countedSlots;
+    if (particleSlots.empty()) {
+      countedStart.assign(particles + 1, 0);
+      countedSlots.resize(slotParticle.size());
+      for (int particle : slotParticle) ++countedStart[particle + 1];
+      for (int p = 0; p < particles; ++p) countedStart[p + 1] += countedStart[p];
+      std::vector<int> next(countedStart.begin(), countedStart.end() - 1);
+      for (int k = 0; k < static_cast<int>(slotParticle.size()); ++k) countedSlots[next[slotParticle[k]]++] = k;
     }
+    const std::vector<int>& start = particleSlots.empty() ? countedStart : particleSlotStart;
+    const std::vector<int>& bySlot = particleSlots.empty() ? countedSlots : particleSlots;
     std::vector<char> moving(particles, 0);
     std::vector<int> frontier, ring;
     auto addParticlesOf = [&](int r) {
