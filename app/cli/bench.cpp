@@ -38,6 +38,9 @@ struct BenchRow {
   double freeTotal = 0;        // median total of the other steps [ms]
   int contactAboveTolerance = 0;
   int forcesAlongside = 0;  // impulse solvers: steps whose forces and contacts ran on a second thread
+  // Impulse solvers: factorizations of the whole constraint matrix and local ones per step,
+  // over all steps and over those that touched an obstacle (-1: the solver reports none).
+  double factorizations = -1, localFactorizations = -1, contactFactorizations = -1, contactLocalFactorizations = -1;
   double contactMaxError = 0;  // largest error of those steps (max|C|, or the isometry residual)
   std::string failure;
   bool onePerStep = false;  // run as oneFactorizationPerStep() makes it
@@ -95,6 +98,8 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
   Simulation& simulation = **created;
   std::vector<double> factor, position, velocity, collision, forces, total, contactTotal, freeTotal;
   long iterations = 0;
+  long factorizations[2] = {0, 0}, localFactorizations[2] = {0, 0};  // all steps, contact steps
+  bool countsFactorizations = false;
   for (int i = 0; i < steps; ++i) {
     if (auto e = simulation.step()) {
       row.failure = *e;
@@ -119,6 +124,13 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
     }
     if (s.extra.contains("fallback_used") && s.extra["fallback_used"].get<bool>()) ++row.fallbacks;
     if (s.extra.value("forces_alongside", false)) ++row.forcesAlongside;
+    if (s.extra.contains("factorizations")) {
+      countsFactorizations = true;
+      for (int k = 0; k < (s.contacts > 0 ? 2 : 1); ++k) {
+        factorizations[k] += s.extra["factorizations"].get<int>();
+        localFactorizations[k] += s.extra.value("local_factorizations", 0);
+      }
+    }
     if (s.extra.contains("max_isometry_residual"))
       row.maxResidual = std::max(row.maxResidual, s.extra["max_isometry_residual"].get<double>());
     row.factorization = s.linearSolver;
@@ -137,6 +149,14 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
   row.contactTotal = median(contactTotal);
   row.freeTotal = median(freeTotal);
   row.iterations = row.steps ? double(iterations) / row.steps : 0;
+  if (countsFactorizations && row.steps > 0) {
+    row.factorizations = double(factorizations[0]) / row.steps;
+    row.localFactorizations = double(localFactorizations[0]) / row.steps;
+    if (row.contactSteps > 0) {
+      row.contactFactorizations = double(factorizations[1]) / row.contactSteps;
+      row.contactLocalFactorizations = double(localFactorizations[1]) / row.contactSteps;
+    }
+  }
   return row;
 }
 
@@ -248,6 +268,14 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
         } else if (row->aboveTolerance > 0)
           std::printf("%-12s   %d of %d steps ended above the tolerance\n", row->scene.c_str(),
                       row->aboveTolerance, row->steps);
+        if (row->factorizations >= 0) {
+          std::printf("%-12s   factorizations per step: %.2f of the whole matrix and %.2f local",
+                      row->scene.c_str(), row->factorizations, row->localFactorizations);
+          if (row->contactFactorizations >= 0)
+            std::printf(" (%.2f and %.2f over the steps that touched an obstacle)", row->contactFactorizations,
+                        row->contactLocalFactorizations);
+          std::printf("\n");
+        }
         if (row->maxResidual >= 0)
           std::printf("%-12s   Fast Projection: %.2f iterations per step, %d of %d steps needed the "
                       "augmented-Lagrangian fallback, largest isometry residual %.2g (tolerance %s)\n",
@@ -281,6 +309,10 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
                                   {"free_ms_total", row->freeTotal},
                                   {"contact_steps_above_tolerance", row->contactAboveTolerance},
                                   {"contact_max_error", row->contactMaxError},
+                                  {"factorizations_per_step", row->factorizations},
+                                  {"local_factorizations_per_step", row->localFactorizations},
+                                  {"contact_factorizations_per_step", row->contactFactorizations},
+                                  {"contact_local_factorizations_per_step", row->contactLocalFactorizations},
                                   {"failure", row->failure}});
     }
     if (compare && fast.failure.empty() && reference.failure.empty() && fast.total > 0)
