@@ -140,6 +140,16 @@ struct RowStructure {
   std::unique_ptr<SpdSolver> factor;
 
   int rowCount() const { return static_cast<int>(rowStart.size()) - 1; }
+
+  // particleSlotStart and particleSlots from slotParticle.
+  void groupSlotsByParticle(int particleCount) {
+    particleSlotStart.assign(particleCount + 1, 0);
+    for (int particle : slotParticle) ++particleSlotStart[particle + 1];
+    for (int p = 0; p < particleCount; ++p) particleSlotStart[p + 1] += particleSlotStart[p];
+    particleSlots.resize(slotParticle.size());
+    std::vector<int> next(particleSlotStart.begin(), particleSlotStart.end() - 1);
+    for (int s = 0; s < static_cast<int>(slotParticle.size()); ++s) particleSlots[next[slotParticle[s]]++] = s;
+  }
 };
 
 }  // namespace
@@ -284,14 +294,7 @@ struct ImpulseSolver::Impl : RowStructure {
     slotRow.resize(slotParticle.size());
     for (int r = 0; r < rowCount(); ++r)
       for (int s = rowStart[r]; s < rowStart[r + 1]; ++s) slotRow[s] = r;
-    particleSlotStart.assign(particleCount + 1, 0);
-    for (int particle : slotParticle) ++particleSlotStart[particle + 1];
-    for (int p = 0; p < particleCount; ++p) particleSlotStart[p + 1] += particleSlotStart[p];
-    particleSlots.resize(slotParticle.size());
-    {
-      std::vector<int> next(particleSlotStart.begin(), particleSlotStart.end() - 1);
-      for (int s = 0; s < static_cast<int>(slotParticle.size()); ++s) particleSlots[next[slotParticle[s]]++] = s;
-    }
+    groupSlotsByParticle(particleCount);
     contributionSlotA.clear();
     contributionSlotB.clear();
     contributionParticle.clear();
@@ -345,8 +348,6 @@ struct ImpulseSolver::Impl : RowStructure {
     linearRows = base.linearRows;
     distanceRows = base.distanceRows;
     slotRow = base.slotRow;
-    particleSlotStart.clear();  // kept for the rows without contacts only (nothing appends to these)
-    particleSlots.clear();
     contributionSlotA = base.contributionSlotA;
     contributionSlotB = base.contributionSlotB;
     contributionParticle = base.contributionParticle;
@@ -408,6 +409,7 @@ struct ImpulseSolver::Impl : RowStructure {
     std::copy(outer.begin(), outer.end(), matrix.outerIndexPtr());
     std::copy(inner.begin(), inner.end(), matrix.innerIndexPtr());
     std::fill(matrix.valuePtr(), matrix.valuePtr() + inner.size(), 0.0);
+    groupSlotsByParticle(static_cast<int>(base.particleSlotStart.size()) - 1);  // for local re-linearizations
 
     factor = makeSpdSolver(backend);
     if (!factor) return "unknown linear solver '" + backend + "'";
@@ -419,15 +421,16 @@ struct ImpulseSolver::Impl : RowStructure {
     return factor->analyze(matrix, ordering);
   }
 
+  void updateDistanceGradient(const ImpulseModel& model, const Positions& x, int c) {
+    const auto& con = model.constraints[c];
+    const Vec3 d = (x.row(con.b) - x.row(con.a)).transpose();
+    const double length = d.norm();
+    const Vec3 n = length > 1e-300 ? Vec3(d / length) : Vec3(1, 0, 0);
+    slotGradient[rowStart[c]] = -n;
+    slotGradient[rowStart[c] + 1] = n;
+  }
   void updateDistanceGradients(const ImpulseModel& model, const Positions& x) {
-    for (int c = 0; c < distanceRows; ++c) {
-      const auto& con = model.constraints[c];
-      const Vec3 d = (x.row(con.b) - x.row(con.a)).transpose();
-      const double length = d.norm();
-      const Vec3 n = length > 1e-300 ? Vec3(d / length) : Vec3(1, 0, 0);
-      slotGradient[rowStart[c]] = -n;
-      slotGradient[rowStart[c] + 1] = n;
-    }
+    for (int c = 0; c < distanceRows; ++c) updateDistanceGradient(model, x, c);
   }
 
   // A = J K J^T into the fixed pattern (no shift).
@@ -574,19 +577,8 @@ struct ImpulseSolver::Impl : RowStructure {
                         int rings, double maxShare, const Eigen::VectorXd& inverseMass, const std::string& backend,
                         double baseShift, double& usedShift, Eigen::VectorXd& movingInverseMass) {
     const int particles = static_cast<int>(inverseMass.size());
-    // The slots of each particle: the structure's own, or counted here for the structures of the
-    // passes holding contacts, which keep none.
-    std::vector<int> countedStart, countedSlots;
-    if (particleSlots.empty()) {
-      countedStart.assign(particles + 1, 0);
-      countedSlots.resize(slotParticle.size());
-      for (int particle : slotParticle) ++countedStart[particle + 1];
-      for (int p = 0; p < particles; ++p) countedStart[p + 1] += countedStart[p];
-      std::vector<int> next(countedStart.begin(), countedStart.end() - 1);
-      for (int k = 0; k < static_cast<int>(slotParticle.size()); ++k) countedSlots[next[slotParticle[k]]++] = k;
-    }
-    const std::vector<int>& start = particleSlots.empty() ? countedStart : particleSlotStart;
-    const std::vector<int>& bySlot = particleSlots.empty() ? countedSlots : particleSlots;
+    const std::vector<int>& start = particleSlotStart;
+    const std::vector<int>& bySlot = particleSlots;
     std::vector<char> moving(particles, 0);
     std::vector<int> frontier, ring;
     auto addParticlesOf = [&](int r) {
@@ -617,7 +609,9 @@ struct ImpulseSolver::Impl : RowStructure {
     const int n = static_cast<int>(system.rows.size());
     if (n == 0 || n > maxShare * rowCount()) return false;
 
-    updateDistanceGradients(model, x);
+    // Only the system's rows take new directions: corrections from it apply no other row.
+    for (int r : system.rows)
+      if (r < distanceRows) updateDistanceGradient(model, x, r);
     std::vector<Eigen::Triplet<double>> entries;
     for (int i = 0; i < n; ++i) entries.emplace_back(i, i, 0.0);  // every diagonal entry stored
     for (int p = 0; p < particles; ++p) {
@@ -919,8 +913,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     stalled = false;
     bool slow = false;      // the last correction gained less than slowProgressGain
     bool fewLeft = false;   // few rows are left above the tolerance (see kLocalSwitchShare)
-    bool localFailed = false, localPaid = false;
-    bool acceptedSinceLinearization = false;
+    bool localFailed = false;
+    std::optional<bool> localPaid;  // of the current local linearization, by its first correction
     double squared = Impl::squaredError(c);
     for (int passIterations = 0; error > params_.tolerance && passIterations < params_.maxIterations;) {
       if (stalled || slow || fewLeft) {
@@ -930,7 +924,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         // the squared error; the held surroundings cannot give way to a stretch that needs the
         // cloth around to move (near point pins), so one that does not sends the rest of the
         // pass global.
-        if (s.local && !localPaid) localFailed = true;
+        if (s.local && !localPaid.value_or(false)) localFailed = true;
         const bool tryLocal = params_.localRelinearization && !localFailed;
         const bool globalLeft = refactorizations < params_.maxRefactorizations && (stalled || slow);
         bool linearized = false;
@@ -973,7 +967,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
               massShare = passInverseMass.cwiseQuotient(inverseMass_);
               if (totalMass == 0) totalMass = inverseMass_.cwiseInverse().sum();
             }
-            localPaid = acceptedSinceLinearization = false;
+            localPaid.reset();
           }
         }
         if (!linearized && stalled) break;
@@ -998,9 +992,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         const double trialSquared = Impl::squaredError(trialC);
         if (trialSquared < squared) {
           slow = trialSquared > (1.0 - params_.slowProgressGain) * squared;
-          if (s.local && !acceptedSinceLinearization)
-            localPaid = scale == 1.0 && trialSquared <= kLocalFirstGain * squared;
-          acceptedSinceLinearization = true;
+          if (s.local && !localPaid) localPaid = scale == 1.0 && trialSquared <= kLocalFirstGain * squared;
           // With few rows left above the tolerance a local linearization costs less than more
           // solves with the global factor, unless those solves are converging fast.
           if (params_.localRelinearization && !s.local && !localFailed && !slow &&
