@@ -657,6 +657,29 @@ TEST(ImpulseSolver, LocalRelinearizationsReplaceFullFactorizationsOnASphere) {
   EXPECT_LE(local.above, global.above + 1);
 }
 
+// Near point pins a local re-linearization that holds the cloth three rings out often cannot
+// give the stretch room, and does not pay; the next one reaches twice as far before the pass
+// turns to full factorizations. `hanging` at 4000 triangles, 120 steps: 12 full and 389 local
+// re-linearizations (119 full and 166 local when the first one that did not pay sent the pass
+// global), no step above the tolerance.
+TEST(ImpulseSolver, WiderLocalRelinearizationsSpareFullOnesNearPointPins) {
+  auto simulation = makeWithTriangles("hanging", 4000);
+  ASSERT_TRUE(simulation);
+  int full = 0, local = 0, above = 0;
+  for (int i = 0; i < 120; ++i) {
+    ASSERT_FALSE(simulation->step().has_value());
+    const StepStats& stats = simulation->lastStats();
+    full += stats.extra.value("factorizations", 0) - 1;  // past the step's own
+    local += stats.extra.value("local_factorizations", 0);
+    above += !stats.converged;
+  }
+  std::printf("re-linearizations in 120 steps: %d full, %d local; %d steps above the tolerance\n", full, local,
+              above);
+  EXPECT_GT(local, 120);
+  EXPECT_LT(full, 30);
+  EXPECT_EQ(above, 0);
+}
+
 // A fine sheet hanging from two point pins: near the pins and along the taut top edge the nearly
 // flat cloth makes A nearly singular, and the position pass needs several re-linearizations.
 // With the growing-shift policy the error left by each step piles up (at 8000 triangles it
@@ -790,11 +813,14 @@ TEST(ImpulseSolver, ContactsAfterThePassAreHeldSoADragOffTheTableKeepsTheToleran
 // on `spinning-sphere` (self-collision on) fewer steps end above the tolerance and the median
 // error falls (300 steps: 64 against 159 above, 4.2e-6 against 3.0e-4 m, before the geometric
 // stiffness; with it 80 to 115 against 174 to 177, 5.7e-6 to 7.7e-6 against 3.5e-4 to 1.2e-3 m
-// over the floating-point variants of scripts/kernels.sh).
+// over the floating-point variants of scripts/kernels.sh). Where the folds land decides how many
+// steps a held run ends above: over 13 densities from 0.095 to 0.104 kg/m² it was 69 to 143
+// (mean 106) while the default kept 166 to 176, so the held runs are taken at three densities.
 TEST(ImpulseSolver, HoldingSelfCollisionCorrectionsCutsTheErrorTheyLeave) {
-  auto run = [](bool holdPairs) {
+  auto run = [](bool holdPairs, double density) {
     Scene scene = test::builtinScene("spinning-sphere", "impulse-nc");
     scene.solverParams["hold_pair_corrections"] = holdPairs;
+    scene.sim.density = density;
     auto simulation = makeEdited(scene, "spinning-sphere");
     std::vector<double> errors;
     int above = 0;
@@ -805,14 +831,18 @@ TEST(ImpulseSolver, HoldingSelfCollisionCorrectionsCutsTheErrorTheyLeave) {
     }
     if (errors.empty()) return std::make_pair(-1, 1.0);
     std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
-    std::printf("hold_pair_corrections %d: %d of 300 steps above the tolerance, median error %.2g m\n",
-                static_cast<int>(holdPairs), above, errors[errors.size() / 2]);
+    std::printf("hold_pair_corrections %d, density %g: %d of 300 steps above the tolerance, median error %.2g m\n",
+                static_cast<int>(holdPairs), density, above, errors[errors.size() / 2]);
     return std::make_pair(above, errors[errors.size() / 2]);
   };
-  const auto [aboveHeld, medianHeld] = run(true);
-  const auto [aboveDefault, medianDefault] = run(false);
+  const auto [aboveDefault, medianDefault] = run(false, 0.1);
+  double aboveHeld = 0;
+  for (double density : {0.098, 0.1, 0.102}) {
+    const auto [above, median] = run(true, density);
+    aboveHeld += above / 3.0;
+    EXPECT_LT(median, 0.1 * medianDefault);
+  }
   EXPECT_LT(aboveHeld, 0.75 * aboveDefault);
-  EXPECT_LT(medianHeld, 0.1 * medianDefault);
 }
 
 // Yanked off the table (1.2 m in 30 steps), the cloth cannot follow the grab's full rate: the

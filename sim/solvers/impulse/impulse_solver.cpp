@@ -59,12 +59,14 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
 namespace {
 
 // Local re-linearizations (ImpulseParams::localRelinearization): the rows above the tolerance
-// and this many rings of particles around them move; not when that is more than kLocalMaxShare
+// and kLocalRings rings of particles around them move; not when that is more than kLocalMaxShare
 // of all rows; one pays when its first correction, taken whole, cuts the squared error to
-// kLocalFirstGain of what it was or less; a correction with the global factor that leaves fewer
+// kLocalFirstGain of what it was or less; one that does not pay is followed by one with twice
+// the rings, up to kLocalMaxRings; a correction with the global factor that leaves fewer
 // than kLocalSwitchShare of the rows above the tolerance switches to them (measured on
 // `sphere-drop`, `hanging` and `corners-fine`: docs/measurements.md, "Local re-linearizations").
 constexpr int kLocalRings = 3;
+constexpr int kLocalMaxRings = 24;
 constexpr double kLocalMaxShare = 0.5;
 constexpr double kLocalFirstGain = 0.5;
 constexpr double kLocalSwitchShare = 0.02;
@@ -914,6 +916,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     bool slow = false;      // the last correction gained less than slowProgressGain
     bool fewLeft = false;   // few rows are left above the tolerance (see kLocalSwitchShare)
     bool localFailed = false;
+    int localRings = kLocalRings;
     std::optional<bool> localPaid;  // of the current local linearization, by its first correction
     double squared = Impl::squaredError(c);
     for (int passIterations = 0; error > params_.tolerance && passIterations < params_.maxIterations;) {
@@ -922,9 +925,12 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         // the errors are confined, only around them (ImpulseParams::localRelinearization). A
         // local linearization pays when its first correction is taken whole and at least halves
         // the squared error; the held surroundings cannot give way to a stretch that needs the
-        // cloth around to move (near point pins), so one that does not sends the rest of the
-        // pass global.
-        if (s.local && !localPaid.value_or(false)) localFailed = true;
+        // cloth around to move (near point pins), so one that does not is followed by one
+        // reaching twice as far, and past kLocalMaxRings by global ones for the rest of the pass.
+        if (s.local && !localPaid.value_or(false)) {
+          if (localRings < kLocalMaxRings) localRings *= 2;
+          else localFailed = true;
+        }
         const bool tryLocal = params_.localRelinearization && !localFailed;
         const bool globalLeft = refactorizations < params_.maxRefactorizations && (stalled || slow);
         bool linearized = false;
@@ -942,7 +948,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
           const Eigen::VectorXd linearizationInverseMass =
               stiffen ? s.stiffenedInverseMass(model_, inverseMass_, rowImpulse, params_.geometricStiffness, h)
                       : inverseMass_;
-          if (tryLocal && s.linearizeLocally(model_, preview, c, params_.tolerance, kLocalRings, kLocalMaxShare,
+          if (tryLocal && s.linearizeLocally(model_, preview, c, params_.tolerance, localRings, kLocalMaxShare,
                                              linearizationInverseMass, params_.linearSolver, std::min(damped, 1.0),
                                              shift, passInverseMass)) {
             ++localFactorizations;

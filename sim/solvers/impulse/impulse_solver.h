@@ -88,7 +88,8 @@ struct ImpulseParams {
   // more move, the rest of the cloth is held) at a fraction of the full factorization's cost.
   // Used while it pays (the first correction, taken whole, halves the squared error): held
   // surroundings cannot give way to a stretch that needs the cloth around to move, as near point
-  // pins, and the pass then re-linearizes the whole cloth. Local ones are not counted in
+  // pins, so one that does not is followed by one reaching twice as far, up to 24 rings, and then
+  // the pass re-linearizes the whole cloth. Local ones are not counted in
   // maxRefactorizations (maxIterations bounds them). false: every re-linearization is global
   // (the default of `conforming`).
   bool localRelinearization = true;
