@@ -487,10 +487,15 @@ struct ImpulseSolver::Impl : RowStructure {
   // instead of the true ones, which add none.
   Vec3 spuriousMomentum(const Eigen::VectorXd& p, double scale, const Eigen::VectorXd& massShare) const {
     Vec3 momentum = Vec3::Zero();
-    for (int r = 0; r < distanceRows; ++r) {
-      if (p[r] == 0) continue;
+    auto add = [&](int r) {
+      if (r >= distanceRows || p[r] == 0) return;
       for (int s = rowStart[r]; s < rowStart[r + 1]; ++s)
         momentum += ((massShare[slotParticle[s]] - 1) * scale * p[r]) * slotGradient[s];
+    };
+    if (local) {  // p is zero outside its rows
+      for (int r : local->rows) add(r);
+    } else {
+      for (int r = 0; r < distanceRows; ++r) add(r);
     }
     return momentum;
   }
@@ -509,14 +514,16 @@ struct ImpulseSolver::Impl : RowStructure {
     return value;
   }
 
+  // C(x) of one row.
+  double rowError(const ImpulseModel& model, const Positions& x, int r) const {
+    if (r >= distanceRows) return linearRowValue(r, x) - linearRows[r - distanceRows].target;
+    const auto& con = model.constraints[r];
+    return (x.row(con.b) - x.row(con.a)).norm() - con.restLength;
+  }
   // C(x) for every row.
   void evaluate(const ImpulseModel& model, const Positions& x, Eigen::VectorXd& c) const {
     c.resize(rowCount());
-    for (int r = 0; r < distanceRows; ++r) {
-      const auto& con = model.constraints[r];
-      c[r] = (x.row(con.b) - x.row(con.a)).norm() - con.restLength;
-    }
-    for (int r = distanceRows; r < rowCount(); ++r) c[r] = linearRowValue(r, x) - linearRows[r - distanceRows].target;
+    for (int r = 0; r < rowCount(); ++r) c[r] = rowError(model, x, r);
   }
 
   // Largest |C| over the rows; the grab's rows drive the iteration but are not reported as a
@@ -566,10 +573,14 @@ struct ImpulseSolver::Impl : RowStructure {
   // `movingInverseMass`). The system has every row that touches a moving particle, so a
   // correction from it changes no other row's C.
   struct LocalSystem {
-    std::vector<int> rows;  // of the full system, ascending
-    SparseMatrix matrix;    // upper triangle of A restricted to `rows`
+    std::vector<int> rows;       // of the full system, ascending
+    std::vector<int> particles;  // the moving ones, ascending
+    SparseMatrix matrix;         // upper triangle of A restricted to `rows`
     std::vector<int> diagonalValue;
     std::unique_ptr<SpdSolver> factor;
+    double outsideSquared = 0;       // sum of C^2 over the other rows, which its corrections keep
+    Positions savedV, savedPreview;  // of the moving particles, before a trial
+    Eigen::VectorXd trialC;          // a trial's C on `rows`
   };
   std::optional<LocalSystem> local;  // the position pass's current linearization, when local
 
@@ -607,6 +618,8 @@ struct ImpulseSolver::Impl : RowStructure {
       if (localRow[r] == 0) {
         localRow[r] = static_cast<int>(system.rows.size());
         system.rows.push_back(r);
+      } else {
+        system.outsideSquared += c[r] * c[r];
       }
     const int n = static_cast<int>(system.rows.size());
     if (n == 0 || n > maxShare * rowCount()) return false;
@@ -637,10 +650,50 @@ struct ImpulseSolver::Impl : RowStructure {
         factorizeShifted(system.matrix, system.diagonalValue, *system.factor, baseShift, usedShift))
       return false;
     movingInverseMass = inverseMass;
-    for (int p = 0; p < particles; ++p)
-      if (!moving[p]) movingInverseMass[p] = 0;
+    for (int p = 0; p < particles; ++p) {
+      if (moving[p]) system.particles.push_back(p);
+      else movingInverseMass[p] = 0;
+    }
     local = std::move(system);
     return true;
+  }
+
+  // A correction scale * p from the local system (p zero outside its rows) tried in place: its
+  // moving particles' velocities and previews change (v + dv, x + h (v + dv)), and so do the C of
+  // its rows, which are the only rows they touch. Returns the squared error over all rows.
+  // undoLocalTrial puts back what it changed; acceptLocalTrial writes its rows' C into c.
+  double tryLocally(const ImpulseModel& model, const Eigen::VectorXd& p, double scale,
+                    const Eigen::VectorXd& movingInverseMass, double h, const Positions& x, Positions& v,
+                    Positions& preview) {
+    const std::vector<int>& moving = local->particles;
+    local->savedV.resize(static_cast<Eigen::Index>(moving.size()), 3);
+    local->savedPreview.resize(static_cast<Eigen::Index>(moving.size()), 3);
+    for (size_t i = 0; i < moving.size(); ++i) {
+      local->savedV.row(i) = v.row(moving[i]);
+      local->savedPreview.row(i) = preview.row(moving[i]);
+    }
+    for (int r : local->rows) {
+      const double magnitude = scale * p[r];
+      if (magnitude == 0) continue;
+      for (int k = rowStart[r]; k < rowStart[r + 1]; ++k) {
+        const int particle = slotParticle[k];
+        v.row(particle) += (movingInverseMass[particle] * magnitude) * slotGradient[k].transpose();
+      }
+    }
+    for (int q : moving) preview.row(q) = x.row(q) + h * v.row(q);
+    local->trialC.resize(static_cast<Eigen::Index>(local->rows.size()));
+    for (size_t i = 0; i < local->rows.size(); ++i) local->trialC[i] = rowError(model, preview, local->rows[i]);
+    return local->outsideSquared + local->trialC.squaredNorm();
+  }
+  void undoLocalTrial(Positions& v, Positions& preview) const {
+    const std::vector<int>& moving = local->particles;
+    for (size_t i = 0; i < moving.size(); ++i) {
+      v.row(moving[i]) = local->savedV.row(i);
+      preview.row(moving[i]) = local->savedPreview.row(i);
+    }
+  }
+  void acceptLocalTrial(Eigen::VectorXd& c) const {
+    for (size_t i = 0; i < local->rows.size(); ++i) c[local->rows[i]] = local->trialC[i];
   }
 
   // rhs (a value per row) becomes the local system's solution, 0 on the rows outside it.
@@ -974,6 +1027,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
               if (totalMass == 0) totalMass = inverseMass_.cwiseInverse().sum();
             }
             localPaid.reset();
+            if (s.local) squared = s.local->outsideSquared + Impl::squaredError(c(s.local->rows));
           }
         }
         if (!linearized && stalled) break;
@@ -987,15 +1041,24 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       // Back-tracking: halve the correction while it makes the squared error grow (the solve's
       // direction decreases it for a small enough step); if it still does after all halvings the
       // correction is rejected.
+      // A local correction is tried in place on its own particles and rows (Impl::tryLocally);
+      // the uniform velocity taking back its momentum changes no distance row and is applied once
+      // the correction is taken.
       double scale = 1.0;
       for (int halving = 0;; ++halving) {
-        Positions trialV = v_;
-        s.applyImpulses(p, scale, passInverseMass, trialV);
-        if (shiftMomentum)
-          trialV.rowwise() -= (s.spuriousMomentum(p, scale, massShare) / totalMass).transpose();
-        Positions trialPreview = x_ + h * trialV;
-        s.evaluate(model_, trialPreview, trialC);
-        const double trialSquared = Impl::squaredError(trialC);
+        Positions trialV, trialPreview;
+        double trialSquared;
+        if (s.local) {
+          trialSquared = s.tryLocally(model_, p, scale, passInverseMass, h, x_, v_, preview);
+        } else {
+          trialV = v_;
+          s.applyImpulses(p, scale, passInverseMass, trialV);
+          if (shiftMomentum)
+            trialV.rowwise() -= (s.spuriousMomentum(p, scale, massShare) / totalMass).transpose();
+          trialPreview = x_ + h * trialV;
+          s.evaluate(model_, trialPreview, trialC);
+          trialSquared = Impl::squaredError(trialC);
+        }
         if (trialSquared < squared) {
           slow = trialSquared > (1.0 - params_.slowProgressGain) * squared;
           if (s.local && !localPaid) localPaid = scale == 1.0 && trialSquared <= kLocalFirstGain * squared;
@@ -1007,13 +1070,25 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
             fewLeft = above > 0 && above < kLocalSwitchShare * trialC.size();
           }
           squared = trialSquared;
-          error = s.maxError(trialC);
-          v_ = std::move(trialV);
-          preview = std::move(trialPreview);
-          c = trialC;
-          rowImpulse += scale * p.head(s.distanceRows);
+          if (s.local) {
+            s.acceptLocalTrial(c);
+            if (shiftMomentum) {
+              const Vec3 shiftBack = s.spuriousMomentum(p, scale, massShare) / totalMass;
+              v_.rowwise() -= shiftBack.transpose();
+              preview = x_ + h * v_;
+            }
+            for (int r : s.local->rows)
+              if (r < s.distanceRows) rowImpulse[r] += scale * p[r];
+          } else {
+            v_ = std::move(trialV);
+            preview = std::move(trialPreview);
+            c = trialC;
+            rowImpulse += scale * p.head(s.distanceRows);
+          }
+          error = s.maxError(c);
           break;
         }
+        if (s.local) s.undoLocalTrial(v_, preview);
         if (halving >= params_.backtrackHalvings) {
           stalled = true;
           break;
