@@ -551,13 +551,13 @@ struct ImpulseSolver::Impl : RowStructure {
   // v += scale * K J^T p
   void applyImpulses(const Eigen::VectorXd& p, double scale, const Eigen::VectorXd& inverseMass,
                      Positions& v) const {
-    for (int r = 0; r < rowCount(); ++r) {
-      const double magnitude = scale * p[r];
-      if (magnitude == 0) continue;
-      for (int s = rowStart[r]; s < rowStart[r + 1]; ++s) {
-        const int particle = slotParticle[s];
-        v.row(particle) += (inverseMass[particle] * magnitude) * slotGradient[s].transpose();
-      }
+    for (int r = 0; r < rowCount(); ++r) applyImpulse(r, scale * p[r], inverseMass, v);
+  }
+  void applyImpulse(int r, double magnitude, const Eigen::VectorXd& inverseMass, Positions& v) const {
+    if (magnitude == 0) return;
+    for (int s = rowStart[r]; s < rowStart[r + 1]; ++s) {
+      const int particle = slotParticle[s];
+      v.row(particle) += (inverseMass[particle] * magnitude) * slotGradient[s].transpose();
     }
   }
 
@@ -672,14 +672,7 @@ struct ImpulseSolver::Impl : RowStructure {
       local->savedV.row(i) = v.row(moving[i]);
       local->savedPreview.row(i) = preview.row(moving[i]);
     }
-    for (int r : local->rows) {
-      const double magnitude = scale * p[r];
-      if (magnitude == 0) continue;
-      for (int k = rowStart[r]; k < rowStart[r + 1]; ++k) {
-        const int particle = slotParticle[k];
-        v.row(particle) += (movingInverseMass[particle] * magnitude) * slotGradient[k].transpose();
-      }
-    }
+    for (int r : local->rows) applyImpulse(r, scale * p[r], movingInverseMass, v);
     for (int q : moving) preview.row(q) = x.row(q) + h * v.row(q);
     local->trialC.resize(static_cast<Eigen::Index>(local->rows.size()));
     for (size_t i = 0; i < local->rows.size(); ++i) local->trialC[i] = rowError(model, preview, local->rows[i]);
