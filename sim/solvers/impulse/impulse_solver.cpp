@@ -487,16 +487,11 @@ struct ImpulseSolver::Impl : RowStructure {
   // instead of the true ones, which add none.
   Vec3 spuriousMomentum(const Eigen::VectorXd& p, double scale, const Eigen::VectorXd& massShare) const {
     Vec3 momentum = Vec3::Zero();
-    auto add = [&](int r) {
+    forChangedRows([&](int r) {  // p is zero outside them
       if (r >= distanceRows || p[r] == 0) return;
       for (int s = rowStart[r]; s < rowStart[r + 1]; ++s)
         momentum += ((massShare[slotParticle[s]] - 1) * scale * p[r]) * slotGradient[s];
-    };
-    if (local) {  // p is zero outside its rows
-      for (int r : local->rows) add(r);
-    } else {
-      for (int r = 0; r < distanceRows; ++r) add(r);
-    }
+    });
     return momentum;
   }
 
@@ -578,11 +573,30 @@ struct ImpulseSolver::Impl : RowStructure {
     SparseMatrix matrix;         // upper triangle of A restricted to `rows`
     std::vector<int> diagonalValue;
     std::unique_ptr<SpdSolver> factor;
-    double outsideSquared = 0;       // sum of C^2 over the other rows, which its corrections keep
-    Positions savedV, savedPreview;  // of the moving particles, before a trial
-    Eigen::VectorXd trialC;          // a trial's C on `rows`
+    double outsideSquared = 0;  // sum of C^2 over the other rows, which its corrections keep
   };
   std::optional<LocalSystem> local;  // the position pass's current linearization, when local
+  Positions savedV, savedPreview;    // of the particles a trial moves, before it
+  Eigen::VectorXd trialC;            // a trial's C on the rows it changes
+
+  // The rows and the particles a correction from the current linearization changes: a local
+  // system's, or all of them.
+  template <class F>
+  void forChangedRows(F f) const {
+    if (local) {
+      for (int r : local->rows) f(r);
+    } else {
+      for (int r = 0; r < rowCount(); ++r) f(r);
+    }
+  }
+  template <class F>
+  void forMovedParticles(int particleCount, F f) const {
+    if (local) {
+      for (int q : local->particles) f(q);
+    } else {
+      for (int q = 0; q < particleCount; ++q) f(q);
+    }
+  }
 
   // False, with the current linearization kept, when the system would have more than maxShare of
   // all rows or cannot be factorized.
@@ -658,35 +672,38 @@ struct ImpulseSolver::Impl : RowStructure {
     return true;
   }
 
-  // A correction scale * p from the local system (p zero outside its rows) tried in place: its
-  // moving particles' velocities and previews change (v + dv, x + h (v + dv)), and so do the C of
-  // its rows, which are the only rows they touch. Returns the squared error over all rows.
-  // undoLocalTrial puts back what it changed; acceptLocalTrial writes its rows' C into c.
-  double tryLocally(const ImpulseModel& model, const Eigen::VectorXd& p, double scale,
-                    const Eigen::VectorXd& movingInverseMass, double h, const Positions& x, Positions& v,
-                    Positions& preview) {
-    const std::vector<int>& moving = local->particles;
-    local->savedV.resize(static_cast<Eigen::Index>(moving.size()), 3);
-    local->savedPreview.resize(static_cast<Eigen::Index>(moving.size()), 3);
-    for (size_t i = 0; i < moving.size(); ++i) {
-      local->savedV.row(i) = v.row(moving[i]);
-      local->savedPreview.row(i) = preview.row(moving[i]);
-    }
-    for (int r : local->rows) applyImpulse(r, scale * p[r], movingInverseMass, v);
-    for (int q : moving) preview.row(q) = x.row(q) + h * v.row(q);
-    local->trialC.resize(static_cast<Eigen::Index>(local->rows.size()));
-    for (size_t i = 0; i < local->rows.size(); ++i) local->trialC[i] = rowError(model, preview, local->rows[i]);
-    return local->outsideSquared + local->trialC.squaredNorm();
+  // A correction scale * p (zero outside the rows of a local system) tried in place: the
+  // velocities and previews of the particles it moves change (v + dv, x + h (v + dv)), and so do
+  // the C of the rows it changes (forChangedRows, in that order in trialC). Returns the squared
+  // error over all rows. undoTrial puts back what it changed; acceptTrial writes trialC into c.
+  double tryCorrection(const ImpulseModel& model, const Eigen::VectorXd& p, double scale,
+                       const Eigen::VectorXd& inverseMass, double h, const Positions& x, Positions& v,
+                       Positions& preview) {
+    int k = 0;
+    const int moved = local ? static_cast<int>(local->particles.size()) : static_cast<int>(v.rows());
+    savedV.resize(moved, 3);
+    savedPreview.resize(moved, 3);
+    forMovedParticles(static_cast<int>(v.rows()), [&](int q) {
+      savedV.row(k) = v.row(q);
+      savedPreview.row(k++) = preview.row(q);
+    });
+    forChangedRows([&](int r) { applyImpulse(r, scale * p[r], inverseMass, v); });
+    forMovedParticles(static_cast<int>(v.rows()), [&](int q) { preview.row(q) = x.row(q) + h * v.row(q); });
+    trialC.resize(local ? static_cast<Eigen::Index>(local->rows.size()) : rowCount());
+    k = 0;
+    forChangedRows([&](int r) { trialC[k++] = rowError(model, preview, r); });
+    return (local ? local->outsideSquared : 0.0) + trialC.squaredNorm();
   }
-  void undoLocalTrial(Positions& v, Positions& preview) const {
-    const std::vector<int>& moving = local->particles;
-    for (size_t i = 0; i < moving.size(); ++i) {
-      v.row(moving[i]) = local->savedV.row(i);
-      preview.row(moving[i]) = local->savedPreview.row(i);
-    }
+  void undoTrial(Positions& v, Positions& preview) const {
+    int k = 0;
+    forMovedParticles(static_cast<int>(v.rows()), [&](int q) {
+      v.row(q) = savedV.row(k);
+      preview.row(q) = savedPreview.row(k++);
+    });
   }
-  void acceptLocalTrial(Eigen::VectorXd& c) const {
-    for (size_t i = 0; i < local->rows.size(); ++i) c[local->rows[i]] = local->trialC[i];
+  void acceptTrial(Eigen::VectorXd& c) const {
+    int k = 0;
+    forChangedRows([&](int r) { c[r] = trialC[k++]; });
   }
 
   // rhs (a value per row) becomes the local system's solution, 0 on the rows outside it.
@@ -938,7 +955,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
 
   // 5. Position pass on the preview x~ = x + h v.
   t0 = Clock::now();
-  Eigen::VectorXd c, trialC;
+  Eigen::VectorXd c;
   Positions preview = x_ + h * v_;
   double error = 0;
   int iterations = 0;
@@ -1034,24 +1051,12 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       // Back-tracking: halve the correction while it makes the squared error grow (the solve's
       // direction decreases it for a small enough step); if it still does after all halvings the
       // correction is rejected.
-      // A local correction is tried in place on its own particles and rows (Impl::tryLocally);
-      // the uniform velocity taking back its momentum changes no distance row and is applied once
-      // the correction is taken.
+      // A correction is tried in place on the particles and rows it changes (Impl::tryCorrection;
+      // a local one's only); the uniform velocity taking back its momentum changes no distance
+      // row and is applied once the correction is taken.
       double scale = 1.0;
       for (int halving = 0;; ++halving) {
-        Positions trialV, trialPreview;
-        double trialSquared;
-        if (s.local) {
-          trialSquared = s.tryLocally(model_, p, scale, passInverseMass, h, x_, v_, preview);
-        } else {
-          trialV = v_;
-          s.applyImpulses(p, scale, passInverseMass, trialV);
-          if (shiftMomentum)
-            trialV.rowwise() -= (s.spuriousMomentum(p, scale, massShare) / totalMass).transpose();
-          trialPreview = x_ + h * trialV;
-          s.evaluate(model_, trialPreview, trialC);
-          trialSquared = Impl::squaredError(trialC);
-        }
+        const double trialSquared = s.tryCorrection(model_, p, scale, passInverseMass, h, x_, v_, preview);
         if (trialSquared < squared) {
           slow = trialSquared > (1.0 - params_.slowProgressGain) * squared;
           if (s.local && !localPaid) localPaid = scale == 1.0 && trialSquared <= kLocalFirstGain * squared;
@@ -1059,29 +1064,23 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
           // solves with the global factor, unless those solves are converging fast.
           if (params_.localRelinearization && !s.local && !localFailed && !slow &&
               trialSquared > 0.01 * squared) {
-            const long above = (trialC.array().abs() > params_.tolerance).count();
-            fewLeft = above > 0 && above < kLocalSwitchShare * trialC.size();
+            const long above = (s.trialC.array().abs() > params_.tolerance).count();
+            fewLeft = above > 0 && above < kLocalSwitchShare * s.trialC.size();
           }
           squared = trialSquared;
-          if (s.local) {
-            s.acceptLocalTrial(c);
-            if (shiftMomentum) {
-              const Vec3 shiftBack = s.spuriousMomentum(p, scale, massShare) / totalMass;
-              v_.rowwise() -= shiftBack.transpose();
-              preview = x_ + h * v_;
-            }
-            for (int r : s.local->rows)
-              if (r < s.distanceRows) rowImpulse[r] += scale * p[r];
-          } else {
-            v_ = std::move(trialV);
-            preview = std::move(trialPreview);
-            c = trialC;
-            rowImpulse += scale * p.head(s.distanceRows);
+          s.acceptTrial(c);
+          if (shiftMomentum) {
+            const Vec3 shiftBack = s.spuriousMomentum(p, scale, massShare) / totalMass;
+            v_.rowwise() -= shiftBack.transpose();
+            preview = x_ + h * v_;
           }
+          s.forChangedRows([&](int r) {
+            if (r < s.distanceRows) rowImpulse[r] += scale * p[r];
+          });
           error = s.maxError(c);
           break;
         }
-        if (s.local) s.undoLocalTrial(v_, preview);
+        s.undoTrial(v_, preview);
         if (halving >= params_.backtrackHalvings) {
           stalled = true;
           break;
