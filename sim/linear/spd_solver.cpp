@@ -12,6 +12,44 @@
 namespace clothlab {
 namespace {
 
+cholmod_sparse wrapSparse(Eigen::Index n, const int* starts, const int* rows, double* values, Eigen::Index nonZeros,
+                          int stype) {
+  cholmod_sparse s{};
+  s.nrow = n;
+  s.ncol = n;
+  s.nzmax = nonZeros;
+  s.p = const_cast<int*>(starts);
+  s.i = const_cast<int*>(rows);
+  s.nz = nullptr;
+  s.x = values;
+  s.z = nullptr;
+  s.stype = stype;  // 1: upper triangle stored, -1: lower
+  s.itype = CHOLMOD_INT;
+  s.xtype = CHOLMOD_REAL;
+  s.dtype = CHOLMOD_DOUBLE;
+  s.sorted = 1;
+  s.packed = 1;
+  return s;
+}
+
+// CHOLMOD's ordering search for the upper triangle `pattern` (see kNestedDissectionRows), with
+// the settings in `common`. Returns the analysis (its Perm is the ordering), or nullptr.
+cholmod_factor* searchOrdering(const SparseMatrix& pattern, cholmod_common& common) {
+  if (pattern.rows() >= kNestedDissectionRows) {
+    common.nmethods = 2;
+    common.method[0].ordering = CHOLMOD_AMD;
+    common.method[1].ordering = CHOLMOD_NESDIS;
+  } else {
+    common.nmethods = 0;
+  }
+  common.postorder = 1;
+  cholmod_sparse view = wrapSparse(pattern.rows(), pattern.outerIndexPtr(), pattern.innerIndexPtr(),
+                                   const_cast<double*>(pattern.valuePtr()), pattern.nonZeros(), 1);
+  cholmod_factor* ordered = cholmod_analyze(&view, &common);
+  if (ordered && common.status < CHOLMOD_OK) cholmod_free_factor(&ordered, &common);
+  return ordered;
+}
+
 // CHOLMOD: supernodal LL' (BLAS-based). If a matrix is not positive definite even after the
 // caller's regularization, it falls back to simplicial LDL' which accepts indefinite pivots.
 class CholmodSolver final : public SpdSolver {
@@ -46,15 +84,8 @@ class CholmodSolver final : public SpdSolver {
     release();
     pattern_ = upper;
     pattern_.makeCompressed();
-    common_.nmethods = 0;
-    common_.postorder = 1;
-    cholmod_sparse view = wrap(pattern_.rows(), pattern_.outerIndexPtr(), pattern_.innerIndexPtr(),
-                               const_cast<double*>(pattern_.valuePtr()), pattern_.nonZeros(), 1);
-    cholmod_factor* ordered = cholmod_analyze(&view, &common_);
-    if (!ordered || common_.status < CHOLMOD_OK) {
-      if (ordered) cholmod_free_factor(&ordered, &common_);
-      return "CHOLMOD symbolic analysis failed (status " + std::to_string(common_.status) + ")";
-    }
+    cholmod_factor* ordered = searchOrdering(pattern_, common_);
+    if (!ordered) return "CHOLMOD symbolic analysis failed (status " + std::to_string(common_.status) + ")";
     ordering_ = ordered->ordering;
     const int n = static_cast<int>(upper.rows());
     const int* perm = static_cast<const int*>(ordered->Perm);
@@ -68,7 +99,8 @@ class CholmodSolver final : public SpdSolver {
     release();
     pattern_ = upper;
     pattern_.makeCompressed();
-    ordering_ = CHOLMOD_GIVEN;
+    // ordering_ stays that of this solver's last search, which name() reports: the orderings
+    // given here extend it (rows added after their neighbours).
     perm_ = ordering;
     return analyzePermuted();
   }
@@ -150,29 +182,10 @@ class CholmodSolver final : public SpdSolver {
     return std::nullopt;
   }
 
-  static cholmod_sparse wrap(Eigen::Index n, const int* starts, const int* rows, double* values,
-                             Eigen::Index nonZeros, int stype) {
-    cholmod_sparse s{};
-    s.nrow = n;
-    s.ncol = n;
-    s.nzmax = nonZeros;
-    s.p = const_cast<int*>(starts);
-    s.i = const_cast<int*>(rows);
-    s.nz = nullptr;
-    s.x = values;
-    s.z = nullptr;
-    s.stype = stype;  // 1: upper triangle stored, -1: lower
-    s.itype = CHOLMOD_INT;
-    s.xtype = CHOLMOD_REAL;
-    s.dtype = CHOLMOD_DOUBLE;
-    s.sorted = 1;
-    s.packed = 1;
-    return s;
-  }
   int permutedStype() const { return common_.supernodal == CHOLMOD_SIMPLICIAL ? 1 : -1; }
   cholmod_sparse permutedView() {
-    return wrap(static_cast<Eigen::Index>(perm_.size()), permutedStarts_.data(), permutedRows_.data(),
-                permutedValues_.data(), static_cast<Eigen::Index>(permutedValues_.size()), permutedStype());
+    return wrapSparse(static_cast<Eigen::Index>(perm_.size()), permutedStarts_.data(), permutedRows_.data(),
+                      permutedValues_.data(), static_cast<Eigen::Index>(permutedValues_.size()), permutedStype());
   }
   // The pattern of P A P' in the triangle permutedStype() names, columns sorted, and for each
   // stored entry of `upper` the position of its value there. Entries are bucketed by column
@@ -222,7 +235,7 @@ class CholmodSolver final : public SpdSolver {
   cholmod_factor* factor_ = nullptr;
   cholmod_dense *x_ = nullptr, *y_ = nullptr, *e_ = nullptr;  // solve workspaces, reused
   SparseMatrix pattern_;
-  int ordering_ = CHOLMOD_AMD;
+  int ordering_ = CHOLMOD_AMD;  // the method of the last search (analyze without an ordering)
   std::vector<int> perm_;  // row i of the permuted matrix is row perm_[i] of the given one
   std::vector<int> permutedStarts_, permutedRows_, slot_;
   std::vector<double> permutedValues_;
@@ -254,6 +267,29 @@ class EigenLdltSolver final : public SpdSolver {
 };
 
 }  // namespace
+
+std::vector<int> orderingWithRowsAfterNeighbours(const SparseMatrix& upper, const std::vector<int>& base) {
+  const int baseRows = static_cast<int>(base.size());
+  const int rows = static_cast<int>(upper.rows());
+  std::vector<int> position(baseRows);
+  for (int p = 0; p < baseRows; ++p) position[base[p]] = p;
+  // Key 2p: base row at position p; 2p + 1: a later row whose last base neighbour is at p; -1:
+  // a later row without base neighbours.
+  std::vector<std::pair<int, int>> keyed;
+  keyed.reserve(rows);
+  for (int p = 0; p < baseRows; ++p) keyed.emplace_back(2 * p, base[p]);
+  for (int row = baseRows; row < rows; ++row) {  // column `row` of the upper triangle: its rows above
+    int last = -1;
+    for (SparseMatrix::InnerIterator it(upper, row); it; ++it)
+      if (it.row() < baseRows) last = std::max(last, position[it.row()]);
+    keyed.emplace_back(last < 0 ? -1 : 2 * last + 1, row);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<int> ordering;
+  ordering.reserve(rows);
+  for (const auto& [key, row] : keyed) ordering.push_back(row);
+  return ordering;
+}
 
 std::unique_ptr<SpdSolver> makeSpdSolver(const std::string& id) {
   if (id == "cholmod") return std::make_unique<CholmodSolver>();

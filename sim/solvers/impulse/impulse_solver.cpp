@@ -168,7 +168,8 @@ struct ImpulseSolver::Impl : RowStructure {
   std::vector<int> pinnedVertices;
   int grabTriangle = -1;
   bool structureDirty = true;
-  std::vector<int> baseOrdering;  // the fill-reducing ordering of the rows without contacts
+  std::vector<int> distanceOrdering;  // the fill-reducing ordering of the distance rows alone
+  std::vector<int> baseOrdering;      // the ordering of the rows without contacts
 
   // The rows, pattern and factor without contacts, kept while a pass holds contact rows.
   std::optional<RowStructure> withoutContacts;
@@ -331,7 +332,16 @@ struct ImpulseSolver::Impl : RowStructure {
 
     factor = makeSpdSolver(backend);
     if (!factor) return "unknown linear solver '" + backend + "'";
-    if (auto e = factor->analyze(matrix)) return e;
+    // The distance rows are ordered once (the search takes 230 ms on sphere-drop's 59 398 rows);
+    // pin and grab rows, which change as the user pins and drags, follow their neighbours.
+    if (structureDirty || distanceOrdering.size() != static_cast<size_t>(distanceRows)) {
+      distanceOrdering.clear();
+      if (auto e = factor->analyze(SparseMatrix(matrix.topLeftCorner(distanceRows, distanceRows)))) return e;
+      distanceOrdering = factor->ordering();
+    }
+    std::vector<int> ordering;
+    if (!distanceOrdering.empty()) ordering = orderingWithRowsAfterNeighbours(matrix, distanceOrdering);
+    if (auto e = factor->analyze(matrix, ordering)) return e;
     baseOrdering = factor->ordering();
     structureDirty = false;
     return std::nullopt;
@@ -339,8 +349,8 @@ struct ImpulseSolver::Impl : RowStructure {
 
   // The rows of `base` (the rows without contacts) with one row per contact after them. They
   // come last in A, so A's columns (upper triangle) and the contributions to them are base's
-  // as they stand, and each contact row adds one column; the ordering is base's with the contact
-  // rows last (no new search). Every value sums its contributions in the order a full rebuild
+  // as they stand, and each contact row adds one column; the ordering is base's with each
+  // contact row right after its last neighbour there (no new search). Every value sums its contributions in the order a full rebuild
   // would (by particle), so the factor is the same bit for bit.
   std::optional<std::string> appendContactRows(const RowStructure& base, const std::vector<ContactRow>& contacts,
                                                const std::string& backend) {
@@ -416,10 +426,8 @@ struct ImpulseSolver::Impl : RowStructure {
     factor = makeSpdSolver(backend);
     if (!factor) return "unknown linear solver '" + backend + "'";
     std::vector<int> ordering;
-    if (base.factor && baseOrdering.size() == static_cast<size_t>(baseRows)) {
-      ordering = baseOrdering;
-      for (int r = baseRows; r < rows; ++r) ordering.push_back(r);
-    }
+    if (base.factor && baseOrdering.size() == static_cast<size_t>(baseRows))
+      ordering = orderingWithRowsAfterNeighbours(matrix, baseOrdering);
     return factor->analyze(matrix, ordering);
   }
 

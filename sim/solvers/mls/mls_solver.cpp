@@ -330,21 +330,7 @@ struct MlsSolver::Impl {
       if (auto e = schurSolver->analyze(schur)) return e;
       if (edgeRows.empty()) sampleOrdering = schurSolver->ordering();
     } else {
-      std::vector<int> position(sampleRows);
-      for (int p = 0; p < sampleRows; ++p) position[sampleOrdering[p]] = p;
-      std::vector<std::pair<int, int>> keyed;  // (2 x position to follow + 0 or 1, row)
-      for (int p = 0; p < sampleRows; ++p) keyed.emplace_back(2 * p, sampleOrdering[p]);
-      for (size_t k = 0; k < edgeRows.size(); ++k) {
-        int last = 0;
-        for (int end = 0; end < 2; ++end)
-          for (const auto& a : sampleIncidence[(*edges)[edgeRows[k]][end]]) last = std::max(last, position[a.row]);
-        keyed.emplace_back(2 * last + 1, sampleRows + static_cast<int>(k));
-      }
-      std::stable_sort(keyed.begin(), keyed.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
-      std::vector<int> ordering;
-      ordering.reserve(keyed.size());
-      for (const auto& [key, row] : keyed) ordering.push_back(row);
+      const std::vector<int> ordering = orderingWithRowsAfterNeighbours(schur, sampleOrdering);
       if (auto e = schurSolver->analyze(schur, ordering)) return e;
     }
     schurAnalyzed = true;
