@@ -66,17 +66,17 @@ class CholmodSolver final : public SpdSolver {
     release();
     cholmod_finish(&common_);
   }
+  using SpdSolver::analyze;
   std::string name() const override {
-    const std::string ordering =
-        ordering_ == CHOLMOD_METIS ? " (METIS)" : ordering_ == CHOLMOD_NESDIS ? " (NESDIS)" : "";
+    const std::string ordering = method_ == "METIS" || method_ == "NESDIS" ? " (" + method_ + ")" : "";
     if (ldlFallback_) return "cholmod-simplicial-ldl" + ordering;
     return (simplicial_ ? "cholmod-simplicial" : "cholmod-supernodal") + ordering;
   }
 
-  // Two analyses. The first is CHOLMOD's choice of ordering: AMD, and METIS as well when AMD's
-  // fill-in is high (the one with fewer flops is kept). Only large, wide-stencil matrices get
-  // there: the 30 000-row J W J^T of ckv-cylinder-fine (2.6e9 instead of 6.9e9 flops per
-  // factorization); every other system here keeps AMD. The matrix is then stored in that order,
+  // Two analyses. The first is CHOLMOD's choice of ordering (searchOrdering): AMD, METIS as well
+  // when AMD's fill-in is high (only large, wide-stencil matrices get there: the 30 000-row
+  // J W J^T of ckv-cylinder-fine, 2.6e9 instead of 6.9e9 flops per factorization), and nested
+  // dissection for the largest (sphere-drop's A). The matrix is then stored in that order,
   // in the triangle each factorization reads directly (lower for supernodal, upper for
   // simplicial), and analysed in its natural order: a factorization then copies the values
   // through a fixed map instead of CHOLMOD permuting and transposing the matrix every time.
@@ -86,7 +86,10 @@ class CholmodSolver final : public SpdSolver {
     pattern_.makeCompressed();
     cholmod_factor* ordered = searchOrdering(pattern_, common_);
     if (!ordered) return "CHOLMOD symbolic analysis failed (status " + std::to_string(common_.status) + ")";
-    ordering_ = ordered->ordering;
+    method_ = ordered->ordering == CHOLMOD_METIS    ? "METIS"
+              : ordered->ordering == CHOLMOD_NESDIS ? "NESDIS"
+              : ordered->ordering == CHOLMOD_AMD    ? "AMD"
+                                                    : "CHOLMOD " + std::to_string(ordered->ordering);
     const int n = static_cast<int>(upper.rows());
     const int* perm = static_cast<const int*>(ordered->Perm);
     perm_.assign(perm, perm + n);
@@ -94,18 +97,19 @@ class CholmodSolver final : public SpdSolver {
     return analyzePermuted();
   }
 
-  std::optional<std::string> analyze(const SparseMatrix& upper, const std::vector<int>& ordering) override {
+  std::optional<std::string> analyze(const SparseMatrix& upper, const std::vector<int>& ordering,
+                                     const std::string& method) override {
     if (ordering.size() != static_cast<size_t>(upper.rows())) return analyze(upper);
     release();
     pattern_ = upper;
     pattern_.makeCompressed();
-    // ordering_ stays that of this solver's last search, which name() reports: the orderings
-    // given here extend it (rows added after their neighbours).
+    method_ = method;
     perm_ = ordering;
     return analyzePermuted();
   }
 
   std::vector<int> ordering() const override { return perm_; }
+  std::string orderingMethod() const override { return method_; }
 
   Status factorize(const SparseMatrix& upper, std::string* message) override {
     const auto samePattern = [&] {
@@ -235,7 +239,7 @@ class CholmodSolver final : public SpdSolver {
   cholmod_factor* factor_ = nullptr;
   cholmod_dense *x_ = nullptr, *y_ = nullptr, *e_ = nullptr;  // solve workspaces, reused
   SparseMatrix pattern_;
-  int ordering_ = CHOLMOD_AMD;  // the method of the last search (analyze without an ordering)
+  std::string method_;  // orderingMethod()
   std::vector<int> perm_;  // row i of the permuted matrix is row perm_[i] of the given one
   std::vector<int> permutedStarts_, permutedRows_, slot_;
   std::vector<double> permutedValues_;
@@ -246,6 +250,7 @@ class CholmodSolver final : public SpdSolver {
 
 class EigenLdltSolver final : public SpdSolver {
  public:
+  using SpdSolver::analyze;
   std::string name() const override { return "eigen-simplicial-ldlt"; }
   std::optional<std::string> analyze(const SparseMatrix& upper) override {
     ldlt_.analyzePattern(upper);

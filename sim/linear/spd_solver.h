@@ -20,13 +20,21 @@ class SpdSolver {
   // Symbolic analysis of the pattern (upper triangle). Call again when the pattern changes.
   virtual std::optional<std::string> analyze(const SparseMatrix& upper) = 0;
   // The same with a fill-reducing ordering given (row i of the permuted matrix is row
-  // ordering[i]), which skips the ordering's search; back ends without one ignore it.
-  virtual std::optional<std::string> analyze(const SparseMatrix& upper, const std::vector<int>& ordering) {
+  // ordering[i]), which skips the ordering's search; back ends without one ignore it. `method`
+  // names the search it came from, for orderingMethod() and name().
+  virtual std::optional<std::string> analyze(const SparseMatrix& upper, const std::vector<int>& ordering,
+                                             const std::string& method) {
     (void)ordering;
+    (void)method;
     return analyze(upper);
   }
-  // The ordering of the last analysis, in analyze's convention (empty where not known).
+  std::optional<std::string> analyze(const SparseMatrix& upper, const std::vector<int>& ordering) {
+    return analyze(upper, ordering, "");
+  }
+  // The ordering of the last analysis, in analyze's convention (empty where not known), and the
+  // search that found it ("AMD", "METIS", "NESDIS"; for a given one, the name it came with).
   virtual std::vector<int> ordering() const { return {}; }
+  virtual std::string orderingMethod() const { return {}; }
   // Numeric factorization of a matrix with the analysed pattern.
   virtual Status factorize(const SparseMatrix& upper, std::string* message) = 0;
   // Overwrites each column of rhs with the solution.

@@ -169,6 +169,7 @@ struct ImpulseSolver::Impl : RowStructure {
   int grabTriangle = -1;
   bool structureDirty = true;
   std::vector<int> distanceOrdering;  // the fill-reducing ordering of the distance rows alone
+  std::string distanceOrderingMethod;  // the search that found it
   std::vector<int> baseOrdering;      // the ordering of the rows without contacts
 
   // The rows, pattern and factor without contacts, kept while a pass holds contact rows.
@@ -338,10 +339,11 @@ struct ImpulseSolver::Impl : RowStructure {
       distanceOrdering.clear();
       if (auto e = factor->analyze(SparseMatrix(matrix.topLeftCorner(distanceRows, distanceRows)))) return e;
       distanceOrdering = factor->ordering();
+      distanceOrderingMethod = factor->orderingMethod();
     }
     std::vector<int> ordering;
     if (!distanceOrdering.empty()) ordering = orderingWithRowsAfterNeighbours(matrix, distanceOrdering);
-    if (auto e = factor->analyze(matrix, ordering)) return e;
+    if (auto e = factor->analyze(matrix, ordering, distanceOrderingMethod)) return e;
     baseOrdering = factor->ordering();
     structureDirty = false;
     return std::nullopt;
@@ -428,7 +430,7 @@ struct ImpulseSolver::Impl : RowStructure {
     std::vector<int> ordering;
     if (base.factor && baseOrdering.size() == static_cast<size_t>(baseRows))
       ordering = orderingWithRowsAfterNeighbours(matrix, baseOrdering);
-    return factor->analyze(matrix, ordering);
+    return factor->analyze(matrix, ordering, base.factor ? base.factor->orderingMethod() : "");
   }
 
   void updateDistanceGradient(const ImpulseModel& model, const Positions& x, int c) {

@@ -323,15 +323,19 @@ struct MlsSolver::Impl {
   // an ordering each time the held edges change (ckv-corners hanging with the limit 0.1: 24.8
   // instead of 27.3 ms per frame).
   std::vector<int> sampleOrdering;  // of the samples' rows alone, once known
+  std::string sampleOrderingMethod;  // the search that found it
   std::optional<std::string> analyzeSchur() {
     if (schurAnalyzed) return std::nullopt;
     const int sampleRows = rows - static_cast<int>(edgeRows.size());
     if (edgeRows.empty() || static_cast<int>(sampleOrdering.size()) != sampleRows) {
       if (auto e = schurSolver->analyze(schur)) return e;
-      if (edgeRows.empty()) sampleOrdering = schurSolver->ordering();
+      if (edgeRows.empty()) {
+        sampleOrdering = schurSolver->ordering();
+        sampleOrderingMethod = schurSolver->orderingMethod();
+      }
     } else {
       const std::vector<int> ordering = orderingWithRowsAfterNeighbours(schur, sampleOrdering);
-      if (auto e = schurSolver->analyze(schur, ordering)) return e;
+      if (auto e = schurSolver->analyze(schur, ordering, sampleOrderingMethod)) return e;
     }
     schurAnalyzed = true;
     return std::nullopt;
