@@ -25,6 +25,16 @@ SparseMatrix laplacian(int n, double shift) {
   m.setFromTriplets(t.begin(), t.end());
   return m;
 }
+
+// Factorizes the analysed `upper` and checks that a solve with it has a small residual.
+void expectFactorizesAndSolves(SpdSolver& solver, const SparseMatrix& upper, const Eigen::MatrixXd& rhs) {
+  std::string message;
+  ASSERT_EQ(solver.factorize(upper, &message), SpdSolver::Status::Ok) << message;
+  Eigen::MatrixXd x = rhs;
+  solver.solve(x);
+  const SparseMatrix full = upper.selfadjointView<Eigen::Upper>();
+  EXPECT_LT((full * x - rhs).norm() / rhs.norm(), 1e-10) << solver.name();
+}
 }  // namespace
 
 TEST(SpdSolver, BothBackEndsSolveAndAgree) {
@@ -86,7 +96,6 @@ TEST(SpdSolver, NewValuesOnTheAnalysedPatternAreSolvedAndAnotherPatternIsRefused
 // the wrong size is ignored (the search runs).
 TEST(SpdSolver, AGivenOrderingIsUsedAndSolvesTheSameSystem) {
   const SparseMatrix upper = laplacian(20, 0.3);
-  const SparseMatrix full = upper.selfadjointView<Eigen::Upper>();
   const Eigen::MatrixXd rhs = Eigen::MatrixXd::Random(upper.rows(), 2);
   const int n = static_cast<int>(upper.rows());
   auto solver = makeSpdSolver("cholmod");
@@ -103,11 +112,7 @@ TEST(SpdSolver, AGivenOrderingIsUsedAndSolvesTheSameSystem) {
     } else {
       EXPECT_EQ(solver->ordering(), found);
     }
-    std::string message;
-    ASSERT_EQ(solver->factorize(upper, &message), SpdSolver::Status::Ok) << message;
-    Eigen::MatrixXd x = rhs;
-    solver->solve(x);
-    EXPECT_LT((full * x - rhs).norm() / rhs.norm(), 1e-10);
+    expectFactorizesAndSolves(*solver, upper, rhs);
   }
 }
 
@@ -155,17 +160,11 @@ TEST(SpdSolver, AddedRowsFollowTheirLastNeighbourInTheBaseOrdering) {
     for (int p = last + 1; p < position[baseRows + k]; ++p) EXPECT_GE(ordering[p], baseRows) << k;
   }
 
-  const SparseMatrix full = upper.selfadjointView<Eigen::Upper>();
-  const Eigen::MatrixXd rhs = Eigen::MatrixXd::Random(upper.rows(), 1);
   auto solver = makeSpdSolver("cholmod");
   ASSERT_FALSE(solver->analyze(upper, ordering, baseSolver->orderingMethod()).has_value());
   EXPECT_EQ(solver->ordering(), ordering);
   EXPECT_EQ(solver->orderingMethod(), "AMD");  // the search the base ordering came from
-  std::string message;
-  ASSERT_EQ(solver->factorize(upper, &message), SpdSolver::Status::Ok) << message;
-  Eigen::MatrixXd x = rhs;
-  solver->solve(x);
-  EXPECT_LT((full * x - rhs).norm() / rhs.norm(), 1e-10);
+  expectFactorizesAndSolves(*solver, upper, Eigen::MatrixXd::Random(upper.rows(), 1));
 }
 
 // The largest systems (sphere-drop's A: 59 398 rows) are ordered by nested dissection where that
@@ -178,13 +177,7 @@ TEST(SpdSolver, LargeGridsAreOrderedByNestedDissection) {
   ASSERT_FALSE(solver->analyze(large).has_value());
   EXPECT_EQ(solver->orderingMethod(), "NESDIS");
   EXPECT_EQ(solver->name(), "cholmod-supernodal (NESDIS)");
-  std::string message;
-  ASSERT_EQ(solver->factorize(large, &message), SpdSolver::Status::Ok) << message;
-  const Eigen::MatrixXd rhs = Eigen::MatrixXd::Random(large.rows(), 1);
-  Eigen::MatrixXd x = rhs;
-  solver->solve(x);
-  const SparseMatrix full = large.selfadjointView<Eigen::Upper>();
-  EXPECT_LT((full * x - rhs).norm() / rhs.norm(), 1e-10);
+  expectFactorizesAndSolves(*solver, large, Eigen::MatrixXd::Random(large.rows(), 1));
 
   auto small = makeSpdSolver("cholmod");
   ASSERT_FALSE(small->analyze(laplacian(150, 0.01)).has_value());
