@@ -352,8 +352,9 @@ struct ImpulseSolver::Impl : RowStructure {
   // The rows of `base` (the rows without contacts) with one row per contact after them. They
   // come last in A, so A's columns (upper triangle) and the contributions to them are base's
   // as they stand, and each contact row adds one column; the ordering is base's with each
-  // contact row right after its last neighbour there (no new search). Every value sums its contributions in the order a full rebuild
-  // would (by particle), so the factor is the same bit for bit.
+  // contact row right after its last neighbour there (no new search). Every value sums its
+  // contributions in the order a full rebuild would (by particle), so the factor is the same
+  // bit for bit.
   std::optional<std::string> appendContactRows(const RowStructure& base, const std::vector<ContactRow>& contacts,
                                                const std::string& backend) {
     rowStart = base.rowStart;
