@@ -278,21 +278,25 @@ std::vector<int> orderingWithRowsAfterNeighbours(const SparseMatrix& upper, cons
   const int rows = static_cast<int>(upper.rows());
   std::vector<int> position(baseRows);
   for (int p = 0; p < baseRows; ++p) position[base[p]] = p;
-  // Key 2p: base row at position p; 2p + 1: a later row whose last base neighbour is at p; -1:
-  // a later row without base neighbours.
-  std::vector<std::pair<int, int>> keyed;
-  keyed.reserve(rows);
-  for (int p = 0; p < baseRows; ++p) keyed.emplace_back(2 * p, base[p]);
+  // Each later row keyed by the position of its last base neighbour (-1: none); only these are
+  // sorted, and then merged into the base ordering, which stays as it is.
+  std::vector<std::pair<int, int>> later;
+  later.reserve(rows - baseRows);
   for (int row = baseRows; row < rows; ++row) {  // column `row` of the upper triangle: its rows above
     int last = -1;
     for (SparseMatrix::InnerIterator it(upper, row); it; ++it)
       if (it.row() < baseRows) last = std::max(last, position[it.row()]);
-    keyed.emplace_back(last < 0 ? -1 : 2 * last + 1, row);
+    later.emplace_back(last, row);
   }
-  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(later.begin(), later.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<int> ordering;
   ordering.reserve(rows);
-  for (const auto& [key, row] : keyed) ordering.push_back(row);
+  auto next = later.begin();
+  for (; next != later.end() && next->first < 0; ++next) ordering.push_back(next->second);
+  for (int p = 0; p < baseRows; ++p) {
+    ordering.push_back(base[p]);
+    for (; next != later.end() && next->first == p; ++next) ordering.push_back(next->second);
+  }
   return ordering;
 }
 
