@@ -71,6 +71,12 @@ constexpr double kLocalMaxShare = 0.5;
 constexpr double kLocalFirstGain = 0.5;
 constexpr double kLocalSwitchShare = 0.02;
 
+// After the step's factor has failed as the first correction of a step (every halving of it
+// rejected), that many steps go straight to re-linearizing: 1, then twice as many after each
+// further failure, up to kMaxStartSkips; one correction it takes resets the run to 1 (measured on
+// `sphere-drop` and `spinning-sphere`: docs/measurements.md, "The step's factor in contact").
+constexpr int kMaxStartSkips = 16;
+
 // Upper triangle of a symmetric sparse matrix.
 SparseMatrix upperOf(const SparseMatrix& m) {
   SparseMatrix upper = m.triangularView<Eigen::Upper>();
@@ -171,6 +177,8 @@ struct ImpulseSolver::Impl : RowStructure {
   std::vector<int> distanceOrdering;  // the fill-reducing ordering of the distance rows alone
   std::string distanceOrderingMethod;  // the search that found it
   std::vector<int> baseOrdering;      // the ordering of the rows without contacts
+  // Steps left whose position pass skips the step's factor, and the next run's length (kMaxStartSkips).
+  int startSkipsLeft = 0, startSkipRun = 1;
 
   // The rows, pattern and factor without contacts, kept while a pass holds contact rows.
   std::optional<RowStructure> withoutContacts;
@@ -993,6 +1001,11 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   int stiffenedFactorizations = 0;
   Eigen::VectorXd massShare;  // m K' of the pass's inverse masses
   double totalMass = 0;        // summed when the first pass that shifts momentum needs it
+  // The first pass's first correction with the step's factor, A at x(t). In contact it fails:
+  // the contact response leaves errors at the preview that A(x(t)) cannot reduce (`sphere-drop`:
+  // every contact step rejected it after all its halvings, about 7 ms), so after a failure the
+  // next steps start by re-linearizing, as they would once it had failed (kMaxStartSkips).
+  bool firstPass = true, startTried = false;
   auto positionPass = [&] {
     passInverseMass = inverseMass_;
     stiffened = shiftMomentum = false;
@@ -1000,6 +1013,15 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     s.evaluate(model_, preview, c);
     error = s.maxError(c);
     stalled = false;
+    if (firstPass && error > params_.tolerance) {
+      if (s.startSkipsLeft > 0 && (params_.maxRefactorizations > 0 || params_.localRelinearization)) {
+        --s.startSkipsLeft;
+        stalled = true;  // re-linearizes (stiffened) before the first solve
+      } else {
+        startTried = true;
+      }
+    }
+    firstPass = false;
     bool slow = false;      // the last correction gained less than slowProgressGain
     bool fewLeft = false;   // few rows are left above the tolerance (see kLocalSwitchShare)
     bool localFailed = false;
@@ -1082,6 +1104,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       for (int halving = 0;; ++halving) {
         const double trialSquared = s.tryCorrection(model_, p, scale, passInverseMass, h, x_, v_, preview);
         if (trialSquared < squared) {
+          if (startTried) s.startSkipRun = 1;
+          startTried = false;
           slow = trialSquared > (1.0 - params_.slowProgressGain) * squared;
           if (s.local && !localPaid) localPaid = scale == 1.0 && trialSquared <= kLocalFirstGain * squared;
           // With few rows left above the tolerance a local linearization costs less than more
@@ -1106,6 +1130,11 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         }
         s.undoTrial(v_, preview);
         if (halving >= params_.backtrackHalvings) {
+          if (startTried) {
+            s.startSkipsLeft = s.startSkipRun;
+            s.startSkipRun = std::min(2 * s.startSkipRun, kMaxStartSkips);
+          }
+          startTried = false;
           stalled = true;
           break;
         }
