@@ -71,10 +71,12 @@ constexpr double kLocalMaxShare = 0.5;
 constexpr double kLocalFirstGain = 0.5;
 constexpr double kLocalSwitchShare = 0.02;
 
-// After the step's factor has failed as the first correction of a step (every halving of it
-// rejected), that many steps go straight to re-linearizing: 1, then twice as many after each
-// further failure, up to kMaxStartSkips; one correction it takes resets the run to 1 (measured on
-// `sphere-drop` and `spinning-sphere`: docs/measurements.md, "The step's factor in contact").
+// After the step's factor has failed as the first correction of kStartRejectionsToSkip steps in a
+// row (every halving of it rejected), the next steps go straight to re-linearizing: 1, then twice
+// as many after each further failure, up to kMaxStartSkips; one correction it takes resets the
+// count and the run (measured on `sphere-drop` at 100 x 100 and 60 x 60 vertices, where it fails
+// in 155 of 160 and in 9 of 54 contact steps: docs/measurements.md, "The step's factor in contact").
+constexpr int kStartRejectionsToSkip = 2;
 constexpr int kMaxStartSkips = 16;
 
 // Upper triangle of a symmetric sparse matrix.
@@ -177,8 +179,9 @@ struct ImpulseSolver::Impl : RowStructure {
   std::vector<int> distanceOrdering;  // the fill-reducing ordering of the distance rows alone
   std::string distanceOrderingMethod;  // the search that found it
   std::vector<int> baseOrdering;      // the ordering of the rows without contacts
-  // Steps left whose position pass skips the step's factor, and the next run's length (kMaxStartSkips).
-  int startSkipsLeft = 0, startSkipRun = 1;
+  // The step's factor as a pass's first correction (kMaxStartSkips): rejected that many times in a
+  // row, steps left whose pass skips it, and the next run's length.
+  int startRejections = 0, startSkipsLeft = 0, startSkipRun = 1;
 
   // The rows, pattern and factor without contacts, kept while a pass holds contact rows.
   std::optional<RowStructure> withoutContacts;
@@ -1001,11 +1004,13 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   int stiffenedFactorizations = 0;
   Eigen::VectorXd massShare;  // m K' of the pass's inverse masses
   double totalMass = 0;        // summed when the first pass that shifts momentum needs it
-  // The first pass's first correction with the step's factor, A at x(t). In contact it fails:
+  // The first pass's first correction with the step's factor, A at x(t). In contact it can fail:
   // the contact response leaves errors at the preview that A(x(t)) cannot reduce (`sphere-drop`:
-  // every contact step rejected it after all its halvings, about 7 ms), so after a failure the
-  // next steps start by re-linearizing, as they would once it had failed (kMaxStartSkips).
+  // 155 of 160 contact steps rejected it after all its halvings, about 7 ms each), so after
+  // failures in a row the next steps start by re-linearizing, as they would once it had failed
+  // (kStartRejectionsToSkip, kMaxStartSkips).
   bool firstPass = true, startTried = false;
+  const char* startCorrection = nullptr;  // the stats' start_correction: taken, rejected or skipped
   auto positionPass = [&] {
     passInverseMass = inverseMass_;
     stiffened = shiftMomentum = false;
@@ -1017,6 +1022,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       if (s.startSkipsLeft > 0 && (params_.maxRefactorizations > 0 || params_.localRelinearization)) {
         --s.startSkipsLeft;
         stalled = true;  // re-linearizes (stiffened) before the first solve
+        startCorrection = "skipped";
       } else {
         startTried = true;
       }
@@ -1104,7 +1110,11 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       for (int halving = 0;; ++halving) {
         const double trialSquared = s.tryCorrection(model_, p, scale, passInverseMass, h, x_, v_, preview);
         if (trialSquared < squared) {
-          if (startTried) s.startSkipRun = 1;
+          if (startTried) {
+            s.startRejections = 0;
+            s.startSkipRun = 1;
+            startCorrection = "taken";
+          }
           startTried = false;
           slow = trialSquared > (1.0 - params_.slowProgressGain) * squared;
           if (s.local && !localPaid) localPaid = scale == 1.0 && trialSquared <= kLocalFirstGain * squared;
@@ -1131,8 +1141,11 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         s.undoTrial(v_, preview);
         if (halving >= params_.backtrackHalvings) {
           if (startTried) {
-            s.startSkipsLeft = s.startSkipRun;
-            s.startSkipRun = std::min(2 * s.startSkipRun, kMaxStartSkips);
+            startCorrection = "rejected";
+            if (++s.startRejections >= kStartRejectionsToSkip) {
+              s.startSkipsLeft = s.startSkipRun;
+              s.startSkipRun = std::min(2 * s.startSkipRun, kMaxStartSkips);
+            }
           }
           startTried = false;
           stalled = true;
@@ -1270,6 +1283,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   else if (grabPush > kGrabPushFloor * meanEdgeLength_) grabGain_ *= 0.5;
   if (ctx.grab) stats.extra["grab_gain"] = grabGain_;
   stats.extra["stalled"] = stalled;
+  if (startCorrection) stats.extra["start_correction"] = startCorrection;
   stats.extra["forces_alongside"] = forcesAlongside;
   stats.extra["factorizations"] = 1 + refactorizations;
   stats.extra["stiffened_factorizations"] = stiffenedFactorizations;
