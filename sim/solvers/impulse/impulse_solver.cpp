@@ -79,6 +79,14 @@ constexpr double kLocalSwitchShare = 0.02;
 constexpr int kStartRejectionsToSkip = 2;
 constexpr int kMaxStartSkips = 16;
 
+// Where the step's factor fails (or is skipped), the pass tries it once more with the rows above
+// kMaskedRowsFactor times the tolerance left out of the right-hand side: the errors the contact
+// response leaves at the preview are a few hundred large ones the factor cannot reduce, beside
+// thousands of small ones it can (second-order errors of the sheet's motion). Taken when it
+// lowers the squared error of the rows it aims at; the large ones, a little larger for it, are
+// then left to local re-linearizations (docs/measurements.md, "The step's factor in contact").
+constexpr double kMaskedRowsFactor = 10;
+
 // Upper triangle of a symmetric sparse matrix.
 SparseMatrix upperOf(const SparseMatrix& m) {
   SparseMatrix upper = m.triangularView<Eigen::Upper>();
@@ -1010,7 +1018,22 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // failures in a row the next steps start by re-linearizing, as they would once it had failed
   // (kStartRejectionsToSkip, kMaxStartSkips).
   bool firstPass = true, startTried = false;
-  const char* startCorrection = nullptr;  // the stats' start_correction: taken, rejected or skipped
+  const char* startCorrection = nullptr;   // the stats' start_correction: taken, rejected or skipped
+  const char* maskedCorrection = nullptr;  // the stats' masked_correction: taken or rejected
+  bool maskNext = false;  // the next correction is the step factor's with large rows masked
+  const double maskAbove = kMaskedRowsFactor * params_.tolerance;
+  // A pass that can re-linearize locally tries the masked correction before re-linearizing, where
+  // there are rows to mask and rows above the tolerance left to aim at.
+  auto maskingHelps = [&] {
+    if (!params_.localRelinearization) return false;
+    bool large = false, aimed = false;
+    for (Eigen::Index r = 0; r < c.size() && !(large && aimed); ++r) {
+      const double e = std::abs(c[r]);
+      large = large || e > maskAbove;
+      aimed = aimed || (e > params_.tolerance && e <= maskAbove);
+    }
+    return large && aimed;
+  };
   auto positionPass = [&] {
     passInverseMass = inverseMass_;
     stiffened = shiftMomentum = false;
@@ -1021,8 +1044,11 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     if (firstPass && error > params_.tolerance) {
       if (s.startSkipsLeft > 0 && (params_.maxRefactorizations > 0 || params_.localRelinearization)) {
         --s.startSkipsLeft;
-        stalled = true;  // re-linearizes (stiffened) before the first solve
         startCorrection = "skipped";
+        // The masked correction first, or a re-linearization (stiffened) before the first solve.
+        rejected = true;
+        if (maskingHelps()) maskNext = true;
+        else stalled = true;
       } else {
         startTried = true;
       }
@@ -1096,6 +1122,15 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         stalled = slow = fewLeft = false;  // slow progress goes on with the last directions
       }
       Eigen::VectorXd p = -c / h;
+      const bool masked = maskNext;
+      maskNext = false;
+      double aimedSquared = 0;  // of the rows a masked correction aims at, before it
+      if (masked) {
+        for (Eigen::Index r = 0; r < p.size(); ++r) {
+          if (std::abs(c[r]) > maskAbove) p[r] = 0;
+          else aimedSquared += c[r] * c[r];
+        }
+      }
       if (s.local) s.solveLocally(p);
       else s.solve(p);
       ++iterations;
@@ -1109,19 +1144,29 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       double scale = 1.0;
       for (int halving = 0;; ++halving) {
         const double trialSquared = s.tryCorrection(model_, p, scale, passInverseMass, h, x_, v_, preview);
-        if (trialSquared < squared) {
+        bool gains = trialSquared < squared;
+        if (masked) {  // a global correction: trialC holds every row, in order
+          double aimedAfter = 0;
+          for (Eigen::Index r = 0; r < c.size(); ++r)
+            if (std::abs(c[r]) <= maskAbove) aimedAfter += s.trialC[r] * s.trialC[r];
+          gains = aimedAfter < aimedSquared;
+        }
+        if (gains) {
+          if (masked) maskedCorrection = "taken";
           if (startTried) {
             s.startRejections = 0;
             s.startSkipRun = 1;
             startCorrection = "taken";
           }
           startTried = false;
-          slow = trialSquared > (1.0 - params_.slowProgressGain) * squared;
+          slow = !masked && trialSquared > (1.0 - params_.slowProgressGain) * squared;
           if (s.local && !localPaid) localPaid = scale == 1.0 && trialSquared <= kLocalFirstGain * squared;
           // With few rows left above the tolerance a local linearization costs less than more
           // solves with the global factor, unless those solves are converging fast.
-          if (params_.localRelinearization && !s.local && !localFailed && !slow &&
-              trialSquared > 0.01 * squared) {
+          if (masked) {
+            fewLeft = true;  // the large rows and the few left beside them: a local re-linearization
+          } else if (params_.localRelinearization && !s.local && !localFailed && !slow &&
+                     trialSquared > 0.01 * squared) {
             const long above = (s.trialC.array().abs() > params_.tolerance).count();
             fewLeft = above > 0 && above < kLocalSwitchShare * s.trialC.size();
           }
@@ -1140,11 +1185,18 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         }
         s.undoTrial(v_, preview);
         if (halving >= params_.backtrackHalvings) {
+          if (masked) maskedCorrection = "rejected";
           if (startTried) {
             startCorrection = "rejected";
             if (++s.startRejections >= kStartRejectionsToSkip) {
               s.startSkipsLeft = s.startSkipRun;
               s.startSkipRun = std::min(2 * s.startSkipRun, kMaxStartSkips);
+            }
+            if (maskingHelps()) {  // the same factor once more, masked, before re-linearizing
+              startTried = false;
+              rejected = true;
+              maskNext = true;
+              break;
             }
           }
           startTried = false;
@@ -1284,6 +1336,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   if (ctx.grab) stats.extra["grab_gain"] = grabGain_;
   stats.extra["stalled"] = stalled;
   if (startCorrection) stats.extra["start_correction"] = startCorrection;
+  if (maskedCorrection) stats.extra["masked_correction"] = maskedCorrection;
   stats.extra["forces_alongside"] = forcesAlongside;
   stats.extra["factorizations"] = 1 + refactorizations;
   stats.extra["stiffened_factorizations"] = stiffenedFactorizations;
