@@ -273,6 +273,21 @@ class EigenLdltSolver final : public SpdSolver {
 
 }  // namespace
 
+std::vector<int> amdOrdering(const SparseMatrix& upper) {
+  const int rows = static_cast<int>(upper.rows());
+  std::vector<int> ordering(rows);
+  cholmod_common common;
+  cholmod_start(&common);
+  common.print = 0;
+  common.error_handler = nullptr;
+  cholmod_sparse view = wrapSparse(rows, upper.outerIndexPtr(), upper.innerIndexPtr(),
+                                   const_cast<double*>(upper.valuePtr()), upper.nonZeros(), 1);
+  const bool ok = cholmod_amd(&view, nullptr, 0, ordering.data(), &common) && common.status >= CHOLMOD_OK;
+  cholmod_finish(&common);
+  if (!ok) return {};
+  return ordering;
+}
+
 std::vector<int> orderingWithRowsAfterNeighbours(const SparseMatrix& upper, const std::vector<int>& base) {
   const int baseRows = static_cast<int>(base.size());
   const int rows = static_cast<int>(upper.rows());

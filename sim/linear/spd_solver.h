@@ -52,6 +52,11 @@ class SpdSolver {
 // time (docs/measurements.md, "Nested dissection for the largest systems").
 constexpr int kNestedDissectionRows = 40000;
 
+// AMD's ordering of the upper triangle `upper` (in analyze's convention), without the symbolic
+// analysis a search does to compare orderings: for systems analysed once and factorized once,
+// where that analysis would cost more than the factorization (empty if AMD failed).
+std::vector<int> amdOrdering(const SparseMatrix& upper);
+
 // An ordering (in analyze's convention) of all rows of `upper` that keeps `base`, an ordering of
 // its first base.size() rows, and eliminates each later row right after the last of the base rows
 // it is coupled to (later rows coupled to no base row go first; ties keep row order). Rows added
