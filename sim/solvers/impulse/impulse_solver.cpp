@@ -72,9 +72,9 @@ constexpr double kLocalFirstGain = 0.5;
 constexpr double kLocalSwitchShare = 0.02;
 
 // After the step's factor has failed as the first correction of kStartRejectionsToSkip steps in a
-// row (every halving of it rejected), the next steps go straight to re-linearizing: 1, then twice
-// as many after each further failure, up to kMaxStartSkips; one correction it takes resets the
-// count and the run (measured on `sphere-drop` at 100 x 100 and 60 x 60 vertices, where it fails
+// row (every halving of it rejected), the next steps do not try it and go straight to what follows
+// a failure (the masked correction below, or a re-linearization): 1, then twice as many after each
+// further failure, up to kMaxStartSkips; one correction it takes resets the count and the run (measured on `sphere-drop` at 100 x 100 and 60 x 60 vertices, where it fails
 // in 155 of 160 and in 9 of 54 contact steps: docs/measurements.md, "The step's factor in contact").
 constexpr int kStartRejectionsToSkip = 2;
 constexpr int kMaxStartSkips = 16;
@@ -1020,8 +1020,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // The first pass's first correction with the step's factor, A at x(t). In contact it can fail:
   // the contact response leaves errors at the preview that A(x(t)) cannot reduce (`sphere-drop`:
   // 155 of 160 contact steps rejected it after all its halvings, about 7 ms each), so after
-  // failures in a row the next steps start by re-linearizing, as they would once it had failed
-  // (kStartRejectionsToSkip, kMaxStartSkips).
+  // failures in a row the next steps start as they would once it had failed: with the masked
+  // correction or a re-linearization (kStartRejectionsToSkip, kMaxStartSkips, kMaskedRowsFactor).
   bool firstPass = true, startTried = false;
   const char* startCorrection = nullptr;   // the stats' start_correction: taken, rejected or skipped
   const char* maskedCorrection = nullptr;  // the stats' masked_correction: taken or rejected
@@ -1045,7 +1045,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     s.local.reset();
     s.evaluate(model_, preview, c);
     error = s.maxError(c);
-    stalled = false;
+    stalled = maskNext = false;
     if (firstPass && error > params_.tolerance) {
       if (s.startSkipsLeft > 0 && (params_.maxRefactorizations > 0 || params_.localRelinearization)) {
         --s.startSkipsLeft;
