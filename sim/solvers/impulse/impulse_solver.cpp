@@ -74,8 +74,9 @@ constexpr double kLocalSwitchShare = 0.02;
 // After the step's factor has failed as the first correction of kStartRejectionsToSkip steps in a
 // row (every halving of it rejected), the next steps do not try it and go straight to what follows
 // a failure (the masked correction below, or a re-linearization): 1, then twice as many after each
-// further failure, up to kMaxStartSkips; one correction it takes resets the count and the run (measured on `sphere-drop` at 100 x 100 and 60 x 60 vertices, where it fails
-// in 155 of 160 and in 9 of 54 contact steps: docs/measurements.md, "The step's factor in contact").
+// further failure, up to kMaxStartSkips; one correction it takes resets the count and the run
+// (measured on `sphere-drop` at 100 x 100 and 60 x 60 vertices, where it fails in 155 of 160 and
+// in 9 of 54 contact steps: docs/measurements.md, "The step's factor in contact").
 constexpr int kStartRejectionsToSkip = 2;
 constexpr int kMaxStartSkips = 16;
 
@@ -1026,16 +1027,17 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   const char* startCorrection = nullptr;   // the stats' start_correction: taken, rejected or skipped
   const char* maskedCorrection = nullptr;  // the stats' masked_correction: taken or rejected
   bool maskNext = false;  // the next correction is the step factor's with large rows masked
+  // The rows a masked correction leaves out: above kMaskedRowsFactor times the tolerance.
   const double maskAbove = kMaskedRowsFactor * params_.tolerance;
+  const auto maskedOut = [&](Eigen::Index r) { return std::abs(c[r]) > maskAbove; };
   // A pass that can re-linearize locally tries the masked correction before re-linearizing, where
   // there are rows to mask and rows above the tolerance left to aim at.
   auto maskingHelps = [&] {
     if (!params_.localRelinearization) return false;
     bool large = false, aimed = false;
     for (Eigen::Index r = 0; r < c.size() && !(large && aimed); ++r) {
-      const double e = std::abs(c[r]);
-      large = large || e > maskAbove;
-      aimed = aimed || (e > params_.tolerance && e <= maskAbove);
+      if (maskedOut(r)) large = true;
+      else aimed = aimed || std::abs(c[r]) > params_.tolerance;
     }
     return large && aimed;
   };
@@ -1132,7 +1134,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       double aimedSquared = 0;  // of the rows a masked correction aims at, before it
       if (masked) {
         for (Eigen::Index r = 0; r < p.size(); ++r) {
-          if (std::abs(c[r]) > maskAbove) p[r] = 0;
+          if (maskedOut(r)) p[r] = 0;
           else aimedSquared += c[r] * c[r];
         }
       }
@@ -1153,7 +1155,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         if (masked) {  // a global correction: trialC holds every row, in order
           double aimedAfter = 0;
           for (Eigen::Index r = 0; r < c.size(); ++r)
-            if (std::abs(c[r]) <= maskAbove) aimedAfter += s.trialC[r] * s.trialC[r];
+            if (!maskedOut(r)) aimedAfter += s.trialC[r] * s.trialC[r];
           gains = aimedAfter < aimedSquared;
         }
         if (gains) {
