@@ -853,12 +853,52 @@ TEST(ImpulseSolver, ContactsAfterThePassAreHeldSoADragOffTheTableKeepsTheToleran
                 solverParams.dump().c_str(), above, worst, held);
     return std::make_pair(above, worst);
   };
-  // 2 above (at most 2.2 mm) with the default; 151 (up to 1 cm) with one pass.
+  // None above with the default; 153 to 163 (up to 1.6 cm) with one pass.
   const auto [aboveDefault, worstDefault] = run(nlohmann::json::object());
   const auto [aboveOnePass, worstOnePass] = run({{"contact_rounds", 1}});
   EXPECT_LE(aboveDefault, 15);
   EXPECT_GT(aboveOnePass, 5 * aboveDefault + 50);
   EXPECT_LT(worstDefault, worstOnePass);
+}
+
+// The passes that hold those points start with a local re-linearization around the errors the
+// contacts left, instead of factorizing A with the held rows (on `sphere-drop` such a pass took
+// about 40 ms, then 4 to 8). Over this drag 12 to 22 of about 190 such passes still factorize,
+// under every kernel set of scripts/kernels.sh, against more than one per pass without local
+// re-linearizations; no step of either ends above the tolerance.
+TEST(ImpulseSolver, PassesHoldingContactsReLinearizeLocally) {
+  struct Drag {
+    int steps = 0, above = 0, passes = 0, factorizations = 0;
+  };
+  auto run = [](const nlohmann::json& solverParams) {
+    Drag drag;
+    auto simulation = makeWithTriangles("tablecloth", 1200, solverParams);
+    if (!simulation) return drag;
+    for (int i = 0; i < 100; ++i) EXPECT_FALSE(simulation->step().has_value());
+    Grab grab = grabNearTheCentre(*simulation);
+    const Vec3 from = grab.target, to = from + Vec3(0, 0.2, 1.2);
+    for (int i = 0; i < 300; ++i) {
+      grab.target = from + std::min(1.0, (i + 1) / 200.0) * (to - from);
+      EXPECT_FALSE(simulation->setGrab(grab).has_value());
+      EXPECT_FALSE(simulation->step().has_value());
+      const StepStats& stats = simulation->lastStats();
+      const int passes = stats.extra.value("held_passes", 0);
+      if (passes == 0) continue;
+      ++drag.steps;
+      drag.above += !stats.converged;
+      drag.passes += passes;
+      drag.factorizations += stats.extra.value("held_pass_factorizations", 0);
+    }
+    std::printf("%s: %d steps held points (%d above the tolerance) in %d passes, %d full factorizations in them\n",
+                solverParams.dump().c_str(), drag.steps, drag.above, drag.passes, drag.factorizations);
+    return drag;
+  };
+  const Drag local = run(nlohmann::json::object());
+  const Drag global = run({{"local_relinearization", false}});
+  EXPECT_GT(local.steps, 20);
+  EXPECT_GE(global.factorizations, global.passes);
+  EXPECT_LT(local.factorizations, 0.25 * local.passes);
+  EXPECT_LE(local.above, global.above + 2);
 }
 
 // With hold_pair_corrections the later passes also hold the points that self-collision moved:
@@ -897,10 +937,13 @@ TEST(ImpulseSolver, HoldingSelfCollisionCorrectionsCutsTheErrorTheyLeave) {
   EXPECT_LT(aboveHeld, 0.75 * aboveDefault);
 }
 
-// Yanked off the table (1.2 m in 30 steps), the cloth cannot follow the grab's full rate: the
-// pass stalls and the grab tears it (at 3000 triangles with the full rate throughout: 90 of 190
-// steps above the tolerance, errors up to 3.6 cm, edges stretched by 1.69). The push halves after
-// each step whose pass ends with an error above 2% of an edge: at most 9.7 mm, edges by 0.96.
+// Yanked off the table (the mouse jumps 1.2 m within 5 steps), the cloth cannot follow the grab's
+// full rate: the pass stalls and the grab tears it (over 30 steps at 3000 triangles with the full
+// rate throughout: 90 of 190 steps above the tolerance, errors up to 3.6 cm, edges stretched by
+// 1.69). The push halves after each step whose pass ends with an error above 2% of an edge: at
+// most 1.4 to 1.7 cm (after the contacts), edges by 0.98 to 0.99, the push down to a quarter
+// under every kernel set of scripts/kernels.sh. Over 30 steps the passes keep up and the push
+// never halves (at most 1.6 mm).
 TEST(ImpulseSolver, AYankedGrabBacksOffInsteadOfTearingTheCloth) {
   auto simulation = makeWithTriangles("tablecloth", 3000);
   ASSERT_TRUE(simulation);
@@ -909,7 +952,7 @@ TEST(ImpulseSolver, AYankedGrabBacksOffInsteadOfTearingTheCloth) {
   const Vec3 from = grab.target, to = from + Vec3(0, 0.2, 1.2);
   double worstError = 0, worstStrain = 0, lowestGain = 1;
   for (int i = 0; i < 90; ++i) {
-    grab.target = from + std::min(1.0, (i + 1) / 30.0) * (to - from);
+    grab.target = from + std::min(1.0, (i + 1) / 5.0) * (to - from);
     ASSERT_FALSE(simulation->setGrab(grab).has_value());
     ASSERT_FALSE(simulation->step().has_value());
     const StepStats& stats = simulation->lastStats();
@@ -921,8 +964,7 @@ TEST(ImpulseSolver, AYankedGrabBacksOffInsteadOfTearingTheCloth) {
               lowestGain);
   EXPECT_LT(worstError, 2e-2);
   EXPECT_LT(worstStrain, 1.2);
-  // It backed off: once at least (0.5 under the Sandy Bridge kernels without SIMD maths, where the
-  // local re-linearizations kept the error within 4.4 mm; 0.25 here).
-  EXPECT_LE(lowestGain, 0.5);
+  // It backed off, twice at least under every kernel set.
+  EXPECT_LE(lowestGain, 0.25);
 }
 
