@@ -461,10 +461,15 @@ struct ImpulseSolver::Impl : RowStructure {
     return std::nullopt;
   }
 
-  // The fill-reducing ordering of all rows (empty where not known).
+  // The fill-reducing ordering of all rows (empty where not known), analysed or pending, and the
+  // search it came from.
   std::vector<int> fullOrdering() const {
     if (pendingOrdering) return *pendingOrdering;
     return factor ? factor->ordering() : std::vector<int>{};
+  }
+  std::string fullOrderingMethod() const {
+    if (pendingOrdering) return pendingOrderingMethod;
+    return factor ? factor->orderingMethod() : std::string();
   }
 
   void updateDistanceGradient(const ImpulseModel& model, const Positions& x, int c) {
@@ -721,7 +726,7 @@ struct ImpulseSolver::Impl : RowStructure {
         for (int r : full)
           if (localRow[r] >= 0) ordering.push_back(localRow[r]);
       }
-      method = pendingOrdering ? pendingOrderingMethod : factor->orderingMethod();
+      method = fullOrderingMethod();
     } else if (n < kNestedDissectionRows) {
       ordering = amdOrdering(system.matrix);  // empty if AMD failed: analyze searches then
     }
