@@ -8,6 +8,7 @@
 #include <Eigen/SparseCholesky>
 
 #include "sim/linear/runtime.h"
+#include "sim/linear/single_precision_factor.h"
 
 namespace clothlab {
 namespace {
@@ -52,9 +53,12 @@ cholmod_factor* searchOrdering(const SparseMatrix& pattern, cholmod_common& comm
 
 // CHOLMOD: supernodal LL' (BLAS-based). If a matrix is not positive definite even after the
 // caller's regularization, it falls back to simplicial LDL' which accepts indefinite pivots.
+// With singlePrecisionSolves, each supernodal factor is also copied into a SinglePrecisionFactor,
+// which then does the solves (without BLAS).
 class CholmodSolver final : public SpdSolver {
  public:
-  explicit CholmodSolver(bool simplicial = false) : simplicial_(simplicial) {
+  explicit CholmodSolver(bool simplicial = false, bool singlePrecisionSolves = false)
+      : simplicial_(simplicial), singlePrecisionSolves_(singlePrecisionSolves && !simplicial) {
     configureLinearAlgebra();
     cholmod_start(&common_);
     common_.supernodal = simplicial ? CHOLMOD_SIMPLICIAL : CHOLMOD_SUPERNODAL;
@@ -70,6 +74,7 @@ class CholmodSolver final : public SpdSolver {
   std::string name() const override {
     const std::string ordering = method_ == "METIS" || method_ == "NESDIS" ? " (" + method_ + ")" : "";
     if (ldlFallback_) return "cholmod-simplicial-ldl" + ordering;
+    if (singlePrecisionSolves_) return "cholmod-supernodal, single-precision solves" + ordering;
     return (simplicial_ ? "cholmod-simplicial" : "cholmod-supernodal") + ordering;
   }
 
@@ -137,6 +142,8 @@ class CholmodSolver final : public SpdSolver {
       if (message) *message = "CHOLMOD factorization failed (status " + std::to_string(common_.status) + ")";
       return Status::Failed;
     }
+    single_.reset();
+    if (singlePrecisionSolves_ && factor_->is_super) single_ = singlePrecisionCopy();
     return Status::Ok;
   }
 
@@ -145,6 +152,12 @@ class CholmodSolver final : public SpdSolver {
     permutedRhs_.resize(n, rhs.cols());
     for (int c = 0; c < rhs.cols(); ++c)
       for (int i = 0; i < n; ++i) permutedRhs_(i, c) = rhs(perm_[i], c);
+    if (single_) {
+      single_->solve(permutedRhs_);
+      for (int c = 0; c < rhs.cols(); ++c)
+        for (int i = 0; i < n; ++i) rhs(perm_[i], c) = permutedRhs_(i, c);
+      return;
+    }
     cholmod_dense b;
     b.nrow = permutedRhs_.rows();
     b.ncol = permutedRhs_.cols();
@@ -164,12 +177,27 @@ class CholmodSolver final : public SpdSolver {
   bool useIndefiniteFallback() override {
     if (ldlFallback_) return false;
     ldlFallback_ = true;
+    singlePrecisionSolves_ = false;
+    single_.reset();
     common_.supernodal = CHOLMOD_SIMPLICIAL;
     common_.final_ll = 0;
     return !analyze(pattern_).has_value();
   }
 
  private:
+  // factor_'s supernodes (CHOLMOD_INT indices) rounded to single precision.
+  std::unique_ptr<SinglePrecisionFactor> singlePrecisionCopy() const {
+    const size_t supernodes = factor_->nsuper;
+    const int* super = static_cast<const int*>(factor_->super);
+    const int* pi = static_cast<const int*>(factor_->pi);
+    const int* px = static_cast<const int*>(factor_->px);
+    const int* rows = static_cast<const int*>(factor_->s);
+    return std::make_unique<SinglePrecisionFactor>(
+        std::vector<int>(super, super + supernodes + 1), std::vector<std::int64_t>(pi, pi + supernodes + 1),
+        std::vector<int>(rows, rows + pi[supernodes]), std::vector<std::int64_t>(px, px + supernodes + 1),
+        static_cast<const double*>(factor_->x));
+  }
+
   // The symbolic factorization of P A P' (pattern_ holds A, perm_ P), analysed in its natural order.
   std::optional<std::string> analyzePermuted() {
     permute(pattern_);
@@ -229,6 +257,7 @@ class CholmodSolver final : public SpdSolver {
     }
   }
   void release() {
+    single_.reset();
     if (factor_) cholmod_free_factor(&factor_, &common_);
     if (x_) cholmod_free_dense(&x_, &common_);
     if (y_) cholmod_free_dense(&y_, &common_);
@@ -245,7 +274,9 @@ class CholmodSolver final : public SpdSolver {
   std::vector<double> permutedValues_;
   Eigen::MatrixXd permutedRhs_;
   bool simplicial_ = false;
+  bool singlePrecisionSolves_ = false;
   bool ldlFallback_ = false;
+  std::unique_ptr<SinglePrecisionFactor> single_;  // with singlePrecisionSolves_, after a factorization
 };
 
 class EigenLdltSolver final : public SpdSolver {
@@ -318,6 +349,8 @@ std::vector<int> orderingWithRowsAfterNeighbours(const SparseMatrix& upper, cons
 std::unique_ptr<SpdSolver> makeSpdSolver(const std::string& id) {
   if (id == "cholmod") return std::make_unique<CholmodSolver>();
   if (id == "cholmod-simplicial") return std::make_unique<CholmodSolver>(/*simplicial=*/true);
+  if (id == "cholmod-single-solves")
+    return std::make_unique<CholmodSolver>(/*simplicial=*/false, /*singlePrecisionSolves=*/true);
   if (id == "eigen-ldlt") return std::make_unique<EigenLdltSolver>();
   return nullptr;
 }
