@@ -9,6 +9,8 @@
 
 #include "sim/linear/runtime.h"
 #include "sim/linear/single_precision_factor.h"
+#include "sim/linear/supernodal_solve.h"
+#include "sim/steps_in_progress.h"
 
 namespace clothlab {
 namespace {
@@ -75,6 +77,7 @@ class CholmodSolver final : public SpdSolver {
     const std::string ordering = method_ == "METIS" || method_ == "NESDIS" ? " (" + method_ + ")" : "";
     if (ldlFallback_) return "cholmod-simplicial-ldl" + ordering;
     if (singlePrecisionSolves_) return "cholmod-supernodal, single-precision solves" + ordering;
+    if (twoThread_ && twoThread_->splits()) return "cholmod-supernodal" + ordering + ", solves on two threads";
     return (simplicial_ ? "cholmod-simplicial" : "cholmod-supernodal") + ordering;
   }
 
@@ -143,7 +146,16 @@ class CholmodSolver final : public SpdSolver {
       return Status::Failed;
     }
     single_.reset();
-    if (singlePrecisionSolves_ && factor_->is_super) single_ = singlePrecisionCopy();
+    if (singlePrecisionSolves_ && factor_->is_super) single_ = std::make_unique<SinglePrecisionFactor>(layout());
+    if (!single_ && factor_->is_super && static_cast<int>(perm_.size()) >= kTwoThreadSolveRows) {
+      const SupernodalLayout<double> now = layout();
+      const bool sameStructure = twoThread_ && now.firstColumn == twoThreadLayout_.firstColumn &&
+                                 now.rowStart == twoThreadLayout_.rowStart && now.rows == twoThreadLayout_.rows &&
+                                 now.valueStart == twoThreadLayout_.valueStart;
+      if (sameStructure) twoThread_->setValues(now.values);
+      else twoThread_ = std::make_unique<SupernodalSolve<double>>(now);
+      twoThreadLayout_ = now;
+    }
     return Status::Ok;
   }
 
@@ -152,8 +164,9 @@ class CholmodSolver final : public SpdSolver {
     permutedRhs_.resize(n, rhs.cols());
     for (int c = 0; c < rhs.cols(); ++c)
       for (int i = 0; i < n; ++i) permutedRhs_(i, c) = rhs(perm_[i], c);
-    if (single_) {
-      single_->solve(permutedRhs_);
+    if (single_ || (twoThread_ && twoThread_->splits())) {
+      if (single_) single_->solve(permutedRhs_);
+      else twoThread_->solve(permutedRhs_, StepInProgress::threadToSpare());
       for (int c = 0; c < rhs.cols(); ++c)
         for (int i = 0; i < n; ++i) rhs(perm_[i], c) = permutedRhs_(i, c);
       return;
@@ -179,23 +192,23 @@ class CholmodSolver final : public SpdSolver {
     ldlFallback_ = true;
     singlePrecisionSolves_ = false;
     single_.reset();
+    twoThread_.reset();
     common_.supernodal = CHOLMOD_SIMPLICIAL;
     common_.final_ll = 0;
     return !analyze(pattern_).has_value();
   }
 
  private:
-  // factor_'s supernodes (CHOLMOD_INT indices) rounded to single precision.
-  std::unique_ptr<SinglePrecisionFactor> singlePrecisionCopy() const {
-    const size_t supernodes = factor_->nsuper;
-    const int* super = static_cast<const int*>(factor_->super);
-    const int* pi = static_cast<const int*>(factor_->pi);
-    const int* px = static_cast<const int*>(factor_->px);
-    const int* rows = static_cast<const int*>(factor_->s);
-    return std::make_unique<SinglePrecisionFactor>(
-        std::vector<int>(super, super + supernodes + 1), std::vector<std::int64_t>(pi, pi + supernodes + 1),
-        std::vector<int>(rows, rows + pi[supernodes]), std::vector<std::int64_t>(px, px + supernodes + 1),
-        static_cast<const double*>(factor_->x));
+  // factor_'s supernodes (CHOLMOD_INT indices).
+  SupernodalLayout<double> layout() const {
+    SupernodalLayout<double> l;
+    l.supernodes = static_cast<int>(factor_->nsuper);
+    l.firstColumn = static_cast<const int*>(factor_->super);
+    l.rowStart = static_cast<const int*>(factor_->pi);
+    l.rows = static_cast<const int*>(factor_->s);
+    l.valueStart = static_cast<const int*>(factor_->px);
+    l.values = static_cast<const double*>(factor_->x);
+    return l;
   }
 
   // The symbolic factorization of P A P' (pattern_ holds A, perm_ P), analysed in its natural order.
@@ -258,6 +271,7 @@ class CholmodSolver final : public SpdSolver {
   }
   void release() {
     single_.reset();
+    twoThread_.reset();
     if (factor_) cholmod_free_factor(&factor_, &common_);
     if (x_) cholmod_free_dense(&x_, &common_);
     if (y_) cholmod_free_dense(&y_, &common_);
@@ -277,6 +291,9 @@ class CholmodSolver final : public SpdSolver {
   bool singlePrecisionSolves_ = false;
   bool ldlFallback_ = false;
   std::unique_ptr<SinglePrecisionFactor> single_;  // with singlePrecisionSolves_, after a factorization
+  // Supernodal factors of kTwoThreadSolveRows rows and more: solves on two threads where a core is free.
+  std::unique_ptr<SupernodalSolve<double>> twoThread_;
+  SupernodalLayout<double> twoThreadLayout_;  // the arrays it was planned for
 };
 
 class EigenLdltSolver final : public SpdSolver {

@@ -52,6 +52,10 @@ class SpdSolver {
 // time (docs/measurements.md, "Nested dissection for the largest systems").
 constexpr int kNestedDissectionRows = 40000;
 
+// From this many rows the "cholmod" back end solves with its supernodal factor itself
+// (SupernodalSolve), on two threads where the elimination tree splits and a core is free.
+constexpr int kTwoThreadSolveRows = 20000;
+
 // AMD's ordering of the upper triangle `upper` (in analyze's convention), without the symbolic
 // analysis a search does to compare orderings: for systems analysed once and factorized once,
 // where that analysis would cost more than the factorization (empty if AMD failed).

@@ -1,0 +1,246 @@
+#include "sim/linear/supernodal_solve.h"
+
+#include <algorithm>
+#include <cstring>
+#include <future>
+#include <system_error>
+
+namespace clothlab {
+namespace {
+
+// Two doubles in one SSE register (GCC and Clang vector extension): the dot products of the
+// backward solve are sums, which the compiler may not reorder into vector lanes on its own.
+typedef double Pair __attribute__((vector_size(16)));
+
+Pair loadPair(const double* p) {
+  Pair v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Forward substitution L y = x over supernodes [begin, end), W columns x[0..W). The diagonal
+// block by columns; the rows below it are updated through `gathered` (W times the tallest
+// block's rows below), two columns of the block at a time. Updates to rows from `sharedFrom` on
+// go to shared[k][row - sharedFrom] instead, where `shared` is given.
+template <class Value, int W>
+void forward(const SupernodalLayout<Value>& L, int begin, int end, double* const* x, double* gathered,
+             int sharedFrom, double* const* shared) {
+  for (int s = begin; s < end; ++s) {
+    const int k = L.firstColumn[s], width = L.firstColumn[s + 1] - k;
+    const int height = L.rowStart[s + 1] - L.rowStart[s], below = height - width;
+    const Value* block = L.values + L.valueStart[s];
+    for (int j = 0; j < width; ++j) {
+      const Value* column = block + static_cast<std::ptrdiff_t>(j) * height;
+      const double inverse = 1.0 / column[j];
+      double y[W];
+      for (int c = 0; c < W; ++c) y[c] = (x[c][k + j] *= inverse);
+      for (int i = j + 1; i < width; ++i) {
+        const double l = column[i];
+        for (int c = 0; c < W; ++c) x[c][k + i] -= l * y[c];
+      }
+    }
+    if (below == 0) continue;
+    double* __restrict u[W];
+    for (int c = 0; c < W; ++c) u[c] = gathered + c * below;
+    std::fill(gathered, gathered + W * below, 0.0);
+    int j = 0;
+    for (; j + 1 < width; j += 2) {
+      const Value* first = block + static_cast<std::ptrdiff_t>(j) * height + width;
+      const Value* second = first + height;
+      double y[W], z[W];
+      for (int c = 0; c < W; ++c) {
+        y[c] = x[c][k + j];
+        z[c] = x[c][k + j + 1];
+      }
+      for (int i = 0; i < below; ++i) {
+        const double l = first[i], m = second[i];
+        for (int c = 0; c < W; ++c) u[c][i] += l * y[c] + m * z[c];
+      }
+    }
+    for (; j < width; ++j) {
+      const Value* column = block + static_cast<std::ptrdiff_t>(j) * height + width;
+      double y[W];
+      for (int c = 0; c < W; ++c) y[c] = x[c][k + j];
+      for (int i = 0; i < below; ++i) {
+        const double l = column[i];
+        for (int c = 0; c < W; ++c) u[c][i] += l * y[c];
+      }
+    }
+    const int* rows = L.rows + L.rowStart[s] + width;
+    for (int i = 0; i < below; ++i) {
+      const int r = rows[i];
+      if (shared && r >= sharedFrom) {
+        for (int c = 0; c < W; ++c) shared[c][r - sharedFrom] -= u[c][i];
+      } else {
+        for (int c = 0; c < W; ++c) x[c][r] -= u[c][i];
+      }
+    }
+  }
+}
+
+// Backward substitution L' x = y over supernodes [begin, end) in reverse. The rows below each
+// block are gathered, every column of the block takes its dot product with them, then the
+// diagonal block.
+template <class Value, int W>
+void backward(const SupernodalLayout<Value>& L, int begin, int end, double* const* x, double* gathered) {
+  for (int s = end - 1; s >= begin; --s) {
+    const int k = L.firstColumn[s], width = L.firstColumn[s + 1] - k;
+    const int height = L.rowStart[s + 1] - L.rowStart[s], below = height - width;
+    const Value* block = L.values + L.valueStart[s];
+    if (below > 0) {
+      double* __restrict u[W];
+      for (int c = 0; c < W; ++c) u[c] = gathered + c * below;
+      const int* rows = L.rows + L.rowStart[s] + width;
+      for (int i = 0; i < below; ++i)
+        for (int c = 0; c < W; ++c) u[c][i] = x[c][rows[i]];
+      for (int j = 0; j < width; ++j) {
+        const Value* column = block + static_cast<std::ptrdiff_t>(j) * height + width;
+        Pair sum[W];
+        for (int c = 0; c < W; ++c) sum[c] = Pair{0, 0};
+        int i = 0;
+        for (; i + 1 < below; i += 2) {
+          const Pair l = {static_cast<double>(column[i]), static_cast<double>(column[i + 1])};
+          for (int c = 0; c < W; ++c) sum[c] += l * loadPair(u[c] + i);
+        }
+        for (int c = 0; c < W; ++c) {
+          double d = sum[c][0] + sum[c][1];
+          if (i < below) d += column[i] * u[c][i];
+          x[c][k + j] -= d;
+        }
+      }
+    }
+    for (int j = width - 1; j >= 0; --j) {
+      const Value* column = block + static_cast<std::ptrdiff_t>(j) * height;
+      double y[W];
+      for (int c = 0; c < W; ++c) y[c] = x[c][k + j];
+      for (int i = j + 1; i < width; ++i) {
+        const double l = column[i];
+        for (int c = 0; c < W; ++c) y[c] -= l * x[c][k + i];
+      }
+      const double inverse = 1.0 / column[j];
+      for (int c = 0; c < W; ++c) x[c][k + j] = y[c] * inverse;
+    }
+  }
+}
+
+// Runs `second` on another thread where `allowed` and one can be started, else after `first`.
+template <class First, class Second>
+void inParallel(bool allowed, First first, Second second) {
+  std::future<void> other;
+  if (allowed) {
+    try {
+      other = std::async(std::launch::async, second);
+    } catch (const std::system_error&) {
+    }
+  }
+  first();
+  if (other.valid()) other.get();
+  else second();
+}
+
+}  // namespace
+
+template <class Value>
+SupernodalSolve<Value>::SupernodalSolve(const SupernodalLayout<Value>& layout) : layout_(layout) {
+  const int count = layout_.supernodes;
+  if (count <= 0) return;
+  // The elimination tree of the supernodes: each one's parent holds the first row below its block.
+  std::vector<int> supernodeOf(layout_.size());
+  for (int s = 0; s < count; ++s)
+    std::fill(supernodeOf.begin() + layout_.firstColumn[s], supernodeOf.begin() + layout_.firstColumn[s + 1], s);
+  std::vector<int> parent(count, -1);
+  std::vector<double> work(count), subtreeWork(count), beforeWork(count + 1, 0.0);
+  std::vector<int> subtreeSize(count, 1);
+  int tallest = 0;
+  for (int s = 0; s < count; ++s) {
+    const int width = layout_.firstColumn[s + 1] - layout_.firstColumn[s];
+    const int height = layout_.rowStart[s + 1] - layout_.rowStart[s];
+    tallest = std::max(tallest, height - width);
+    work[s] = static_cast<double>(height) * width;
+    beforeWork[s + 1] = beforeWork[s] + work[s];
+    if (height > width) parent[s] = supernodeOf[layout_.rows[layout_.rowStart[s] + width]];
+  }
+  firstGathered_.resize(3 * static_cast<size_t>(tallest));
+  secondGathered_.resize(3 * static_cast<size_t>(tallest));
+  std::vector<std::vector<int>> children(count);
+  for (int s = 0; s < count; ++s) {
+    subtreeWork[s] += work[s];
+    if (parent[s] < 0) continue;
+    if (parent[s] <= s) return;  // not postordered: one thread
+    subtreeWork[parent[s]] += subtreeWork[s];
+    subtreeSize[parent[s]] += subtreeSize[s];
+    children[parent[s]].push_back(s);
+  }
+  for (int s = 0; s < count; ++s)  // a postorder numbers each subtree contiguously, below its root
+    if (parent[s] >= 0 && s < parent[s] - subtreeSize[parent[s]] + 1) return;
+  // From the last root down the heaviest child while it holds most of the work before it; there
+  // the heaviest child's subtree goes to the second thread, everything else before it to the first.
+  int current = count - 1;
+  while (!children[current].empty()) {
+    const int heaviest = *std::max_element(children[current].begin(), children[current].end(),
+                                           [&](int a, int b) { return subtreeWork[a] < subtreeWork[b]; });
+    const double before = beforeWork[current];
+    if (subtreeWork[heaviest] > 0.6 * before) {
+      current = heaviest;
+      continue;
+    }
+    const double second = subtreeWork[heaviest];
+    if (second < 0.25 * beforeWork[count] || before - second < 0.25 * beforeWork[count]) return;
+    secondBegin_ = heaviest - subtreeSize[heaviest] + 1;
+    secondEnd_ = heaviest + 1;
+    top_ = current;
+    sharedFrom_ = layout_.firstColumn[current];
+    return;
+  }
+}
+
+template <class Value>
+template <int W>
+void SupernodalSolve<Value>::solveColumns(double* const* x, bool secondThread) {
+  const int count = layout_.supernodes;
+  if (!splits()) {
+    forward<Value, W>(layout_, 0, count, x, firstGathered_.data(), 0, nullptr);
+    backward<Value, W>(layout_, 0, count, x, firstGathered_.data());
+    return;
+  }
+  const int sharedRows = layout_.size() - sharedFrom_;
+  shared_.assign(static_cast<size_t>(W) * sharedRows, 0.0);
+  double* shared[W];
+  for (int c = 0; c < W; ++c) shared[c] = shared_.data() + static_cast<size_t>(c) * sharedRows;
+  inParallel(
+      secondThread,
+      [&] {
+        forward<Value, W>(layout_, 0, secondBegin_, x, firstGathered_.data(), 0, nullptr);
+        forward<Value, W>(layout_, secondEnd_, top_, x, firstGathered_.data(), 0, nullptr);
+      },
+      [&] { forward<Value, W>(layout_, secondBegin_, secondEnd_, x, secondGathered_.data(), sharedFrom_, shared); });
+  for (int c = 0; c < W; ++c)
+    for (int i = 0; i < sharedRows; ++i) x[c][sharedFrom_ + i] += shared[c][i];
+  forward<Value, W>(layout_, top_, count, x, firstGathered_.data(), 0, nullptr);
+  backward<Value, W>(layout_, top_, count, x, firstGathered_.data());
+  inParallel(
+      secondThread,
+      [&] {
+        backward<Value, W>(layout_, secondEnd_, top_, x, firstGathered_.data());
+        backward<Value, W>(layout_, 0, secondBegin_, x, firstGathered_.data());
+      },
+      [&] { backward<Value, W>(layout_, secondBegin_, secondEnd_, x, secondGathered_.data()); });
+}
+
+template <class Value>
+void SupernodalSolve<Value>::solve(Eigen::MatrixXd& columns, bool secondThread) {
+  Eigen::Index first = 0;
+  for (; columns.cols() - first >= 3; first += 3) {
+    double* x[3] = {columns.col(first).data(), columns.col(first + 1).data(), columns.col(first + 2).data()};
+    solveColumns<3>(x, secondThread);
+  }
+  for (; first < columns.cols(); ++first) {
+    double* x[1] = {columns.col(first).data()};
+    solveColumns<1>(x, secondThread);
+  }
+}
+
+template class SupernodalSolve<double>;
+template class SupernodalSolve<float>;
+
+}  // namespace clothlab

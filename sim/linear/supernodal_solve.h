@@ -1,0 +1,68 @@
+#pragma once
+// Triangular solves with a supernodal Cholesky factor L (P A P' = L L'), laid out as CHOLMOD
+// stores it, without BLAS, on two threads where the elimination tree splits into two halves of
+// similar work.
+//
+// Why: the impulse solver solves with the step's factor of A (sphere-drop: 59 398 rows, 1.19
+// million nonzeros in L) several times per step on one thread while the second core waits, and
+// CHOLMOD's solve (BLAS calls per supernode) takes 4 to 6 ms. A nested-dissection ordering's
+// first separator splits the tree into two independent halves: each half's forward solve runs
+// on its own thread, then the separator's, and backwards the other way round
+// (docs/measurements.md, "Solves on two threads").
+//
+// The arithmetic is the same whether the second thread runs or not (the second half's updates
+// to the shared rows are summed apart and added after the first half's), so results never
+// depend on whether a core was free.
+#include <vector>
+
+#include <Eigen/Core>
+
+namespace clothlab {
+
+// Supernode s holds columns [firstColumn[s], firstColumn[s + 1]) of L; their rows are
+// rows[rowStart[s] .. rowStart[s + 1]) (the supernode's own columns first), and their values a
+// dense column-major block of rowStart[s + 1] - rowStart[s] rows from values[valueStart[s]].
+// Supernodes are numbered in a postorder of the elimination tree (CHOLMOD's, analysed after a
+// postordered fill-reducing ordering); the split falls back to one thread otherwise.
+template <class Value>
+struct SupernodalLayout {
+  int supernodes = 0;
+  const int* firstColumn = nullptr;
+  const int* rowStart = nullptr;
+  const int* rows = nullptr;
+  const int* valueStart = nullptr;
+  const Value* values = nullptr;
+  int size() const { return supernodes > 0 ? firstColumn[supernodes] : 0; }
+};
+
+template <class Value>
+class SupernodalSolve {
+ public:
+  // Plans the split for `layout`'s structure; the layout's arrays must outlive this object (and
+  // may be refilled with new values of the same structure: call setValues if they moved).
+  explicit SupernodalSolve(const SupernodalLayout<Value>& layout);
+  void setValues(const Value* values) { layout_.values = values; }
+
+  // Solves L L' x = b in place for every column of `columns` (size() rows, permuted order), on a
+  // second thread as well where `secondThread` and the split has one.
+  void solve(Eigen::MatrixXd& columns, bool secondThread);
+
+  bool splits() const { return secondBegin_ < secondEnd_; }
+  int size() const { return layout_.size(); }
+
+ private:
+  template <int W>
+  void solveColumns(double* const* x, bool secondThread);
+
+  SupernodalLayout<Value> layout_;
+  // Supernodes [secondBegin_, secondEnd_) are a subtree the second thread takes; the others
+  // before top_ the first thread; [top_, supernodes) come after both (forward) or before them
+  // (backward). Their first column: the first row that both halves update.
+  int secondBegin_ = 0, secondEnd_ = 0, top_ = 0, sharedFrom_ = 0;
+  std::vector<double> firstGathered_, secondGathered_, shared_;  // workspaces
+};
+
+extern template class SupernodalSolve<double>;
+extern template class SupernodalSolve<float>;
+
+}  // namespace clothlab
