@@ -8,7 +8,6 @@
 #include <Eigen/SparseCholesky>
 
 #include "sim/linear/runtime.h"
-#include "sim/linear/single_precision_factor.h"
 #include "sim/linear/supernodal_solve.h"
 #include "sim/steps_in_progress.h"
 
@@ -55,12 +54,13 @@ cholmod_factor* searchOrdering(const SparseMatrix& pattern, cholmod_common& comm
 
 // CHOLMOD: supernodal LL' (BLAS-based). If a matrix is not positive definite even after the
 // caller's regularization, it falls back to simplicial LDL' which accepts indefinite pivots.
-// With singlePrecisionSolves, each supernodal factor is also copied into a SinglePrecisionFactor,
-// which then does the solves (without BLAS).
+// Supernodal factors of kTwoThreadSolveRows rows and more are solved by a SupernodalSolve on
+// CHOLMOD's arrays, on two threads where the elimination tree splits; with blasFreeSolves every
+// supernodal factor is, on the calling thread only (for solves beside BLAS work on another one).
 class CholmodSolver final : public SpdSolver {
  public:
-  explicit CholmodSolver(bool simplicial = false, bool singlePrecisionSolves = false)
-      : simplicial_(simplicial), singlePrecisionSolves_(singlePrecisionSolves && !simplicial) {
+  explicit CholmodSolver(bool simplicial = false, bool blasFreeSolves = false)
+      : simplicial_(simplicial), blasFreeSolves_(blasFreeSolves && !simplicial) {
     configureLinearAlgebra();
     cholmod_start(&common_);
     common_.supernodal = simplicial ? CHOLMOD_SIMPLICIAL : CHOLMOD_SUPERNODAL;
@@ -76,8 +76,8 @@ class CholmodSolver final : public SpdSolver {
   std::string name() const override {
     const std::string ordering = method_ == "METIS" || method_ == "NESDIS" ? " (" + method_ + ")" : "";
     if (ldlFallback_) return "cholmod-simplicial-ldl" + ordering;
-    if (singlePrecisionSolves_) return "cholmod-supernodal, single-precision solves" + ordering;
-    if (twoThread_ && twoThread_->splits()) return "cholmod-supernodal" + ordering + ", solves on two threads";
+    if (blasFreeSolves_) return "cholmod-supernodal" + ordering + ", solves without BLAS";
+    if (ownSolve_ && ownSolve_->splits()) return "cholmod-supernodal" + ordering + ", solves on two threads";
     return (simplicial_ ? "cholmod-simplicial" : "cholmod-supernodal") + ordering;
   }
 
@@ -135,6 +135,8 @@ class CholmodSolver final : public SpdSolver {
     cholmod_sparse view = permutedView();
     const auto blas = common_.supernodal == CHOLMOD_SIMPLICIAL ? std::unique_lock<std::mutex>() : lockBlas();
     const int ok = cholmod_factorize(&view, factor_, &common_);
+    if (!ok || common_.status < CHOLMOD_OK || common_.status == CHOLMOD_NOT_POSDEF)
+      ownSolve_.reset();  // its values were overwritten
     if (common_.status == CHOLMOD_NOT_POSDEF) {
       if (message)
         *message = "not positive definite at column " + std::to_string(factor_->minor) + " of " +
@@ -145,16 +147,14 @@ class CholmodSolver final : public SpdSolver {
       if (message) *message = "CHOLMOD factorization failed (status " + std::to_string(common_.status) + ")";
       return Status::Failed;
     }
-    single_.reset();
-    if (singlePrecisionSolves_ && factor_->is_super) single_ = std::make_unique<SinglePrecisionFactor>(layout());
-    if (!single_ && factor_->is_super && static_cast<int>(perm_.size()) >= kTwoThreadSolveRows) {
-      const SupernodalLayout<double> now = layout();
-      const bool sameStructure = twoThread_ && now.firstColumn == twoThreadLayout_.firstColumn &&
-                                 now.rowStart == twoThreadLayout_.rowStart && now.rows == twoThreadLayout_.rows &&
-                                 now.valueStart == twoThreadLayout_.valueStart;
-      if (sameStructure) twoThread_->setValues(now.values);
-      else twoThread_ = std::make_unique<SupernodalSolve<double>>(now);
-      twoThreadLayout_ = now;
+    if (factor_->is_super && (blasFreeSolves_ || static_cast<int>(perm_.size()) >= kTwoThreadSolveRows)) {
+      const SupernodalLayout now = layout();
+      const bool sameStructure = ownSolve_ && now.firstColumn == ownLayout_.firstColumn &&
+                                 now.rowStart == ownLayout_.rowStart && now.rows == ownLayout_.rows &&
+                                 now.valueStart == ownLayout_.valueStart;
+      if (sameStructure) ownSolve_->setValues(now.values);
+      else ownSolve_ = std::make_unique<SupernodalSolve>(now);
+      ownLayout_ = now;
     }
     return Status::Ok;
   }
@@ -164,9 +164,8 @@ class CholmodSolver final : public SpdSolver {
     permutedRhs_.resize(n, rhs.cols());
     for (int c = 0; c < rhs.cols(); ++c)
       for (int i = 0; i < n; ++i) permutedRhs_(i, c) = rhs(perm_[i], c);
-    if (single_ || (twoThread_ && twoThread_->splits())) {
-      if (single_) single_->solve(permutedRhs_);
-      else twoThread_->solve(permutedRhs_, StepInProgress::threadToSpare());
+    if (ownSolve_ && (blasFreeSolves_ || ownSolve_->splits())) {
+      ownSolve_->solve(permutedRhs_, !blasFreeSolves_ && StepInProgress::threadToSpare());
       for (int c = 0; c < rhs.cols(); ++c)
         for (int i = 0; i < n; ++i) rhs(perm_[i], c) = permutedRhs_(i, c);
       return;
@@ -190,9 +189,8 @@ class CholmodSolver final : public SpdSolver {
   bool useIndefiniteFallback() override {
     if (ldlFallback_) return false;
     ldlFallback_ = true;
-    singlePrecisionSolves_ = false;
-    single_.reset();
-    twoThread_.reset();
+    blasFreeSolves_ = false;
+    ownSolve_.reset();
     common_.supernodal = CHOLMOD_SIMPLICIAL;
     common_.final_ll = 0;
     return !analyze(pattern_).has_value();
@@ -200,8 +198,8 @@ class CholmodSolver final : public SpdSolver {
 
  private:
   // factor_'s supernodes (CHOLMOD_INT indices).
-  SupernodalLayout<double> layout() const {
-    SupernodalLayout<double> l;
+  SupernodalLayout layout() const {
+    SupernodalLayout l;
     l.supernodes = static_cast<int>(factor_->nsuper);
     l.firstColumn = static_cast<const int*>(factor_->super);
     l.rowStart = static_cast<const int*>(factor_->pi);
@@ -270,8 +268,7 @@ class CholmodSolver final : public SpdSolver {
     }
   }
   void release() {
-    single_.reset();
-    twoThread_.reset();
+    ownSolve_.reset();
     if (factor_) cholmod_free_factor(&factor_, &common_);
     if (x_) cholmod_free_dense(&x_, &common_);
     if (y_) cholmod_free_dense(&y_, &common_);
@@ -288,12 +285,10 @@ class CholmodSolver final : public SpdSolver {
   std::vector<double> permutedValues_;
   Eigen::MatrixXd permutedRhs_;
   bool simplicial_ = false;
-  bool singlePrecisionSolves_ = false;
+  bool blasFreeSolves_ = false;
   bool ldlFallback_ = false;
-  std::unique_ptr<SinglePrecisionFactor> single_;  // with singlePrecisionSolves_, after a factorization
-  // Supernodal factors of kTwoThreadSolveRows rows and more: solves on two threads where a core is free.
-  std::unique_ptr<SupernodalSolve<double>> twoThread_;
-  SupernodalLayout<double> twoThreadLayout_;  // the arrays it was planned for
+  std::unique_ptr<SupernodalSolve> ownSolve_;  // after a supernodal factorization (see the class comment)
+  SupernodalLayout ownLayout_;                 // the arrays it was planned for
 };
 
 class EigenLdltSolver final : public SpdSolver {
@@ -366,8 +361,8 @@ std::vector<int> orderingWithRowsAfterNeighbours(const SparseMatrix& upper, cons
 std::unique_ptr<SpdSolver> makeSpdSolver(const std::string& id) {
   if (id == "cholmod") return std::make_unique<CholmodSolver>();
   if (id == "cholmod-simplicial") return std::make_unique<CholmodSolver>(/*simplicial=*/true);
-  if (id == "cholmod-single-solves")
-    return std::make_unique<CholmodSolver>(/*simplicial=*/false, /*singlePrecisionSolves=*/true);
+  if (id == "cholmod-blas-free-solves")
+    return std::make_unique<CholmodSolver>(/*simplicial=*/false, /*blasFreeSolves=*/true);
   if (id == "eigen-ldlt") return std::make_unique<EigenLdltSolver>();
   return nullptr;
 }

@@ -71,10 +71,10 @@ std::vector<int> orderingWithRowsAfterNeighbours(const SparseMatrix& upper, cons
 
 // id: "cholmod" (supernodal LL', ordered as kNestedDissectionRows says; simplicial
 // LDL' as fallback: for matrices factorized every step), "cholmod-simplicial" (simplicial LL':
-// cheaper solves, for matrices factorized once and solved often), "cholmod-single-solves"
-// ("cholmod" factorizations, solved by a SinglePrecisionFactor copy: for well-conditioned
-// matrices factorized once and solved often beside BLAS work on another thread) or
-// "eigen-ldlt" (Eigen SimplicialLDLT, AMD ordering).
+// cheaper solves, for matrices factorized once and solved often), "cholmod-blas-free-solves"
+// ("cholmod" factorizations, solved by SupernodalSolve on the calling thread: for matrices
+// factorized once and solved often beside BLAS work on another thread) or "eigen-ldlt" (Eigen
+// SimplicialLDLT, AMD ordering).
 // Returns nullptr for an unknown id.
 std::unique_ptr<SpdSolver> makeSpdSolver(const std::string& id);
 

@@ -22,15 +22,15 @@ Pair loadPair(const double* p) {
 // block by columns; the rows below it are updated through `gathered` (W times the tallest
 // block's rows below), two columns of the block at a time. Updates to rows from `sharedFrom` on
 // go to shared[k][row - sharedFrom] instead, where `shared` is given.
-template <class Value, int W>
-void forward(const SupernodalLayout<Value>& L, int begin, int end, double* const* x, double* gathered,
+template <int W>
+void forward(const SupernodalLayout& L, int begin, int end, double* const* x, double* gathered,
              int sharedFrom, double* const* shared) {
   for (int s = begin; s < end; ++s) {
     const int k = L.firstColumn[s], width = L.firstColumn[s + 1] - k;
     const int height = L.rowStart[s + 1] - L.rowStart[s], below = height - width;
-    const Value* block = L.values + L.valueStart[s];
+    const double* block = L.values + L.valueStart[s];
     for (int j = 0; j < width; ++j) {
-      const Value* column = block + static_cast<std::ptrdiff_t>(j) * height;
+      const double* column = block + static_cast<std::ptrdiff_t>(j) * height;
       const double inverse = 1.0 / column[j];
       double y[W];
       for (int c = 0; c < W; ++c) y[c] = (x[c][k + j] *= inverse);
@@ -45,8 +45,8 @@ void forward(const SupernodalLayout<Value>& L, int begin, int end, double* const
     std::fill(gathered, gathered + W * below, 0.0);
     int j = 0;
     for (; j + 1 < width; j += 2) {
-      const Value* first = block + static_cast<std::ptrdiff_t>(j) * height + width;
-      const Value* second = first + height;
+      const double* first = block + static_cast<std::ptrdiff_t>(j) * height + width;
+      const double* second = first + height;
       double y[W], z[W];
       for (int c = 0; c < W; ++c) {
         y[c] = x[c][k + j];
@@ -58,7 +58,7 @@ void forward(const SupernodalLayout<Value>& L, int begin, int end, double* const
       }
     }
     for (; j < width; ++j) {
-      const Value* column = block + static_cast<std::ptrdiff_t>(j) * height + width;
+      const double* column = block + static_cast<std::ptrdiff_t>(j) * height + width;
       double y[W];
       for (int c = 0; c < W; ++c) y[c] = x[c][k + j];
       for (int i = 0; i < below; ++i) {
@@ -81,12 +81,12 @@ void forward(const SupernodalLayout<Value>& L, int begin, int end, double* const
 // Backward substitution L' x = y over supernodes [begin, end) in reverse. The rows below each
 // block are gathered, every column of the block takes its dot product with them, then the
 // diagonal block.
-template <class Value, int W>
-void backward(const SupernodalLayout<Value>& L, int begin, int end, double* const* x, double* gathered) {
+template <int W>
+void backward(const SupernodalLayout& L, int begin, int end, double* const* x, double* gathered) {
   for (int s = end - 1; s >= begin; --s) {
     const int k = L.firstColumn[s], width = L.firstColumn[s + 1] - k;
     const int height = L.rowStart[s + 1] - L.rowStart[s], below = height - width;
-    const Value* block = L.values + L.valueStart[s];
+    const double* block = L.values + L.valueStart[s];
     if (below > 0) {
       double* __restrict u[W];
       for (int c = 0; c < W; ++c) u[c] = gathered + c * below;
@@ -94,12 +94,12 @@ void backward(const SupernodalLayout<Value>& L, int begin, int end, double* cons
       for (int i = 0; i < below; ++i)
         for (int c = 0; c < W; ++c) u[c][i] = x[c][rows[i]];
       for (int j = 0; j < width; ++j) {
-        const Value* column = block + static_cast<std::ptrdiff_t>(j) * height + width;
+        const double* column = block + static_cast<std::ptrdiff_t>(j) * height + width;
         Pair sum[W];
         for (int c = 0; c < W; ++c) sum[c] = Pair{0, 0};
         int i = 0;
         for (; i + 1 < below; i += 2) {
-          const Pair l = {static_cast<double>(column[i]), static_cast<double>(column[i + 1])};
+          const Pair l = loadPair(column + i);
           for (int c = 0; c < W; ++c) sum[c] += l * loadPair(u[c] + i);
         }
         for (int c = 0; c < W; ++c) {
@@ -110,7 +110,7 @@ void backward(const SupernodalLayout<Value>& L, int begin, int end, double* cons
       }
     }
     for (int j = width - 1; j >= 0; --j) {
-      const Value* column = block + static_cast<std::ptrdiff_t>(j) * height;
+      const double* column = block + static_cast<std::ptrdiff_t>(j) * height;
       double y[W];
       for (int c = 0; c < W; ++c) y[c] = x[c][k + j];
       for (int i = j + 1; i < width; ++i) {
@@ -140,8 +140,7 @@ void inParallel(bool allowed, First first, Second second) {
 
 }  // namespace
 
-template <class Value>
-SupernodalSolve<Value>::SupernodalSolve(const SupernodalLayout<Value>& layout) : layout_(layout) {
+SupernodalSolve::SupernodalSolve(const SupernodalLayout& layout) : layout_(layout) {
   const int count = layout_.supernodes;
   if (count <= 0) return;
   // The elimination tree of the supernodes: each one's parent holds the first row below its block.
@@ -194,13 +193,12 @@ SupernodalSolve<Value>::SupernodalSolve(const SupernodalLayout<Value>& layout) :
   }
 }
 
-template <class Value>
 template <int W>
-void SupernodalSolve<Value>::solveColumns(double* const* x, bool secondThread) {
+void SupernodalSolve::solveColumns(double* const* x, bool secondThread) {
   const int count = layout_.supernodes;
   if (!splits()) {
-    forward<Value, W>(layout_, 0, count, x, firstGathered_.data(), 0, nullptr);
-    backward<Value, W>(layout_, 0, count, x, firstGathered_.data());
+    forward<W>(layout_, 0, count, x, firstGathered_.data(), 0, nullptr);
+    backward<W>(layout_, 0, count, x, firstGathered_.data());
     return;
   }
   const int sharedRows = layout_.size() - sharedFrom_;
@@ -210,25 +208,24 @@ void SupernodalSolve<Value>::solveColumns(double* const* x, bool secondThread) {
   inParallel(
       secondThread,
       [&] {
-        forward<Value, W>(layout_, 0, secondBegin_, x, firstGathered_.data(), 0, nullptr);
-        forward<Value, W>(layout_, secondEnd_, top_, x, firstGathered_.data(), 0, nullptr);
+        forward<W>(layout_, 0, secondBegin_, x, firstGathered_.data(), 0, nullptr);
+        forward<W>(layout_, secondEnd_, top_, x, firstGathered_.data(), 0, nullptr);
       },
-      [&] { forward<Value, W>(layout_, secondBegin_, secondEnd_, x, secondGathered_.data(), sharedFrom_, shared); });
+      [&] { forward<W>(layout_, secondBegin_, secondEnd_, x, secondGathered_.data(), sharedFrom_, shared); });
   for (int c = 0; c < W; ++c)
     for (int i = 0; i < sharedRows; ++i) x[c][sharedFrom_ + i] += shared[c][i];
-  forward<Value, W>(layout_, top_, count, x, firstGathered_.data(), 0, nullptr);
-  backward<Value, W>(layout_, top_, count, x, firstGathered_.data());
+  forward<W>(layout_, top_, count, x, firstGathered_.data(), 0, nullptr);
+  backward<W>(layout_, top_, count, x, firstGathered_.data());
   inParallel(
       secondThread,
       [&] {
-        backward<Value, W>(layout_, secondEnd_, top_, x, firstGathered_.data());
-        backward<Value, W>(layout_, 0, secondBegin_, x, firstGathered_.data());
+        backward<W>(layout_, secondEnd_, top_, x, firstGathered_.data());
+        backward<W>(layout_, 0, secondBegin_, x, firstGathered_.data());
       },
-      [&] { backward<Value, W>(layout_, secondBegin_, secondEnd_, x, secondGathered_.data()); });
+      [&] { backward<W>(layout_, secondBegin_, secondEnd_, x, secondGathered_.data()); });
 }
 
-template <class Value>
-void SupernodalSolve<Value>::solve(Eigen::MatrixXd& columns, bool secondThread) {
+void SupernodalSolve::solve(Eigen::MatrixXd& columns, bool secondThread) {
   Eigen::Index first = 0;
   for (; columns.cols() - first >= 3; first += 3) {
     double* x[3] = {columns.col(first).data(), columns.col(first + 1).data(), columns.col(first + 2).data()};
@@ -239,8 +236,5 @@ void SupernodalSolve<Value>::solve(Eigen::MatrixXd& columns, bool secondThread) 
     solveColumns<1>(x, secondThread);
   }
 }
-
-template class SupernodalSolve<double>;
-template class SupernodalSolve<float>;
 
 }  // namespace clothlab

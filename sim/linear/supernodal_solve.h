@@ -24,24 +24,22 @@ namespace clothlab {
 // dense column-major block of rowStart[s + 1] - rowStart[s] rows from values[valueStart[s]].
 // Supernodes are numbered in a postorder of the elimination tree (CHOLMOD's, analysed after a
 // postordered fill-reducing ordering); the split falls back to one thread otherwise.
-template <class Value>
 struct SupernodalLayout {
   int supernodes = 0;
   const int* firstColumn = nullptr;
   const int* rowStart = nullptr;
   const int* rows = nullptr;
   const int* valueStart = nullptr;
-  const Value* values = nullptr;
+  const double* values = nullptr;
   int size() const { return supernodes > 0 ? firstColumn[supernodes] : 0; }
 };
 
-template <class Value>
 class SupernodalSolve {
  public:
   // Plans the split for `layout`'s structure; the layout's arrays must outlive this object (and
   // may be refilled with new values of the same structure: call setValues if they moved).
-  explicit SupernodalSolve(const SupernodalLayout<Value>& layout);
-  void setValues(const Value* values) { layout_.values = values; }
+  explicit SupernodalSolve(const SupernodalLayout& layout);
+  void setValues(const double* values) { layout_.values = values; }
 
   // Solves L L' x = b in place for every column of `columns` (size() rows, permuted order), on a
   // second thread as well where `secondThread` and the split has one.
@@ -54,15 +52,12 @@ class SupernodalSolve {
   template <int W>
   void solveColumns(double* const* x, bool secondThread);
 
-  SupernodalLayout<Value> layout_;
+  SupernodalLayout layout_;
   // Supernodes [secondBegin_, secondEnd_) are a subtree the second thread takes; the others
   // before top_ the first thread; [top_, supernodes) come after both (forward) or before them
   // (backward). Their first column: the first row that both halves update.
   int secondBegin_ = 0, secondEnd_ = 0, top_ = 0, sharedFrom_ = 0;
   std::vector<double> firstGathered_, secondGathered_, shared_;  // workspaces
 };
-
-extern template class SupernodalSolve<double>;
-extern template class SupernodalSolve<float>;
 
 }  // namespace clothlab

@@ -953,12 +953,11 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     const Eigen::RowVector3d gravityStep = h * ctx.sim.gravity.transpose();
     const double ncDamping = model_.conforming ? 0.0 : params_.nonconformingDamping;
     if (ctx.sim.bending > 0 || ncDamping > 0) {
-      // Solved in single precision without BLAS (SinglePrecisionFactor): alongside the
-      // factorization of A, which holds the BLAS lock (lockBlas: the serial OpenBLAS has none),
-      // it does not wait for the lock, and on sphere-drop it takes 12.5 to 13.5 ms instead of
-      // the simplicial factor's 18 to 20. The system's condition number is a few, so the
-      // velocities stay within about 1e-7 of a double-precision solve. The same solver with
-      // and without parallel_forces, so that the results never depend on other simulations.
+      // A supernodal factor solved without BLAS (SupernodalSolve, on this thread): alongside
+      // the factorization of A, which holds the BLAS lock (lockBlas: the serial OpenBLAS has
+      // none), it does not wait for the lock, and on sphere-drop it takes 13.4 to 13.7 ms
+      // instead of the simplicial factor's 15.2 to 15.7. The same solver with and without
+      // parallel_forces, so that the results never depend on other simulations.
       const double key[4] = {ctx.sim.bending, h, ctx.sim.density, ncDamping};
       const Eigen::VectorXd mass = ctx.sim.density * model_.areaShare + extraMass_;
       if (!s.bendingFactor || !std::equal(key, key + 4, s.bendingKey)) {
@@ -966,7 +965,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         if (ncDamping > 0) system += (h * ncDamping * mass.mean()) * model_.nonconformity;
         system += SparseMatrix(mass.asDiagonal());
         const SparseMatrix upper = upperOf(system);
-        s.bendingFactor = makeSpdSolver("cholmod-single-solves");
+        s.bendingFactor = makeSpdSolver("cholmod-blas-free-solves");
         std::string message;
         if (auto e = s.bendingFactor->analyze(upper)) return e;
         if (s.bendingFactor->factorize(upper, &message) != SpdSolver::Status::Ok) {
@@ -977,13 +976,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       }
       Eigen::MatrixXd rhs = mass.asDiagonal() * (v_.rowwise() + gravityStep);
       if (ctx.sim.bending > 0) rhs -= (h * ctx.sim.bending) * (model_.bending * x_);
-      // R and Q annihilate translations, so the exact solution has the momentum of the
-      // right-hand side. The single-precision solve misses it by about 1e-9 (relative); a
-      // uniform velocity, which R and Q do not see, gives it back.
-      const Eigen::RowVector3d momentum = rhs.colwise().sum();
       s.bendingFactor->solve(rhs);
       v_ = rhs;
-      v_.rowwise() += (momentum - mass.transpose() * v_) / mass.sum();
     } else {
       v_.rowwise() += gravityStep;
     }
