@@ -8,7 +8,9 @@
 // CHOLMOD's solve (BLAS calls per supernode) takes 4 to 6 ms. A nested-dissection ordering's
 // first separator splits the tree into two independent halves: each half's forward solve runs
 // on its own thread, then the separator's, and backwards the other way round
-// (docs/measurements.md, "Solves on two threads").
+// (docs/measurements.md, "Solves on two threads, and the force solve without BLAS"). Calling no
+// BLAS, it also solves the force system's factor on the second thread while the first holds the
+// BLAS lock to factorize A.
 //
 // The arithmetic is the same whether the second thread runs or not (the second half's updates
 // to the shared rows are summed apart and added after the first half's), so results never
