@@ -135,15 +135,15 @@ class CholmodSolver final : public SpdSolver {
     cholmod_sparse view = permutedView();
     const auto blas = common_.supernodal == CHOLMOD_SIMPLICIAL ? std::unique_lock<std::mutex>() : lockBlas();
     const int ok = cholmod_factorize(&view, factor_, &common_);
-    if (!ok || common_.status < CHOLMOD_OK || common_.status == CHOLMOD_NOT_POSDEF)
-      ownSolve_.reset();  // its values were overwritten
     if (common_.status == CHOLMOD_NOT_POSDEF) {
+      ownSolve_.reset();  // its values were overwritten
       if (message)
         *message = "not positive definite at column " + std::to_string(factor_->minor) + " of " +
                    std::to_string(upper.rows()) + " (" + name() + ")";
       return Status::NotPositiveDefinite;
     }
     if (!ok || common_.status < CHOLMOD_OK) {
+      ownSolve_.reset();
       if (message) *message = "CHOLMOD factorization failed (status " + std::to_string(common_.status) + ")";
       return Status::Failed;
     }
@@ -164,24 +164,23 @@ class CholmodSolver final : public SpdSolver {
     permutedRhs_.resize(n, rhs.cols());
     for (int c = 0; c < rhs.cols(); ++c)
       for (int i = 0; i < n; ++i) permutedRhs_(i, c) = rhs(perm_[i], c);
+    const double* x = permutedRhs_.data();  // the solution, column-major, n rows
     if (ownSolve_ && (blasFreeSolves_ || ownSolve_->splits())) {
       ownSolve_->solve(permutedRhs_, !blasFreeSolves_ && StepInProgress::threadToSpare());
-      for (int c = 0; c < rhs.cols(); ++c)
-        for (int i = 0; i < n; ++i) rhs(perm_[i], c) = permutedRhs_(i, c);
-      return;
+    } else {
+      cholmod_dense b;
+      b.nrow = permutedRhs_.rows();
+      b.ncol = permutedRhs_.cols();
+      b.nzmax = permutedRhs_.size();
+      b.d = permutedRhs_.rows();
+      b.x = permutedRhs_.data();
+      b.z = nullptr;
+      b.xtype = CHOLMOD_REAL;
+      b.dtype = CHOLMOD_DOUBLE;
+      const auto blas = factor_->is_super ? lockBlas() : std::unique_lock<std::mutex>();
+      cholmod_solve2(CHOLMOD_A, factor_, &b, nullptr, &x_, nullptr, &y_, &e_, &common_);
+      x = static_cast<const double*>(x_->x);
     }
-    cholmod_dense b;
-    b.nrow = permutedRhs_.rows();
-    b.ncol = permutedRhs_.cols();
-    b.nzmax = permutedRhs_.size();
-    b.d = permutedRhs_.rows();
-    b.x = permutedRhs_.data();
-    b.z = nullptr;
-    b.xtype = CHOLMOD_REAL;
-    b.dtype = CHOLMOD_DOUBLE;
-    const auto blas = factor_->is_super ? lockBlas() : std::unique_lock<std::mutex>();
-    cholmod_solve2(CHOLMOD_A, factor_, &b, nullptr, &x_, nullptr, &y_, &e_, &common_);
-    const double* x = static_cast<const double*>(x_->x);
     for (int c = 0; c < rhs.cols(); ++c)
       for (int i = 0; i < n; ++i) rhs(perm_[i], c) = x[c * n + i];
   }
