@@ -147,14 +147,11 @@ class CholmodSolver final : public SpdSolver {
       if (message) *message = "CHOLMOD factorization failed (status " + std::to_string(common_.status) + ")";
       return Status::Failed;
     }
+    // An own solve that exists was planned for this factor's structure: every analysis (release)
+    // and every failed factorization drops it. Only the values may have moved.
     if (factor_->is_super && (blasFreeSolves_ || static_cast<int>(perm_.size()) >= kTwoThreadSolveRows)) {
-      const SupernodalLayout now = layout();
-      const bool sameStructure = ownSolve_ && now.firstColumn == ownLayout_.firstColumn &&
-                                 now.rowStart == ownLayout_.rowStart && now.rows == ownLayout_.rows &&
-                                 now.valueStart == ownLayout_.valueStart;
-      if (sameStructure) ownSolve_->setValues(now.values);
-      else ownSolve_ = std::make_unique<SupernodalSolve>(now);
-      ownLayout_ = now;
+      if (ownSolve_) ownSolve_->setValues(static_cast<const double*>(factor_->x));
+      else ownSolve_ = std::make_unique<SupernodalSolve>(layout());
     }
     return Status::Ok;
   }
@@ -287,7 +284,6 @@ class CholmodSolver final : public SpdSolver {
   bool blasFreeSolves_ = false;
   bool ldlFallback_ = false;
   std::unique_ptr<SupernodalSolve> ownSolve_;  // after a supernodal factorization (see the class comment)
-  SupernodalLayout ownLayout_;                 // the arrays it was planned for
 };
 
 class EigenLdltSolver final : public SpdSolver {
