@@ -12,4 +12,11 @@ inline std::string formatG(double value, int digits = 6) {
   return text;
 }
 
+// The message of a step stopped for a runaway speed: "runaway speed: a vertex reached 1657.58 m/s,
+// above max_speed 1000 m/s" (`what`: "a vertex", "a particle"). An infinite speed reads "inf".
+inline std::string runawaySpeedMessage(const std::string& what, double speed, double maxSpeed) {
+  return "runaway speed: " + what + " reached " + formatG(speed) + " m/s, above max_speed " + formatG(maxSpeed) +
+         " m/s";
+}
+
 }  // namespace clothlab

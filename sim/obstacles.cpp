@@ -4,7 +4,40 @@
 #include <cmath>
 #include <span>
 
+#include "sim/format.h"
+
 namespace clothlab {
+
+std::optional<std::string> validateObstacle(const Obstacle& o, const std::string& at) {
+  // Named as scene files name it (a mesh's offset is the panel's "position").
+  const std::string position = o.type == Obstacle::Type::Plane  ? ".point"
+                               : o.type == Obstacle::Type::Mesh ? ".position"
+                                                                : ".center";
+  if (!o.point.allFinite()) return at + position + ": non-finite value";
+  if (o.point.cwiseAbs().maxCoeff() > kMaxObstacleCoordinate)
+    return at + position + ": beyond " + formatG(kMaxObstacleCoordinate) + " m from the origin along an axis";
+  if (!o.velocity.allFinite()) return at + ".velocity: non-finite value";
+  if (!o.angularVelocity.allFinite()) return at + ".angular_velocity: non-finite value";
+  if (!(o.moveUntil >= 0)) return at + ".move_until: must be a non-negative number of seconds";
+  if (!(o.friction >= 0 && o.friction <= kMaxFriction))
+    return at + ".friction: " + formatG(o.friction) + " is outside the valid range [0, " + formatG(kMaxFriction) + "]";
+  switch (o.type) {
+    case Obstacle::Type::Plane:
+      if (!o.normal.allFinite() || o.normal.norm() < 1e-12) return at + ".normal: must be finite and not zero";
+      break;
+    case Obstacle::Type::Sphere:
+      if (!(o.radius > 0 && std::isfinite(o.radius))) return at + ".radius: must be a positive number";
+      break;
+    case Obstacle::Type::Box:
+      if (!o.halfExtents.allFinite() || !(o.halfExtents.minCoeff() > 0))
+        return at + ".half_extents: must be positive numbers";
+      break;
+    case Obstacle::Type::Mesh:
+      if (!o.shape) return at + ": a mesh obstacle without its mesh";
+      break;
+  }
+  return std::nullopt;
+}
 
 std::string obstacleTypeName(Obstacle::Type type) {
   switch (type) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "sim/mesh.h"
@@ -56,6 +57,17 @@ struct Obstacle {
 };
 
 std::string obstacleTypeName(Obstacle::Type type);
+
+// The range of an obstacle's friction coefficient, in scene files and live edits.
+constexpr double kMaxFriction = 10;
+// The farthest an obstacle's position may lie from the origin along an axis [m]; the renderer
+// draws in single precision.
+constexpr double kMaxObstacleCoordinate = 1e6;
+// An error naming `at` (e.g. "obstacles[2]") and the field when an obstacle would put non-finite
+// numbers into the step or the renderer: a position beyond kMaxObstacleCoordinate, a velocity or
+// spin that is not finite, a zero plane normal, a size that is not positive, a friction outside
+// [0, kMaxFriction].
+std::optional<std::string> validateObstacle(const Obstacle& obstacle, const std::string& at);
 
 // Signed distance from p to the obstacle surface (negative inside) and the outward unit normal.
 // Mesh obstacles: a closed mesh has an inside (pseudo-normal sign); an open one is two-sided,

@@ -6,12 +6,23 @@
 #include <fstream>
 #include <numbers>
 
+#include "sim/format.h"
 #include "sim/material.h"
 #include "sim/obj_io.h"
 
 namespace clothlab {
 
 using nlohmann::json;
+
+std::optional<std::string> validateGravity(const Vec3& gravity, const std::string& at) {
+  for (int d = 0; d < 3; ++d) {
+    if (!std::isfinite(gravity[d])) return at + ": non-finite value";
+    if (std::abs(gravity[d]) > kMaxGravity)
+      return at + ": " + formatG(gravity[d]) + " is outside the valid range [" + formatG(-kMaxGravity) + ", " +
+             formatG(kMaxGravity) + "] m/s^2";
+  }
+  return std::nullopt;
+}
 
 const ParamTable<SimParams>& SimParams::table() {
   static const ParamTable<SimParams> table = {
@@ -305,10 +316,11 @@ std::optional<std::string> parseObstacles(const json& list, const std::string& w
     } else {
       return at + ".type: unknown obstacle '" + type + "' (expected plane, sphere, box or mesh)";
     }
-    if (auto e = readNumber(o, "friction", at, obstacle.friction, 0, 10)) return e;
+    if (auto e = readNumber(o, "friction", at, obstacle.friction, 0, kMaxFriction)) return e;
     if (o.contains("velocity"))
       if (auto e = readVec3(o["velocity"], at + ".velocity", obstacle.velocity)) return e;
     if (auto e = readNumber(o, "move_until", at, obstacle.moveUntil, 0, 1e9)) return e;
+    if (auto e = validateObstacle(obstacle, at)) return e;
     scene.obstacles.push_back(obstacle);
   }
   return std::nullopt;
@@ -361,6 +373,7 @@ Result<Scene> parseScene(const json& root, const std::string& source, const std:
     if (sim.is_object() && sim.contains("gravity"))
       if (auto e = readVec3(sim["gravity"], at + "simulation.gravity", scene.sim.gravity))
         return fail(*e);
+    if (auto e = validateGravity(scene.sim.gravity, at + "simulation.gravity")) return fail(*e);
     if (auto e = readParams(sim, SimParams::table(), scene.sim, at + "simulation", {"gravity"}))
       return fail(*e);
   }

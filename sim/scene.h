@@ -48,9 +48,15 @@ struct SimParams {
   // Adaptive sub-steps: a step that ends above the solver's tolerance, or diverges, is taken
   // again in twice as many sub-steps, up to this many; at most `substeps`: off. [1, 256]
   int maxSubsteps = 1;
-  Vec3 gravity{0, -9.81, 0};  // [m/s^2]
+  Vec3 gravity{0, -9.81, 0};  // [m/s^2], each component within +-kMaxGravity
   static const ParamTable<SimParams>& table();
 };
+
+// The largest gravity component accepted [m/s^2], about 100 g (the panel's slider spans +-50).
+// Far beyond it a first step already outruns every solver's max_speed.
+constexpr double kMaxGravity = 1000;
+// An error naming `at` when a component is not finite or beyond kMaxGravity.
+std::optional<std::string> validateGravity(const Vec3& gravity, const std::string& at);
 
 struct ClothSource {
   enum class Kind { Grid, IrregularRectangle, IrregularDisk, Cylinder, Obj };

@@ -169,8 +169,15 @@ Vec3 Simulation::pinHoldAt(int vertex, const Vec3& target, double t) const {
 
 std::optional<std::string> Simulation::setSimParams(const SimParams& params) {
   if (auto e = validateParams(SimParams::table(), params, "simulation")) return e;
-  if (!params.gravity.allFinite()) return std::string("simulation.gravity: non-finite value");
+  if (auto e = validateGravity(params.gravity, "simulation.gravity")) return e;
   sim_ = params;
+  return std::nullopt;
+}
+
+std::optional<std::string> Simulation::setObstacles(std::vector<Obstacle> obstacles) {
+  for (size_t i = 0; i < obstacles.size(); ++i)
+    if (auto e = validateObstacle(obstacles[i], "obstacles[" + std::to_string(i) + "]")) return e;
+  obstacles_ = std::move(obstacles);
   return std::nullopt;
 }
 

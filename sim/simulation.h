@@ -60,7 +60,9 @@ class Simulation {
   // non-finite coordinates. Each sub-step hands the solver the grab with its target brought
   // within the pins' reach (GrabReach, sim/grab.h); grab() keeps the target as given.
   std::optional<std::string> setGrab(std::optional<Grab> grab);
-  void setObstacles(std::vector<Obstacle> obstacles) { obstacles_ = std::move(obstacles); }
+  // Replaces the obstacles; refused, changing nothing, where one of them is invalid
+  // (validateObstacle names it as obstacles[i]).
+  std::optional<std::string> setObstacles(std::vector<Obstacle> obstacles);
 
   const Scene& scene() const { return scene_; }
   const ClothModel& cloth() const { return *cloth_; }

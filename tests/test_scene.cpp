@@ -1,6 +1,8 @@
 // Scene files: parsing, validation messages naming keys, round trip, built-in scenes.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "sim/scene_library.h"
 #include "sim/simulation.h"
 #include "test_util.h"
@@ -36,6 +38,38 @@ TEST(Scene, WrongTypeNamesKey) {
   j = minimal();
   j["simulation"] = {{"gravity", {0, 1}}};
   EXPECT_NE(parseError(j).find("simulation.gravity"), std::string::npos);
+}
+
+// Gravity far beyond any sandbox's (the first step would outrun every solver's max_speed) is bad
+// input, named with its range, in the scene file and as a live edit.
+TEST(Scene, GravityBeyondItsRangeIsRefused) {
+  json j = minimal();
+  j["simulation"] = {{"gravity", {0, 2147483648.0, 0}}};
+  const std::string error = parseError(j);
+  EXPECT_NE(error.find("simulation.gravity: 2.14748e+09 is outside the valid range [-1000, 1000] m/s^2"),
+            std::string::npos)
+      << error;
+  j["simulation"] = {{"gravity", {-1000, 0, 1000}}};
+  auto scene = parseScene(j, "scene.json", "");
+  ASSERT_TRUE(scene.ok()) << scene.error();
+  EXPECT_EQ(scene->sim.gravity, Vec3(-1000, 0, 1000));
+
+  SimParams live;
+  live.gravity = Vec3(0, -1001, 0);
+  ASSERT_TRUE(validateGravity(live.gravity, "simulation.gravity"));
+  EXPECT_NE(validateGravity(live.gravity, "simulation.gravity")->find("-1001"), std::string::npos);
+  live.gravity = Vec3(0, std::numeric_limits<double>::infinity(), 0);
+  EXPECT_EQ(validateGravity(live.gravity, "simulation.gravity"), "simulation.gravity: non-finite value");
+  EXPECT_FALSE(validateGravity(Vec3(0, -9.81, 0), "simulation.gravity"));
+}
+
+TEST(Scene, ObstaclesAreCheckedAsLiveEditsAre) {
+  json j = minimal();
+  j["obstacles"] = {{{"type", "sphere"}, {"center", {0, 1e300, 0}}}};
+  EXPECT_NE(parseError(j).find("obstacles[0].center: beyond 1e+06 m"), std::string::npos) << parseError(j);
+  j["obstacles"] = {{{"type", "plane"}, {"friction", 10.5}}};
+  EXPECT_NE(parseError(j).find("obstacles[0].friction: 10.5 is outside the valid range [0.0, 10.0]"), std::string::npos)
+      << parseError(j);
 }
 
 TEST(Scene, NonPositiveDensityAndTimeStep) {

@@ -2,6 +2,10 @@
 // combine.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <limits>
+
+#include "sim/format.h"
 #include "sim/scene.h"
 #include "sim/simulation.h"
 #include "sim/scene_library.h"
@@ -93,6 +97,84 @@ TEST(Simulation, DivergenceInASubstepNamesIt) {
   EXPECT_NE(error->find("runaway speed"), std::string::npos) << *error;
   EXPECT_TRUE(simulation->surface().allFinite());
   EXPECT_TRUE(simulation->diverged());
+}
+
+// A live edit with gravity beyond its range is refused and changes nothing; the runaway speed
+// every vertex solver reports reads as a number, also where it overflowed to infinity.
+TEST(Simulation, GravityEditsAreCheckedAndRunawaySpeedsReadAsNumbers) {
+  Scene scene = test::hangingScene(ClothSource::Kind::Grid, 6, "mls-isometry");
+  auto simulation = test::makeSimulation(scene);
+  if (!simulation) return;
+  SimParams edit = simulation->sim();
+  edit.gravity = Vec3(0, -5000, 0);
+  const auto refused = simulation->setSimParams(edit);
+  ASSERT_TRUE(refused);
+  EXPECT_NE(refused->find("simulation.gravity: -5000 is outside the valid range"), std::string::npos) << *refused;
+  EXPECT_EQ(simulation->sim().gravity, scene.sim.gravity);
+
+  EXPECT_EQ(runawaySpeedMessage("a vertex", 1657.5794487418177, 1000),
+            "runaway speed: a vertex reached 1657.58 m/s, above max_speed 1000 m/s");
+  EXPECT_NE(runawaySpeedMessage("a particle", std::numeric_limits<double>::infinity(), 1000).find("reached inf m/s"),
+            std::string::npos);
+  for (const std::string solver : {"impulse-nc", "mls-isometry", "xpbd"}) {
+    SCOPED_TRACE(solver);
+    Scene falling = test::hangingScene(ClothSource::Kind::Grid, 6, solver);
+    falling.pins.clear();
+    falling.solverParams = {{"max_speed", 1.0}};
+    auto s = test::makeSimulation(falling);
+    if (!s) return;
+    std::optional<std::string> error;
+    for (int i = 0; i < 500 && !error; ++i) error = s->step();
+    ASSERT_TRUE(error);
+    EXPECT_NE(error->find("runaway speed: a "), std::string::npos) << *error;
+    EXPECT_NE(error->find(" m/s, above max_speed 1 m/s"), std::string::npos) << *error;
+  }
+}
+
+// The panel's obstacle edits (a typed position, friction) reach the simulation through
+// setObstacles: an obstacle that would put non-finite numbers into the step or the renderer is
+// refused with its index and field, and the obstacles in use stay as they were.
+TEST(Simulation, ObstacleEditsAreCheckedAndARefusedOneChangesNothing) {
+  Scene scene = test::hangingScene(ClothSource::Kind::Grid, 6, "impulse-nc");
+  Obstacle ground;
+  ground.point = Vec3(0, -2, 0);
+  scene.obstacles = {ground};
+  auto simulation = test::makeSimulation(scene);
+  if (!simulation) return;
+  struct Case {
+    std::function<void(Obstacle&)> change;
+    std::string message;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<Case> cases = {
+      {[](Obstacle& o) { o.friction = -0.5; }, "obstacles[1].friction: -0.5 is outside the valid range [0, 10]"},
+      {[](Obstacle& o) { o.friction = 11; }, "obstacles[1].friction: 11 is outside"},
+      {[inf](Obstacle& o) { o.point.y() = inf; }, "obstacles[1].point: non-finite value"},
+      {[](Obstacle& o) { o.point.x() = 1e300; }, "obstacles[1].point: beyond 1e+06 m"},
+      {[](Obstacle& o) { o.normal = Vec3::Zero(); }, "obstacles[1].normal: must be finite and not zero"},
+      {[inf](Obstacle& o) { o.velocity.z() = inf; }, "obstacles[1].velocity: non-finite value"},
+      {[](Obstacle& o) {
+         o.type = Obstacle::Type::Sphere;
+         o.radius = 0;
+       }, "obstacles[1].radius: must be a positive number"},
+  };
+  for (const Case& c : cases) {
+    std::vector<Obstacle> edited = simulation->obstacles();
+    Obstacle added;
+    c.change(added);
+    edited.push_back(added);
+    const auto refused = simulation->setObstacles(edited);
+    ASSERT_TRUE(refused) << c.message;
+    EXPECT_NE(refused->find(c.message), std::string::npos) << *refused;
+    ASSERT_EQ(simulation->obstacles().size(), 1u);
+    EXPECT_EQ(simulation->obstacles()[0].point, Vec3(0, -2, 0));
+  }
+  std::vector<Obstacle> edited = simulation->obstacles();
+  edited[0].friction = 10;
+  edited[0].point = Vec3(0, -1e6, 0);
+  EXPECT_FALSE(simulation->setObstacles(edited));
+  EXPECT_EQ(simulation->obstacles()[0].point, Vec3(0, -1e6, 0));
+  EXPECT_FALSE(simulation->step());
 }
 
 // corners-fine swings down from horizontal. In single 5 ms steps impulse-nc's position pass

@@ -7,6 +7,7 @@
 #include <map>
 #include <system_error>
 
+#include "sim/format.h"
 #include "sim/grab.h"  // kGrabPushFloor
 #include "sim/metrics.h"
 #include "sim/self_collision.h"
@@ -1362,8 +1363,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
                    ", last max |C| " + nlohmann::json(error).dump() + " m)");
   const double maxSpeed = v_.rowwise().norm().maxCoeff();
   if (maxSpeed > params_.maxSpeed)
-    return restore("a particle reached " + nlohmann::json(maxSpeed).dump() +
-                   " m/s, above max_speed " + nlohmann::json(params_.maxSpeed).dump() + " m/s");
+    return restore(runawaySpeedMessage("a particle", maxSpeed, params_.maxSpeed));
 
   s.evaluate(model_, x_, c);
   stats.maxPositionError = s.maxError(c, /*withGrab=*/false);

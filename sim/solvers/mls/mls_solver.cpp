@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "sim/bending.h"
+#include "sim/format.h"
 #include "sim/grab.h"
 #include "sim/metrics.h"
 #include "sim/self_collision.h"
@@ -1050,8 +1051,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   if (!x.allFinite() || !v.allFinite()) return restore("non-finite state");
   const double speed = v.rowwise().norm().maxCoeff();
   if (speed > params_.maxSpeed)
-    return restore("runaway speed " + std::to_string(speed) + " m/s (max_speed " +
-                   std::to_string(params_.maxSpeed) + ")");
+    return restore(runawaySpeedMessage("a vertex", speed, params_.maxSpeed));
   if (ctx.grab)
     grabPull_.settle(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], x);
   x_ = std::move(x);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 
+#include "sim/format.h"
 #include "sim/grab.h"
 #include "sim/metrics.h"
 #include "sim/self_collision.h"
@@ -157,8 +158,7 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
     return restore("the state became non-finite (sweeps " + std::to_string(sweeps) + ")");
   const double speed = v.rowwise().norm().maxCoeff();
   if (speed > params_.maxSpeed)
-    return restore("a vertex reached " + nlohmann::json(speed).dump() + " m/s, above max_speed " +
-                   nlohmann::json(params_.maxSpeed).dump() + " m/s");
+    return restore(runawaySpeedMessage("a vertex", speed, params_.maxSpeed));
   if (ctx.grab)
     grabPull_.settle(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], x);
   x_ = std::move(x);
