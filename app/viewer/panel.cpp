@@ -51,7 +51,10 @@ bool logSlider(const char* label, double& value, double lo, double hi, const std
 bool numberEditor(const char* label, double& value, double lo, double hi, bool logarithmic,
                   const std::string& unit) {
   if (logarithmic) return logSlider(label, value, lo, hi, unit);
-  return ImGui::SliderScalar(label, ImGuiDataType_Double, &value, &lo, &hi, formatValue(value, unit).c_str());
+  // Clamped also when typed (Ctrl+click): the range is the parameter's valid range, and a value
+  // the simulation refused would stay in the panel's copy and fail every later edit with it.
+  return ImGui::SliderScalar(label, ImGuiDataType_Double, &value, &lo, &hi, formatValue(value, unit).c_str(),
+                             ImGuiSliderFlags_AlwaysClamp);
 }
 
 
@@ -239,7 +242,8 @@ void Viewer::drawSolverSection() {
         int x = v.get<int>();
         const int lo = static_cast<int>(d.min), hi = static_cast<int>(d.max);
         if ((changed = ImGui::SliderInt(label.c_str(), &x, lo, hi, "%d",
-                                        d.logarithmic ? ImGuiSliderFlags_Logarithmic : 0)))
+                                        ImGuiSliderFlags_AlwaysClamp |
+                                            (d.logarithmic ? ImGuiSliderFlags_Logarithmic : 0))))
           v = x;
         break;
       }
@@ -282,7 +286,7 @@ void Viewer::drawParameterSection() {
       ImGui::SetNextItemWidth(170);
       changed |= ImGui::SliderInt(info.key.c_str(), &(sim_.**count), static_cast<int>(info.min),
                                   static_cast<int>(info.max), "%d",
-                                  info.logarithmic ? ImGuiSliderFlags_Logarithmic : 0);
+                                  ImGuiSliderFlags_AlwaysClamp | (info.logarithmic ? ImGuiSliderFlags_Logarithmic : 0));
       tooltip(info.description);
       layout(("sim." + info.key).c_str());
       continue;
@@ -295,7 +299,11 @@ void Viewer::drawParameterSection() {
   }
   double lo = -50, hi = 50;
   ImGui::SetNextItemWidth(170);
-  changed |= ImGui::SliderScalarN("gravity", ImGuiDataType_Double, sim_.gravity.data(), 3, &lo, &hi, "%.2f");
+  const ImVec2 slidersAt = ImGui::GetCursorScreenPos();
+  changed |= ImGui::SliderScalarN("gravity", ImGuiDataType_Double, sim_.gravity.data(), 3, &lo, &hi, "%.2f",
+                                  ImGuiSliderFlags_AlwaysClamp);
+  // The three sliders without their label: the middle one (y) is at the rectangle's centre.
+  layoutRect("sim.gravity", slidersAt, ImVec2(slidersAt.x + 170, ImGui::GetItemRectMax().y));
   tooltip("gravitational acceleration [m/s^2]");
   if (ImGui::SmallButton("earth")) {
     sim_.gravity = Vec3(0, -9.81, 0);
@@ -317,8 +325,7 @@ void Viewer::editObstacles(const std::string& label, std::function<void(std::vec
       auto obstacles = s.obstacles();
       if (obstacles.size() != expected) return std::string("the obstacles changed meanwhile; try again");
       change(obstacles);
-      s.setObstacles(obstacles);
-      return std::nullopt;
+      return s.setObstacles(obstacles);
     };
   });
 }

@@ -192,7 +192,7 @@ void SimRunner::startLoad(std::string label,
   });
 }
 
-void addGroundBelow(Simulation& simulation) {
+std::optional<std::string> addGroundBelow(Simulation& simulation) {
   const Positions& p = simulation.surface();
   const double size = (p.colwise().maxCoeff() - p.colwise().minCoeff()).norm();
   Obstacle ground;
@@ -201,7 +201,7 @@ void addGroundBelow(Simulation& simulation) {
   ground.friction = simulation.sim().friction;
   auto obstacles = simulation.obstacles();
   obstacles.push_back(ground);
-  simulation.setObstacles(obstacles);
+  return simulation.setObstacles(obstacles);
 }
 
 namespace {
@@ -218,7 +218,8 @@ void SimRunner::load(std::string argument) {
     if (!scene) return Error{scene.error()};
     if (isObjPath(argument)) {
       auto simulation = buildSimulation(*scene, stage);
-      if (simulation) addGroundBelow(**simulation);
+      if (!simulation) return simulation;
+      if (auto e = addGroundBelow(**simulation)) return Error{argument + ": the ground below the cloth: " + *e};
       return simulation;
     }
     return buildSimulation(*scene, stage);

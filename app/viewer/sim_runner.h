@@ -51,7 +51,8 @@ struct LoadProgress {
 
 // Adds a ground plane half the cloth's size below its lowest point, so that a cloth opened from
 // a bare OBJ (no pins, no obstacles) lands somewhere instead of falling forever.
-void addGroundBelow(Simulation& simulation);
+// Refused (with setObstacles' message) only where the cloth's surface is not finite.
+std::optional<std::string> addGroundBelow(Simulation& simulation);
 
 // Keeps several runners (compare mode's panes) in step: a member may take a step only while its
 // simulated time is below the slowest running member's plus the largest member step, so that the

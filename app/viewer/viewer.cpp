@@ -65,7 +65,11 @@ int Viewer::run() {
     std::fprintf(stderr, "clothlab: %s\n", simulation.error().c_str());
     return 2;
   }
-  if (isObjPath(options_.scene)) addGroundBelow(**simulation);
+  if (isObjPath(options_.scene))
+    if (auto e = addGroundBelow(**simulation)) {
+      std::fprintf(stderr, "clothlab: %s: the ground below the cloth: %s\n", options_.scene.c_str(), e->c_str());
+      return 2;
+    }
   const ComparePreset* preset = nullptr;
   if (!options_.compare.empty() && !(preset = findComparePreset(options_.compare))) {
     std::fprintf(stderr, "clothlab: --compare: unknown preset '%s' (known: %s)\n", options_.compare.c_str(),
@@ -190,7 +194,7 @@ void Viewer::consumeSnapshot() {
                           {"max_position_error", st.maxPositionError},
                           {"max_edge_strain", st.maxEdgeStrain}, {"density", latest->sim.density},
                           {"dt", latest->sim.dt}, {"substeps", latest->sim.substeps},
-                          {"bending", latest->sim.bending},
+                          {"bending", latest->sim.bending}, {"gravity", vecJson(latest->sim.gravity)},
                           {"solver", latest->solverId}, {"scene", latest->sceneName},
                           {"vertices", latest->vertexCount()}, {"obstacles", latest->obstacles.size()}};
       nlohmann::json pins = nlohmann::json::array();
@@ -639,8 +643,7 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
     return [ob](Simulation& s) {
       auto obstacles = s.obstacles();
       obstacles.push_back(ob);
-      s.setObstacles(obstacles);
-      return std::optional<std::string>();
+      return s.setObstacles(obstacles);
     };
   });  // (not editObstacles: an addition does not depend on the list the panel saw)
   log_.write("obstacle_added", {{"path", path}, {"type", obstacleTypeName(ob.type)}});

@@ -7,6 +7,8 @@
                       (0.1 mm: the pin is set where the vertex stands, so it must not move it)
   density LOG         a param event changed the density and a later snapshot runs with it
   substeps LOG        the last param event set more than one sub-step and a later snapshot runs with it
+  gravity LOG         the last param event set gravity (0, -50, 0), no error followed, and a later
+                      snapshot runs with it
   running LOG SCENE   snapshots of SCENE keep coming after the last error (the scene kept running)
   fps LOG MIN         median frames per second (after the first 3 s) at least MIN; prints it
   mirror LOG N        compare mode: one drag reached all N panes: each pane's snapshots show a
@@ -112,6 +114,19 @@ def substeps(log):
     return simulation_value(log, "substeps", lambda value: value > 1)
 
 
+def gravity(log):
+    changes = [i for i, e in enumerate(log) if e["event"] == "param" and "gravity" in e]
+    if not changes:
+        print("no param event")
+        return False
+    wanted = log[changes[-1]]["gravity"]
+    later = log[changes[-1]:]
+    errors = [e["message"] for e in later if e["event"] == "error"]
+    seen = [e.get("gravity") for e in later if e["event"] == "snapshot"]
+    print(f"gravity set to {wanted}, errors after it {errors}, snapshots after it run with {seen[-1] if seen else None}")
+    return wanted == [0, -50, 0] and not errors and bool(seen) and seen[-1] == wanted
+
+
 def running(log, scene):
     errors = [i for i, e in enumerate(log) if e["event"] == "error"]
     if not errors:
@@ -162,5 +177,5 @@ if __name__ == "__main__":
     elif what == "mirror":
         ok = mirror(log, sys.argv[3])
     else:
-        ok = {"grab": grab, "pin": pin, "density": density, "substeps": substeps}[what](log)
+        ok = {"grab": grab, "pin": pin, "density": density, "substeps": substeps, "gravity": gravity}[what](log)
     sys.exit(0 if ok else 1)

@@ -103,6 +103,16 @@ xdotool mousemove --window "$WID" "$ux" "$uy" sleep 0.3 mousedown 1 sleep 0.3 \
 sleep 1
 check "slider: sub-steps changed in the simulation" python3 "$HERE/check_log.py" substeps "$LOG"
 
+# 3a. A value typed past a slider's range (Ctrl+click, type, Enter) is clamped to the slider's:
+#     gravity's y typed as -5000 runs at -50. Sent as typed, the simulation refused it, and the
+#     panel's copy then failed every later edit of the simulation's parameters.
+read -r gx gy <<< "$(layout sim.gravity "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$gx" "$gy" sleep 0.3 keydown ctrl sleep 0.2 click 1 sleep 0.2 keyup ctrl sleep 0.3 \
+  type --delay 20 -- "-5000"
+xdotool sleep 0.2 key Return
+sleep 1
+check "slider: a gravity typed past the range runs clamped to it" python3 "$HERE/check_log.py" gravity "$LOG"
+
 # 3b. Save the scene and export the surface (panel buttons; files land in the app's folder).
 read -r vx vy <<< "$(layout save_scene "$OUT/hanging.out")"
 xdotool mousemove --window "$WID" "$vx" "$vy" sleep 0.3 click 1 sleep 0.5
