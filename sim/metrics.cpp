@@ -49,7 +49,11 @@ double meanHeight(const Positions& current, const std::vector<int>& vertices, co
 }
 
 double bendingEnergy(const SparseMatrix& hinge, double bendingStiffness, const Positions& current) {
-  return 0.5 * bendingStiffness * (current.transpose() * (hinge * current)).trace();
+  // Q is positive semi-definite and annihilates translations: taken about the centroid, the
+  // rounding shrinks with the cloth's size instead of its distance from the origin, and what is
+  // left of it cannot make a flat cloth's energy negative (-1.5e-14 J was printed for one).
+  const Positions centred = current.rowwise() - current.colwise().mean();
+  return std::max(0.0, 0.5 * bendingStiffness * (centred.transpose() * (hinge * centred)).trace());
 }
 
 double maxDistanceIncrease(const TriangleMesh& rest, const MeshTopology& topology,

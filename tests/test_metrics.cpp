@@ -47,6 +47,24 @@ TEST(Metrics, BendingEnergyIsZeroFlatAndMatchesACylinder) {
   EXPECT_NEAR(bendingEnergy(q, 2.0, cylinder(rest.positions, radius)), 2 * energy, 1e-9 * energy);
 }
 
+// Q annihilates translations, so a cloth far from the origin has the energy it has at the origin,
+// and a flat one about none (Q's own rounding leaves about 1e-11 J here): never a negative energy.
+TEST(Metrics, BendingEnergyDoesNotDependOnWhereTheClothIs) {
+  const TriangleMesh rest = makeIrregularRectangle(1, 1, 2000, 3);
+  const MeshTopology topology = buildTopology(rest);
+  const SparseMatrix q = hingeBendingMatrix(rest, topology);
+  const Eigen::RowVector3d far(1000, -2000, 500);
+  for (const Eigen::RowVector3d& flip : {Eigen::RowVector3d(1, 1, 1), Eigen::RowVector3d(-1, 1, 1)}) {
+    const Positions flat = rest.positions.array().rowwise() * flip.array();
+    const Positions flatFar = flat.rowwise() + far;
+    EXPECT_GE(bendingEnergy(q, 1.0, flatFar), 0.0);
+    EXPECT_NEAR(bendingEnergy(q, 1.0, flatFar), bendingEnergy(q, 1.0, flat), 1e-10);
+  }
+  const Positions bent = cylinder(rest.positions, 0.5);
+  const double energy = bendingEnergy(q, 1.0, bent);
+  EXPECT_NEAR(bendingEnergy(q, 1.0, Positions(bent.rowwise() + far)), energy, 1e-9 * energy);
+}
+
 TEST(Metrics, DistanceIncreaseIsZeroForIsometriesAndMeasuresStretch) {
   const TriangleMesh rest = makeIrregularRectangle(1, 1, 400, 3);
   const MeshTopology topology = buildTopology(rest);
