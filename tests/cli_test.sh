@@ -184,6 +184,8 @@ strip=lambda d:[{k:v for k,v in s['values'].items() if k!='ms_per_step'} for s i
 sys.exit(0 if strip(a)==strip(b) else 1)"
 check "compare: unknown solver named" expect_exit 2 "entry 2: unknown solver 'magic'" -- compare hanging --solvers conforming,magic --json "$work/none3.json"
 check "compare: bad input writes nothing" test ! -e "$work/none3.json"
+check "compare: an unknown scene after @ is named with its entry" expect_exit 2 \
+  "entry 2: nosuch: no such built-in scene" -- compare hanging --solvers conforming,xpbd@nosuch
 check "compare: preset or solvers required" expect_exit 2 "give --solvers" -- compare hanging
 # Column headers keep the whole label: these two share their first 22 characters.
 "$cli" compare cantilever-coarse --solvers conforming@cantilever-coarse,conforming@cantilever-medium --steps 2 >"$work/labels.txt" 2>&1

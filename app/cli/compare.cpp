@@ -72,7 +72,10 @@ int runCompare(const CompareOptions& options) {
   std::vector<PaneRun> runs(panes.size());
   for (size_t i = 0; i < panes.size(); ++i) {
     auto scene = resolveScene(panes[i].scene);
-    if (!scene) return bad(scene.error());
+    // A scene given after '@' is named with its entry (presets' scenes are built in).
+    if (!scene)
+      return bad(panes[i].scene == options.scene ? scene.error()
+                                                 : "--solvers entry " + std::to_string(i + 1) + ": " + scene.error());
     runs[i].pane = panes[i];
     runs[i].scene = *scene;
     useSolver(runs[i].scene, panes[i].solver);
