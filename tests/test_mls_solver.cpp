@@ -227,6 +227,20 @@ TEST(MlsSolver, BadParametersNameTheKey) {
   EXPECT_NE(sim.error().find("solver.lone_pin_rings"), std::string::npos) << sim.error();
 }
 
+// Without the diagonal shift J W J^T is singular at the flat start: the step that meets it is
+// reported with the reason and the way out, and the state stays the last good one.
+TEST(MlsSolver, NoRegularizationIsReportedAtTheFlatStateWithItsReason) {
+  Scene scene = benignHanging();
+  scene.solverParams = {{"regularization", 0.0}};
+  auto sim = create(scene);
+  std::optional<std::string> error;
+  for (int step = 0; step < 50 && !error; ++step) error = sim->step();
+  ASSERT_TRUE(error) << "regularization 0 converged";
+  EXPECT_NE(error->find("factorization of J W J^T failed"), std::string::npos) << *error;
+  EXPECT_NE(error->find("singular wherever the cloth is flat"), std::string::npos) << *error;
+  EXPECT_TRUE(sim->surface().allFinite());
+}
+
 // The trace/determinant pair bounds a pure shear (principal values 1 + d, 1 - d of F^T F) only by
 // |c_det| = d^2. On ckv-shear every step ends with |c| <= 0.01 while principal strains reach 0.14;
 // stop_on = principal-strain bounds them by the tolerance itself (steps the fallback cannot

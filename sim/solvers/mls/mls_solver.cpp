@@ -886,7 +886,12 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     if (m.schurSolver->factorize(m.schur, &message) != SpdSolver::Status::Ok) {
       if (!m.schurSolver->useIndefiniteFallback() ||
           m.schurSolver->factorize(m.schur, &message) != SpdSolver::Status::Ok)
-        return restore("Fast Projection: factorization of J W J^T failed (" + message + ")");
+        return restore("Fast Projection: factorization of J W J^T failed (" + message + ")" +
+                       (params_.regularization < 1e-9
+                            ? "; at regularization " + formatG(params_.regularization) +
+                                  " J W J^T is singular wherever the cloth is flat (the trace and determinant "
+                                  "gradients coincide there): the default is 1e-6"
+                            : ""));
     }
     Eigen::MatrixXd lambda = c;
     m.schurSolver->solve(lambda);
