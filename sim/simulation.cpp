@@ -73,7 +73,7 @@ std::optional<std::string> Simulation::step() {
   const StepInProgress inProgress;
   const int base = std::max(1, sim_.substeps);
   const int most = std::max(base, sim_.maxSubsteps);
-  const SolverState start = most > base ? solver_->state() : SolverState{};
+  const SolverState start = most > base || stop_ ? solver_->state() : SolverState{};
   double spentMs = 0;  // on attempts taken again
   int retries = 0;
   // Start from the count the last steps needed; after kEasySteps steps that needed no retry, try
@@ -83,6 +83,10 @@ std::optional<std::string> Simulation::step() {
   for (int substeps = first;; substeps *= 2) {
     StepStats stats;
     const auto error = takeSubsteps(substeps, stats);
+    if (error && stopRequested()) {
+      solver_->setState(start);
+      return std::string(kStepStopped);
+    }
     if (substeps * 2 <= most && (error || !stats.converged)) {
       spentMs += stats.msTotal;
       ++retries;
@@ -117,6 +121,7 @@ std::optional<std::string> Simulation::takeSubsteps(int substeps, StepStats& sta
   SimParams sub = sim_;
   sub.dt = sim_.dt / substeps;
   for (int k = 0; k < substeps; ++k) {
+    if (stopRequested()) return std::string(kStepStopped);
     const double start = time_ + k * sub.dt;
     StepStats subStats;
     if (auto e = substep(sub, start, subStats)) {
@@ -154,7 +159,7 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
   const auto& pins = *given;
   std::optional<Grab> grab = grab_;
   if (grab) grab->target = reach_->clamp(*grab, pins);
-  const StepContext context{sim, obstacles, pins, grab};
+  const StepContext context{sim, obstacles, pins, grab, stop_};
   return solver_->step(context, stats);
 }
 

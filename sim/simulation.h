@@ -3,6 +3,7 @@
 // inputs that change between steps (parameters, pins, grab, obstacles). Not thread-safe: the
 // viewer's simulation thread owns one and applies queued edits between steps; the CLI uses it
 // directly.
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,8 +36,13 @@ class Simulation {
   // needed; after 20 steps in a row without a retry it tries half as many.
   // On failure (divergence, failed factorization) the state stays at the last good sub-step,
   // diverged() turns true and the message says which step and sub-step failed and why.
+  // With a stop flag set (setStopFlag) the step is given up as soon as the solver or the
+  // sub-step loop sees the flag: the state goes back to where the step began, the step and time
+  // do not advance, diverged() stays false and the message is kStepStopped.
   std::optional<std::string> step();
   bool diverged() const { return diverged_; }
+  // The flag step() watches (owned by the caller, outliving its use; nullptr: none).
+  void setStopFlag(const std::atomic<bool>* stop) { stop_ = stop; }
 
   // Edits, applied at the next step.
   std::optional<std::string> setSimParams(const SimParams& params);
@@ -97,6 +103,8 @@ class Simulation {
   std::shared_ptr<const ClothModel> cloth_;
   std::unique_ptr<Solver> solver_;
   SimParams sim_;
+  const std::atomic<bool>* stop_ = nullptr;
+  bool stopRequested() const { return stop_ && stop_->load(std::memory_order_relaxed); }
   std::vector<std::pair<int, Vec3>> pins_;
   // Pins travelling to their targets: from `from` at time `start`, over `duration`. A scene's
   // pin with a ramp travels from rest in smoothstep time over the ramp (`smooth`); a pin moved by

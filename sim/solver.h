@@ -4,6 +4,7 @@
 // it is told between steps (parameters, pins, grab, obstacles) arrives in a StepContext, so cheap
 // edits take effect at the next step without a reset. The conforming surface is the common
 // language: pins and grabs name surface vertices / points, and surface() returns vertex positions.
+#include <atomic>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -31,7 +32,15 @@ struct StepContext {
   const std::vector<Obstacle>& obstacles;
   const std::vector<std::pair<int, Vec3>>& pins;  // surface vertex -> world target [m]
   const std::optional<Grab>& grab;
+  // Set from another thread (the viewer, for an edit that should not wait for a slow step): a
+  // solver that sees it between its iterations gives the step up, restoring the state before it
+  // and returning kStepStopped (Simulation::step then undoes the whole step).
+  const std::atomic<bool>* stop = nullptr;
+  bool stopRequested() const { return stop && stop->load(std::memory_order_relaxed); }
 };
+
+// The message of a step given up on request (StepContext::stop); not a divergence.
+inline constexpr const char* kStepStopped = "stopped on request";
 
 // Timings [ms] and convergence figures of one step. Solvers fill what applies to them.
 struct StepStats {

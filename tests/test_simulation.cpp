@@ -2,6 +2,7 @@
 // combine.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <functional>
 #include <limits>
 
@@ -175,6 +176,42 @@ TEST(Simulation, ObstacleEditsAreCheckedAndARefusedOneChangesNothing) {
   EXPECT_FALSE(simulation->setObstacles(edited));
   EXPECT_EQ(simulation->obstacles()[0].point, Vec3(0, -1e6, 0));
   EXPECT_FALSE(simulation->step());
+}
+
+// A stop request (the viewer's, for an edit that should not wait for a slow step) gives the step
+// up: each solver checks it between its iterations and restores the state before its step, and
+// Simulation::step undoes the whole step without calling it a divergence.
+TEST(Simulation, AStopRequestGivesTheStepUpAndUndoesIt) {
+  for (const std::string solver : {"impulse-nc", "conforming", "mls-isometry", "xpbd"}) {
+    SCOPED_TRACE(solver);
+    Scene scene = test::hangingScene(ClothSource::Kind::IrregularRectangle, 9, solver);
+    scene.sim.dt = 0.01;  // every step iterates
+    scene.sim.substeps = 2;
+    auto simulation = test::makeSimulation(scene);
+    if (!simulation) return;
+    for (int k = 0; k < 5; ++k) ASSERT_FALSE(simulation->step());
+    const Positions before = simulation->surface();
+    const double time = simulation->time();
+
+    // The solver alone, asked to stop before its first iteration.
+    std::atomic<bool> stop{true};
+    const std::optional<Grab> noGrab;
+    const StepContext ctx{simulation->sim(), simulation->obstacles(), simulation->pins(), noGrab, &stop};
+    StepStats stats;
+    EXPECT_EQ(simulation->solver().step(ctx, stats), std::string(kStepStopped));
+    EXPECT_EQ(simulation->surface(), before);
+
+    // The simulation's step, with sub-steps.
+    simulation->setStopFlag(&stop);
+    EXPECT_EQ(simulation->step(), std::string(kStepStopped));
+    EXPECT_FALSE(simulation->diverged());
+    EXPECT_EQ(simulation->time(), time);
+    EXPECT_EQ(simulation->surface(), before);
+    stop = false;
+    EXPECT_FALSE(simulation->step());
+    EXPECT_GT(simulation->time(), time);
+    EXPECT_GT((simulation->surface() - before).cwiseAbs().maxCoeff(), 0);
+  }
 }
 
 // corners-fine swings down from horizontal. In single 5 ms steps impulse-nc's position pass

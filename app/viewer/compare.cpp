@@ -79,7 +79,7 @@ void Viewer::compareThisScene() {
   runner_->post("compare this scene", [promise](Simulation& simulation) -> std::optional<std::string> {
     promise->set_value(simulation.currentScene());
     return std::nullopt;
-  });
+  }, true);
 }
 
 void Viewer::startComparingScene(Scene scene) {
@@ -234,14 +234,15 @@ void Viewer::forEachRunner(const std::function<void(SimRunner&)>& fn) {
   for (auto& pane : panes_) fn(*pane.runner);
 }
 
-void Viewer::postEach(const std::string& label, const std::function<SimRunner::Edit(int)>& make, bool all) {
+void Viewer::postEach(const std::string& label, const std::function<SimRunner::Edit(int)>& make, bool all,
+                      bool interrupt) {
   if (panes_.empty()) {
-    if (auto edit = make(-1)) runner_->post(label, std::move(edit));
+    if (auto edit = make(-1)) runner_->post(label, std::move(edit), interrupt);
     return;
   }
   for (int i = 0; i < static_cast<int>(panes_.size()); ++i) {
     if (!all && i != activePane_) continue;
-    if (auto edit = make(i)) panes_[i].runner->post(label, std::move(edit));
+    if (auto edit = make(i)) panes_[i].runner->post(label, std::move(edit), interrupt);
   }
 }
 

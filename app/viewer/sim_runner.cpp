@@ -80,6 +80,7 @@ void PaceGroup::wakeAll() {
 
 SimRunner::SimRunner(std::unique_ptr<Simulation> simulation, bool paused, std::shared_ptr<PaceGroup> pace)
     : simulation_(std::move(simulation)), paused_(paused), pace_(std::move(pace)) {
+  simulation_->setStopFlag(&interrupt_);
   reportWarnings(*simulation_);
   publish(*simulation_);
   // The wake takes this runner's lock, so it cannot fall between the thread's last look at the
@@ -97,17 +98,19 @@ SimRunner::~SimRunner() {
     std::lock_guard lock(mutex_);
     stop_ = true;
   }
+  interrupt_ = true;  // closing does not wait for a slow step either
   wake_.notify_all();
   thread_.join();
   if (loader_.joinable()) loader_.join();
   if (pace_) pace_->leave(paceMember_);
 }
 
-void SimRunner::post(std::string label, Edit edit) {
+void SimRunner::post(std::string label, Edit edit, bool interrupt) {
   {
     std::lock_guard lock(mutex_);
     edits_.emplace_back(std::move(label), std::move(edit));
   }
+  if (interrupt) interrupt_ = true;
   wake_.notify_all();
 }
 
@@ -187,6 +190,7 @@ void SimRunner::startLoad(std::string label,
                            "could not load " + label + ": " + result.error()});
     } else {
       loaded_ = std::move(*result);
+      interrupt_ = true;  // swapped in at once, not after a slow step
     }
     wake_.notify_all();
   });
@@ -234,7 +238,7 @@ std::optional<std::string> SimRunner::rebuild(const Scene& scene) {
 }
 
 void SimRunner::reset() {
-  post("reset", [this](Simulation& simulation) { return rebuild(simulation.currentScene()); });
+  post("reset", [this](Simulation& simulation) { return rebuild(simulation.currentScene()); }, true);
 }
 
 void SimRunner::switchSolver(const std::string& solverId) {
@@ -242,11 +246,12 @@ void SimRunner::switchSolver(const std::string& solverId) {
     Scene scene = simulation.currentScene();
     useSolver(scene, solverId);
     return rebuild(scene);
-  });
+  }, true);
 }
 
 void SimRunner::setPaused(bool paused) {
   paused_ = paused;
+  if (paused) interrupt_ = true;
   wake_.notify_all();
 }
 
@@ -285,15 +290,19 @@ void SimRunner::run() {
     // 1. Edits and finished loads, in order.
     auto swapIn = [&](std::unique_ptr<Simulation> next) {
       simulation_ = std::move(next);
+      simulation_->setStopFlag(&interrupt_);
       triangles_.reset();
       debt = 0;
       dirty = true;
     };
     std::deque<std::pair<std::string, Edit>> edits;
     std::unique_ptr<Simulation> loaded;
+    bool interrupted = false;
     {
       std::lock_guard lock(mutex_);
       if (stop_) return;
+      // Cleared before the edits are taken: one posted after this point stops the next step.
+      interrupted = interrupt_.exchange(false);
       edits.swap(edits_);
       loaded = std::move(loaded_);
     }
@@ -309,6 +318,13 @@ void SimRunner::run() {
                                             " vertices, solver " + loaded->solver().id() + ")");
       reportWarnings(*loaded);
       swapIn(std::move(loaded));
+    }
+    // What an interrupting edit changed is shown before the next step, which may take seconds
+    // (other edits are published at the step's pace, kPublishHz at most).
+    if (interrupted && dirty) {
+      publish(*simulation_);
+      lastPublish = Clock::now();
+      dirty = false;
     }
 
     // 2. Step when wall time says so (or a single step was asked for).
@@ -333,10 +349,14 @@ void SimRunner::run() {
     if ((running && debt >= dt && !held) || single) {
       if (single) --stepRequests_;
       if (auto error = simulation_->step()) {
-        paused_ = true;
-        report(RunnerMessage::Kind::Error,
-               *error + " (state kept at the last good step; paused: lower dt, raise the "
-                        "tolerance or reset)");
+        if (simulation_->diverged()) {
+          paused_ = true;
+          report(RunnerMessage::Kind::Error,
+                 *error + " (state kept at the last good step; paused: lower dt, raise the "
+                          "tolerance or reset)");
+        } else if (single) {
+          ++stepRequests_;  // given up for an edit: the single step is still owed
+        }
       } else {
         debt -= dt;
         rtfSimulated += dt;

@@ -659,7 +659,7 @@ void Viewer::saveScene(const std::string& path) {
     if (!out || !(out << text)) return path + ": cannot write the scene file";
     log_.write("saved_scene", {{"path", path}});
     return std::nullopt;
-  });
+  }, true);
   addRecent(path);
   message(RunnerMessage::Kind::Info, "saving the scene to " + path);
 }
@@ -768,7 +768,7 @@ void Viewer::applyPreset(const std::string& preset) {
 
 void Viewer::postSimParams() {
   const SimParams p = sim_;
-  postEach("parameters", [p](int) { return [p](Simulation& s) { return s.setSimParams(p); }; }, editAllPanes_);
+  postEach("parameters", [p](int) { return [p](Simulation& s) { return s.setSimParams(p); }; }, editAllPanes_, true);
   log_.write("param", {{"simulation", writeParams(SimParams::table(), p)},
                        {"gravity", vecJson(p.gravity)}});
 }
@@ -780,7 +780,7 @@ void Viewer::postSolverParams(const std::string& key) {
   postEach("solver parameter " + key, [this, p, solver](int pane) -> SimRunner::Edit {
     if (pane >= 0 && panes_[pane].snapshot && panes_[pane].snapshot->solverId != solver) return {};
     return [p](Simulation& s) { return s.setSolverParams(p); };
-  }, editAllPanes_);
+  }, editAllPanes_, true);
   log_.write("param", {{"solver", p}, {"key", key}});
 }
 

@@ -134,7 +134,10 @@ class Viewer {
   void drawCompareOverlay();
   // Posts an edit to every runner the input goes to (every pane in compare mode, or only the
   // active one when `all` is false). `make` builds each pane's edit (pane -1: single mode).
-  void postEach(const std::string& label, const std::function<SimRunner::Edit(int pane)>& make, bool all = true);
+  // Posts make(pane) to every pane's runner (to the active pane's only unless `all`); with
+  // `interrupt` a step in progress is given up for it (SimRunner::post).
+  void postEach(const std::string& label, const std::function<SimRunner::Edit(int pane)>& make, bool all = true,
+                bool interrupt = false);
   void forEachRunner(const std::function<void(SimRunner&)>& fn);
   // The active pane's vertex / surface point in `pane`'s mesh (through the rest positions when the
   // panes run different scenes; the same otherwise).

@@ -1065,6 +1065,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // No factor of the current rows at the current linearization: a pass holding contacts starts
   // so, and re-linearizes before its first correction (locally where it can).
   bool globalStale = false;
+  bool stopped = false;  // the pass saw a stop request (StepContext::stop)
   auto positionPass = [&] {
     passInverseMass = inverseMass_;
     stiffened = shiftMomentum = false;
@@ -1092,6 +1093,10 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     std::optional<bool> localPaid;  // of the current local linearization, by its first correction
     double squared = Impl::squaredError(c);
     for (int passIterations = 0; error > params_.tolerance && passIterations < params_.maxIterations;) {
+      if (ctx.stopRequested()) {
+        stopped = true;
+        break;
+      }
       const bool noFactor = globalStale && !s.local;
       if (stalled || slow || fewLeft || noFactor) {
         // Re-linearize at the preview: new impulse directions, one more factorization. Where
@@ -1242,6 +1247,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     }
   };
   positionPass();
+  if (stopped) return restore(kStepStopped);
   stats.msPosition = msSince(t0);
 
   // 6. Points the pass moved inside an obstacle (not just into the thickness band, which the
@@ -1341,6 +1347,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       if (s.linearize(model_, preview, inverseMass_, params_.regularization, shift)) break;
     }
     positionPass();
+    if (stopped) return restore(kStepStopped);
     heldPassFactorizations += refactorizations - refactorizationsBefore;
     heldPassMs += msSince(passStart);
   }

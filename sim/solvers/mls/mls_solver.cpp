@@ -831,6 +831,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   std::vector<char> immovable;                                    // per row, of the current matrix
   bool stalled = false;
   while (iterations < params_.maxIterations) {
+    if (ctx.stopRequested()) return restore(kStepStopped);
     if (limiting && updateHeldEdges()) {
       m.evaluate(neighbourhoods_, x, c);
       accumulated.conservativeResize(m.rows);  // the samples' rows keep their place
@@ -971,6 +972,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     double bestExcess = excess(c);
     int noProgress = 0;
     while (alIterations < params_.fallbackIterations && excess(c) > 1) {
+      if (ctx.stopRequested()) return restore(kStepStopped);
       ++alIterations;
       for (int newton = 0; newton < 3; ++newton) {
         // Gauss-Newton on 1/2|x - target|_M^2 + l.c + mu/2|c|^2: (M + mu J^T J) dx = -g, solved

@@ -101,6 +101,7 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   // serve the later sweeps while the point stays within the thickness of where they were gathered.
   ContactCache contactCache(ctx.sim.thickness);
   while (sweeps < params_.iterations) {
+    if (ctx.stopRequested()) return restore(kStepStopped);
     ++sweeps;
     worst = 0;
     for (size_t e = 0; e < edges.size(); ++e) {
