@@ -233,8 +233,7 @@ TEST(MlsSolver, NoRegularizationIsReportedAtTheFlatStateWithItsReason) {
   Scene scene = benignHanging();
   scene.solverParams = {{"regularization", 0.0}};
   auto sim = create(scene);
-  std::optional<std::string> error;
-  for (int step = 0; step < 50 && !error; ++step) error = sim->step();
+  const auto error = test::stepUntilError(*sim, 50).first;
   ASSERT_TRUE(error) << "regularization 0 converged";
   EXPECT_NE(error->find("factorization of J W J^T failed"), std::string::npos) << *error;
   EXPECT_NE(error->find("singular wherever the cloth is flat"), std::string::npos) << *error;

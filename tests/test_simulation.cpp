@@ -86,12 +86,7 @@ TEST(Simulation, DivergenceInASubstepNamesIt) {
   scene.solverParams = {{"max_speed", 1.0}};  // falling faster than 1 m/s counts as runaway
   auto simulation = test::makeSimulation(scene);
   if (!simulation) return;
-  std::optional<std::string> error;
-  int steps = 0;
-  while (!error && steps < 50) {
-    error = simulation->step();
-    ++steps;
-  }
+  const auto [error, steps] = test::stepUntilError(*simulation, 50);
   ASSERT_TRUE(error);
   EXPECT_NE(error->find("step " + std::to_string(steps) + ", sub-step "), std::string::npos) << *error;
   EXPECT_NE(error->find(" of 4"), std::string::npos) << *error;
@@ -124,8 +119,7 @@ TEST(Simulation, GravityEditsAreCheckedAndRunawaySpeedsReadAsNumbers) {
     falling.solverParams = {{"max_speed", 1.0}};
     auto s = test::makeSimulation(falling);
     if (!s) return;
-    std::optional<std::string> error;
-    for (int i = 0; i < 500 && !error; ++i) error = s->step();
+    const auto error = test::stepUntilError(*s, 500).first;
     ASSERT_TRUE(error);
     EXPECT_NE(error->find("runaway speed: a "), std::string::npos) << *error;
     EXPECT_NE(error->find(" m/s, above max_speed 1 m/s"), std::string::npos) << *error;
@@ -265,8 +259,7 @@ TEST(Simulation, AdaptiveSubstepsStillReportDivergence) {
   scene.solverParams = {{"max_speed", 1.0}};
   auto simulation = test::makeSimulation(scene);
   if (!simulation) return;
-  std::optional<std::string> error;
-  for (int i = 0; i < 50 && !error; ++i) error = simulation->step();
+  const auto error = test::stepUntilError(*simulation, 50).first;
   ASSERT_TRUE(error);
   EXPECT_NE(error->find("of 4"), std::string::npos) << *error;  // the last attempt: 4 sub-steps
   EXPECT_TRUE(simulation->diverged());

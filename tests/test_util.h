@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "sim/scene.h"
@@ -19,6 +20,18 @@ inline std::unique_ptr<Simulation> makeSimulation(const Scene& scene) {
   auto simulation = Simulation::create(scene);
   EXPECT_TRUE(simulation.ok()) << simulation.error();
   return simulation ? std::move(simulation).value() : nullptr;
+}
+
+// Steps until a step fails or `maxSteps` have run; the failure's message (nullopt: none) and
+// the number of steps taken, the failed one included.
+inline std::pair<std::optional<std::string>, int> stepUntilError(Simulation& simulation, int maxSteps) {
+  std::optional<std::string> error;
+  int steps = 0;
+  while (!error && steps < maxSteps) {
+    error = simulation.step();
+    ++steps;
+  }
+  return {error, steps};
 }
 
 // A built-in scene run by `solver` (the scene's parameters for another solver dropped).
