@@ -292,8 +292,6 @@ std::optional<std::string> parseObstacles(const json& list, const std::string& w
         if (auto e = readVec3(o["point"], at + ".point", obstacle.point)) return e;
       if (o.contains("normal"))
         if (auto e = readVec3(o["normal"], at + ".normal", obstacle.normal)) return e;
-      if (obstacle.normal.norm() < 1e-12) return at + ".normal: must not be zero";
-      obstacle.normal.normalize();
     } else if (type == "sphere") {
       obstacle.type = Obstacle::Type::Sphere;
       if (auto e = checkKeys(o, at, {"type", "center", "radius", "friction", "velocity", "move_until", "angular_velocity"}))
@@ -310,7 +308,6 @@ std::optional<std::string> parseObstacles(const json& list, const std::string& w
         if (auto e = readVec3(o["center"], at + ".center", obstacle.point)) return e;
       if (o.contains("half_extents"))
         if (auto e = readVec3(o["half_extents"], at + ".half_extents", obstacle.halfExtents)) return e;
-      if (obstacle.halfExtents.minCoeff() <= 0) return at + ".half_extents: must be positive";
     } else if (type == "mesh") {
       if (auto e = parseMeshObstacle(o, at, baseDir, obstacle, scene.warnings)) return e;
     } else {
@@ -320,7 +317,8 @@ std::optional<std::string> parseObstacles(const json& list, const std::string& w
     if (o.contains("velocity"))
       if (auto e = readVec3(o["velocity"], at + ".velocity", obstacle.velocity)) return e;
     if (auto e = readNumber(o, "move_until", at, obstacle.moveUntil, 0, 1e9)) return e;
-    if (auto e = validateObstacle(obstacle, at)) return e;
+    if (auto e = validateObstacle(obstacle, at)) return e;  // also a zero plane normal, before it is normalized
+    if (obstacle.type == Obstacle::Type::Plane) obstacle.normal.normalize();
     scene.obstacles.push_back(obstacle);
   }
   return std::nullopt;

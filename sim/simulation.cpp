@@ -73,7 +73,10 @@ std::optional<std::string> Simulation::step() {
   const StepInProgress inProgress;
   const int base = std::max(1, sim_.substeps);
   const int most = std::max(base, sim_.maxSubsteps);
-  const SolverState start = most > base || stop_ ? solver_->state() : SolverState{};
+  // The state at the step's start, to take the step again (adaptive) or to undo the sub-steps
+  // already taken when a stop request gives it up; a single sub-step's solver restores its own.
+  const bool keepStart = most > base || (stop_ && base > 1);
+  const SolverState start = keepStart ? solver_->state() : SolverState{};
   double spentMs = 0;  // on attempts taken again
   int retries = 0;
   // Start from the count the last steps needed; after kEasySteps steps that needed no retry, try
@@ -84,7 +87,7 @@ std::optional<std::string> Simulation::step() {
     StepStats stats;
     const auto error = takeSubsteps(substeps, stats);
     if (error && stopRequested()) {
-      solver_->setState(start);
+      if (keepStart) solver_->setState(start);
       return std::string(kStepStopped);
     }
     if (substeps * 2 <= most && (error || !stats.converged)) {

@@ -104,7 +104,7 @@ class Simulation {
   std::unique_ptr<Solver> solver_;
   SimParams sim_;
   const std::atomic<bool>* stop_ = nullptr;
-  bool stopRequested() const { return stop_ && stop_->load(std::memory_order_relaxed); }
+  bool stopRequested() const { return clothlab::stopRequested(stop_); }
   std::vector<std::pair<int, Vec3>> pins_;
   // Pins travelling to their targets: from `from` at time `start`, over `duration`. A scene's
   // pin with a ramp travels from rest in smoothstep time over the ramp (`smooth`); a pin moved by

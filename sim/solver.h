@@ -27,6 +27,9 @@ struct Grab {
   double timeConstant = 0.03;  // [s]: the point closes the gap to the target at rate 1/timeConstant
 };
 
+// Whether a stop flag (StepContext::stop, Simulation::setStopFlag) is given and set.
+inline bool stopRequested(const std::atomic<bool>* stop) { return stop && stop->load(std::memory_order_relaxed); }
+
 struct StepContext {
   const SimParams& sim;
   const std::vector<Obstacle>& obstacles;
@@ -36,7 +39,7 @@ struct StepContext {
   // solver that sees it between its iterations gives the step up, restoring the state before it
   // and returning kStepStopped (Simulation::step then undoes the whole step).
   const std::atomic<bool>* stop = nullptr;
-  bool stopRequested() const { return stop && stop->load(std::memory_order_relaxed); }
+  bool stopRequested() const { return clothlab::stopRequested(stop); }
 };
 
 // The message of a step given up on request (StepContext::stop); not a divergence.

@@ -48,6 +48,11 @@ bool logSlider(const char* label, double& value, double lo, double hi, const std
   return true;
 }
 
+// Integer sliders: clamped also when typed (Ctrl+click), like numberEditor's.
+ImGuiSliderFlags intSliderFlags(bool logarithmic) {
+  return ImGuiSliderFlags_AlwaysClamp | (logarithmic ? ImGuiSliderFlags_Logarithmic : 0);
+}
+
 bool numberEditor(const char* label, double& value, double lo, double hi, bool logarithmic,
                   const std::string& unit) {
   if (logarithmic) return logSlider(label, value, lo, hi, unit);
@@ -241,9 +246,7 @@ void Viewer::drawSolverSection() {
       case ParamDescription::Type::Integer: {
         int x = v.get<int>();
         const int lo = static_cast<int>(d.min), hi = static_cast<int>(d.max);
-        if ((changed = ImGui::SliderInt(label.c_str(), &x, lo, hi, "%d",
-                                        ImGuiSliderFlags_AlwaysClamp |
-                                            (d.logarithmic ? ImGuiSliderFlags_Logarithmic : 0))))
+        if ((changed = ImGui::SliderInt(label.c_str(), &x, lo, hi, "%d", intSliderFlags(d.logarithmic))))
           v = x;
         break;
       }
@@ -286,7 +289,7 @@ void Viewer::drawParameterSection() {
       ImGui::SetNextItemWidth(170);
       changed |= ImGui::SliderInt(info.key.c_str(), &(sim_.**count), static_cast<int>(info.min),
                                   static_cast<int>(info.max), "%d",
-                                  ImGuiSliderFlags_AlwaysClamp | (info.logarithmic ? ImGuiSliderFlags_Logarithmic : 0));
+                                  intSliderFlags(info.logarithmic));
       tooltip(info.description);
       layout(("sim." + info.key).c_str());
       continue;

@@ -205,7 +205,8 @@ std::optional<std::string> addGroundBelow(Simulation& simulation) {
   ground.friction = simulation.sim().friction;
   auto obstacles = simulation.obstacles();
   obstacles.push_back(ground);
-  return simulation.setObstacles(obstacles);
+  if (auto e = simulation.setObstacles(obstacles)) return "the ground below the cloth: " + *e;
+  return std::nullopt;
 }
 
 namespace {
@@ -223,7 +224,7 @@ void SimRunner::load(std::string argument) {
     if (isObjPath(argument)) {
       auto simulation = buildSimulation(*scene, stage);
       if (!simulation) return simulation;
-      if (auto e = addGroundBelow(**simulation)) return Error{argument + ": the ground below the cloth: " + *e};
+      if (auto e = addGroundBelow(**simulation)) return Error{argument + ": " + *e};
       return simulation;
     }
     return buildSimulation(*scene, stage);
@@ -319,13 +320,14 @@ void SimRunner::run() {
       reportWarnings(*loaded);
       swapIn(std::move(loaded));
     }
-    // What an interrupting edit changed is shown before the next step, which may take seconds
-    // (other edits are published at the step's pace, kPublishHz at most).
-    if (interrupted && dirty) {
+    auto publishNow = [&] {
       publish(*simulation_);
       lastPublish = Clock::now();
       dirty = false;
-    }
+    };
+    // What an interrupting edit changed is shown before the next step, which may take seconds
+    // (other edits are published at the step's pace, kPublishHz at most).
+    if (interrupted && dirty) publishNow();
 
     // 2. Step when wall time says so (or a single step was asked for).
     const Clock::time_point now = Clock::now();
@@ -373,11 +375,7 @@ void SimRunner::run() {
 
     // 3. Publish.
     const double sincePublish = std::chrono::duration<double>(Clock::now() - lastPublish).count();
-    if (dirty && (!running || single || sincePublish >= 1.0 / kPublishHz)) {
-      publish(*simulation_);
-      lastPublish = Clock::now();
-      dirty = false;
-    }
+    if (dirty && (!running || single || sincePublish >= 1.0 / kPublishHz)) publishNow();
 
     // 4. Wait: for the next step's wall time while running, for an edit while paused.
     if (!stepped) {

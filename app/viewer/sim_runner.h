@@ -52,7 +52,8 @@ struct LoadProgress {
 
 // Adds a ground plane half the cloth's size below its lowest point, so that a cloth opened from
 // a bare OBJ (no pins, no obstacles) lands somewhere instead of falling forever.
-// Refused (with setObstacles' message) only where the cloth's surface is not finite.
+// Refused ("the ground below the cloth: " and setObstacles' message) where the plane would lie
+// beyond kMaxObstacleCoordinate (a cloth that far from the origin).
 std::optional<std::string> addGroundBelow(Simulation& simulation);
 
 // Keeps several runners (compare mode's panes) in step: a member may take a step only while its

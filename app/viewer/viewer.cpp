@@ -67,7 +67,7 @@ int Viewer::run() {
   }
   if (isObjPath(options_.scene))
     if (auto e = addGroundBelow(**simulation)) {
-      std::fprintf(stderr, "clothlab: %s: the ground below the cloth: %s\n", options_.scene.c_str(), e->c_str());
+      std::fprintf(stderr, "clothlab: %s: %s\n", options_.scene.c_str(), e->c_str());
       return 2;
     }
   const ComparePreset* preset = nullptr;
