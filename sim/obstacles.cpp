@@ -209,6 +209,21 @@ double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, con
   return 1e300;
 }
 
+Penetration pointsInside(const Obstacle& obstacle, const Positions& positions, double allowed) {
+  Penetration result;
+  Vec3 normal;
+  for (Eigen::Index i = 0; i < positions.rows(); ++i) {
+    const double depth = -signedDistance(obstacle, positions.row(i).transpose(), &normal, nullptr, allowed);
+    if (depth <= allowed) continue;
+    ++result.count;
+    if (depth > result.depth) {
+      result.depth = depth;
+      result.deepest = static_cast<int>(i);
+    }
+  }
+  return result;
+}
+
 bool hasMeshObstacle(const std::vector<Obstacle>& obstacles) {
   return std::any_of(obstacles.begin(), obstacles.end(), [](const Obstacle& o) { return o.type == Obstacle::Type::Mesh; });
 }

@@ -80,6 +80,15 @@ std::optional<std::string> validateObstacle(const Obstacle& obstacle, const std:
 double signedDistance(const Obstacle& obstacle, const Vec3& p, Vec3* normal, const Vec3* previous = nullptr,
                       double reach = 1e300);
 
+// The points of `positions` deeper than `allowed` [m] inside `obstacle` as it stands (an open
+// mesh has no inside): how many, and the deepest of them (vertex -1: none).
+struct Penetration {
+  int count = 0;
+  int deepest = -1;
+  double depth = 0;  // of the deepest [m]
+};
+Penetration pointsInside(const Obstacle& obstacle, const Positions& positions, double allowed);
+
 struct ContactResult {
   int contactCount = 0;       // points moved this step
   double maxDepth = 0;        // deepest penetration before correction [m]

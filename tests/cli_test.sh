@@ -82,6 +82,10 @@ check "unknown solver flag" expect_exit 2 "unknown solver 'magic'" -- run hangin
 printf '{"cloth": {"generator": {"type": "grid"}}, "simulation": {"density": -1}}' >"$work/baddensity.json"
 check "negative density in scene" expect_exit 2 "simulation.density" -- run "$work/baddensity.json"
 check "zero density flag" expect_exit 2 "density" -- run hanging --density 0
+printf '{"cloth": {"generator": {"type": "grid"}, "transform": {"rotate_deg": [-90, 0, 0]}},
+ "obstacles": [{"type": "sphere", "center": [0, 0.1, 0], "radius": 0.3}]}' >"$work/inside.json"
+check "a cloth started inside an obstacle" expect_exit 2 "inside.json: obstacles\[0\] \(sphere\): [0-9]+ cloth vertices start inside it" \
+  -- run "$work/inside.json" --out "$work/none5"
 check "zero time step flag" expect_exit 2 "dt" -- run hanging --dt 0
 check "time step flag out of range names the flag" expect_exit 2 "--dt: must be between 1e-05 and 0.1 s, got 0.5" -- run hanging --dt 0.5
 check "bending flag out of range names the flag" expect_exit 2 "--bending: must be between 0 and 10 N m" -- run hanging --bending 1e9
@@ -102,7 +106,7 @@ check "non-finite coordinate (OBJ)" expect_exit 2 "nan.obj: line 2" -- info "$wo
 check "empty mesh" expect_exit 2 "empty.obj: empty mesh" -- run "$work/empty.obj"
 check "non-manifold mesh" expect_exit 2 "fan.obj: non-manifold" -- run "$work/fan.obj"
 check "unknown flag" expect_exit 2 "" -- run hanging --frobnicate
-check "nothing written on bad input" test ! -e "$work/none1" -a ! -e "$work/none1.jsonl" -a ! -e "$work/none2" -a ! -e "$work/none3"
+check "nothing written on bad input" test ! -e "$work/none1" -a ! -e "$work/none1.jsonl" -a ! -e "$work/none2" -a ! -e "$work/none3" -a ! -e "$work/none5"
 
 # divergence: exit 3 at the failing step, frames before it are clean
 cat >"$work/diverge.json" <<'JSON'

@@ -637,6 +637,9 @@ TEST(ObstacleFeatures, PairsFoundFartherThanTheirMarginAreSearchedAgain) {
 
 // A square cloth of `triangles` triangles, twice as wide as the apex is high, dropped from `above`
 // the apex of spike(apex, apex / 6) (below it: it starts through the apex).
+// The cloth `above` the apex (< 0: the pyramid through it). A scene may not start with the cloth
+// inside the pyramid (Simulation::create refuses it), so the pyramid then starts lower and is
+// raised through the cloth by a live edit, as the viewer's obstacle edits can.
 std::unique_ptr<Simulation> spikeDrop(const char* solver, int triangles, double apex = 0.3, double above = 0.06,
                                       const nlohmann::json& params = nlohmann::json::object()) {
   nlohmann::json j = {
@@ -653,10 +656,18 @@ std::unique_ptr<Simulation> spikeDrop(const char* solver, int triangles, double 
   Obstacle ob;
   ob.type = Obstacle::Type::Mesh;
   ob.shape = spike(apex, apex / 6);
+  const double sunk = above < 0 ? 2 * apex : 0;
+  ob.point.y() = -sunk;
   scene->obstacles.push_back(ob);
   auto sim = Simulation::create(*scene);
   EXPECT_TRUE(sim) << sim.error();
-  return sim ? std::move(*sim) : nullptr;
+  if (!sim) return nullptr;
+  if (sunk > 0) {
+    auto raised = (*sim)->obstacles();
+    raised.back().point.y() = 0;
+    EXPECT_FALSE((*sim)->setObstacles(raised).has_value());
+  }
+  return std::move(*sim);
 }
 
 // A triangle held at two corners (pins) that meets the apex near them: only the third corner can
