@@ -320,7 +320,8 @@ void Viewer::drawParameterSection() {
   if (changed) postSimParams();
 }
 
-void Viewer::editObstacles(const std::string& label, std::function<void(std::vector<Obstacle>&)> change) {
+void Viewer::editObstacles(const std::string& label, std::function<void(std::vector<Obstacle>&)> change,
+                           bool interrupt) {
   // Every edit changes the obstacle list as it stands at t = 0 (a moving one keeps its path).
   const size_t expected = snapshot_ ? snapshot_->obstacles.size() : 0;
   postEach(label, [change, expected](int) {
@@ -330,7 +331,7 @@ void Viewer::editObstacles(const std::string& label, std::function<void(std::vec
       change(obstacles);
       return s.setObstacles(obstacles);
     };
-  });
+  }, true, interrupt);
 }
 
 void Viewer::drawObstacleSection() {
@@ -356,12 +357,14 @@ void Viewer::drawObstacleSection() {
     double friction = ob.friction, lo = 0, hi = 2;
     ImGui::SetNextItemWidth(120);
     if (ImGui::SliderScalar("friction", ImGuiDataType_Double, &friction, &lo, &hi, "%.2f")) {
-      editObstacles("obstacle friction", [i, friction](std::vector<Obstacle>& obstacles) { obstacles[i].friction = friction; });
+      editObstacles("obstacle friction", [i, friction](std::vector<Obstacle>& obstacles) { obstacles[i].friction = friction; },
+                    true);
     }
     ImGui::SameLine();
     if (ImGui::SmallButton("remove")) {
       editObstacles("remove obstacle",
-                    [i](std::vector<Obstacle>& obstacles) { obstacles.erase(obstacles.begin() + static_cast<long>(i)); });
+                    [i](std::vector<Obstacle>& obstacles) { obstacles.erase(obstacles.begin() + static_cast<long>(i)); },
+                    true);
       log_.write("obstacle_remove", {{"index", i}});
     }
     ImGui::PopID();

@@ -182,9 +182,14 @@ void Viewer::consumeSnapshot() {
     log_.write("scene", {{"name", latest->sceneName}, {"solver", latest->solverId},
                          {"vertices", latest->vertexCount()}, {"triangles", latest->triangleCount()}});
   }
-  if (latest != snapshot_ && latest->step != lastLoggedStep_) {
+  // A new step, or a grab or pin that an interrupting edit published before the next step
+  // (SimRunner), which the log records too: it shows when a click took effect.
+  const bool newStep = latest->step != lastLoggedStep_;
+  const bool edited = latest->grab.has_value() != lastLoggedGrab_ || latest->pinVertices.size() != lastLoggedPins_;
+  if (latest != snapshot_ && (newStep || edited)) {
     const StepStats& st = latest->stats;
-    history_.push_back({static_cast<float>(glfwGetTime() - startWall_), float(st.msTotal), float(st.msFactor),
+    if (newStep)
+      history_.push_back({static_cast<float>(glfwGetTime() - startWall_), float(st.msTotal), float(st.msFactor),
                         float(st.msForces), float(st.msVelocity), float(st.msPosition), float(st.msCollision),
                         float(st.positionIterations), float(st.maxPositionError), float(st.maxEdgeStrain),
                         float(runner_->realTimeFactor()), st.converged});
@@ -209,6 +214,8 @@ void Viewer::consumeSnapshot() {
       log_.write("snapshot", e);
     }
     lastLoggedStep_ = latest->step;
+    lastLoggedGrab_ = latest->grab.has_value();
+    lastLoggedPins_ = latest->pinVertices.size();
   }
   snapshot_ = latest;
 }
@@ -395,7 +402,7 @@ void Viewer::onMouseButton(int button, int action, int mods) {
   if (press && (ImGui::GetIO().WantCaptureMouse || overWindow(cursorX_, cursorY_))) return;
   if (!press) {
     if (drag_ == Drag::Grab) {
-      postEach("release", [](int) { return [](Simulation& s) { return s.setGrab(std::nullopt); }; });
+      postEach("release", [](int) { return [](Simulation& s) { return s.setGrab(std::nullopt); }; }, true, true);
       log_.write("grab_release", {{"x", cursorX_}, {"y", cursorY_}});
     } else if (drag_ == Drag::Pin) {
       if (unpinOnClick_ && !moved_) removePin(dragVertex_);
@@ -466,7 +473,7 @@ void Viewer::onMouseButton(int button, int action, int mods) {
     const Grab mapped = mapGrab(pane, g);
     if (pane >= 0) panes_[pane].grab = mapped;
     return [mapped](Simulation& s) { return s.setGrab(mapped); };
-  });
+  }, true, true);
   log_.write("grab_start", {{"x", cursorX_}, {"y", cursorY_}, {"triangle", hit->triangle},
                             {"barycentric", vecJson(hit->barycentric)}, {"point", vecJson(hit->point)}});
 }
@@ -645,7 +652,7 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
       obstacles.push_back(ob);
       return s.setObstacles(obstacles);
     };
-  });  // (not editObstacles: an addition does not depend on the list the panel saw)
+  }, true, true);  // (not editObstacles: an addition does not depend on the list the panel saw)
   log_.write("obstacle_added", {{"path", path}, {"type", obstacleTypeName(ob.type)}});
   message(RunnerMessage::Kind::Info, path + ": added as " + what);
   for (const std::string& warning : mesh->warnings) message(RunnerMessage::Kind::Warning, warning);
@@ -732,7 +739,7 @@ void Viewer::clearPins() {
       s.clearPins();
       return std::optional<std::string>();
     };
-  });
+  }, true, true);
   log_.write("pins_cleared");
 }
 
@@ -740,7 +747,7 @@ void Viewer::setPin(int vertex, const Vec3& target, const std::string& why) {
   postEach("pin", [this, vertex, target](int pane) {
     const int v = mapVertex(pane, vertex);
     return [v, target](Simulation& s) { return s.setPin(v, target); };
-  });
+  }, true, true);
   log_.write("pin_add", {{"vertex", vertex}, {"target", vecJson(target)}, {"via", why}});
 }
 
@@ -751,7 +758,7 @@ void Viewer::removePin(int vertex) {
       s.removePin(v);
       return std::optional<std::string>();
     };
-  });
+  }, true, true);
   log_.write("pin_remove", {{"vertex", vertex}});
 }
 
@@ -762,7 +769,7 @@ void Viewer::applyPreset(const std::string& preset) {
         if (auto e = s.setPin(v, s.surface().row(v).transpose())) return e;
       return std::nullopt;
     };
-  });
+  }, true, true);
   log_.write("pin_preset", {{"preset", preset}});
 }
 

@@ -65,7 +65,11 @@ class Viewer {
   void drawPinSection();
   void drawObstacleSection();
   // Posts a change of the obstacle list to every pane (refused if the list changed meanwhile).
-  void editObstacles(const std::string& label, std::function<void(std::vector<Obstacle>&)> change);
+  // Posts a change of the obstacle list as the panel saw it; with `interrupt` a step in progress
+  // is given up for it. The discrete edits interrupt (a click should not wait out a slow step);
+  // moves do not, or a slow scene would stand still for as long as the mouse drags.
+  void editObstacles(const std::string& label, std::function<void(std::vector<Obstacle>&)> change,
+                     bool interrupt = false);
   void drawStatsSection();
   void drawViewSection();
   void drawHelpWindow();
@@ -170,6 +174,8 @@ class Viewer {
   EventLog log_;
   std::shared_ptr<const Snapshot> snapshot_;
   long lastLoggedStep_ = -1;
+  bool lastLoggedGrab_ = false;
+  size_t lastLoggedPins_ = 0;
   const void* sceneIdentity_ = nullptr;  // triangles of the scene the panel copies belong to
   std::string solverIdentity_;
   int fbWidth_ = 0, fbHeight_ = 0, winWidth_ = 0, winHeight_ = 0;

@@ -13,6 +13,9 @@
   fps LOG MIN         median frames per second (after the first 3 s) at least MIN; prints it
   mirror LOG N        compare mode: one drag reached all N panes: each pane's snapshots show a
                       grab with the same target, and each pane's grabbed point moved with it
+  clicks LOG          on a scene whose steps take seconds, the grab's start and release each show
+                      in a snapshot within 1 s, of the same step as the last one before the click
+                      (the step in progress was given up for it, not waited out)
   inside OUT OUTER INNER...   the viewer's stdout with --layout: the last rectangle printed for
                       each INNER lies within the last one printed for OUTER; prints them
 """
@@ -148,6 +151,26 @@ def fps(log, minimum):
     return statistics.median(values) >= minimum
 
 
+def clicks(log):
+    ok = True
+    for event, grabbed in (("grab_start", True), ("grab_release", False)):
+        at = next((i for i, e in enumerate(log) if e["event"] == event), None)
+        if at is None:
+            print(f"no {event}")
+            return False
+        before = [e for e in log[:at] if e["event"] == "snapshot"]
+        shown = next((e for e in log[at:] if e["event"] == "snapshot" and ("grab" in e) == grabbed), None)
+        if not before or shown is None:
+            print(f"{event}: no snapshot before it or none showing it")
+            return False
+        delay = shown["wall"] - log[at]["wall"]
+        slow = before[-1]["ms_total"]
+        print(f"{event}: shown after {delay:.2f} s at step {shown['step']} (the last step before it: "
+              f"{before[-1]['step']}, {slow:.0f} ms)")
+        ok = ok and slow > 1000 and delay < 1.0 and shown["step"] == before[-1]["step"]
+    return ok
+
+
 def inside(out_path, outer, inner_names):
     with open(out_path) as f:
         lines = f.read().splitlines()
@@ -177,5 +200,5 @@ if __name__ == "__main__":
     elif what == "mirror":
         ok = mirror(log, sys.argv[3])
     else:
-        ok = {"grab": grab, "pin": pin, "density": density, "substeps": substeps, "gravity": gravity}[what](log)
+        ok = {"grab": grab, "clicks": clicks, "pin": pin, "density": density, "substeps": substeps, "gravity": gravity}[what](log)
     sys.exit(0 if ok else 1)

@@ -5,7 +5,8 @@
 #   an error and the scene running), a screenshot (P) is not blank, "this scene, all solvers"
 #   compares the opened OBJ in four panes, in compare mode the panes
 #   frame the whole cloth and one drag moves the same material point in every pane (a pane given
-#   another mesh or solver restarts the others with it, in step), and with
+#   another mesh or solver restarts the others with it, in step), a grab on a scene whose steps
+#   take seconds shows at once, and with
 #   sphere-drop running the window keeps redrawing (frame rate measured).
 # Usage: gui_test.sh CLOTHLAB_BINARY OUT_DIR
 # Exit 0 all passed, 1 a check failed, 77 skipped (no Xvfb/xdotool: run scripts/setup.sh).
@@ -262,6 +263,17 @@ xdotool mousemove --window "$WID" 900 300 sleep 0.2 key p
 sleep 1
 import -window "$WID" "$OUT/compare.png" 2> /dev/null
 check "compare: the window shows the panes (>= 100 colours)" test "$(colours "$OUT/compare.png")" -ge 100
+stop_app
+
+# ---- ckv-cylinder-fine: a click does not wait out a step of seconds ----------------------------
+start_app cylinder ckv-cylinder-fine
+LOG="$OUT/cylinder.jsonl"
+# From its fifth step on, a step takes seconds (mls-isometry on 15039 vertices).
+for _ in $(seq 600); do grep -q '"event":"snapshot".*"step":5,' "$LOG" 2> /dev/null && break; sleep 0.1; done
+read -r cx cy <<< "$(layout cloth_center "$OUT/cylinder.out")"
+xdotool mousemove --window "$WID" "$cx" "$cy" sleep 0.3 mousedown 1 sleep 2
+xdotool mousemove --window "$WID" $((cx + 30)) $((cy - 15)) sleep 0.5 mouseup 1 sleep 2
+check "slow steps: a grab and its release show at once" python3 "$HERE/check_log.py" clicks "$LOG"
 stop_app
 
 # ---- sphere-drop: the window keeps redrawing while slow steps run -----------------------------
