@@ -550,5 +550,34 @@ TEST(MlsSolver, NeighbourhoodOptionsRebuildLive) {
   ASSERT_FALSE(sim->step());
 }
 
+// A radius that spans most of the sheet is refused, naming it, before its J W J^T takes the
+// memory: on the 558-vertex sheet 0.57 m would need 1.07e8 products per assembly (the pattern
+// alone about 0.9 GB), 1 m the whole sheet in every neighbourhood (the build stops early).
+// The neighbourhoods in use stay.
+TEST(MlsSolver, NeighbourhoodsTooLargeToAssembleAreRefused) {
+  auto sim = create(benignHanging());
+  const auto& solver = dynamic_cast<const MlsSolver&>(sim->solver());
+  ASSERT_FALSE(sim->setSolverParams({{"neighbourhood", "radius"}, {"radius", 0.3}}));
+  const size_t before = solver.neighbourhoods().neighbour.size();
+  const std::pair<double, const char*> cases[] = {
+      {0.57, "solver.radius: 0.57 m gives each sample 298 neighbours on average, too many: one assembly of J W J^T "
+             "would walk 1.073e+08 products (at most 1e+08"},
+      {1.0, "solver.radius: a material radius of 1 m gives the samples more than 167032 neighbours in all"},
+  };
+  for (const auto& [radius, message] : cases) {
+    const auto refused = sim->setSolverParams({{"radius", radius}});
+    ASSERT_TRUE(refused) << radius;
+    EXPECT_NE(refused->find(message), std::string::npos) << *refused;
+    EXPECT_EQ(solver.neighbourhoods().neighbour.size(), before);
+    EXPECT_EQ(sim->solver().params().at("radius").get<double>(), 0.3);
+  }
+  ASSERT_FALSE(sim->step());
+  Scene scene = benignHanging();
+  scene.solverParams = {{"neighbourhood", "radius"}, {"radius", 1.0}};
+  const auto refused = Simulation::create(scene);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().find("solver.radius: a material radius of 1 m"), std::string::npos) << refused.error();
+}
+
 }  // namespace
 }  // namespace clothlab

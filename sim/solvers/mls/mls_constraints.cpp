@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/format.h"
 #include "sim/material.h"
 
 namespace clothlab {
@@ -62,6 +63,13 @@ Result<MlsNeighbourhoods> buildMlsNeighbourhoods(const TriangleMesh& mesh, const
                    std::to_string(ring.size()) +
                    " neighbour(s) that do not span the plane (collinear or too few): F is "
                    "undefined there; use the 2-ring, a larger radius, or fix the mesh"};
+    if (n.neighbour.size() + ring.size() > options.maxNeighbours)
+      return Error{(options.radius > 0 ? "a material radius of " + formatG(options.radius, 3) + " m"
+                                       : "the " + std::to_string(options.rings) + "-ring") +
+                   " gives the samples more than " + std::to_string(options.maxNeighbours) +
+                   " neighbours in all (" + std::to_string(n.neighbour.size() + ring.size()) + " by vertex " +
+                   std::to_string(i) + " of " + std::to_string(mesh.vertexCount()) +
+                   "), more than J W J^T can be assembled from; choose smaller neighbourhoods"};
     const Eigen::Matrix2d inverse = moment.inverse();
     for (size_t k = 0; k < ring.size(); ++k) {
       n.neighbour.push_back(ring[k]);

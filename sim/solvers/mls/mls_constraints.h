@@ -22,6 +22,7 @@
 //     g_e = sqrt(g^2 + e^2) - e,   dg_e/dx_j = (2 / sqrt(g^2 + e^2)) F [...] a_ij,
 // is smooth: like g where g >> e, like g^2 / (2 e) (a double root, as c_det) where g << e.
 #include <Eigen/Core>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,9 @@ struct MlsNeighbourhoodOptions {
   double periodU = 0;    // > 0: the first material coordinate is periodic (a closed tube) [m]
   // Per vertex, 1: that sample takes the 2-ring whatever `rings` says (MlsSolver: lone pins).
   std::vector<char> twoRingSamples;
+  // The most neighbours all samples together may have: beyond it the build stops with an error
+  // (a material radius spanning a fine sheet would not fit in memory).
+  size_t maxNeighbours = SIZE_MAX;
 };
 
 // Neighbourhoods by options (see above); `mass` per vertex is used only for MlsWeighting::Mass.

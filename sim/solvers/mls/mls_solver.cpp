@@ -539,6 +539,43 @@ SolverCounts MlsSolver::counts() const {
 
 nlohmann::json MlsSolver::params() const { return writeParams(MlsParams::table(), params_); }
 
+namespace {
+
+// The most (row, row, vertex) products one assembly of J W J^T may walk. Each vertex adds one
+// for every pair of rows through it, and their destinations are held (4 bytes each, and as
+// much again while the pattern is built): 1e8 is about 0.8 GB and a fifth of a second per
+// Fast Projection iteration. A material radius spanning the sheet exceeds it by far: 0.4 m on
+// ckv-corners (662 vertices) took 4 s and 0.9 GB to build, and the memory grows with the sixth
+// power of the radius.
+constexpr double kMaxAssemblyProducts = 1e8;
+
+// With E neighbours in all over V samples the products are at least 2 (E + V)^2 / V (each
+// vertex lies in the rows of the samples that hold it, and its own): more than this many
+// neighbours cannot pass the check below, so the build stops there.
+size_t maxNeighbours(int vertexCount) {
+  return static_cast<size_t>(std::sqrt(kMaxAssemblyProducts * vertexCount / 2));
+}
+
+std::optional<std::string> tooLargeToAssemble(const MlsNeighbourhoods& n, const MlsParams& params) {
+  std::vector<double> rowsThrough(n.sampleCount(), 0.0);
+  for (int s = 0; s < n.sampleCount(); ++s) {
+    rowsThrough[s] += 2;
+    for (int k = n.start[s]; k < n.start[s + 1]; ++k) rowsThrough[n.neighbour[k]] += 2;
+  }
+  double products = 0;
+  for (double m : rowsThrough) products += m * (m + 1) / 2;
+  if (products <= kMaxAssemblyProducts) return std::nullopt;
+  const double perSample = static_cast<double>(n.neighbour.size()) / std::max(1, n.sampleCount());
+  const bool radius = params.neighbourhood == "radius";
+  return (radius ? "solver.radius: " + formatG(params.radius, 3) + " m" : "solver.neighbourhood: the " + params.neighbourhood) +
+         " gives each sample " + formatG(perSample, 3) +
+         " neighbours on average, too many: one assembly of J W J^T would walk " + formatG(products, 4) +
+         " products (at most " + formatG(kMaxAssemblyProducts, 3) + ", which take about 0.8 GB); choose " +
+         (radius ? "a smaller radius" : "smaller neighbourhoods");
+}
+
+}  // namespace
+
 std::optional<std::string> MlsSolver::rebuild(const MlsParams& params) {
   MlsNeighbourhoodOptions options;
   options.rings = params.neighbourhood == "2-ring" ? 2 : 1;
@@ -551,9 +588,11 @@ std::optional<std::string> MlsSolver::rebuild(const MlsParams& params) {
     options.twoRingSamples.assign(cloth_->mesh.vertexCount(), 0);
     for (int vertex : lonePins_) options.twoRingSamples[vertex] = 1;
   }
+  options.maxNeighbours = maxNeighbours(cloth_->mesh.vertexCount());
   auto n = buildMlsNeighbourhoods(cloth_->mesh, cloth_->topology, materialCoordinates(), options,
                                   impl_->areaShare);
-  if (!n) return "mls-isometry: " + n.error();
+  if (!n) return (params.neighbourhood == "radius" ? "solver.radius: " : "mls-isometry: ") + n.error();
+  if (auto e = tooLargeToAssemble(*n, params)) return e;
   neighbourhoods_ = std::move(n).value();
   impl_->sampleRowsBuilt = false;
   impl_->sampleOrdering.clear();
