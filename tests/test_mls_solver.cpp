@@ -205,7 +205,7 @@ TEST(MlsSolver, BadParametersNameTheKey) {
   auto sim = Simulation::create(scene);
   ASSERT_FALSE(sim);
   EXPECT_NE(sim.error().find("solver.neighbourhood"), std::string::npos) << sim.error();
-  scene.solverParams = {{"neighbourhood", "radius"}};
+  scene.solverParams = {{"neighbourhood", "radius"}, {"radius", -0.1}};
   sim = Simulation::create(scene);
   ASSERT_FALSE(sim);
   EXPECT_NE(sim.error().find("solver.radius"), std::string::npos) << sim.error();
@@ -543,6 +543,14 @@ TEST(MlsSolver, NeighbourhoodOptionsRebuildLive) {
   EXPECT_GT(solver.neighbourhoods().neighbour.size(), 2 * oneRing);
   ASSERT_FALSE(sim->setSolverParams({{"neighbourhood", "radius"}, {"radius", 0.08}}));
   EXPECT_GT(solver.neighbourhoods().neighbour.size(), oneRing);
+  // 'radius' without one (as the panel's choice alone sends it): twice the mean edge length
+  // (0.098 m on this sheet: 13 neighbours per sample), between the 1-ring and the 2-ring.
+  ASSERT_FALSE(sim->setSolverParams({{"radius", 0.0}}));
+  const double perSample = double(solver.neighbourhoods().neighbour.size()) / solver.neighbourhoods().sampleCount();
+  EXPECT_GT(solver.neighbourhoods().neighbour.size(), oneRing);
+  EXPECT_GT(perSample, 8);
+  EXPECT_LT(perSample, 24);
+  ASSERT_FALSE(sim->setSolverParams({{"radius", 0.08}}));
   // A radius too small to span the plane is refused and the previous neighbourhoods stay.
   const size_t before = solver.neighbourhoods().neighbour.size();
   EXPECT_TRUE(sim->setSolverParams({{"radius", 1e-4}}));

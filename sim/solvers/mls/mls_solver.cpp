@@ -30,7 +30,8 @@ const ParamTable<MlsParams>& MlsParams::table() {
       {"max_iterations", "", "Fast Projection iterations per step", &MlsParams::maxIterations, 1, 500, true},
       {"neighbourhood", "", "MLS neighbourhood: mesh 1-ring, 2-ring, or a material radius",
        &MlsParams::neighbourhood, 0, 0, false, {"1-ring", "2-ring", "radius"}},
-      {"radius", "m", "material-space radius of 'radius' neighbourhoods", &MlsParams::radius, 0, 10, false},
+      {"radius", "m", "material-space radius of 'radius' neighbourhoods (0: twice the mean rest edge length)",
+       &MlsParams::radius, 0, 10, false},
       {"weighting", "", "MLS weights: uniform or the neighbour's mass", &MlsParams::weighting, 0, 0, false,
        {"uniform", "mass"}},
       {"regularization", "", "diagonal shift of J W J^T relative to its largest diagonal entry",
@@ -576,12 +577,16 @@ std::optional<std::string> tooLargeToAssemble(const MlsNeighbourhoods& n, const 
 
 }  // namespace
 
+// A 'radius' neighbourhood's radius where none is given, in mean rest edge lengths: about the
+// 1-ring and half the 2-ring (13 neighbours per sample on the irregular built-in sheets), so that
+// choosing 'radius' alone works.
+constexpr double kAutomaticRadius = 2.0;
+
 std::optional<std::string> MlsSolver::rebuild(const MlsParams& params) {
   MlsNeighbourhoodOptions options;
   options.rings = params.neighbourhood == "2-ring" ? 2 : 1;
-  options.radius = params.neighbourhood == "radius" ? params.radius : 0;
-  if (params.neighbourhood == "radius" && !(params.radius > 0))
-    return std::string("solver.radius: must be positive for 'radius' neighbourhoods");
+  if (params.neighbourhood == "radius")
+    options.radius = params.radius > 0 ? params.radius : kAutomaticRadius * impl_->restEdgeLength.mean();
   options.weighting = params.weighting == "mass" ? MlsWeighting::Mass : MlsWeighting::Uniform;
   options.periodU = cloth_->materialPeriod;
   if (params.lonePinRings == 2) {

@@ -75,7 +75,7 @@ struct MlsParams {
   double shearGapSoftening = 0;    // e of g_e, [0, 10]
   int maxIterations = 20;         // Fast Projection iterations per step, [1, 500]
   std::string neighbourhood = "1-ring";  // 1-ring | 2-ring | radius
-  double radius = 0.0;            // material-space radius for "radius" neighbourhoods [m]
+  double radius = 0.0;            // material-space radius for "radius" neighbourhoods [m] (0: automatic)
   std::string weighting = "uniform";     // uniform | mass
   double regularization = 1e-6;   // relative diagonal shift of J W J^T, [0, 0.1]
   bool geometricStiffness = false;
