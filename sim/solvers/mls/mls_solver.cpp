@@ -557,7 +557,9 @@ size_t maxNeighbours(int vertexCount) {
   return static_cast<size_t>(std::sqrt(kMaxAssemblyProducts * vertexCount / 2));
 }
 
-std::optional<std::string> tooLargeToAssemble(const MlsNeighbourhoods& n, const MlsParams& params) {
+// Why neighbourhoods `n` (built by `options` for `params`) are too large, if they are.
+std::optional<std::string> tooLargeToAssemble(const MlsNeighbourhoods& n, const MlsParams& params,
+                                              const MlsNeighbourhoodOptions& options) {
   std::vector<double> rowsThrough(n.sampleCount(), 0.0);
   for (int s = 0; s < n.sampleCount(); ++s) {
     rowsThrough[s] += 2;
@@ -568,19 +570,19 @@ std::optional<std::string> tooLargeToAssemble(const MlsNeighbourhoods& n, const 
   if (products <= kMaxAssemblyProducts) return std::nullopt;
   const double perSample = static_cast<double>(n.neighbour.size()) / std::max(1, n.sampleCount());
   const bool radius = params.neighbourhood == "radius";
-  return (radius ? "solver.radius: " + formatG(params.radius, 3) + " m" : "solver.neighbourhood: the " + params.neighbourhood) +
+  return (radius ? "solver.radius: " + formatG(options.radius, 3) + " m" : "solver.neighbourhood: the " + params.neighbourhood) +
          " gives each sample " + formatG(perSample, 3) +
          " neighbours on average, too many: one assembly of J W J^T would walk " + formatG(products, 4) +
          " products (at most " + formatG(kMaxAssemblyProducts, 3) + ", which take about 0.8 GB); choose " +
          (radius ? "a smaller radius" : "smaller neighbourhoods");
 }
 
-}  // namespace
-
 // A 'radius' neighbourhood's radius where none is given, in mean rest edge lengths: about the
 // 1-ring and half the 2-ring (13 neighbours per sample on the irregular built-in sheets), so that
 // choosing 'radius' alone works.
 constexpr double kAutomaticRadius = 2.0;
+
+}  // namespace
 
 std::optional<std::string> MlsSolver::rebuild(const MlsParams& params) {
   MlsNeighbourhoodOptions options;
@@ -597,7 +599,7 @@ std::optional<std::string> MlsSolver::rebuild(const MlsParams& params) {
   auto n = buildMlsNeighbourhoods(cloth_->mesh, cloth_->topology, materialCoordinates(), options,
                                   impl_->areaShare);
   if (!n) return (params.neighbourhood == "radius" ? "solver.radius: " : "mls-isometry: ") + n.error();
-  if (auto e = tooLargeToAssemble(*n, params)) return e;
+  if (auto e = tooLargeToAssemble(*n, params, options)) return e;
   neighbourhoods_ = std::move(n).value();
   impl_->sampleRowsBuilt = false;
   impl_->sampleOrdering.clear();
