@@ -17,7 +17,11 @@ std::optional<std::string> validateObstacle(const Obstacle& o, const std::string
   if (o.point.cwiseAbs().maxCoeff() > kMaxObstacleCoordinate)
     return at + position + ": beyond " + formatG(kMaxObstacleCoordinate) + " m from the origin along an axis";
   if (!o.velocity.allFinite()) return at + ".velocity: non-finite value";
+  if (o.velocity.cwiseAbs().maxCoeff() > kMaxObstacleSpeed)
+    return at + ".velocity: beyond " + formatG(kMaxObstacleSpeed) + " m/s along an axis";
   if (!o.angularVelocity.allFinite()) return at + ".angular_velocity: non-finite value";
+  if (o.angularVelocity.cwiseAbs().maxCoeff() > kMaxObstacleSpin)
+    return at + ".angular_velocity: beyond " + formatG(kMaxObstacleSpin) + " rad/s about an axis";
   if (!(o.moveUntil >= 0)) return at + ".move_until: must be a non-negative number of seconds";
   if (!(o.friction >= 0 && o.friction <= kMaxFriction))
     return at + ".friction: " + formatG(o.friction) + " is outside the valid range [0, " + formatG(kMaxFriction) + "]";
@@ -26,11 +30,13 @@ std::optional<std::string> validateObstacle(const Obstacle& o, const std::string
       if (!o.normal.allFinite() || o.normal.norm() < 1e-12) return at + ".normal: must be finite and not zero";
       break;
     case Obstacle::Type::Sphere:
-      if (!(o.radius > 0 && std::isfinite(o.radius))) return at + ".radius: must be a positive number";
+      if (!(o.radius > 0 && o.radius <= kMaxObstacleCoordinate))
+        return at + ".radius: must be a positive number up to " + formatG(kMaxObstacleCoordinate) + " m";
       break;
     case Obstacle::Type::Box:
-      if (!o.halfExtents.allFinite() || !(o.halfExtents.minCoeff() > 0))
-        return at + ".half_extents: must be positive numbers";
+      if (!o.halfExtents.allFinite() || !(o.halfExtents.minCoeff() > 0) ||
+          o.halfExtents.maxCoeff() > kMaxObstacleCoordinate)
+        return at + ".half_extents: must be positive numbers up to " + formatG(kMaxObstacleCoordinate) + " m";
       break;
     case Obstacle::Type::Mesh:
       if (!o.shape) return at + ": a mesh obstacle without its mesh";

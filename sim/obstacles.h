@@ -4,6 +4,7 @@
 // moved out along the surface normal, and its tangential motion over the step is reduced by
 // Coulomb friction (the tangential correction is at most friction x normal correction).
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,16 @@
 #include "sim/mesh_shape.h"
 
 namespace clothlab {
+
+// The range of an obstacle's friction coefficient, in scene files and live edits.
+constexpr double kMaxFriction = 10;
+// The farthest an obstacle's position (and its size) may reach from the origin along an axis [m];
+// the renderer draws in single precision.
+constexpr double kMaxObstacleCoordinate = 1e6;
+// The fastest an obstacle may move along an axis [m/s] and spin about one [rad/s]: no faster than
+// the solvers' default max_speed, beyond which cloth it touches would be thrown.
+constexpr double kMaxObstacleSpeed = 1000;
+constexpr double kMaxObstacleSpin = 1000;
 
 struct Obstacle {
   enum class Type { Plane, Sphere, Box, Mesh };
@@ -34,11 +45,17 @@ struct Obstacle {
   // a mesh turns about the centre of its bounding box at t = 0.
   Vec3 angularVelocity{0, 0, 0};
   Eigen::Matrix3d rotation = Eigen::Matrix3d::Identity();  // mesh: its turn at the current time
-  // The obstacle at simulated time t (moved by its velocity, at rest after move_until; spun).
+  // The obstacle at simulated time t (moved by its velocity, at rest after move_until, or along
+  // an axis once it reaches kMaxObstacleCoordinate there; spun).
   Obstacle at(double t) const {
     Obstacle o = *this;
     o.point += velocity * std::min(t, moveUntil);
     if (t >= moveUntil) o.velocity = Vec3::Zero();
+    for (int axis = 0; axis < 3; ++axis)
+      if (std::abs(o.point[axis]) >= kMaxObstacleCoordinate) {
+        o.point[axis] = std::copysign(kMaxObstacleCoordinate, o.point[axis]);
+        o.velocity[axis] = 0;
+      }
     const double angle = angularVelocity.norm() * t;
     if (angle > 0) o.rotation = Eigen::AngleAxisd(angle, angularVelocity.normalized()).toRotationMatrix();
     return o;
@@ -58,15 +75,10 @@ struct Obstacle {
 
 std::string obstacleTypeName(Obstacle::Type type);
 
-// The range of an obstacle's friction coefficient, in scene files and live edits.
-constexpr double kMaxFriction = 10;
-// The farthest an obstacle's position may lie from the origin along an axis [m]; the renderer
-// draws in single precision.
-constexpr double kMaxObstacleCoordinate = 1e6;
 // An error naming `at` (e.g. "obstacles[2]") and the field when an obstacle would put non-finite
-// numbers into the step or the renderer: a position beyond kMaxObstacleCoordinate, a velocity or
-// spin that is not finite, a zero plane normal, a size that is not positive, a friction outside
-// [0, kMaxFriction].
+// numbers into the step or the renderer: a position or size beyond kMaxObstacleCoordinate, a
+// velocity or spin beyond kMaxObstacleSpeed or kMaxObstacleSpin, a zero plane normal, a size that
+// is not positive, a friction outside [0, kMaxFriction].
 std::optional<std::string> validateObstacle(const Obstacle& obstacle, const std::string& at);
 
 // Signed distance from p to the obstacle surface (negative inside) and the outward unit normal.

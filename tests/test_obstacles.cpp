@@ -29,6 +29,21 @@ TEST(Obstacles, SignedDistancesAndNormals) {
   EXPECT_TRUE(n.isApprox(Vec3(1, 1, 0).normalized()));
 }
 
+// A moving obstacle stops along an axis where it reaches kMaxObstacleCoordinate (the renderer
+// draws in single precision): 1000 m/s for 2000 s would take it to 2e6 m.
+TEST(Obstacles, AMovingObstacleStopsAtTheLargestCoordinate) {
+  Obstacle o;
+  o.type = Obstacle::Type::Sphere;
+  o.point = Vec3(0, 1, 0);
+  o.velocity = Vec3(-1000, 0, 2);
+  const Obstacle early = o.at(10);
+  EXPECT_EQ(early.point, Vec3(-1e4, 1, 20));
+  EXPECT_EQ(early.velocity, o.velocity);
+  const Obstacle late = o.at(2000);
+  EXPECT_EQ(late.point, Vec3(-kMaxObstacleCoordinate, 1, 4000));
+  EXPECT_EQ(late.velocity, Vec3(0, 0, 2));
+}
+
 TEST(Obstacles, ContactMovesPointsOutAndFrictionLimitsSlip) {
   Obstacle ground;
   ground.friction = 0.5;

@@ -148,6 +148,16 @@ TEST(Simulation, ObstacleEditsAreCheckedAndARefusedOneChangesNothing) {
       {[](Obstacle& o) { o.point.x() = 1e300; }, "obstacles[1].point: beyond 1e+06 m"},
       {[](Obstacle& o) { o.normal = Vec3::Zero(); }, "obstacles[1].normal: must be finite and not zero"},
       {[inf](Obstacle& o) { o.velocity.z() = inf; }, "obstacles[1].velocity: non-finite value"},
+      {[](Obstacle& o) { o.velocity.x() = -1001; }, "obstacles[1].velocity: beyond 1000 m/s along an axis"},
+      {[](Obstacle& o) { o.angularVelocity.y() = 2000; }, "obstacles[1].angular_velocity: beyond 1000 rad/s"},
+      {[](Obstacle& o) {
+         o.type = Obstacle::Type::Sphere;
+         o.radius = 1e300;
+       }, "obstacles[1].radius: must be a positive number up to 1e+06 m"},
+      {[](Obstacle& o) {
+         o.type = Obstacle::Type::Box;
+         o.halfExtents.z() = 2e6;
+       }, "obstacles[1].half_extents: must be positive numbers up to 1e+06 m"},
       {[](Obstacle& o) {
          o.type = Obstacle::Type::Sphere;
          o.radius = 0;
