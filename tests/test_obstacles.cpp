@@ -130,14 +130,8 @@ std::unique_ptr<Simulation> drop(const std::string& solver, const Obstacle& obst
 TEST(Obstacles, ClothRestsOnPlaneSphereAndBoxWithoutPenetrating) {
   Obstacle plane;
   plane.point = Vec3(0, 0.5, 0);
-  Obstacle sphere;
-  sphere.type = Obstacle::Type::Sphere;
-  sphere.point = Vec3(0, 0.35, 0);
-  sphere.radius = 0.15;
-  Obstacle box;
-  box.type = Obstacle::Type::Box;
-  box.point = Vec3(0, 0.4, 0);
-  box.halfExtents = Vec3(0.1, 0.1, 0.1);
+  const Obstacle sphere = test::sphereObstacle(Vec3(0, 0.35, 0), 0.15);
+  const Obstacle box = test::boxObstacle(Vec3(0, 0.4, 0), Vec3(0.1, 0.1, 0.1));
   for (const std::string solver : {"impulse-nc", "conforming"})
     for (const Obstacle& obstacle : {plane, sphere, box}) {
       double deepest = 0;

@@ -190,14 +190,8 @@ TEST(Simulation, ObstacleEditsAreCheckedAndARefusedOneChangesNothing) {
 // those points out). The 6 x 6 sheet at 1 m has edges of 0.2 m (0.22 with the diagonals).
 TEST(Simulation, AClothStartedInsideAnObstacleIsRefused) {
   Scene scene = test::hangingScene(ClothSource::Kind::Grid, 6, "impulse-nc");
-  Obstacle sphere;
-  sphere.type = Obstacle::Type::Sphere;
-  sphere.point = Vec3(0, 1, 0);
-  sphere.radius = 0.3;
-  Obstacle box;
-  box.type = Obstacle::Type::Box;
-  box.point = Vec3(0.1, 1, 0.1);
-  box.halfExtents = Vec3(0.4, 0.4, 0.4);
+  Obstacle sphere = test::sphereObstacle(Vec3(0, 1, 0), 0.3);
+  const Obstacle box = test::boxObstacle(Vec3(0.1, 1, 0.1), Vec3(0.4, 0.4, 0.4));
   Obstacle plane;
   plane.point = Vec3(0, 1.2, 0);
   struct Case {

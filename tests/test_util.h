@@ -22,6 +22,22 @@ inline std::unique_ptr<Simulation> makeSimulation(const Scene& scene) {
   return simulation ? std::move(simulation).value() : nullptr;
 }
 
+// A sphere and an axis-aligned box at `center` (the other fields as Obstacle's defaults).
+inline Obstacle sphereObstacle(const Vec3& center, double radius) {
+  Obstacle o;
+  o.type = Obstacle::Type::Sphere;
+  o.point = center;
+  o.radius = radius;
+  return o;
+}
+inline Obstacle boxObstacle(const Vec3& center, const Vec3& halfExtents) {
+  Obstacle o;
+  o.type = Obstacle::Type::Box;
+  o.point = center;
+  o.halfExtents = halfExtents;
+  return o;
+}
+
 // Steps until a step fails or `maxSteps` have run; the failure's message (nullopt: none) and
 // the number of steps taken, the failed one included.
 inline std::pair<std::optional<std::string>, int> stepUntilError(Simulation& simulation, int maxSteps) {
