@@ -188,11 +188,12 @@ void Viewer::consumeSnapshot() {
   const bool edited = latest->grab.has_value() != lastLoggedGrab_ || latest->pinVertices.size() != lastLoggedPins_;
   if (latest != snapshot_ && (newStep || edited)) {
     const StepStats& st = latest->stats;
-    if (newStep)
+    if (newStep) {
       history_.push_back({static_cast<float>(glfwGetTime() - startWall_), float(st.msTotal), float(st.msFactor),
-                        float(st.msForces), float(st.msVelocity), float(st.msPosition), float(st.msCollision),
-                        float(st.positionIterations), float(st.maxPositionError), float(st.maxEdgeStrain),
-                        float(runner_->realTimeFactor()), st.converged});
+                          float(st.msForces), float(st.msVelocity), float(st.msPosition), float(st.msCollision),
+                          float(st.positionIterations), float(st.maxPositionError), float(st.maxEdgeStrain),
+                          float(runner_->realTimeFactor()), st.converged});
+    }
     while (!history_.empty() && history_.back().wall - history_.front().wall > 10.0f) history_.pop_front();
     if (log_.enabled()) {
       nlohmann::json e = {{"step", latest->step}, {"t", latest->time}, {"ms_total", st.msTotal},
@@ -402,7 +403,7 @@ void Viewer::onMouseButton(int button, int action, int mods) {
   if (press && (ImGui::GetIO().WantCaptureMouse || overWindow(cursorX_, cursorY_))) return;
   if (!press) {
     if (drag_ == Drag::Grab) {
-      postEach("release", [](int) { return [](Simulation& s) { return s.setGrab(std::nullopt); }; }, true, true);
+      postClick("release", [](int) { return [](Simulation& s) { return s.setGrab(std::nullopt); }; });
       log_.write("grab_release", {{"x", cursorX_}, {"y", cursorY_}});
     } else if (drag_ == Drag::Pin) {
       if (unpinOnClick_ && !moved_) removePin(dragVertex_);
@@ -468,12 +469,12 @@ void Viewer::onMouseButton(int button, int action, int mods) {
   grab_.target = hit->point;
   dragThrough_ = hit->point;
   const Grab g = grab_;
-  postEach("grab", [this, g](int pane) {
+  postClick("grab", [this, g](int pane) {
     // Mapped once per drag: the point stays, only the target follows the mouse.
     const Grab mapped = mapGrab(pane, g);
     if (pane >= 0) panes_[pane].grab = mapped;
     return [mapped](Simulation& s) { return s.setGrab(mapped); };
-  }, true, true);
+  });
   log_.write("grab_start", {{"x", cursorX_}, {"y", cursorY_}, {"triangle", hit->triangle},
                             {"barycentric", vecJson(hit->barycentric)}, {"point", vecJson(hit->point)}});
 }
@@ -646,13 +647,13 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
     ob.type = Obstacle::Type::Box;
     ob.halfExtents = (0.5 * (hi - lo)).cwiseMax(1e-3);
   }
-  postEach("add obstacle", [ob](int) {
+  postClick("add obstacle", [ob](int) {
     return [ob](Simulation& s) {
       auto obstacles = s.obstacles();
       obstacles.push_back(ob);
       return s.setObstacles(obstacles);
     };
-  }, true, true);  // (not editObstacles: an addition does not depend on the list the panel saw)
+  });  // (not editObstacles: an addition does not depend on the list the panel saw)
   log_.write("obstacle_added", {{"path", path}, {"type", obstacleTypeName(ob.type)}});
   message(RunnerMessage::Kind::Info, path + ": added as " + what);
   for (const std::string& warning : mesh->warnings) message(RunnerMessage::Kind::Warning, warning);
@@ -734,42 +735,42 @@ void Viewer::resetScene() {
 }
 
 void Viewer::clearPins() {
-  postEach("clear pins", [](int) {
+  postClick("clear pins", [](int) {
     return [](Simulation& s) {
       s.clearPins();
       return std::optional<std::string>();
     };
-  }, true, true);
+  });
   log_.write("pins_cleared");
 }
 
 void Viewer::setPin(int vertex, const Vec3& target, const std::string& why) {
-  postEach("pin", [this, vertex, target](int pane) {
+  postClick("pin", [this, vertex, target](int pane) {
     const int v = mapVertex(pane, vertex);
     return [v, target](Simulation& s) { return s.setPin(v, target); };
-  }, true, true);
+  });
   log_.write("pin_add", {{"vertex", vertex}, {"target", vecJson(target)}, {"via", why}});
 }
 
 void Viewer::removePin(int vertex) {
-  postEach("unpin", [this, vertex](int pane) {
+  postClick("unpin", [this, vertex](int pane) {
     const int v = mapVertex(pane, vertex);
     return [v](Simulation& s) {
       s.removePin(v);
       return std::optional<std::string>();
     };
-  }, true, true);
+  });
   log_.write("pin_remove", {{"vertex", vertex}});
 }
 
 void Viewer::applyPreset(const std::string& preset) {
-  postEach("pin preset " + preset, [preset](int) {
+  postClick("pin preset " + preset, [preset](int) {
     return [preset](Simulation& s) -> std::optional<std::string> {
       for (int v : pinPresetVertices(s.cloth().mesh, preset))
         if (auto e = s.setPin(v, s.surface().row(v).transpose())) return e;
       return std::nullopt;
     };
-  }, true, true);
+  });
   log_.write("pin_preset", {{"preset", preset}});
 }
 

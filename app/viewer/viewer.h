@@ -64,10 +64,8 @@ class Viewer {
   void drawParameterSection();
   void drawPinSection();
   void drawObstacleSection();
-  // Posts a change of the obstacle list to every pane (refused if the list changed meanwhile).
-  // Posts a change of the obstacle list as the panel saw it; with `interrupt` a step in progress
-  // is given up for it. The discrete edits interrupt (a click should not wait out a slow step);
-  // moves do not, or a slow scene would stand still for as long as the mouse drags.
+  // Posts a change of the obstacle list as the panel saw it to every pane (refused if the list
+  // changed meanwhile); with `interrupt` a step in progress is given up for it (postClick).
   void editObstacles(const std::string& label, std::function<void(std::vector<Obstacle>&)> change,
                      bool interrupt = false);
   void drawStatsSection();
@@ -142,6 +140,12 @@ class Viewer {
   // `interrupt` a step in progress is given up for it (SimRunner::post).
   void postEach(const std::string& label, const std::function<SimRunner::Edit(int pane)>& make, bool all = true,
                 bool interrupt = false);
+  // postEach for a click (a grab taken or let go, a pin set or removed, an obstacle added): it
+  // gives up a step in progress rather than wait it out. The moves of a drag do not, or a slow
+  // scene would stand still for as long as the mouse moves.
+  void postClick(const std::string& label, const std::function<SimRunner::Edit(int pane)>& make) {
+    postEach(label, make, true, true);
+  }
   void forEachRunner(const std::function<void(SimRunner&)>& fn);
   // The active pane's vertex / surface point in `pane`'s mesh (through the rest positions when the
   // panes run different scenes; the same otherwise).
