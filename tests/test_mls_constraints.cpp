@@ -7,6 +7,9 @@
 #include <random>
 
 #include "sim/generators.h"
+#include "sim/material.h"
+#include "sim/scene.h"
+#include "sim/scene_library.h"
 #include "sim/solvers/mls/mls_constraints.h"
 
 using namespace clothlab;
@@ -205,4 +208,37 @@ TEST(MlsConstraints, DegenerateNeighbourhoodIsReported) {
   ASSERT_FALSE(n.ok());
   EXPECT_NE(n.error().find("MLS neighbourhood of vertex 0"), std::string::npos) << n.error();
   EXPECT_FALSE(buildMlsNeighbourhoods(f.mesh, f.topology, f.material, 3, MlsWeighting::Uniform, f.mass).ok());
+}
+
+// Radius neighbourhoods found through the grid are exactly those of a test of every pair, in the
+// same order: on a sheet, and on a tube whose first material coordinate wraps (radii that span
+// one, two and more cells around it).
+TEST(MlsConstraints, RadiusNeighbourhoodsAreEveryPointWithinTheRadius) {
+  auto check = [](const Scene& scene, double radius) {
+    auto cloth = buildClothModel(scene);
+    ASSERT_TRUE(cloth) << cloth.error();
+    const Eigen::MatrixX2d& u = *cloth->flatCoords;
+    MlsNeighbourhoodOptions options;
+    options.radius = radius;
+    options.periodU = cloth->materialPeriod;
+    const auto n = buildMlsNeighbourhoods(cloth->mesh, cloth->topology, u, options,
+                                          Eigen::VectorXd::Ones(cloth->mesh.vertexCount()));
+    ASSERT_TRUE(n) << n.error();
+    for (int i = 0; i < cloth->mesh.vertexCount(); ++i) {
+      std::vector<int> within;
+      for (int j = 0; j < cloth->mesh.vertexCount(); ++j)
+        if (j != i && materialOffset(u, i, j, options.periodU).norm() <= radius) within.push_back(j);
+      const std::vector<int> found(n->neighbour.begin() + n->start[i], n->neighbour.begin() + n->start[i + 1]);
+      ASSERT_EQ(found, within) << scene.name << ", radius " << radius << ", vertex " << i;
+    }
+  };
+  auto sheet = resolveScene("ckv-corners");
+  auto tube = resolveScene("ckv-cylinder");
+  ASSERT_TRUE(sheet && tube);
+  ASSERT_GT(buildClothModel(*tube)->materialPeriod, 0.9);  // 0.94 m around
+  check(*sheet, 0.07);
+  check(*sheet, 0.2);
+  check(*tube, 0.07);
+  check(*tube, 0.35);  // two cells around the tube
+  check(*tube, 0.5);   // one
 }
