@@ -8,13 +8,10 @@
 
 namespace clothlab {
 
-namespace {
-
-// Why the cloth cannot start where it is: vertices deeper inside an obstacle than half its mean
-// rest edge length (or the thickness, where that is more). Contacts would move them out within
-// the first step while their neighbours stay, which tears the cloth: on sphere-drop sunk 1 cm
-// (one edge) into the sphere, impulse-nc strained edges by 0.47 and missed its tolerance on 4 of
-// 20 steps; sunk by the sphere's radius, mls-isometry took 27 s per step to residuals of 1e5.
+// Contacts would move vertices that deep out within the first step while their neighbours stay,
+// which tears the cloth: on sphere-drop sunk 1 cm (one edge) into the sphere, impulse-nc strained
+// edges by 0.47 and missed its tolerance on 4 of 20 steps; sunk by the sphere's radius,
+// mls-isometry took 27 s per step to residuals of 1e5.
 std::optional<std::string> startsInsideObstacle(const ClothModel& cloth, const std::vector<Obstacle>& obstacles,
                                                 double thickness) {
   const Positions& rest = cloth.mesh.positions;
@@ -31,8 +28,6 @@ std::optional<std::string> startsInsideObstacle(const ClothModel& cloth, const s
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene) {
   std::unique_ptr<Simulation> simulation(new Simulation());

@@ -21,6 +21,13 @@ namespace clothlab {
 // boolean extras are true if any sub-step's is.
 void accumulateSubstep(StepStats& total, const StepStats& sub, bool first);
 
+// Why `cloth` cannot start where it rests among `obstacles` (as at t = 0): vertices deeper inside
+// one than half its mean rest edge length, or `thickness` where that is more. The message names
+// the obstacle (obstacles[i]), how many vertices and the deepest. Simulation::create refuses such
+// a scene; the viewer does not save one.
+std::optional<std::string> startsInsideObstacle(const ClothModel& cloth, const std::vector<Obstacle>& obstacles,
+                                                double thickness);
+
 class Simulation {
  public:
   // Builds the cloth and the solver named by scene.solverId with scene.solverParams.

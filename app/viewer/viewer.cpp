@@ -662,6 +662,9 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
 void Viewer::saveScene(const std::string& path) {
   // The runner owns the Simulation; the scene is serialized on its thread, written here.
   runner_->post("save scene", [this, path](Simulation& s) -> std::optional<std::string> {
+    // A file that would not load is not written (an obstacle moved into where the cloth rests).
+    if (auto e = startsInsideObstacle(s.cloth(), s.obstacles(), s.sim().thickness))
+      return path + ": not saved, it would not load: " + *e;
     const std::string text = sceneToJson(s.currentScene()).dump(2) + "\n";
     std::ofstream out(path, std::ios::trunc);
     if (!out || !(out << text)) return path + ": cannot write the scene file";
