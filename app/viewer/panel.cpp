@@ -335,7 +335,9 @@ void Viewer::editObstacles(const std::string& label, std::function<void(std::vec
 }
 
 void Viewer::drawObstacleSection() {
-  if (!ImGui::CollapsingHeader("Obstacles") || !snapshot_) return;
+  const bool open = ImGui::CollapsingHeader("Obstacles");
+  layout("obstacles_header");
+  if (!open || !snapshot_) return;
   if (snapshot_->obstacles.empty()) hint("none; open an .obj as an obstacle (Scene section)");
   for (size_t i = 0; i < snapshot_->obstacles.size(); ++i) {
     const Obstacle& ob = snapshot_->obstacles[i];
@@ -348,7 +350,9 @@ void Viewer::drawObstacleSection() {
     // Position: where it is now; an edit moves it (and its path, if it moves) by the difference.
     double position[3] = {ob.point.x(), ob.point.y(), ob.point.z()};
     ImGui::SetNextItemWidth(220);
-    if (ImGui::DragScalarN("position", ImGuiDataType_Double, position, 3, 0.005f, nullptr, nullptr, "%.3f")) {
+    const bool moved = ImGui::DragScalarN("position", ImGuiDataType_Double, position, 3, 0.005f, nullptr, nullptr, "%.3f");
+    if (i == 0) layout("obstacle_position");
+    if (moved) {
       const Vec3 delta = Vec3(position[0], position[1], position[2]) - ob.point;
       editObstacles("move obstacle", [i, delta](std::vector<Obstacle>& obstacles) { obstacles[i].point += delta; });
       log_.write("obstacle_move", {{"index", i}, {"delta", vecJson(delta)}});

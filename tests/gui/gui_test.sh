@@ -5,8 +5,9 @@
 #   an error and the scene running), a screenshot (P) is not blank, "this scene, all solvers"
 #   compares the opened OBJ in four panes, in compare mode the panes
 #   frame the whole cloth and one drag moves the same material point in every pane (a pane given
-#   another mesh or solver restarts the others with it, in step), a grab on a scene whose steps
-#   take seconds shows at once, and with
+#   another mesh or solver restarts the others with it, in step), an obstacle moved in the panel
+#   into where the cloth rests makes Save refuse, a grab on a scene whose steps take seconds shows
+#   at once, and with
 #   sphere-drop running the window keeps redrawing (frame rate measured).
 # Usage: gui_test.sh CLOTHLAB_BINARY OUT_DIR
 # Exit 0 all passed, 1 a check failed, 77 skipped (no Xvfb/xdotool: run scripts/setup.sh).
@@ -263,6 +264,36 @@ xdotool mousemove --window "$WID" 900 300 sleep 0.2 key p
 sleep 1
 import -window "$WID" "$OUT/compare.png" 2> /dev/null
 check "compare: the window shows the panes (>= 100 colours)" test "$(colours "$OUT/compare.png")" -ge 100
+stop_app
+
+# ---- sphere-drop: an obstacle moved by the panel; a scene that would not load is not saved -----
+start_app obstacle sphere-drop --paused
+LOG="$OUT/obstacle.jsonl"
+saved_before=$(md5sum < "$OUT/scene.json")
+# Open the Obstacles section, scroll the panel down to it, and type the sphere's centre height
+# (the position's second field) as 0.55 m: through the sheet's rest position at 0.6 m.
+read -r hx hy <<< "$(layout obstacles_header "$OUT/obstacle.out")"
+xdotool mousemove --window "$WID" "$hx" "$hy" sleep 0.3 click 1 sleep 0.5
+for _ in $(seq 10); do xdotool click 5 sleep 0.05; done
+sleep 0.5
+read -r px py <<< "$(layout obstacle_position "$OUT/obstacle.out")"
+x0=$(grep "^LAYOUT obstacle_position " "$OUT/obstacle.out" | tail -n1 | awk '{print $3}')
+xdotool mousemove --window "$WID" $((x0 + 110)) "$py" sleep 0.3 keydown ctrl click 1 keyup ctrl sleep 0.3 \
+  key ctrl+a sleep 0.2 type --delay 30 "0.55"
+xdotool key Return sleep 0.8
+for _ in $(seq 10); do xdotool click 4 sleep 0.05; done
+sleep 0.5
+read -r vx vy <<< "$(layout save_scene "$OUT/obstacle.out")"
+xdotool mousemove --window "$WID" "$vx" "$vy" sleep 0.3 click 1 sleep 1
+check "obstacle: the panel moved the sphere up to 0.55 m" python3 -c "
+import json, sys
+moves = [json.loads(l) for l in open('$LOG') if '\"obstacle_move\"' in l]
+y = 0.3 + sum(m['delta'][1] for m in moves)
+print('moves', len(moves), '; the sphere now at y =', round(y, 3))
+sys.exit(0 if moves and abs(y - 0.55) < 1e-9 else 1)"
+check "obstacle: Save refuses a scene whose cloth would start inside it" \
+  grep -q '"event":"error".*not saved, it would not load: obstacles\[0\] (sphere)' "$LOG"
+check "obstacle: the earlier scene.json is left as it was" test "$(md5sum < "$OUT/scene.json")" = "$saved_before"
 stop_app
 
 # ---- ckv-cylinder-fine: a click does not wait out a step of seconds ----------------------------
