@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/cell_grid.h"
 #include "sim/solver.h"
 #include "sim/obstacles.h"
 #include "sim/timing.h"
@@ -10,70 +11,6 @@
 namespace clothlab {
 
 namespace {
-
-// Items binned by their boxes into a dense grid of cells over the boxes' extent, stored as
-// compressed rows (built once per step; far cheaper than a hash map of cells).
-class CellGrid {
- public:
-  // Bins the boxes into cells of about `cell`, larger where the boxes' extent would take more
-  // than `maxCells` cells.
-  CellGrid(const std::vector<Eigen::AlignedBox3d>& boxes, double cell, double maxCells = 4e6) {
-    Eigen::AlignedBox3d bounds;
-    for (const auto& box : boxes) bounds.extend(box);
-    if (bounds.isEmpty()) return;
-    origin_ = bounds.min();
-    const Vec3 extent = bounds.sizes();
-    const double cells = ((extent / cell).array().floor().max(0.0) + 1.0).prod();
-    if (cells > maxCells) cell *= std::cbrt(cells / maxCells);
-    inverse_ = 1.0 / cell;
-    dims_ = ((extent * inverse_).array().floor().cast<int>() + 1).matrix();
-    start_.assign(static_cast<size_t>(dims_.prod()) + 1, 0);
-    auto each = [&](auto&& fn) {
-      for (size_t i = 0; i < boxes.size(); ++i) {
-        Eigen::Vector3i lo, hi;
-        range(boxes[i], lo, hi);
-        for (int z = lo.z(); z <= hi.z(); ++z)
-          for (int y = lo.y(); y <= hi.y(); ++y)
-            for (int x = lo.x(); x <= hi.x(); ++x) fn(index(x, y, z), static_cast<int>(i));
-      }
-    };
-    each([&](int c, int) { ++start_[c + 1]; });
-    for (size_t c = 1; c < start_.size(); ++c) start_[c] += start_[c - 1];
-    items_.resize(start_.back());
-    std::vector<int> fill(start_.begin(), start_.end() - 1);
-    each([&](int c, int item) { items_[fill[c]++] = item; });
-  }
-
-  template <class Fn>
-  void query(const Eigen::AlignedBox3d& box, Fn&& fn) const {
-    if (start_.empty()) return;
-    Eigen::Vector3i lo, hi;
-    range(box, lo, hi);
-    for (int z = lo.z(); z <= hi.z(); ++z)
-      for (int y = lo.y(); y <= hi.y(); ++y)
-        for (int x = lo.x(); x <= hi.x(); ++x) {
-          const int c = index(x, y, z);
-          for (int k = start_[c]; k < start_[c + 1]; ++k) fn(items_[k]);
-        }
-  }
-
- private:
-  // The cells a box covers, clamped to the grid (an empty range when it misses the grid).
-  void range(const Eigen::AlignedBox3d& box, Eigen::Vector3i& lo, Eigen::Vector3i& hi) const {
-    const Eigen::Vector3d a = ((box.min() - origin_) * inverse_).array().floor(), b = ((box.max() - origin_) * inverse_).array().floor();
-    for (int k = 0; k < 3; ++k) {
-      lo[k] = static_cast<int>(std::clamp(a[k], 0.0, double(dims_[k] - 1)));
-      hi[k] = static_cast<int>(std::clamp(b[k], -1.0, double(dims_[k] - 1)));
-      if (b[k] < 0 || a[k] > dims_[k] - 1) hi[k] = lo[k] - 1;
-    }
-  }
-  int index(int x, int y, int z) const { return (z * dims_.y() + y) * dims_.x() + x; }
-
-  Vec3 origin_{0, 0, 0};
-  double inverse_ = 1;
-  Eigen::Vector3i dims_{0, 0, 0};
-  std::vector<int> start_, items_;
-};
 
 // Closest points of segments p0p1 and q0q1: parameters s, t in [0, 1] (Ericson 5.1.9).
 void segmentParameters(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1, double& s, double& t) {

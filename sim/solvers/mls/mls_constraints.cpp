@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "sim/cell_grid.h"
 #include "sim/format.h"
 #include "sim/material.h"
 
@@ -13,64 +14,41 @@ namespace clothlab {
 namespace {
 
 // The vertices within a material distance `radius` of each vertex (u periodic with `period` when
-// > 0), found through a grid of cells at least `radius` wide: only the 3 x 3 cells around a
-// vertex can hold them. (A test of every pair took 6.3 s on ckv-cylinder-fine's 15 039 vertices.)
+// > 0), through a grid of cells over the material coordinates (a test of every pair took 6.3 s
+// on ckv-cylinder-fine's 15 039 vertices). Around a tube a vertex is also looked for a period
+// to either side.
 class RadiusSearch {
  public:
   RadiusSearch(const Eigen::MatrixX2d& material, double radius, double period)
-      : material_(material), radius_(radius), period_(period) {
-    const Eigen::Vector2d lo = material.colwise().minCoeff(), hi = material.colwise().maxCoeff();
-    // At most about 1e9 cells along an axis, so that a tiny radius cannot overflow the indices.
-    const auto cellSize = [&](double extent) { return std::max(radius, extent * 1e-9); };
-    origin_ = lo;
-    size_ = Eigen::Vector2d(cellSize(hi.x() - lo.x()), cellSize(hi.y() - lo.y()));
-    if (period > 0) {
-      // Whole cells around the tube, each at least `radius` wide, so that the grid wraps with it.
-      columns_ = std::max<long>(1, static_cast<long>(std::floor(period / size_.x())));
-      size_.x() = period / columns_;
-      origin_.x() = 0;
-    }
-    order_.resize(material.rows());
-    for (Eigen::Index i = 0; i < material.rows(); ++i) order_[i] = {cellOf(static_cast<int>(i)), static_cast<int>(i)};
-    std::sort(order_.begin(), order_.end());
-  }
+      : radius_(radius), period_(period), grid_(pointBoxes(material), radius) {}
 
   // The vertices within the radius of vertex i, i excluded, in increasing order.
   template <class Offset>
-  void near(int i, const Offset& offset, std::vector<int>& out) const {
+  void near(const Eigen::MatrixX2d& material, int i, const Offset& offset, std::vector<int>& out) const {
     out.clear();
-    const Cell c = cellOf(i);
-    std::vector<Cell> cells;
-    for (long du = -1; du <= 1; ++du)
-      for (long dv = -1; dv <= 1; ++dv) {
-        Cell n{c.first + du, c.second + dv};
-        if (period_ > 0) n.first = ((n.first % columns_) + columns_) % columns_;
-        cells.push_back(n);
-      }
-    std::sort(cells.begin(), cells.end());
-    cells.erase(std::unique(cells.begin(), cells.end()), cells.end());  // a tube fewer than 3 cells round
-    for (const Cell& cell : cells) {
-      auto it = std::lower_bound(order_.begin(), order_.end(), std::make_pair(cell, -1));
-      for (; it != order_.end() && it->first == cell; ++it)
-        if (it->second != i && offset(i, it->second).norm() <= radius_) out.push_back(it->second);
+    const Vec3 at(material(i, 0), material(i, 1), 0);
+    const Vec3 reach(radius_, radius_, 0);
+    for (double shift : period_ > 0 ? std::vector<double>{-period_, 0, period_} : std::vector<double>{0}) {
+      const Vec3 centre = at + Vec3(shift, 0, 0);
+      grid_.query(Eigen::AlignedBox3d(centre - reach, centre + reach), [&](int j) {
+        if (j != i && offset(i, j).norm() <= radius_) out.push_back(j);
+      });
     }
     std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());  // a tube narrower than the radius
   }
 
  private:
-  using Cell = std::pair<long, long>;
-  Cell cellOf(int i) const {
-    double u = material_(i, 0) - origin_.x();
-    if (period_ > 0) u -= period_ * std::floor(u / period_);
-    long column = static_cast<long>(std::floor(u / size_.x()));
-    if (period_ > 0) column = std::min(column, columns_ - 1);
-    return {column, static_cast<long>(std::floor((material_(i, 1) - origin_.y()) / size_.y()))};
+  static std::vector<Eigen::AlignedBox3d> pointBoxes(const Eigen::MatrixX2d& material) {
+    std::vector<Eigen::AlignedBox3d> boxes;
+    for (Eigen::Index i = 0; i < material.rows(); ++i) {
+      const Vec3 p(material(i, 0), material(i, 1), 0);
+      boxes.emplace_back(p, p);
+    }
+    return boxes;
   }
-  const Eigen::MatrixX2d& material_;
   double radius_, period_;
-  Eigen::Vector2d origin_, size_;
-  long columns_ = 0;  // cells around a tube
-  std::vector<std::pair<Cell, int>> order_;  // (cell, vertex), sorted
+  CellGrid grid_;
 };
 
 }  // namespace
@@ -100,7 +78,7 @@ Result<MlsNeighbourhoods> buildMlsNeighbourhoods(const TriangleMesh& mesh, const
   if (options.radius > 0) search.emplace(material, options.radius, options.periodU);
   for (int i = 0; i < mesh.vertexCount(); ++i) {
     if (search) {
-      search->near(i, offset, ring);
+      search->near(material, i, offset, ring);
     } else {
       ring = topology.vertexNeighbours[i];
       const bool wide = i < static_cast<int>(options.twoRingSamples.size()) && options.twoRingSamples[i];
