@@ -105,9 +105,10 @@ class SimRunner {
   // Queues an edit; `label` names it in messages. An edit that returns a message is reported as
   // an error and changes nothing (the Simulation's setters validate before changing). With
   // `interrupt` a step in progress is given up (Simulation::setStopFlag: undone, taken again
-  // after the edit) instead of waited for: parameter edits, reset, a solver switch and saving
-  // take effect at once even where one step takes seconds (ckv-cylinder-fine under mls-isometry:
-  // 1.5 to 4 s). Drags and pins wait: they come with every mouse move.
+  // after the edit) instead of waited for: parameter edits, reset, a solver switch, saving and
+  // the viewer's clicks (Viewer::postClick) take effect at once even where one step takes seconds
+  // (ckv-cylinder-fine under mls-isometry: 1.5 to 6 s). The moves of a drag wait: they come with
+  // every mouse move.
   void post(std::string label, Edit edit, bool interrupt = false);
   // Rebuilds the simulation from `argument` (built-in name, scene .json or .obj) on the loader
   // thread (see above). A bare .obj cloth gets a ground plane below it (addGroundBelow).
