@@ -230,6 +230,21 @@ Penetration pointsInside(const Obstacle& obstacle, const Positions& positions, d
   return result;
 }
 
+Vec3 outsideObstacles(const std::vector<Obstacle>& obstacles, Vec3 p, double thickness) {
+  Vec3 normal;
+  for (int round = 0; round < 3; ++round) {
+    bool moved = false;
+    for (const Obstacle& obstacle : obstacles) {
+      const double distance = signedDistance(obstacle, p, &normal, nullptr, thickness);
+      if (distance >= thickness) continue;
+      p += (thickness - distance) * normal;
+      moved = true;
+    }
+    if (!moved) break;
+  }
+  return p;
+}
+
 bool hasMeshObstacle(const std::vector<Obstacle>& obstacles) {
   return std::any_of(obstacles.begin(), obstacles.end(), [](const Obstacle& o) { return o.type == Obstacle::Type::Mesh; });
 }

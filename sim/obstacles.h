@@ -101,6 +101,10 @@ struct Penetration {
 };
 Penetration pointsInside(const Obstacle& obstacle, const Positions& positions, double allowed);
 
+// `p` moved out to `thickness` from every obstacle it is closer to than that (inside one
+// included), along the obstacle's normal, in turn (three rounds, for a point between two).
+Vec3 outsideObstacles(const std::vector<Obstacle>& obstacles, Vec3 p, double thickness);
+
 struct ContactResult {
   int contactCount = 0;       // points moved this step
   double maxDepth = 0;        // deepest penetration before correction [m]

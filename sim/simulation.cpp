@@ -183,6 +183,17 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
       given = &held;
     }
   }
+  // A pin held closer to an obstacle than the thickness (dragged into it, or set there) holds its
+  // vertex at the thickness instead, where the contacts keep its neighbours: held inside a sphere
+  // on hanging, every solver tore the cloth around it (edges strained 4.7 to 17-fold).
+  std::vector<std::pair<int, Vec3>> outside;
+  for (size_t i = 0; i < given->size() && !obstacles.empty(); ++i) {
+    const Vec3 out = outsideObstacles(obstacles, (*given)[i].second, sim.thickness);
+    if (out == (*given)[i].second) continue;
+    if (outside.empty()) outside = *given;
+    outside[i].second = out;
+  }
+  if (!outside.empty()) given = &outside;
   const auto& pins = *given;
   std::optional<Grab> grab = grab_;
   if (grab) grab->target = reach_->clamp(*grab, pins);

@@ -44,6 +44,24 @@ TEST(Obstacles, AMovingObstacleStopsAtTheLargestCoordinate) {
   EXPECT_EQ(late.velocity, Vec3(0, 0, 2));
 }
 
+// Where a pin holds a vertex near obstacles: out to the thickness from each, inside one included.
+TEST(Obstacles, APointIsMovedOutToTheThicknessFromEveryObstacle) {
+  Obstacle ground;
+  const Obstacle sphere = test::sphereObstacle(Vec3(0, 0.3, 0), 0.25);
+  const std::vector<Obstacle> both = {ground, sphere};
+  const double thickness = 0.002;
+  Vec3 n;
+  // Inside the sphere, off its centre: out along the radius.
+  const Vec3 fromInside = outsideObstacles(both, Vec3(0.1, 0.3, 0), thickness);
+  EXPECT_NEAR(signedDistance(sphere, fromInside, &n), thickness, 1e-12);
+  EXPECT_NEAR(fromInside.y(), 0.3, 1e-12);
+  // Below the ground and within the thickness of it: up to the thickness.
+  EXPECT_TRUE(outsideObstacles(both, Vec3(2, -0.5, 0), thickness).isApprox(Vec3(2, thickness, 0)));
+  EXPECT_TRUE(outsideObstacles(both, Vec3(2, 0.001, 0), thickness).isApprox(Vec3(2, thickness, 0)));
+  // Clear of both: where it was.
+  EXPECT_EQ(outsideObstacles(both, Vec3(2, 1, 0), thickness), Vec3(2, 1, 0));
+}
+
 TEST(Obstacles, ContactMovesPointsOutAndFrictionLimitsSlip) {
   Obstacle ground;
   ground.friction = 0.5;
