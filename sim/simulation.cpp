@@ -163,37 +163,33 @@ std::optional<std::string> Simulation::takeSubsteps(int substeps, StepStats& sta
 
 std::optional<std::string> Simulation::substep(const SimParams& sim, double start, StepStats& stats) {
   const std::vector<Obstacle> obstacles = obstaclesAt(start + sim.dt);
+  // Where each pin holds its vertex in this sub-step: pins_, copied only once a hold differs.
+  const std::vector<std::pair<int, Vec3>>* given = &pins_;
+  std::vector<std::pair<int, Vec3>> holds;
+  auto hold = [&](size_t i, const Vec3& at) {
+    if (at == (*given)[i].second) return;
+    if (given != &holds) {
+      holds = *given;
+      given = &holds;
+    }
+    holds[i].second = at;
+  };
   // Pins still on their way (ramps, travels) hold their vertices where they have got to.
-  std::vector<std::pair<int, Vec3>> travelling;
   const bool moving = std::any_of(pinTravels_.begin(), pinTravels_.end(),
                                   [&](const PinTravel& p) { return start < p.start + p.duration; });
-  if (moving) {
-    travelling = pins_;
-    for (auto& [vertex, target] : travelling) target = pinHoldAt(vertex, target, start + sim.dt);
-  }
+  for (size_t i = 0; moving && i < pins_.size(); ++i)
+    hold(i, pinHoldAt(pins_[i].first, pins_[i].second, start + sim.dt));
   // The pin moved last, and the grab, are held within the other pins' reach (sim/grab.h).
-  std::vector<std::pair<int, Vec3>> held;
-  const std::vector<std::pair<int, Vec3>>* given = moving ? &travelling : &pins_;
   auto moved = std::find_if(given->begin(), given->end(), [&](const auto& p) { return p.first == movedPin_; });
   if (moved != given->end() && given->size() > 1) {
-    const Vec3 reached = reach_->clampPin(movedPin_, moved->second, *given, movedPinSlack_);
-    if (reached != moved->second) {  // copied only when the target is out of reach
-      held = *given;
-      held[moved - given->begin()].second = reached;
-      given = &held;
-    }
+    const size_t i = static_cast<size_t>(moved - given->begin());
+    hold(i, reach_->clampPin(movedPin_, moved->second, *given, movedPinSlack_));
   }
   // A pin held closer to an obstacle than the thickness (dragged into it, or set there) holds its
   // vertex at the thickness instead, where the contacts keep its neighbours: held inside a sphere
   // on hanging, every solver tore the cloth around it (edges strained 4.7 to 17-fold).
-  std::vector<std::pair<int, Vec3>> outside;
-  for (size_t i = 0; i < given->size() && !obstacles.empty(); ++i) {
-    const Vec3 out = outsideObstacles(obstacles, (*given)[i].second, sim.thickness);
-    if (out == (*given)[i].second) continue;
-    if (outside.empty()) outside = *given;
-    outside[i].second = out;
-  }
-  if (!outside.empty()) given = &outside;
+  for (size_t i = 0; i < given->size() && !obstacles.empty(); ++i)
+    hold(i, outsideObstacles(obstacles, (*given)[i].second, sim.thickness));
   const auto& pins = *given;
   std::optional<Grab> grab = grab_;
   if (grab) grab->target = reach_->clamp(*grab, pins);

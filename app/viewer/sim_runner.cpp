@@ -209,25 +209,20 @@ std::optional<std::string> addGroundBelow(Simulation& simulation) {
   return std::nullopt;
 }
 
-namespace {
-Result<std::unique_ptr<Simulation>> buildSimulation(const Scene& scene, const std::function<void(const std::string&)>& stage) {
-  stage("building the cloth and the " + scene.solverId + " solver");
-  return Simulation::create(scene);
+Result<std::unique_ptr<Simulation>> createSimulation(const Scene& scene, const std::string& argument) {
+  auto simulation = Simulation::create(scene);
+  if (simulation && isObjPath(argument))
+    if (auto e = addGroundBelow(**simulation)) return Error{argument + ": " + *e};
+  return simulation;
 }
-}  // namespace
 
 void SimRunner::load(std::string argument) {
   startLoad(argument, [argument](const StageFn& stage) -> Result<std::unique_ptr<Simulation>> {
     stage("reading");
     auto scene = resolveScene(argument);
     if (!scene) return Error{scene.error()};
-    if (isObjPath(argument)) {
-      auto simulation = buildSimulation(*scene, stage);
-      if (!simulation) return simulation;
-      if (auto e = addGroundBelow(**simulation)) return Error{argument + ": " + *e};
-      return simulation;
-    }
-    return buildSimulation(*scene, stage);
+    stage("building the cloth and the " + scene->solverId + " solver");
+    return createSimulation(*scene, argument);
   });
 }
 

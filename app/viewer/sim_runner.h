@@ -56,6 +56,10 @@ struct LoadProgress {
 // beyond kMaxObstacleCoordinate (a cloth that far from the origin).
 std::optional<std::string> addGroundBelow(Simulation& simulation);
 
+// The Simulation of `scene`, opened from `argument` (built-in name, scene .json or .obj): a bare
+// .obj cloth also gets the ground below it, a refusal of which names the argument.
+Result<std::unique_ptr<Simulation>> createSimulation(const Scene& scene, const std::string& argument);
+
 // Keeps several runners (compare mode's panes) in step: a member may take a step only while its
 // simulated time is below the slowest running member's plus the largest member step, so that the
 // fast panes wait for the slow ones and every pane shows the same moment (and a drag meets each

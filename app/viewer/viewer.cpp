@@ -60,16 +60,11 @@ int Viewer::run() {
     return 2;
   }
   if (!options_.solver.empty()) useSolver(*scene, options_.solver);
-  auto simulation = Simulation::create(*scene);
+  auto simulation = createSimulation(*scene, options_.scene);
   if (!simulation) {
     std::fprintf(stderr, "clothlab: %s\n", simulation.error().c_str());
     return 2;
   }
-  if (isObjPath(options_.scene))
-    if (auto e = addGroundBelow(**simulation)) {
-      std::fprintf(stderr, "clothlab: %s: %s\n", options_.scene.c_str(), e->c_str());
-      return 2;
-    }
   const ComparePreset* preset = nullptr;
   if (!options_.compare.empty() && !(preset = findComparePreset(options_.compare))) {
     std::fprintf(stderr, "clothlab: --compare: unknown preset '%s' (known: %s)\n", options_.compare.c_str(),

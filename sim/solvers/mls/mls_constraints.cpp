@@ -20,16 +20,17 @@ namespace {
 class RadiusSearch {
  public:
   RadiusSearch(const Eigen::MatrixX2d& material, double radius, double period)
-      : radius_(radius), period_(period), grid_(pointBoxes(material), radius) {}
+      : material_(material), radius_(radius), period_(period), grid_(pointBoxes(material), radius) {}
 
   // The vertices within the radius of vertex i, i excluded, in increasing order.
   template <class Offset>
-  void near(const Eigen::MatrixX2d& material, int i, const Offset& offset, std::vector<int>& out) const {
+  void near(int i, const Offset& offset, std::vector<int>& out) const {
     out.clear();
-    const Vec3 at(material(i, 0), material(i, 1), 0);
+    const Vec3 at(material_(i, 0), material_(i, 1), 0);
     const Vec3 reach(radius_, radius_, 0);
-    for (double shift : period_ > 0 ? std::vector<double>{-period_, 0, period_} : std::vector<double>{0}) {
-      const Vec3 centre = at + Vec3(shift, 0, 0);
+    const double shifts[] = {0, -period_, period_};
+    for (int k = 0; k < (period_ > 0 ? 3 : 1); ++k) {
+      const Vec3 centre = at + Vec3(shifts[k], 0, 0);
       grid_.query(Eigen::AlignedBox3d(centre - reach, centre + reach), [&](int j) {
         if (j != i && offset(i, j).norm() <= radius_) out.push_back(j);
       });
@@ -47,6 +48,7 @@ class RadiusSearch {
     }
     return boxes;
   }
+  const Eigen::MatrixX2d& material_;
   double radius_, period_;
   CellGrid grid_;
 };
@@ -78,7 +80,7 @@ Result<MlsNeighbourhoods> buildMlsNeighbourhoods(const TriangleMesh& mesh, const
   if (options.radius > 0) search.emplace(material, options.radius, options.periodU);
   for (int i = 0; i < mesh.vertexCount(); ++i) {
     if (search) {
-      search->near(material, i, offset, ring);
+      search->near(i, offset, ring);
     } else {
       ring = topology.vertexNeighbours[i];
       const bool wide = i < static_cast<int>(options.twoRingSamples.size()) && options.twoRingSamples[i];
