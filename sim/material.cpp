@@ -34,7 +34,7 @@ Result<Eigen::MatrixX2d> flatMaterialCoordinates(const ClothModel& cloth) {
     return worst;
   };
   double scale = 1;
-  std::string why;
+  std::string why = cloth.materialCoordsDropped;
   if (cloth.materialCoords) {
     const double m = mismatch(*cloth.materialCoords, scale);
     if (m <= 0.01) return Eigen::MatrixX2d(scale * *cloth.materialCoords);

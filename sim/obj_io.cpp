@@ -2,6 +2,7 @@
 
 #include <tiny_obj_loader.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -281,13 +282,21 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
   out.mesh.triangles = std::move(kept);
 
   // Texture coordinates become per-vertex data when every corner of a vertex names the same one.
+  if (!texcoordsComplete && !attrib.texcoords.empty())
+    out.texcoordsDropped = "its texture coordinates were not used: some faces give none";
   if (texcoordsComplete && !attrib.texcoords.empty()) {
     std::vector<int> vertexUv(vertexCount, -1);
     bool consistent = true;
     for (size_t t = 0; t < out.mesh.triangles.size() && consistent; ++t)
       for (int k = 0; k < 3; ++k) {
         int& slot = vertexUv[out.mesh.triangles[t][k]];
-        if (slot >= 0 && slot != keptUv[t][k]) consistent = false;
+        if (slot >= 0 && slot != keptUv[t][k] && consistent) {
+          consistent = false;
+          const int fileVertex = static_cast<int>(std::find(remap.begin(), remap.end(), out.mesh.triangles[t][k]) - remap.begin());
+          out.texcoordsDropped = "its texture coordinates were not used: they are cut apart at seams (vertex " +
+                                 std::to_string(fileVertex + 1) + " has texture coordinates " + std::to_string(slot + 1) +
+                                 " and " + std::to_string(keptUv[t][k] + 1) + "), not one flat piece per vertex";
+        }
         slot = keptUv[t][k];
       }
     if (consistent) {

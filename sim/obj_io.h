@@ -18,6 +18,7 @@ namespace clothlab {
 struct LoadedMesh {
   TriangleMesh mesh;
   std::optional<Eigen::MatrixX2d> texcoords;  // per vertex, when every corner agrees
+  std::string texcoordsDropped;               // why the file's texture coordinates are not in `texcoords`
   std::vector<std::string> warnings;          // e.g. dropped triangles (which, and why)
 };
 

@@ -128,6 +128,7 @@ struct ClothModel {
   TriangleMesh mesh;        // rest state, world coordinates [m]
   MeshTopology topology;
   std::optional<Eigen::MatrixX2d> materialCoords;  // flat rest coordinates [m] when known
+  std::string materialCoordsDropped;               // why a cloth OBJ's texture coordinates are not in them
   double materialPeriod = 0;  // > 0: the first material coordinate wraps (closed tube) [m]
   // The flat rest state as mls-isometry and the grab's reach use it (flatMaterialCoordinates,
   // sim/material.h), computed once by buildClothModel, or why there is none.
