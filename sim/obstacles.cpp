@@ -230,6 +230,19 @@ Penetration pointsInside(const Obstacle& obstacle, const Positions& positions, d
   return result;
 }
 
+Eigen::VectorXd depthsWithinThickness(const std::vector<Obstacle>& obstacles, const Positions& points,
+                                      double thickness) {
+  Eigen::VectorXd depth = Eigen::VectorXd::Zero(points.rows());
+  Vec3 normal;
+  for (const Obstacle& obstacle : obstacles)
+    for (Eigen::Index i = 0; i < points.rows(); ++i) {
+      const double distance = signedDistance(obstacle, points.row(i).transpose(), &normal, nullptr, thickness);
+      depth[i] = std::max(depth[i], std::clamp(thickness - distance, 0.0, thickness));
+    }
+  if (!(depth.size() > 0 && depth.maxCoeff() > 0)) depth.resize(0);
+  return depth;
+}
+
 Vec3 outsideObstacles(const std::vector<Obstacle>& obstacles, Vec3 p, double thickness) {
   Vec3 normal;
   for (int round = 0; round < 3; ++round) {
@@ -252,7 +265,7 @@ bool hasMeshObstacle(const std::vector<Obstacle>& obstacles) {
 ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thickness,
                               const Positions& previous, const Positions& positions,
                               Positions& correction, double dt, Positions* normals,
-                              ContactCache* cache) {
+                              ContactCache* cache, const Eigen::VectorXd* allowance) {
   ContactResult result;
   correction = Positions::Zero(positions.rows(), 3);
   if (normals) *normals = Positions::Zero(positions.rows(), 3);
@@ -267,6 +280,7 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
   const double reach = thickness + 1e-6;  // the distances that matter
   for (Eigen::Index i = 0; i < positions.rows(); ++i) {
     Vec3 p = positions.row(i).transpose();
+    const double target = allowance ? thickness - (*allowance)[i] : thickness;  // the distance restored
     bool touched = false;
     // A second sweep settles a point squeezed between two obstacles: it looks again at those
     // before the last one that pushed it (the others have seen it since). Looking at all of them
@@ -287,8 +301,8 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
         const Vec3 start = previous.row(i).transpose() + dt * obstacle.surfaceVelocity(previous.row(i).transpose());
         const double distance = entry ? meshObstacleDistance(obstacle, q, &n, &start, reach, cache, entry)
                                       : signedDistance(obstacle, p, &n, &start, reach);
-        if (distance >= thickness) continue;
-        const double depth = thickness - distance;
+        if (distance >= target) continue;
+        const double depth = target - distance;
         result.maxDepth = std::max(result.maxDepth, depth);
         p += depth * n;
         // Friction: cancel tangential motion of this step up to friction x depth.

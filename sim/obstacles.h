@@ -101,6 +101,17 @@ struct Penetration {
 };
 Penetration pointsInside(const Obstacle& obstacle, const Positions& positions, double allowed);
 
+// Where a scene or an edit (a thicker cloth, a moved or added obstacle) leaves cloth points within
+// the thickness of an obstacle, its contacts move them out at kContactRecoverySpeed instead of at
+// once (StepContext::contactAllowance): pushed out in one step, the push became velocity, and a
+// sheet laid 1 mm above the ground with a 2 mm thickness (or a tablecloth laid on its table) left
+// it at 1 m/s when dt = 1 ms.
+constexpr double kContactRecoverySpeed = 0.05;  // [m/s]
+// How far each point lies within `thickness` of the obstacles, in [0, thickness] (thickness for a
+// point inside one); an empty vector when none does.
+Eigen::VectorXd depthsWithinThickness(const std::vector<Obstacle>& obstacles, const Positions& points,
+                                      double thickness);
+
 // `p` moved out to `thickness` from every obstacle it is closer to than that (inside one
 // included), along the obstacle's normal, in turn (three rounds, for a point between two).
 Vec3 outsideObstacles(const std::vector<Obstacle>& obstacles, Vec3 p, double thickness);
@@ -115,7 +126,7 @@ struct ContactResult {
 bool hasMeshObstacle(const std::vector<Obstacle>& obstacles);
 
 // Moves every point of `positions` that lies within `thickness` of an obstacle out to that
-// distance, with friction against its displacement since `previous` (positions at the start of
+// distance (less `allowance[i]` when given: StepContext::contactAllowance), with friction against its displacement since `previous` (positions at the start of
 // the step). Writes the corrections into `correction` (same shape, zero where untouched).
 // Friction acts on the motion relative to the obstacle's surface over `dt` (the step; 0: the
 // obstacle's own motion is ignored). `normals`, when given, gets the outward normal of the last
@@ -144,6 +155,6 @@ struct ContactCache {
 ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thickness,
                               const Positions& previous, const Positions& positions,
                               Positions& correction, double dt = 0, Positions* normals = nullptr,
-                              ContactCache* cache = nullptr);
+                              ContactCache* cache = nullptr, const Eigen::VectorXd* allowance = nullptr);
 
 }  // namespace clothlab

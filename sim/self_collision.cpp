@@ -383,8 +383,18 @@ PairCandidates findFeaturePairs(const std::vector<Tri>& triangles, const std::ve
 // The pairs' responses at `end`: `iterations` Gauss-Seidel sweeps, until one applies none.
 SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tri>& triangles,
                                const std::vector<std::array<int, 2>>& edges, const Positions& start, Positions& end,
-                               const Eigen::VectorXd& w, double thickness, int iterations) {
+                               const Eigen::VectorXd& w, double thickness, int iterations,
+                               const Eigen::VectorXd* allowance = nullptr) {
   SelfCollisionResult result;
+  // The gap a pair restores: the thickness, less the largest allowance of its cloth vertices
+  // (StepContext::contactAllowance; the rows past the cloth's are static obstacle vertices).
+  auto restored = [&](std::initializer_list<int> vertices) {
+    double most = 0;
+    if (allowance)
+      for (int v : vertices)
+        if (v < allowance->size()) most = std::max(most, (*allowance)[v]);
+    return thickness - most;
+  };
   const auto& vt = pairs.vt;
   const auto& ee = pairs.ee;
   result.candidates = static_cast<int>(vt.size() + ee.size());
@@ -399,6 +409,8 @@ SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tr
       n /= area;
       const double height = pair.side * (x - a).dot(n);  // > 0: on its starting side
       if (height >= thickness) continue;
+      const double gapRestored = restored({pair.v, f[0], f[1], f[2]});
+      if (height >= gapRestored) continue;
       // Barycentric coordinates of the projection; the pair acts only over the triangle.
       const Vec3 p = x - (x - a).dot(n) * n;
       const double total = (b - a).cross(c - a).dot(n);
@@ -419,7 +431,7 @@ SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tr
       const Vec3 normal = pair.side * n;
       const double weight = w[pair.v] + bary[0] * bary[0] * w[f[0]] + bary[1] * bary[1] * w[f[1]] + bary[2] * bary[2] * w[f[2]];
       if (weight <= 0) continue;
-      const double lambda = limitedImpulse(thickness - height, weight,
+      const double lambda = limitedImpulse(gapRestored - height, weight,
                                            {w[pair.v], bary[0] * w[f[0]], bary[1] * w[f[1]], bary[2] * w[f[2]]});
       end.row(pair.v) += (w[pair.v] * lambda) * normal.transpose();
       for (int k = 0; k < 3; ++k) end.row(f[k]) -= (w[f[k]] * bary[k] * lambda) * normal.transpose();
@@ -451,11 +463,13 @@ SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tr
       }
       const double c[4] = {1 - s, s, -(1 - t), -t};
       const int v[4] = {pe[0], pe[1], qe[0], qe[1]};
+      const double gapRestored = restored({v[0], v[1], v[2], v[3]});
+      if (gap >= gapRestored) continue;
       double weight = 0;
       for (int k = 0; k < 4; ++k) weight += c[k] * c[k] * w[v[k]];
       if (weight <= 0) continue;
       const double lambda =
-          limitedImpulse(thickness - gap, weight, {c[0] * w[v[0]], c[1] * w[v[1]], c[2] * w[v[2]], c[3] * w[v[3]]});
+          limitedImpulse(gapRestored - gap, weight, {c[0] * w[v[0]], c[1] * w[v[1]], c[2] * w[v[2]], c[3] * w[v[3]]});
       for (int k = 0; k < 4; ++k) end.row(v[k]) += (w[v[k]] * c[k] * lambda) * normal.transpose();
       ++applied;
     }
@@ -478,10 +492,11 @@ SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTo
 int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& start,
                                      Positions& end, const Eigen::VectorXd& inverseMass, double thickness,
                                      bool selfCollision, const std::vector<Obstacle>& obstacles, StepStats& stats,
-                                     const ObstacleFeaturePairs* found) {
-  int resolved = found && found->covers(end)
-                     ? found->resolve(end).resolved
-                     : resolveObstacleFeatures(mesh, topology, start, end, inverseMass, thickness, obstacles).resolved;
+                                     const ObstacleFeaturePairs* found, const Eigen::VectorXd* allowance) {
+  int resolved =
+      found && found->covers(end)
+          ? found->resolve(end, 4, allowance).resolved
+          : resolveObstacleFeatures(mesh, topology, start, end, inverseMass, thickness, obstacles, 4, allowance).resolved;
   if (selfCollision) {
     const auto selfStart = Clock::now();
     const SelfCollisionResult self = resolveSelfCollisions(mesh, topology, start, end, inverseMass, thickness);
@@ -573,14 +588,14 @@ bool ObstacleFeaturePairs::covers(const Positions& end) const {
   return end.rows() == foundAt_.rows() && (end - foundAt_).rowwise().squaredNorm().maxCoeff() <= margin_ * margin_;
 }
 
-SelfCollisionResult ObstacleFeaturePairs::resolve(Positions& end, int iterations) const {
+SelfCollisionResult ObstacleFeaturePairs::resolve(Positions& end, int iterations, const Eigen::VectorXd* allowance) const {
   if (!pairs_) return {};
   const Pairs& p = *pairs_;
   const Eigen::Index clothVertices = end.rows();
   Positions allEnd = p.start;
   allEnd.topRows(clothVertices) = end;
   const SelfCollisionResult result =
-      solvePairs(p.candidates, p.triangles, p.edges, p.start, allEnd, p.weights, p.thickness, iterations);
+      solvePairs(p.candidates, p.triangles, p.edges, p.start, allEnd, p.weights, p.thickness, iterations, allowance);
   end = allEnd.topRows(clothVertices);
   return result;
 }
@@ -588,8 +603,8 @@ SelfCollisionResult ObstacleFeaturePairs::resolve(Positions& end, int iterations
 SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const MeshTopology& topology,
                                             const Positions& start, Positions& end, const Eigen::VectorXd& w,
                                             double thickness, const std::vector<Obstacle>& obstacles,
-                                            int iterations) {
-  return ObstacleFeaturePairs(mesh, topology, start, end, w, thickness, obstacles).resolve(end, iterations);
+                                            int iterations, const Eigen::VectorXd* allowance) {
+  return ObstacleFeaturePairs(mesh, topology, start, end, w, thickness, obstacles).resolve(end, iterations, allowance);
 }
 
 }  // namespace clothlab

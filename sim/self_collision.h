@@ -58,8 +58,9 @@ class ObstacleFeaturePairs {
   ObstacleFeaturePairs& operator=(const ObstacleFeaturePairs&) = delete;
 
   // Pushes the cloth's positions `end` (the start's rows) off the features: `iterations`
-  // Gauss-Seidel sweeps over the pairs.
-  SelfCollisionResult resolve(Positions& end, int iterations = 4) const;
+  // Gauss-Seidel sweeps over the pairs. A pair is pushed to the thickness less the largest
+  // `allowance` of its cloth vertices (StepContext::contactAllowance) when one is given.
+  SelfCollisionResult resolve(Positions& end, int iterations = 4, const Eigen::VectorXd* allowance = nullptr) const;
 
   // Whether the pairs hold every pair within reach of the cloth at `end`: no point of it is
   // farther than the margin from where they were found.
@@ -76,16 +77,18 @@ class ObstacleFeaturePairs {
 SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const MeshTopology& topology,
                                             const Positions& start, Positions& end, const Eigen::VectorXd& inverseMass,
                                             double thickness, const std::vector<Obstacle>& obstacles,
-                                            int iterations = 4);
+                                            int iterations = 4, const Eigen::VectorXd* allowance = nullptr);
 
 // What every solver runs after its step: resolveObstacleFeatures, then, with `selfCollision`,
 // resolveSelfCollisions (its figures recorded in stats). Returns the pair corrections applied.
 // `found`, when given, holds the features' pairs found for this step (the same start, weights
 // and thickness): where they cover `end` they are resolved instead of searching again.
+// `allowance` goes to the features (ObstacleFeaturePairs::resolve).
 int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& start,
                                      Positions& end, const Eigen::VectorXd& inverseMass, double thickness,
                                      bool selfCollision, const std::vector<Obstacle>& obstacles, StepStats& stats,
-                                     const ObstacleFeaturePairs* found = nullptr);
+                                     const ObstacleFeaturePairs* found = nullptr,
+                                     const Eigen::VectorXd* allowance = nullptr);
 
 // Whether triangles (a0, a1, a2) and (b0, b1, b2) intersect (share a point), by orientation
 // signs; triangles that share a vertex index are the caller's to skip.

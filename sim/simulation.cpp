@@ -60,7 +60,12 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene) {
     else if (distance > 0) simulation->pinTravels_.push_back({vertex, rest, 0, distance / kPinHandSpeed, false});
   }
   simulation->obstacles_ = scene.obstacles;
+  simulation->allowWhereTheClothStands();
   return simulation;
+}
+
+void Simulation::allowWhereTheClothStands() {
+  allowance_ = depthsWithinThickness(obstaclesAt(time_), surface(), sim_.thickness);
 }
 
 void accumulateSubstep(StepStats& total, const StepStats& sub, bool first) {
@@ -101,6 +106,7 @@ std::optional<std::string> Simulation::step() {
   // already taken when a stop request gives it up; a single sub-step's solver restores its own.
   const bool keepStart = most > base || (stop_ && base > 1);
   const SolverState start = keepStart ? solver_->state() : SolverState{};
+  const Eigen::VectorXd allowanceAtStart = allowance_;
   double spentMs = 0;  // on attempts taken again
   int retries = 0;
   // Start from the count the last steps needed; after kEasySteps steps that needed no retry, try
@@ -112,12 +118,14 @@ std::optional<std::string> Simulation::step() {
     const auto error = takeSubsteps(substeps, stats);
     if (error && stopRequested()) {
       if (keepStart) solver_->setState(start);
+      allowance_ = allowanceAtStart;
       return std::string(kStepStopped);
     }
     if (substeps * 2 <= most && (error || !stats.converged)) {
       spentMs += stats.msTotal;
       ++retries;
       solver_->setState(start);
+      allowance_ = allowanceAtStart;
       continue;
     }
     if (error) {
@@ -193,8 +201,13 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
   const auto& pins = *given;
   std::optional<Grab> grab = grab_;
   if (grab) grab->target = reach_->clamp(*grab, pins);
-  const StepContext context{sim, obstacles, pins, grab, stop_};
-  return solver_->step(context, stats);
+  const StepContext context{sim, obstacles, pins, grab, stop_, allowance_.size() > 0 ? &allowance_ : nullptr};
+  if (auto e = solver_->step(context, stats)) return e;
+  if (allowance_.size() > 0) {
+    allowance_ = (allowance_.array() - kContactRecoverySpeed * sim.dt).max(0.0);
+    if (allowance_.maxCoeff() == 0) allowance_.resize(0);
+  }
+  return std::nullopt;
 }
 
 Vec3 Simulation::pinHoldAt(int vertex, const Vec3& target, double t) const {
@@ -209,7 +222,9 @@ Vec3 Simulation::pinHoldAt(int vertex, const Vec3& target, double t) const {
 std::optional<std::string> Simulation::setSimParams(const SimParams& params) {
   if (auto e = validateParams(SimParams::table(), params, "simulation")) return e;
   if (auto e = validateGravity(params.gravity, "simulation.gravity")) return e;
+  const bool thicknessChanged = params.thickness != sim_.thickness;
   sim_ = params;
+  if (thicknessChanged) allowWhereTheClothStands();
   return std::nullopt;
 }
 
@@ -217,6 +232,7 @@ std::optional<std::string> Simulation::setObstacles(std::vector<Obstacle> obstac
   for (size_t i = 0; i < obstacles.size(); ++i)
     if (auto e = validateObstacle(obstacles[i], "obstacles[" + std::to_string(i) + "]")) return e;
   obstacles_ = std::move(obstacles);
+  allowWhereTheClothStands();
   return std::nullopt;
 }
 

@@ -990,7 +990,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       const Positions predicted = surface_ + h * surfaceFromParticles(model_, v_);
       Positions correction;
       const ContactResult contacts =
-          resolveContacts(ctx.obstacles, ctx.sim.thickness, previousSurface, predicted, correction, h);
+          resolveContacts(ctx.obstacles, ctx.sim.thickness, previousSurface, predicted, correction, h, nullptr,
+                          nullptr, ctx.contactAllowance);
       stats.contacts = contacts.contactCount;
       if (contacts.contactCount > 0) v_ += toParticles(correction) / h;
     }
@@ -1284,7 +1285,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
                            ctx.obstacles, ctx.sim.thickness);
     if (resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights,
                                          ctx.sim.thickness, self, features ? ctx.obstacles : std::vector<Obstacle>{},
-                                         stats, features ? &*featurePairs : nullptr) > 0) {
+                                         stats, features ? &*featurePairs : nullptr, ctx.contactAllowance) > 0) {
       pairCorrection = corrected - surface_;
       correctPreview(pairCorrection);
     }

@@ -87,6 +87,9 @@ struct ProjectionContacts {
   // pulls cycled on the crushed cylinder (2 to 20 points let go and put back every iteration,
   // 20 iterations and the fallback on every step of the crush).
   std::vector<char> released;
+  // How far within the thickness each point may stay (StepContext::contactAllowance; null: none).
+  const Eigen::VectorXd* allowance = nullptr;
+  double restored(double thickness, int i) const { return allowance ? thickness - (*allowance)[i] : thickness; }
 
   explicit ProjectionContacts(std::vector<char> exemptPoints)
       : state(exemptPoints.size(), Free),
@@ -166,7 +169,7 @@ struct ProjectionContacts {
       Vec3 carriedNormal;
       const double carriedDistance = signedDistance(obstacles[k], carried, &carriedNormal, &previous, 2 * reach);
       if (carriedDistance < 2 * reach) {
-        target = carried + (thickness - carriedDistance) * carriedNormal;
+        target = carried + (restored(thickness, i) - carriedDistance) * carriedNormal;
         n = carriedNormal;
       }
       if (!((target - candidate.row(i).transpose()).dot(n) > 0)) continue;  // leaving the obstacle
@@ -199,7 +202,8 @@ struct ProjectionContacts {
       const Obstacle& ob = obstacles[k];
       if (ob.type != Obstacle::Type::Mesh || !ob.shape) continue;
       const Positions before = x;
-      if (resolveObstacleFeatures(mesh, topology, begin, x, weights, thickness, {ob}).resolved == 0) continue;
+      if (resolveObstacleFeatures(mesh, topology, begin, x, weights, thickness, {ob}, 4, allowance).resolved == 0)
+        continue;
       // Points of cloth edges that passed through the obstacle at the start of the step (a sheet
       // started through Spot's ears, or dragged through a horn) are pushed, not held: the pass
       // keeps such a tangle on the sides it started on, and holding its points there every step
@@ -270,8 +274,8 @@ struct ProjectionContacts {
       double distance;
       Vec3 n;
       const int k = closest(obstacles, x.row(i).transpose(), begin.row(i).transpose(), reach, distance, n);
-      if (k < 0 || distance >= thickness) continue;
-      x.row(i) += ((thickness - distance) * n).transpose();
+      if (k < 0 || distance >= restored(thickness, i)) continue;
+      x.row(i) += ((restored(thickness, i) - distance) * n).transpose();
       state[i] = Sliding;
       normal[i] = n;
       obstacle[i] = k;
@@ -703,7 +707,8 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   t = Clock::now();
   const Positions candidate = x;
   Positions correction;
-  auto contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h);
+  auto contacts =
+      resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h, nullptr, nullptr, ctx.contactAllowance);
   for (int i = 0; i < n; ++i)
     if (!pinned[i]) x.row(i) += correction.row(i);
   // The grab (sim/grab.h): its corners are never held by contacts, so that it pulls its point
@@ -722,6 +727,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     grabPull_.release();
   }
   ProjectionContacts holds(std::move(exempt));
+  holds.allowance = ctx.contactAllowance;
   const bool holding = params_.contactProjection && !ctx.obstacles.empty();
   if (holding) {
     holds.start(ctx.obstacles, ctx.sim.thickness, h, x_, candidate, mass, x);
@@ -1086,7 +1092,9 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
 
   // 5. Points the projection pushed into obstacles go back on them.
   t = Clock::now();
-  const int pushedBack = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h).contactCount;
+  const int pushedBack =
+      resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h, nullptr, nullptr, ctx.contactAllowance)
+          .contactCount;
   contacts.contactCount += pushedBack;
   for (int i = 0; i < n; ++i)
     if (!pinned[i]) x.row(i) += correction.row(i);
@@ -1095,7 +1103,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
     if (pinned[i]) collisionWeights[i] = 0;
   const int separated = resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, collisionWeights,
                                                          ctx.sim.thickness, ctx.sim.selfCollision, ctx.obstacles,
-                                                         stats);
+                                                         stats, nullptr, ctx.contactAllowance);
   stats.msCollision += msSince(t);
   // The residual of the state handed on: evaluated again only when the corrections above moved it.
   if (pushedBack > 0 || separated > 0) m.evaluate(neighbourhoods_, x, c);

@@ -121,7 +121,8 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
     }
     if (!ctx.obstacles.empty()) {
       const auto ct = Clock::now();
-      contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h, nullptr, &contactCache)
+      contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h, nullptr, &contactCache,
+                                 ctx.contactAllowance)
                      .contactCount;
       for (int i = 0; i < n; ++i)
         if (w[i] > 0) x.row(i) += correction.row(i);
@@ -133,7 +134,7 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
       if (!features)
         features.emplace(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness, ctx.obstacles,
                          ctx.sim.thickness);
-      features->resolve(x);
+      features->resolve(x, 4, ctx.contactAllowance);
       collisionMs += msSince(ct);
     }
     if (worst <= params_.tolerance) break;
@@ -144,7 +145,8 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
     // point has moved farther than their margin since.
     const auto featureStart = Clock::now();
     resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness,
-                                     ctx.sim.selfCollision, ctx.obstacles, stats, features ? &*features : nullptr);
+                                     ctx.sim.selfCollision, ctx.obstacles, stats, features ? &*features : nullptr,
+                                     ctx.contactAllowance);
     collisionMs += msSince(featureStart);
   }
   stats.msCollision = collisionMs;
