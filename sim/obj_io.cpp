@@ -342,7 +342,7 @@ std::optional<std::string> validateMesh(const TriangleMesh& mesh, const std::str
 }
 
 std::optional<std::string> writeObj(const std::string& path, const Positions& positions,
-                                    const std::vector<Tri>& triangles) {
+                                    const std::vector<Tri>& triangles, ObjTexcoords texcoords) {
   if (!positions.allFinite()) return path + ": refusing to write non-finite positions";
   const std::string temporary = path + ".tmp";
   {
@@ -352,7 +352,37 @@ std::optional<std::string> writeObj(const std::string& path, const Positions& po
                  static_cast<int>(positions.rows()), static_cast<int>(triangles.size()));
     for (Eigen::Index i = 0; i < positions.rows(); ++i)
       std::fprintf(file, "v %.9g %.9g %.9g\n", positions(i, 0), positions(i, 1), positions(i, 2));
-    for (const Tri& f : triangles) std::fprintf(file, "f %d %d %d\n", f[0] + 1, f[1] + 1, f[2] + 1);
+    const Eigen::MatrixX2d* uv = texcoords.uv && texcoords.uv->rows() == positions.rows() && texcoords.uv->allFinite()
+                                     ? texcoords.uv
+                                     : nullptr;
+    if (!uv) {
+      for (const Tri& f : triangles) std::fprintf(file, "f %d %d %d\n", f[0] + 1, f[1] + 1, f[2] + 1);
+    } else {
+      const Eigen::RowVector2d low = uv->colwise().minCoeff();
+      const Eigen::RowVector2d extent = uv->colwise().maxCoeff() - low;
+      const double size = std::max({extent.x(), extent.y(), texcoords.period});
+      const double scale = size > 0 ? 1 / size : 1;
+      auto write = [&](const Eigen::RowVector2d& u) {
+        std::fprintf(file, "vt %.9g %.9g\n", scale * (u.x() - low.x()), scale * (u.y() - low.y()));
+      };
+      if (!(texcoords.period > 0)) {
+        for (Eigen::Index i = 0; i < uv->rows(); ++i) write(uv->row(i));
+        for (const Tri& f : triangles)
+          std::fprintf(file, "f %d/%d %d/%d %d/%d\n", f[0] + 1, f[0] + 1, f[1] + 1, f[1] + 1, f[2] + 1, f[2] + 1);
+      } else {
+        for (const Tri& f : triangles)
+          for (int k = 0; k < 3; ++k) {
+            Eigen::RowVector2d u = uv->row(f[k]);
+            u.x() = (*uv)(f[0], 0) + std::remainder(u.x() - (*uv)(f[0], 0), texcoords.period);
+            write(u);
+          }
+        for (size_t t = 0; t < triangles.size(); ++t) {
+          const Tri& f = triangles[t];
+          const int c = static_cast<int>(3 * t);
+          std::fprintf(file, "f %d/%d %d/%d %d/%d\n", f[0] + 1, c + 1, f[1] + 1, c + 2, f[2] + 1, c + 3);
+        }
+      }
+    }
     const bool failed = std::ferror(file) != 0;
     if (std::fclose(file) != 0 || failed) {
       std::remove(temporary.c_str());

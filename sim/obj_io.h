@@ -30,9 +30,19 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate = true);
 // than two triangles, no degenerate triangle. `source` names the mesh in messages.
 std::optional<std::string> validateMesh(const TriangleMesh& mesh, const std::string& source);
 
-// Writes positions + triangles as OBJ. Refuses non-finite positions (nothing is written then).
-// Writes to a temporary file and renames it, so a failure never leaves a partial file.
+// Texture coordinates for writeObj: `uv` per vertex (null: none), written scaled by one factor
+// into the unit square (the aspect kept). With `period` > 0 (a tube's first coordinate wraps
+// round) each triangle's corners get their own, unwrapped next to its first corner, so no
+// triangle spans the seam.
+struct ObjTexcoords {
+  const Eigen::MatrixX2d* uv = nullptr;
+  double period = 0;
+};
+
+// Writes positions + triangles (+ texture coordinates) as OBJ. Refuses non-finite positions
+// (nothing is written then). Writes to a temporary file and renames it, so a failure never
+// leaves a partial file.
 std::optional<std::string> writeObj(const std::string& path, const Positions& positions,
-                                    const std::vector<Tri>& triangles);
+                                    const std::vector<Tri>& triangles, ObjTexcoords texcoords = {});
 
 }  // namespace clothlab

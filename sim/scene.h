@@ -29,6 +29,7 @@
 
 #include "sim/generators.h"
 #include "sim/mesh.h"
+#include "sim/obj_io.h"
 #include "sim/obstacles.h"
 #include "sim/params.h"
 #include "sim/result.h"
@@ -145,6 +146,12 @@ Eigen::VectorXd vertexPointMasses(const ClothModel& cloth);
 
 // Builds the mesh (generator or OBJ), applies the transform, validates, resolves pins.
 Result<ClothModel> buildClothModel(const Scene& scene);
+// The texture coordinates a cloth's surface is written with (writeObj, sim/obj_io.h): its flat
+// rest state where it has one, so that a written frame can be textured and, bent without
+// stretching, read back by mls-isometry as its own rest state.
+inline ObjTexcoords surfaceTexcoords(const ClothModel& cloth) {
+  return {cloth.flatCoords ? &*cloth.flatCoords : nullptr, cloth.materialPeriod};
+}
 
 // Vertices chosen by a pin preset on the untransformed rest mesh (`rest`).
 std::vector<int> pinPresetVertices(const TriangleMesh& rest, const std::string& preset);

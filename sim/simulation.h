@@ -79,6 +79,7 @@ class Simulation {
 
   const Scene& scene() const { return scene_; }
   const ClothModel& cloth() const { return *cloth_; }
+  std::shared_ptr<const ClothModel> clothModel() const { return cloth_; }
   const SimParams& sim() const { return sim_; }
   const Solver& solver() const { return *solver_; }
   Solver& solver() { return *solver_; }

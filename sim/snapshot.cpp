@@ -52,6 +52,7 @@ Snapshot makeSnapshot(const Simulation& simulation, bool overlay,
   s.time = simulation.time();
   s.sceneName = simulation.scene().name;
   s.solverId = simulation.solver().id();
+  s.cloth = simulation.clothModel();
   appendRows(surface, s.positions);
   appendRows(vertexNormals(surface, cloth.mesh.triangles), s.normals);
   const Eigen::VectorXd strain = vertexEdgeStrain(cloth.mesh, cloth.topology, surface);

@@ -25,6 +25,7 @@ struct Snapshot {
   // edges).
   std::vector<float> positions, normals, strain;
   std::shared_ptr<const std::vector<std::uint32_t>> triangles;
+  std::shared_ptr<const ClothModel> cloth;  // the cloth the surface belongs to (rest state, flat coordinates)
   // Solver overlay (impulse solvers: NC particles and their distance constraints): points
   // (x, y, z) and index pairs into them. Empty when not requested or not offered by the solver.
   std::vector<float> overlayPoints;

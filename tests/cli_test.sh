@@ -59,6 +59,7 @@ for key in step t ms_total ms_factor ms_position ms_velocity ms_collision positi
 done
 check "run writes frames 0..4" test -f "$work/frames/frame_00004.obj" -a ! -f "$work/frames/frame_00005.obj"
 check "frames hold no NaN" bash -c "! grep -qi nan '$work'/frames/*.obj"
+check "frames carry the flat rest state as texture coordinates" grep -q '^f [0-9]*/[0-9]* ' "$work/frames/frame_00004.obj"
 "$cli" run hanging --steps 5 --dt 0.0005 --tol 1e-5 --density 0.2 --bending 1e-5 --solver conforming \
   --stats "$work/overrides.jsonl" --quiet
 check "run accepts overrides" test "$(wc -l <"$work/overrides.jsonl")" -eq 5

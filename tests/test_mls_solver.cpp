@@ -110,6 +110,46 @@ TEST(MlsSolver, CurvedMeshWithoutFlatteningIsRefusedWithAMessage) {
             std::string::npos) << projected;
 }
 
+// A frame written with its flat rest state as texture coordinates (writeObj, surfaceTexcoords),
+// bent without stretching, reads back as a curved cloth that mls-isometry takes with that rest
+// state; written without them it is refused.
+TEST(MlsSolver, AFrameWrittenWithItsFlatteningReadsBackBent) {
+  auto scene = resolveScene("ckv-corners");
+  ASSERT_TRUE(scene) << scene.error();
+  auto model = buildClothModel(*scene);
+  ASSERT_TRUE(model) << model.error();
+  Positions bent = model->mesh.positions;  // the sheet lies in y = 1.2; rolled round the x axis
+  const double radius = 0.4;
+  for (int i = 0; i < bent.rows(); ++i) {
+    const double angle = bent(i, 2) / radius;
+    bent(i, 1) += radius * (1 - std::cos(angle));
+    bent(i, 2) = radius * std::sin(angle);
+  }
+  auto open = [](const std::string& path) {
+    Scene opened = sceneForObj(path);
+    opened.solverId = "mls-isometry";
+    return Simulation::create(opened);
+  };
+  const std::string with = (test::tempDir() / "bent_uv.obj").string();
+  ASSERT_FALSE(writeObj(with, bent, model->mesh.triangles, surfaceTexcoords(*model)));
+  auto sim = open(with);
+  ASSERT_TRUE(sim) << sim.error();
+  // The loader numbers the vertices in the order the triangles first name them.
+  double off = 0;
+  for (int t = 0; t < model->mesh.triangleCount(); ++t)
+    for (int k = 0; k < 3; ++k)
+      off = std::max(off, ((*sim)->surface().row((*sim)->cloth().mesh.triangles[t][k]) -
+                           bent.row(model->mesh.triangles[t][k])).norm());
+  EXPECT_LT(off, 1e-8);
+  const auto& solver = dynamic_cast<const MlsSolver&>((*sim)->solver());
+  EXPECT_LT(solver.maxResidual(), 0.02);  // the (h / R)^2 of methods 2.7
+  const std::string without = (test::tempDir() / "bent.obj").string();
+  ASSERT_FALSE(writeObj(without, bent, model->mesh.triangles));
+  auto refused = open(without);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().find("the mesh is curved"), std::string::npos) << refused.error();
+}
+
 TEST(MlsSolver, TiltedFlatMeshIsFlattenedByAPlaneFit) {
   auto scene = resolveScene("ckv-shear");  // rotated about z: flat, but not in the xy plane of its coordinates
   ASSERT_TRUE(scene) << scene.error();

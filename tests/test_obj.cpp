@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "sim/obj_io.h"
 #include "test_util.h"
@@ -146,6 +147,39 @@ TEST(Obj, WriteRefusesNonFiniteAndRoundTrips) {
   EXPECT_TRUE(writeObj(bad, p, tris).has_value());
   EXPECT_FALSE(std::filesystem::exists(bad));
   EXPECT_FALSE(std::filesystem::exists(bad + ".tmp"));
+}
+
+// Texture coordinates are written into the unit square (one scale, the aspect kept) and read
+// back per vertex; a tube's wrap round at a seam, per corner, which the loader does not keep.
+TEST(Obj, TextureCoordinatesAreWrittenAndReadBack) {
+  Positions p(4, 3);
+  p << 0, 0, 0, 2, 0, 0, 2, 1, 0, 0, 1, 0;
+  const std::vector<Tri> tris = {{0, 1, 2}, {0, 2, 3}};
+  Eigen::MatrixX2d uv(4, 2);
+  uv << 1, 1, 3, 1, 3, 2, 1, 2;
+  const std::string path = (clothlab::test::tempDir() / "uv_out.obj").string();
+  ASSERT_FALSE(writeObj(path, p, tris, {&uv}).has_value());
+  auto loaded = loadObj(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.error();
+  ASSERT_TRUE(loaded->texcoords);
+  Eigen::MatrixX2d expected(4, 2);
+  expected << 0, 0, 1, 0, 1, 0.5, 0, 0.5;
+  EXPECT_TRUE(loaded->texcoords->isApprox(expected)) << *loaded->texcoords;
+  // Around a tube of period 2 (u = 1.8 and 0.2 are neighbours): each triangle's corners within
+  // half a period of its first.
+  uv << 1.8, 0, 0.2, 0, 0.2, 1, 1.8, 1;
+  ASSERT_FALSE(writeObj(path, p, tris, {&uv, 2.0}).has_value());
+  std::ifstream file(path);
+  std::string line;
+  std::vector<double> us;
+  while (std::getline(file, line))
+    if (line.rfind("vt ", 0) == 0) us.push_back(std::stod(line.substr(3)));
+  ASSERT_EQ(us.size(), 6u);
+  EXPECT_NEAR(us[1] - us[0], 0.2, 1e-12);  // 1.8 -> 2.2, not back to 0.2
+  loaded = loadObj(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.error();
+  EXPECT_FALSE(loaded->texcoords);
+  EXPECT_NE(loaded->texcoordsDropped.find("cut apart at seams"), std::string::npos) << loaded->texcoordsDropped;
 }
 
 // The loader stress corpus of ../shared/testdata/loader, when it is present: no crash, no hang,

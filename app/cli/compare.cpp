@@ -183,7 +183,8 @@ int runCompare(const CompareOptions& options) {
     for (const auto& run : runs) {
       const std::string path =
           (std::filesystem::path(options.outDir) / (run.pane.solver + "_" + run.scene.name + ".obj")).string();
-      if (auto e = writeObj(path, run.simulation->surface(), run.simulation->cloth().mesh.triangles))
+      if (auto e = writeObj(path, run.simulation->surface(), run.simulation->cloth().mesh.triangles,
+                            surfaceTexcoords(run.simulation->cloth())))
         return bad(*e);
     }
     std::printf("final surfaces in %s\n", options.outDir.c_str());

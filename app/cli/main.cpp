@@ -188,7 +188,7 @@ int commandRun(const RunOptions& options) {
   long frames = 0;
   auto writeFrame = [&]() -> bool {
     const std::string path = (std::filesystem::path(options.outDir) / frameName(frames)).string();
-    if (auto e = writeObj(path, simulation.surface(), triangles)) {
+    if (auto e = writeObj(path, simulation.surface(), triangles, surfaceTexcoords(simulation.cloth()))) {
       std::cerr << "clothlab-cli: " << *e << "\n";
       return false;
     }
