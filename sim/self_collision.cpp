@@ -483,10 +483,48 @@ SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tr
 
 SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology,
                                           const Positions& start, Positions& end,
-                                          const Eigen::VectorXd& w, double thickness, int iterations) {
+                                          const Eigen::VectorXd& w, double thickness, int iterations,
+                                          const Eigen::VectorXd* allowance) {
   if (mesh.triangles.empty() || !(thickness > 0)) return {};
   const PairCandidates pairs = findSelfPairs(mesh.triangles, topology.edges, start, end, w, thickness);
-  return solvePairs(pairs, mesh.triangles, topology.edges, start, end, w, thickness, iterations);
+  return solvePairs(pairs, mesh.triangles, topology.edges, start, end, w, thickness, iterations, allowance);
+}
+
+Eigen::VectorXd selfDepthsWithinThickness(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& x,
+                                          double thickness) {
+  Eigen::VectorXd depth = Eigen::VectorXd::Zero(x.rows());
+  if (!mesh.triangles.empty() && thickness > 0) {
+    const PairCandidates pairs =
+        findSelfPairs(mesh.triangles, topology.edges, x, x, Eigen::VectorXd::Ones(x.rows()), thickness);
+    auto deepen = [&](std::initializer_list<int> vertices, double gap) {
+      for (int v : vertices) depth[v] = std::max(depth[v], std::min(thickness - gap, thickness));
+    };
+    // The pairs solvePairs would push: a vertex over a triangle, edges at interior points.
+    for (const auto& pair : pairs.vt) {
+      const Tri& f = mesh.triangles[pair.t];
+      const Vec3 p = x.row(pair.v), a = x.row(f[0]), b = x.row(f[1]), c = x.row(f[2]);
+      Vec3 n = (b - a).cross(c - a);
+      const double area = n.norm();
+      if (area < 1e-20) continue;
+      n /= area;
+      const double height = std::abs((p - a).dot(n));
+      if (height >= thickness) continue;
+      const Vec3 q = p - (p - a).dot(n) * n;
+      const double wa = (b - q).cross(c - q).dot(n) / area, wb = (c - q).cross(a - q).dot(n) / area;
+      if (std::min({wa, wb, 1 - wa - wb}) < -1e-6) continue;
+      deepen({pair.v, f[0], f[1], f[2]}, height);
+    }
+    for (const auto& pair : pairs.ee) {
+      const auto& pe = topology.edges[pair.a];
+      const auto& qe = topology.edges[pair.b];
+      double s = 0, t = 0;
+      const double distance = segmentOffset(x.row(pe[0]), x.row(pe[1]), x.row(qe[0]), x.row(qe[1]), s, t).norm();
+      if (s <= 1e-6 || s >= 1 - 1e-6 || t <= 1e-6 || t >= 1 - 1e-6 || distance >= thickness) continue;
+      deepen({pe[0], pe[1], qe[0], qe[1]}, distance);
+    }
+  }
+  if (!(depth.size() > 0 && depth.maxCoeff() > 0)) depth.resize(0);
+  return depth;
 }
 
 int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& start,
@@ -499,7 +537,7 @@ int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopolog
           : resolveObstacleFeatures(mesh, topology, start, end, inverseMass, thickness, obstacles, 4, allowance).resolved;
   if (selfCollision) {
     const auto selfStart = Clock::now();
-    const SelfCollisionResult self = resolveSelfCollisions(mesh, topology, start, end, inverseMass, thickness);
+    const SelfCollisionResult self = resolveSelfCollisions(mesh, topology, start, end, inverseMass, thickness, 4, allowance);
     recordSelfCollision(self, msSince(selfStart), stats);
     resolved += self.resolved;
   }

@@ -37,7 +37,12 @@ void recordSelfCollision(const SelfCollisionResult& result, double ms, StepStats
 SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology,
                                           const Positions& start, Positions& end,
                                           const Eigen::VectorXd& inverseMass, double thickness,
-                                          int iterations = 4);
+                                          int iterations = 4, const Eigen::VectorXd* allowance = nullptr);
+// How far within `thickness` of another part of the cloth each vertex lies at `x` (the pairs
+// resolveSelfCollisions pushes apart), in [0, thickness]; an empty vector when none does. What a
+// cloth laid folded on itself starts with (Simulation's contact allowance, sim/obstacles.h).
+Eigen::VectorXd selfDepthsWithinThickness(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& x,
+                                          double thickness);
 
 // Mesh obstacles' own features against the cloth: obstacle vertices against cloth triangles
 // and obstacle edges against cloth edges, by the same pair responses with the obstacle as static
@@ -83,7 +88,7 @@ SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const Mesh
 // resolveSelfCollisions (its figures recorded in stats). Returns the pair corrections applied.
 // `found`, when given, holds the features' pairs found for this step (the same start, weights
 // and thickness): where they cover `end` they are resolved instead of searching again.
-// `allowance` goes to the features (ObstacleFeaturePairs::resolve).
+// `allowance` (StepContext::contactAllowance) goes to the features and the self-collisions.
 int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& start,
                                      Positions& end, const Eigen::VectorXd& inverseMass, double thickness,
                                      bool selfCollision, const std::vector<Obstacle>& obstacles, StepStats& stats,

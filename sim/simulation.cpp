@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/format.h"
+#include "sim/self_collision.h"
 #include "sim/solver_registry.h"
 #include "sim/steps_in_progress.h"
 
@@ -66,6 +67,10 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene) {
 
 void Simulation::allowWhereTheClothStands() {
   allowance_ = depthsWithinThickness(obstaclesAt(time_), surface(), sim_.thickness);
+  if (!sim_.selfCollision) return;
+  const Eigen::VectorXd folded = selfDepthsWithinThickness(cloth_->mesh, cloth_->topology, surface(), sim_.thickness);
+  if (allowance_.size() == 0) allowance_ = folded;
+  else if (folded.size() > 0) allowance_ = allowance_.cwiseMax(folded);
 }
 
 void accumulateSubstep(StepStats& total, const StepStats& sub, bool first) {
@@ -222,9 +227,9 @@ Vec3 Simulation::pinHoldAt(int vertex, const Vec3& target, double t) const {
 std::optional<std::string> Simulation::setSimParams(const SimParams& params) {
   if (auto e = validateParams(SimParams::table(), params, "simulation")) return e;
   if (auto e = validateGravity(params.gravity, "simulation.gravity")) return e;
-  const bool thicknessChanged = params.thickness != sim_.thickness;
+  const bool settle = params.thickness != sim_.thickness || (params.selfCollision && !sim_.selfCollision);
   sim_ = params;
-  if (thicknessChanged) allowWhereTheClothStands();
+  if (settle) allowWhereTheClothStands();
   return std::nullopt;
 }
 

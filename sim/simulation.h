@@ -131,9 +131,10 @@ class Simulation {
   int movedPin_ = -1;  // the vertex of the pin moved last (setPin), brought within the others' reach
   double movedPinSlack_ = 0;  // how far beyond that reach its vertex stood when it was set [m]
   std::vector<Obstacle> obstacles_;
-  // Per vertex, how far within the thickness of an obstacle its contacts may leave it
-  // (StepContext::contactAllowance): where the scene, a thicker cloth or an obstacle edit put it,
-  // shrinking at kContactRecoverySpeed (sim/obstacles.h). Empty: nowhere.
+  // Per vertex, how far within the thickness of an obstacle (or, with self-collision, of another
+  // part of the cloth) its contacts may leave it (StepContext::contactAllowance): where the
+  // scene, a thicker cloth, self-collision turned on or an obstacle edit put it, shrinking at
+  // kContactRecoverySpeed (sim/obstacles.h). Empty: nowhere.
   Eigen::VectorXd allowance_;
   void allowWhereTheClothStands();
   StepStats stats_;

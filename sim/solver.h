@@ -40,8 +40,9 @@ struct StepContext {
   // and returning kStepStopped (Simulation::step then undoes the whole step).
   const std::atomic<bool>* stop = nullptr;
   bool stopRequested() const { return clothlab::stopRequested(stop); }
-  // Per surface vertex, how far within the thickness of an obstacle its contacts may leave it
-  // this step [m] (kContactRecoverySpeed, sim/obstacles.h); nullptr: nowhere.
+  // Per surface vertex, how far within the thickness of an obstacle, or of another part of the
+  // cloth, its contacts may leave it this step [m] (kContactRecoverySpeed, sim/obstacles.h);
+  // nullptr: nowhere.
   const Eigen::VectorXd* contactAllowance = nullptr;
 };
 

@@ -530,3 +530,57 @@ TEST(Simulation, AClothLaidWithinTheThicknessRisesToItWithoutBeingThrown) {
     EXPECT_LT(r.low, -0.003);
   }
 }
+
+// Two layers of cloth laid 1 mm apart with self-collision on (2 mm thickness): pushed apart to
+// the thickness in one step, each left at 0.5 m/s; now they part at kContactRecoverySpeed, and
+// so do they when self-collision is turned on later.
+TEST(Simulation, LayersLaidWithinTheThicknessPartWithoutBeingThrown) {
+  std::ostringstream obj;
+  const int n = 12;
+  // The upper layer a third of a cell aside, as a fold would lie.
+  for (double y : {0.3, 0.301})
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        const double shift = y > 0.3 ? 1 / (3.0 * (n - 1)) : 0;
+        obj << "v " << i / double(n - 1) - 0.5 + shift << " " << y << " " << j / double(n - 1) - 0.5 + shift << "\n";
+      }
+  for (int layer = 0; layer < 2; ++layer)
+    for (int j = 0; j + 1 < n; ++j)
+      for (int i = 0; i + 1 < n; ++i) {
+        const int a = layer * n * n + j * n + i + 1;
+        obj << "f " << a << " " << a + 1 << " " << a + n << "\nf " << a + 1 << " " << a + n + 1 << " " << a + n << "\n";
+      }
+  const std::string path = test::writeFile("two_layers.obj", obj.str());
+  // The largest vertical speed of a vertex relative to the cloth's mean (both fall together).
+  auto parting = [](Simulation& simulation, int steps) {
+    double fastest = 0;
+    for (int step = 0; step < steps; ++step) {
+      const Positions before = simulation.surface();
+      EXPECT_FALSE(simulation.step());
+      const Eigen::VectorXd v = (simulation.surface().col(1) - before.col(1)) / simulation.sim().dt;
+      fastest = std::max(fastest, (v.array() - v.mean()).abs().maxCoeff());
+    }
+    return fastest;
+  };
+  for (const std::string solver : {"impulse-nc", "xpbd", "mls-isometry"}) {
+    SCOPED_TRACE(solver);
+    Scene scene = sceneForObj(path);
+    scene.solverId = solver;
+    scene.sim.dt = 0.001;
+    scene.sim.thickness = 0.002;
+    scene.sim.selfCollision = true;
+    auto simulation = test::makeSimulation(scene);
+    ASSERT_TRUE(simulation);
+    EXPECT_LT(parting(*simulation, 20), 1.2 * kContactRecoverySpeed);
+    const Eigen::VectorXd y = simulation->surface().col(1);
+    EXPECT_GT(y.tail(n * n).mean() - y.head(n * n).mean(), 0.0015);  // parting towards the thickness
+    // Self-collision turned on with the layers laid 1 mm apart.
+    scene.sim.selfCollision = false;
+    simulation = test::makeSimulation(scene);
+    ASSERT_TRUE(simulation);
+    SimParams on = simulation->sim();
+    on.selfCollision = true;
+    ASSERT_FALSE(simulation->setSimParams(on));
+    EXPECT_LT(parting(*simulation, 20), 1.2 * kContactRecoverySpeed);
+  }
+}
