@@ -292,10 +292,11 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
         int& slot = vertexUv[out.mesh.triangles[t][k]];
         if (slot >= 0 && slot != keptUv[t][k] && consistent) {
           consistent = false;
-          const int fileVertex = static_cast<int>(std::find(remap.begin(), remap.end(), out.mesh.triangles[t][k]) - remap.begin());
+          const auto fileVertex = std::find(remap.begin(), remap.end(), out.mesh.triangles[t][k]) - remap.begin();
           out.texcoordsDropped = "its texture coordinates were not used: they are cut apart at seams (vertex " +
-                                 std::to_string(fileVertex + 1) + " has texture coordinates " + std::to_string(slot + 1) +
-                                 " and " + std::to_string(keptUv[t][k] + 1) + "), not one flat piece per vertex";
+                                 std::to_string(fileVertex + 1) + " has texture coordinates " +
+                                 std::to_string(slot + 1) + " and " + std::to_string(keptUv[t][k] + 1) +
+                                 "), not one flat piece per vertex";
         }
         slot = keptUv[t][k];
       }

@@ -280,7 +280,7 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
   const double reach = thickness + 1e-6;  // the distances that matter
   for (Eigen::Index i = 0; i < positions.rows(); ++i) {
     Vec3 p = positions.row(i).transpose();
-    const double target = allowance ? thickness - (*allowance)[i] : thickness;  // the distance restored
+    const double target = allowance ? std::max(thickness - (*allowance)[i], 0.0) : thickness;  // restored
     bool touched = false;
     // A second sweep settles a point squeezed between two obstacles: it looks again at those
     // before the last one that pushed it (the others have seen it since). Looking at all of them

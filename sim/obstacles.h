@@ -126,8 +126,8 @@ struct ContactResult {
 bool hasMeshObstacle(const std::vector<Obstacle>& obstacles);
 
 // Moves every point of `positions` that lies within `thickness` of an obstacle out to that
-// distance (less `allowance[i]` when given: StepContext::contactAllowance), with friction against its displacement since `previous` (positions at the start of
-// the step). Writes the corrections into `correction` (same shape, zero where untouched).
+// distance (less `allowance[i]` when given: StepContext::contactAllowance), with friction
+// against its displacement since `previous` (positions at the start of the step). Writes the corrections into `correction` (same shape, zero where untouched).
 // Friction acts on the motion relative to the obstacle's surface over `dt` (the step; 0: the
 // obstacle's own motion is ignored). `normals`, when given, gets the outward normal of the last
 // obstacle that moved each point (zero where none did).

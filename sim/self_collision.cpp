@@ -393,7 +393,7 @@ SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tr
     if (allowance)
       for (int v : vertices)
         if (v < allowance->size()) most = std::max(most, (*allowance)[v]);
-    return thickness - most;
+    return std::max(thickness - most, 0.0);
   };
   const auto& vt = pairs.vt;
   const auto& ee = pairs.ee;
@@ -534,10 +534,12 @@ int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopolog
   int resolved =
       found && found->covers(end)
           ? found->resolve(end, 4, allowance).resolved
-          : resolveObstacleFeatures(mesh, topology, start, end, inverseMass, thickness, obstacles, 4, allowance).resolved;
+          : resolveObstacleFeatures(mesh, topology, start, end, inverseMass, thickness, obstacles, 4, allowance)
+                .resolved;
   if (selfCollision) {
     const auto selfStart = Clock::now();
-    const SelfCollisionResult self = resolveSelfCollisions(mesh, topology, start, end, inverseMass, thickness, 4, allowance);
+    const SelfCollisionResult self =
+        resolveSelfCollisions(mesh, topology, start, end, inverseMass, thickness, 4, allowance);
     recordSelfCollision(self, msSince(selfStart), stats);
     resolved += self.resolved;
   }
@@ -626,7 +628,8 @@ bool ObstacleFeaturePairs::covers(const Positions& end) const {
   return end.rows() == foundAt_.rows() && (end - foundAt_).rowwise().squaredNorm().maxCoeff() <= margin_ * margin_;
 }
 
-SelfCollisionResult ObstacleFeaturePairs::resolve(Positions& end, int iterations, const Eigen::VectorXd* allowance) const {
+SelfCollisionResult ObstacleFeaturePairs::resolve(Positions& end, int iterations,
+                                                  const Eigen::VectorXd* allowance) const {
   if (!pairs_) return {};
   const Pairs& p = *pairs_;
   const Eigen::Index clothVertices = end.rows();

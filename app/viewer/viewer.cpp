@@ -677,7 +677,8 @@ void Viewer::exportObj(const std::string& path) {
   const auto& tris = *snapshot_->triangles;
   std::vector<Tri> triangles;
   for (size_t i = 0; i + 2 < tris.size(); i += 3) triangles.push_back({int(tris[i]), int(tris[i + 1]), int(tris[i + 2])});
-  if (auto e = writeObj(path, positions, triangles, snapshot_->cloth ? surfaceTexcoords(*snapshot_->cloth) : ObjTexcoords{})) {
+  const ObjTexcoords texcoords = snapshot_->cloth ? surfaceTexcoords(*snapshot_->cloth) : ObjTexcoords{};
+  if (auto e = writeObj(path, positions, triangles, texcoords)) {
     message(RunnerMessage::Kind::Error, *e);
     return;
   }
