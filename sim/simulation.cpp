@@ -201,8 +201,12 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
   // A pin held closer to an obstacle than the thickness (dragged into it, or set there) holds its
   // vertex at the thickness instead, where the contacts keep its neighbours: held inside a sphere
   // on hanging, every solver tore the cloth around it (edges strained 4.7 to 17-fold).
-  for (size_t i = 0; i < given->size() && !obstacles.empty(); ++i)
-    hold(i, outsideObstacles(obstacles, (*given)[i].second, sim.thickness));
+  // A pin laid within the thickness with its cloth moves out with it (allowance_), not at once.
+  for (size_t i = 0; i < given->size() && !obstacles.empty(); ++i) {
+    const int vertex = (*given)[i].first;
+    const double kept = allowance_.size() > 0 ? std::max(sim.thickness - allowance_[vertex], 0.0) : sim.thickness;
+    hold(i, outsideObstacles(obstacles, (*given)[i].second, kept));
+  }
   const auto& pins = *given;
   std::optional<Grab> grab = grab_;
   if (grab) grab->target = reach_->clamp(*grab, pins);
