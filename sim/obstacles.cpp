@@ -239,7 +239,6 @@ Eigen::VectorXd depthsWithinThickness(const std::vector<Obstacle>& obstacles, co
       const double distance = signedDistance(obstacle, points.row(i).transpose(), &normal, nullptr, thickness);
       depth[i] = std::max(depth[i], std::clamp(thickness - distance, 0.0, thickness));
     }
-  if (!(depth.size() > 0 && depth.maxCoeff() > 0)) depth.resize(0);
   return depth;
 }
 
@@ -280,7 +279,7 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
   const double reach = thickness + 1e-6;  // the distances that matter
   for (Eigen::Index i = 0; i < positions.rows(); ++i) {
     Vec3 p = positions.row(i).transpose();
-    const double target = allowance ? std::max(thickness - (*allowance)[i], 0.0) : thickness;  // restored
+    const double target = thicknessKept(thickness, allowance, i);
     bool touched = false;
     // A second sweep settles a point squeezed between two obstacles: it looks again at those
     // before the last one that pushed it (the others have seen it since). Looking at all of them

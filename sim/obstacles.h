@@ -107,8 +107,13 @@ Penetration pointsInside(const Obstacle& obstacle, const Positions& positions, d
 // sheet laid 1 mm above the ground with a 2 mm thickness (or a tablecloth laid on its table) left
 // it at 1 m/s when dt = 1 ms.
 constexpr double kContactRecoverySpeed = 0.05;  // [m/s]
+// The distance the contacts keep point i off an obstacle: the thickness less its allowance
+// (StepContext::contactAllowance, null: none), not below zero.
+inline double thicknessKept(double thickness, const Eigen::VectorXd* allowance, Eigen::Index i) {
+  return allowance && i < allowance->size() ? std::max(thickness - (*allowance)[i], 0.0) : thickness;
+}
 // How far each point lies within `thickness` of the obstacles, in [0, thickness] (thickness for a
-// point inside one); an empty vector when none does.
+// point inside one).
 Eigen::VectorXd depthsWithinThickness(const std::vector<Obstacle>& obstacles, const Positions& points,
                                       double thickness);
 
@@ -126,8 +131,9 @@ struct ContactResult {
 bool hasMeshObstacle(const std::vector<Obstacle>& obstacles);
 
 // Moves every point of `positions` that lies within `thickness` of an obstacle out to that
-// distance (less `allowance[i]` when given: StepContext::contactAllowance), with friction
-// against its displacement since `previous` (positions at the start of the step). Writes the corrections into `correction` (same shape, zero where untouched).
+// distance (thicknessKept, with `allowance` when given), with friction against its displacement
+// since `previous` (positions at the start of the step). Writes the corrections into
+// `correction` (same shape, zero where untouched).
 // Friction acts on the motion relative to the obstacle's surface over `dt` (the step; 0: the
 // obstacle's own motion is ignored). `normals`, when given, gets the outward normal of the last
 // obstacle that moved each point (zero where none did).

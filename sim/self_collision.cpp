@@ -380,6 +380,26 @@ PairCandidates findFeaturePairs(const std::vector<Tri>& triangles, const std::ve
   return pairs;
 }
 
+// Triangle (a, b, c)'s unit normal `n`; false for a degenerate triangle.
+bool unitNormal(const Vec3& a, const Vec3& b, const Vec3& c, Vec3& n) {
+  n = (b - a).cross(c - a);
+  const double area = n.norm();
+  if (area < 1e-20) return false;
+  n /= area;
+  return true;
+}
+// The barycentric coordinates of x's projection onto the plane of triangle (a, b, c), given its
+// unitNormal.
+Vec3 projectedBarycentric(const Vec3& x, const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& n) {
+  const Vec3 p = x - (x - a).dot(n) * n;
+  const double total = (b - a).cross(c - a).dot(n);
+  const double wa = (b - p).cross(c - p).dot(n) / total, wb = (c - p).cross(a - p).dot(n) / total;
+  return Vec3(wa, wb, 1 - wa - wb);
+}
+// An edge-edge pair acts at interior closest points only: at an end point the vertex-triangle
+// pairs take over.
+bool interiorParameters(double s, double t) { return s > 1e-6 && s < 1 - 1e-6 && t > 1e-6 && t < 1 - 1e-6; }
+
 // The pairs' responses at `end`: `iterations` Gauss-Seidel sweeps, until one applies none.
 SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tri>& triangles,
                                const std::vector<std::array<int, 2>>& edges, const Positions& start, Positions& end,
@@ -389,11 +409,9 @@ SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tr
   // The gap a pair restores: the thickness, less the largest allowance of its cloth vertices
   // (StepContext::contactAllowance; the rows past the cloth's are static obstacle vertices).
   auto restored = [&](std::initializer_list<int> vertices) {
-    double most = 0;
-    if (allowance)
-      for (int v : vertices)
-        if (v < allowance->size()) most = std::max(most, (*allowance)[v]);
-    return std::max(thickness - most, 0.0);
+    double kept = thickness;
+    for (int v : vertices) kept = std::min(kept, thicknessKept(thickness, allowance, v));
+    return kept;
   };
   const auto& vt = pairs.vt;
   const auto& ee = pairs.ee;
@@ -403,19 +421,14 @@ SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tr
     for (const auto& pair : vt) {
       const Tri& f = triangles[pair.t];
       const Vec3 x = end.row(pair.v), a = end.row(f[0]), b = end.row(f[1]), c = end.row(f[2]);
-      Vec3 n = (b - a).cross(c - a);
-      const double area = n.norm();
-      if (area < 1e-20) continue;
-      n /= area;
+      Vec3 n;
+      if (!unitNormal(a, b, c, n)) continue;
       const double height = pair.side * (x - a).dot(n);  // > 0: on its starting side
       if (height >= thickness) continue;
       const double gapRestored = restored({pair.v, f[0], f[1], f[2]});
       if (height >= gapRestored) continue;
-      // Barycentric coordinates of the projection; the pair acts only over the triangle.
-      const Vec3 p = x - (x - a).dot(n) * n;
-      const double total = (b - a).cross(c - a).dot(n);
-      const double wa = (b - p).cross(c - p).dot(n) / total, wb = (c - p).cross(a - p).dot(n) / total;
-      Vec3 bary(wa, wb, 1 - wa - wb);
+      // The barycentric coordinates of the projection: the pair acts only over the triangle.
+      Vec3 bary = projectedBarycentric(x, a, b, c, n);
       if (height >= 0) {
         if (bary.minCoeff() < -1e-6) continue;  // beside the triangle: not this pair's business
       } else {
@@ -443,8 +456,7 @@ SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tr
       const Vec3 p0 = end.row(pe[0]), p1 = end.row(pe[1]), q0 = end.row(qe[0]), q1 = end.row(qe[1]);
       double s = 0, t = 0;
       const Vec3 d = segmentOffset(p0, p1, q0, q1, s, t);
-      // Interior closest points only: at an end point the vertex-triangle pairs take over.
-      if (s <= 1e-6 || s >= 1 - 1e-6 || t <= 1e-6 || t >= 1 - 1e-6) continue;
+      if (!interiorParameters(s, t)) continue;
       const double along = d.dot(pair.direction);
       const double distance = d.norm();
       Vec3 normal;
@@ -503,27 +515,20 @@ Eigen::VectorXd selfDepthsWithinThickness(const TriangleMesh& mesh, const MeshTo
     for (const auto& pair : pairs.vt) {
       const Tri& f = mesh.triangles[pair.t];
       const Vec3 p = x.row(pair.v), a = x.row(f[0]), b = x.row(f[1]), c = x.row(f[2]);
-      Vec3 n = (b - a).cross(c - a);
-      const double area = n.norm();
-      if (area < 1e-20) continue;
-      n /= area;
+      Vec3 n;
+      if (!unitNormal(a, b, c, n)) continue;
       const double height = std::abs((p - a).dot(n));
-      if (height >= thickness) continue;
-      const Vec3 q = p - (p - a).dot(n) * n;
-      const double wa = (b - q).cross(c - q).dot(n) / area, wb = (c - q).cross(a - q).dot(n) / area;
-      if (std::min({wa, wb, 1 - wa - wb}) < -1e-6) continue;
-      deepen({pair.v, f[0], f[1], f[2]}, height);
+      if (height < thickness && projectedBarycentric(p, a, b, c, n).minCoeff() >= -1e-6)
+        deepen({pair.v, f[0], f[1], f[2]}, height);
     }
     for (const auto& pair : pairs.ee) {
       const auto& pe = topology.edges[pair.a];
       const auto& qe = topology.edges[pair.b];
       double s = 0, t = 0;
       const double distance = segmentOffset(x.row(pe[0]), x.row(pe[1]), x.row(qe[0]), x.row(qe[1]), s, t).norm();
-      if (s <= 1e-6 || s >= 1 - 1e-6 || t <= 1e-6 || t >= 1 - 1e-6 || distance >= thickness) continue;
-      deepen({pe[0], pe[1], qe[0], qe[1]}, distance);
+      if (interiorParameters(s, t) && distance < thickness) deepen({pe[0], pe[1], qe[0], qe[1]}, distance);
     }
   }
-  if (!(depth.size() > 0 && depth.maxCoeff() > 0)) depth.resize(0);
   return depth;
 }
 

@@ -39,8 +39,8 @@ SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTo
                                           const Eigen::VectorXd& inverseMass, double thickness,
                                           int iterations = 4, const Eigen::VectorXd* allowance = nullptr);
 // How far within `thickness` of another part of the cloth each vertex lies at `x` (the pairs
-// resolveSelfCollisions pushes apart), in [0, thickness]; an empty vector when none does. What a
-// cloth laid folded on itself starts with (Simulation's contact allowance, sim/obstacles.h).
+// resolveSelfCollisions pushes apart), in [0, thickness]. What a cloth laid folded on itself
+// starts with (Simulation's contact allowance, sim/obstacles.h).
 Eigen::VectorXd selfDepthsWithinThickness(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& x,
                                           double thickness);
 

@@ -67,10 +67,10 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene) {
 
 void Simulation::allowWhereTheClothStands() {
   allowance_ = depthsWithinThickness(obstaclesAt(time_), surface(), sim_.thickness);
-  if (!sim_.selfCollision) return;
-  const Eigen::VectorXd folded = selfDepthsWithinThickness(cloth_->mesh, cloth_->topology, surface(), sim_.thickness);
-  if (allowance_.size() == 0) allowance_ = folded;
-  else if (folded.size() > 0) allowance_ = allowance_.cwiseMax(folded);
+  if (sim_.selfCollision)
+    allowance_ =
+        allowance_.cwiseMax(selfDepthsWithinThickness(cloth_->mesh, cloth_->topology, surface(), sim_.thickness));
+  if (!(allowance_.size() > 0 && allowance_.maxCoeff() > 0)) allowance_.resize(0);
 }
 
 void accumulateSubstep(StepStats& total, const StepStats& sub, bool first) {
@@ -204,7 +204,7 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
   // A pin laid within the thickness with its cloth moves out with it (allowance_), not at once.
   for (size_t i = 0; i < given->size() && !obstacles.empty(); ++i) {
     const int vertex = (*given)[i].first;
-    const double kept = allowance_.size() > 0 ? std::max(sim.thickness - allowance_[vertex], 0.0) : sim.thickness;
+    const double kept = thicknessKept(sim.thickness, allowance_.size() > 0 ? &allowance_ : nullptr, vertex);
     hold(i, outsideObstacles(obstacles, (*given)[i].second, kept));
   }
   const auto& pins = *given;

@@ -89,7 +89,7 @@ struct ProjectionContacts {
   std::vector<char> released;
   // How far within the thickness each point may stay (StepContext::contactAllowance; null: none).
   const Eigen::VectorXd* allowance = nullptr;
-  double restored(double thickness, int i) const { return allowance ? thickness - (*allowance)[i] : thickness; }
+  double restored(double thickness, int i) const { return thicknessKept(thickness, allowance, i); }
 
   explicit ProjectionContacts(std::vector<char> exemptPoints)
       : state(exemptPoints.size(), Free),
