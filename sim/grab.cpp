@@ -55,11 +55,11 @@ Grab grabAtVertex(const ClothModel& cloth, int vertex, const Vec3& target) {
 
 GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
   if (!cloth.flatCoords) return;
-  const Eigen::MatrixX2d& material = *cloth.flatCoords;
+  const Eigen::MatrixX2d& material = cloth.flatCoords->coords;
   const MeshTopology& topology = cloth.topology;
   // An unrolled tube is a strip, convex across its seam.
-  convex_.assign(topology.componentCount, cloth.materialPeriod > 0);
-  if (cloth.materialPeriod > 0) return;
+  convex_.assign(topology.componentCount, cloth.flatCoords->period > 0);
+  if (cloth.flatCoords->period > 0) return;
   // A piece is convex when it has one boundary loop that turns one way only (straight runs, as
   // along a rectangle's sides, allowed).
   std::vector<int> loops(topology.componentCount, 0);
@@ -99,7 +99,7 @@ std::vector<std::pair<Vec3, double>> GrabReach::balls(const Grab& grab, const st
     if (around.empty() || topology.triComponent[around.front()] != component) continue;
     Eigen::Vector2d offset = Eigen::Vector2d::Zero();
     for (int k = 0; k < 3; ++k)
-      offset += grab.barycentric[k] * materialOffset(*cloth_->flatCoords, vertex, tri[k], cloth_->materialPeriod);
+      offset += grab.barycentric[k] * materialOffset(cloth_->flatCoords->coords, vertex, tri[k], cloth_->flatCoords->period);
     balls.emplace_back(target, offset.norm());
   }
   return balls;

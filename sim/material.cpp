@@ -14,14 +14,14 @@ Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, double p
   return d;
 }
 
-Result<Eigen::MatrixX2d> flatMaterialCoordinates(const ClothModel& cloth) {
+Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
   const TriangleMesh& mesh = cloth.mesh;
   const auto& edges = cloth.topology.edges;
   // Relative edge-length mismatch between rest mesh and coordinates after the best uniform scale.
-  auto mismatch = [&](const Eigen::MatrixX2d& u, double& scale) {
+  auto mismatch = [&](const Eigen::MatrixX2d& u, double period, double& scale) {
     std::vector<double> ratios;  // rest length / material length, per edge
     for (const auto& e : edges) {
-      const double material = materialOffset(u, e[0], e[1], cloth.materialPeriod).norm();
+      const double material = materialOffset(u, e[0], e[1], period).norm();
       if (!(material > 0)) return 1e300;
       ratios.push_back((mesh.positions.row(e[1]) - mesh.positions.row(e[0])).norm() / material);
     }
@@ -36,8 +36,8 @@ Result<Eigen::MatrixX2d> flatMaterialCoordinates(const ClothModel& cloth) {
   double scale = 1;
   std::string why = cloth.materialCoordsDropped;
   if (cloth.materialCoords) {
-    const double m = mismatch(*cloth.materialCoords, scale);
-    if (m <= 0.01) return Eigen::MatrixX2d(scale * *cloth.materialCoords);
+    const double m = mismatch(*cloth.materialCoords, cloth.materialPeriod, scale);
+    if (m <= 0.01) return FlatRest{scale * *cloth.materialCoords, scale * cloth.materialPeriod};
     why = "its texture coordinates are not a flattening (edge lengths differ by up to " +
           std::to_string(static_cast<int>(std::round(std::min(m, 99.0) * 100))) + "%)";
   }
@@ -50,7 +50,7 @@ Result<Eigen::MatrixX2d> flatMaterialCoordinates(const ClothModel& cloth) {
   const double offPlane = (centred * basis.col(2)).cwiseAbs().maxCoeff();
   if (offPlane <= 1e-3 * size) {
     Eigen::MatrixX2d u = centred * basis.leftCols<2>();
-    if (mismatch(u, scale) <= 0.01) return u;
+    if (mismatch(u, 0, scale) <= 0.01) return FlatRest{u, 0};
   }
   return Error{"the mesh is curved (up to " + std::to_string(offPlane) + " m off its best-fit plane)" +
                (why.empty() ? " and has no texture coordinates" : " and " + why) +

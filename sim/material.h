@@ -12,8 +12,9 @@ namespace clothlab {
 Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, double period);
 
 // The cloth's own material coordinates when they flatten the rest mesh up to a uniform scale
-// (checked on every edge, 1%), else a plane fit of a mesh flat within 0.1% of its size.
-// Otherwise an error saying why there are none (curved, texture coordinates not a flattening).
-Result<Eigen::MatrixX2d> flatMaterialCoordinates(const ClothModel& cloth);
+// (checked on every edge, 1%), scaled to it with their period, else a plane fit of a mesh flat
+// within 0.1% of its size. Otherwise an error saying why there are none (curved, texture
+// coordinates not a flattening).
+Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth);
 
 }  // namespace clothlab

@@ -123,17 +123,25 @@ nlohmann::json sceneToJson(const Scene& scene);
 // written for another solver.
 void useSolver(Scene& scene, const std::string& solverId);
 
+// A cloth's flat rest state: each vertex's material coordinates [m], and their period.
+struct FlatRest {
+  Eigen::MatrixX2d coords;
+  double period = 0;  // > 0: the first coordinate wraps round (a closed tube) [m]
+};
+
 // The cloth as the solvers see it: rest mesh in world coordinates, its topology, the material
 // coordinates of the flat rest state where known, and the pins resolved to vertex indices.
 struct ClothModel {
   TriangleMesh mesh;        // rest state, world coordinates [m]
   MeshTopology topology;
-  std::optional<Eigen::MatrixX2d> materialCoords;  // flat rest coordinates [m] when known
-  std::string materialCoordsDropped;               // why a cloth OBJ's texture coordinates are not in them
-  double materialPeriod = 0;  // > 0: the first material coordinate wraps (closed tube) [m]
+  // Flat rest coordinates when known (a generator's in metres, an OBJ's texture coordinates in
+  // their own units), and their period: > 0 when the first one wraps round (a closed tube).
+  std::optional<Eigen::MatrixX2d> materialCoords;
+  double materialPeriod = 0;
+  std::string materialCoordsDropped;  // why a cloth OBJ's texture coordinates are not in them
   // The flat rest state as mls-isometry and the grab's reach use it (flatMaterialCoordinates,
   // sim/material.h), computed once by buildClothModel, or why there is none.
-  Result<Eigen::MatrixX2d> flatCoords = Error{"the flat rest state was not computed"};
+  Result<FlatRest> flatCoords = Error{"the flat rest state was not computed"};
   std::vector<std::pair<int, double>> pointMasses;  // (vertex, extra mass [kg])
   std::vector<std::pair<int, Vec3>> pins;          // (vertex, world target)
   std::vector<std::pair<int, double>> pinRamps;    // (vertex, ramp time [s]) of pins with a ramp
@@ -150,7 +158,7 @@ Result<ClothModel> buildClothModel(const Scene& scene);
 // rest state where it has one, so that a written frame can be textured and, bent without
 // stretching, read back by mls-isometry as its own rest state.
 inline ObjTexcoords surfaceTexcoords(const ClothModel& cloth) {
-  return {cloth.flatCoords ? &*cloth.flatCoords : nullptr, cloth.materialPeriod};
+  return cloth.flatCoords ? ObjTexcoords{&cloth.flatCoords->coords, cloth.flatCoords->period} : ObjTexcoords{};
 }
 
 // Vertices chosen by a pin preset on the untransformed rest mesh (`rest`).

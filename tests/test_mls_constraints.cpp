@@ -217,10 +217,10 @@ TEST(MlsConstraints, RadiusNeighbourhoodsAreEveryPointWithinTheRadius) {
   auto check = [](const Scene& scene, double radius) {
     auto cloth = buildClothModel(scene);
     ASSERT_TRUE(cloth) << cloth.error();
-    const Eigen::MatrixX2d& u = *cloth->flatCoords;
+    const Eigen::MatrixX2d& u = cloth->flatCoords->coords;
     MlsNeighbourhoodOptions options;
     options.radius = radius;
-    options.periodU = cloth->materialPeriod;
+    options.periodU = cloth->flatCoords->period;
     const auto n = buildMlsNeighbourhoods(cloth->mesh, cloth->topology, u, options,
                                           Eigen::VectorXd::Ones(cloth->mesh.vertexCount()));
     ASSERT_TRUE(n) << n.error();
@@ -235,7 +235,7 @@ TEST(MlsConstraints, RadiusNeighbourhoodsAreEveryPointWithinTheRadius) {
   auto sheet = resolveScene("ckv-corners");
   auto tube = resolveScene("ckv-cylinder");
   ASSERT_TRUE(sheet && tube);
-  ASSERT_GT(buildClothModel(*tube)->materialPeriod, 0.9);  // 0.94 m around
+  ASSERT_GT(buildClothModel(*tube)->flatCoords->period, 0.9);  // 0.94 m around
   check(*sheet, 0.07);
   check(*sheet, 0.2);
   check(*tube, 0.07);

@@ -110,7 +110,7 @@ class MlsSolver final : public VertexSolver {
 
   // Inspection (tests).
   const MlsNeighbourhoods& neighbourhoods() const { return neighbourhoods_; }
-  const Eigen::MatrixX2d& materialCoordinates() const { return *cloth_->flatCoords; }
+  const Eigen::MatrixX2d& materialCoordinates() const { return cloth_->flatCoords->coords; }
   double maxResidual() const;  // max |c| at the current state
 
  private:
