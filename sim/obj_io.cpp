@@ -281,30 +281,48 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
     if (remap[i] >= 0) out.mesh.positions.row(remap[i]) = raw.positions.row(i);
   out.mesh.triangles = std::move(kept);
 
-  // Texture coordinates become per-vertex data when every corner of a vertex names the same one.
+  // Texture coordinates become per-vertex data when every corner of a vertex gives the same
+  // values (under one index or several), or, around a tube, the same up to one turn of one
+  // coordinate: a seam where that coordinate wraps with one period throughout.
   if (!texcoordsComplete && !attrib.texcoords.empty())
     out.texcoordsDropped = "its texture coordinates were not used: some faces give none";
   if (texcoordsComplete && !attrib.texcoords.empty()) {
+    const Eigen::Map<const Eigen::Matrix<tinyobj::real_t, Eigen::Dynamic, 2, Eigen::RowMajor>> fileUv(
+        attrib.texcoords.data(), static_cast<Eigen::Index>(attrib.texcoords.size() / 2), 2);
+    const double same = 1e-7 * std::max((fileUv.colwise().maxCoeff() - fileUv.colwise().minCoeff()).maxCoeff(), 1e-300);
     std::vector<int> vertexUv(vertexCount, -1);
+    Eigen::Vector2d period = Eigen::Vector2d::Zero();  // per coordinate; at most one becomes > 0
     bool consistent = true;
     for (size_t t = 0; t < out.mesh.triangles.size() && consistent; ++t)
-      for (int k = 0; k < 3; ++k) {
+      for (int k = 0; k < 3 && consistent; ++k) {
         int& slot = vertexUv[out.mesh.triangles[t][k]];
-        if (slot >= 0 && slot != keptUv[t][k] && consistent) {
-          consistent = false;
-          const auto fileVertex = std::find(remap.begin(), remap.end(), out.mesh.triangles[t][k]) - remap.begin();
-          out.texcoordsDropped = "its texture coordinates were not used: they are cut apart at seams (vertex " +
-                                 std::to_string(fileVertex + 1) + " has texture coordinates " +
-                                 std::to_string(slot + 1) + " and " + std::to_string(keptUv[t][k] + 1) +
-                                 "), not one flat piece per vertex";
+        const int corner = keptUv[t][k];
+        if (slot < 0) slot = corner;
+        if (slot == corner) continue;
+        const Eigen::Vector2d apart = (fileUv.row(corner) - fileUv.row(slot)).cwiseAbs().transpose();
+        Eigen::Index axis;
+        if (apart.maxCoeff(&axis) <= same) continue;
+        // Apart in one coordinate only, by the period that coordinate already wraps with, if any.
+        const bool turn = apart[1 - axis] <= same && period[1 - axis] == 0 &&
+                          (period[axis] == 0 || std::abs(apart[axis] - period[axis]) <= same);
+        if (turn) {
+          period[axis] = apart[axis];
+          continue;
         }
-        slot = keptUv[t][k];
+        consistent = false;
+        const auto fileVertex = std::find(remap.begin(), remap.end(), out.mesh.triangles[t][k]) - remap.begin();
+        out.texcoordsDropped = "its texture coordinates were not used: they are cut apart at seams (vertex " +
+                               std::to_string(fileVertex + 1) + " has texture coordinates " + std::to_string(slot + 1) +
+                               " and " + std::to_string(corner + 1) +
+                               "), not one flat piece per vertex nor a tube wrapping round one of them";
       }
     if (consistent) {
+      // A tube's wrapping coordinate comes first.
+      const int first = period[1] > 0 ? 1 : 0;
       Eigen::MatrixX2d uv(vertexCount, 2);
-      for (int i = 0; i < vertexCount; ++i)
-        uv.row(i) << attrib.texcoords[2 * vertexUv[i]], attrib.texcoords[2 * vertexUv[i] + 1];
+      for (int i = 0; i < vertexCount; ++i) uv.row(i) << fileUv(vertexUv[i], first), fileUv(vertexUv[i], 1 - first);
       out.texcoords = uv;
+      out.texcoordPeriod = period[first];
     }
   }
 

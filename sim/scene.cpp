@@ -583,6 +583,7 @@ Result<ClothModel> buildClothModel(const Scene& scene) {
       rest = std::move(loaded->mesh);
       model.warnings.insert(model.warnings.end(), loaded->warnings.begin(), loaded->warnings.end());
       if (loaded->texcoords) model.materialCoords = loaded->texcoords;
+      model.materialPeriod = loaded->texcoordPeriod;
       model.materialCoordsDropped = loaded->texcoordsDropped;
       break;
     }

@@ -1,9 +1,12 @@
 // OBJ loading and validation: every bad input gets a message naming the file (and line).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
+#include "sim/material.h"
 #include "sim/obj_io.h"
 #include "test_util.h"
 
@@ -176,10 +179,73 @@ TEST(Obj, TextureCoordinatesAreWrittenAndReadBack) {
     if (line.rfind("vt ", 0) == 0) us.push_back(std::stod(line.substr(3)));
   ASSERT_EQ(us.size(), 6u);
   EXPECT_NEAR(us[1] - us[0], 0.2, 1e-12);  // 1.8 -> 2.2, not back to 0.2
+  // Read back, each vertex's corners agree, so they are one piece (scaled by 1/2 into the unit
+  // square). Nothing in these two triangles shows the wrap (no vertex is met on both sides of the
+  // seam); ATubeFrameReadsBackWithItsSeam reads a whole tube.
   loaded = loadObj(path);
   ASSERT_TRUE(loaded.ok()) << loaded.error();
-  EXPECT_FALSE(loaded->texcoords);
-  EXPECT_NE(loaded->texcoordsDropped.find("cut apart at seams"), std::string::npos) << loaded->texcoordsDropped;
+  ASSERT_TRUE(loaded->texcoords) << loaded->texcoordsDropped;
+  EXPECT_EQ(loaded->texcoordPeriod, 0);
+  for (const Tri& f : tris)
+    for (int k = 0; k < 3; ++k) {
+      const int i = f[k], j = f[(k + 1) % 3];
+      EXPECT_TRUE(materialOffset(*loaded->texcoords, i, j, 0).isApprox(0.5 * materialOffset(uv, i, j, 2.0)))
+          << i << " " << j;
+    }
+}
+
+// Texture coordinates given per corner rather than per vertex are one vertex's when their values
+// agree; a seam is a tube's when one coordinate wraps with one period throughout (either one:
+// the wrapping one comes first), and cut apart otherwise.
+TEST(Obj, TextureCoordinatesPerCornerAreSortedIntoOnePieceATubeOrAnAtlas) {
+  // A strip of two squares (vertices 1-3 below, 4-6 above) whose corners each get their own vt.
+  auto strip = [](const std::string& name, const std::vector<std::pair<double, double>>& corners) {
+    std::ostringstream text;
+    text << "v 0 0 0\nv 1 0 0\nv 2 0 0\nv 0 1 0\nv 1 1 0\nv 2 1 0\n";
+    for (const auto& [s, t] : corners) text << "vt " << s << " " << t << "\n";
+    const int faces[4][3] = {{1, 2, 5}, {1, 5, 4}, {2, 3, 6}, {2, 6, 5}};
+    for (int f = 0; f < 4; ++f)
+      text << "f " << faces[f][0] << "/" << 3 * f + 1 << " " << faces[f][1] << "/" << 3 * f + 2 << " "
+           << faces[f][2] << "/" << 3 * f + 3 << "\n";
+    return loadObj(test::writeFile(name, text.str()));
+  };
+  // (s, t) of vertices 1..6 in one piece: s along the strip, t across it.
+  const std::vector<std::pair<double, double>> piece = {{0, 0}, {0.25, 0}, {0.5, 0}, {0, 0.25}, {0.25, 0.25}, {0.5, 0.25}};
+  auto corners = [&](const std::vector<int>& shiftedCorners, double ds, double dt) {
+    std::vector<std::pair<double, double>> out;
+    const int faces[4][3] = {{0, 1, 4}, {0, 4, 3}, {1, 2, 5}, {1, 5, 4}};
+    for (int f = 0; f < 4; ++f)
+      for (int k = 0; k < 3; ++k) {
+        auto [s, t] = piece[faces[f][k]];
+        if (std::count(shiftedCorners.begin(), shiftedCorners.end(), 3 * f + k)) s += ds, t += dt;
+        out.emplace_back(s, t);
+      }
+    return out;
+  };
+  auto one = strip("corners_one.obj", corners({}, 0, 0));
+  ASSERT_TRUE(one && one->texcoords) << (one ? one->texcoordsDropped : one.error());
+  EXPECT_EQ(one->texcoordPeriod, 0);
+  EXPECT_DOUBLE_EQ((*one->texcoords)(5, 0), 0.5);
+  // Vertex 2's corner in the third face a turn of 0.75 along s: a tube whose s wraps.
+  auto tube = strip("corners_tube.obj", corners({6}, 0.75, 0));
+  ASSERT_TRUE(tube && tube->texcoords) << (tube ? tube->texcoordsDropped : tube.error());
+  EXPECT_NEAR(tube->texcoordPeriod, 0.75, 1e-12);
+  // The same turn along t: the coordinates come back with t first.
+  auto across = strip("corners_across.obj", corners({6}, 0, 0.75));
+  ASSERT_TRUE(across && across->texcoords) << (across ? across->texcoordsDropped : across.error());
+  EXPECT_NEAR(across->texcoordPeriod, 0.75, 1e-12);
+  EXPECT_DOUBLE_EQ((*across->texcoords)(5, 0), 0.25);
+  EXPECT_DOUBLE_EQ((*across->texcoords)(5, 1), 0.5);
+  // Two turns of different lengths, a turn along both, or a move along both: cut apart.
+  auto twoTurns = corners({6}, 0.75, 0);
+  twoTurns[8].first += 0.5;  // and vertex 6's in the third face a turn of 0.5
+  for (const auto& [name, uv] : {std::pair<std::string, std::vector<std::pair<double, double>>>{"corners_two.obj", twoTurns},
+                                 {"corners_both.obj", corners({6}, 0.75, 0.75)}}) {
+    auto cut = strip(name, uv);
+    ASSERT_TRUE(cut) << cut.error();
+    EXPECT_FALSE(cut->texcoords) << name;
+    EXPECT_NE(cut->texcoordsDropped.find("cut apart at seams"), std::string::npos) << name << ": " << cut->texcoordsDropped;
+  }
 }
 
 // The loader stress corpus of ../shared/testdata/loader, when it is present: no crash, no hang,
