@@ -99,7 +99,8 @@ std::vector<std::pair<Vec3, double>> GrabReach::balls(const Grab& grab, const st
     if (around.empty() || topology.triComponent[around.front()] != component) continue;
     Eigen::Vector2d offset = Eigen::Vector2d::Zero();
     for (int k = 0; k < 3; ++k)
-      offset += grab.barycentric[k] * materialOffset(cloth_->flatCoords->coords, vertex, tri[k], cloth_->flatCoords->period);
+      offset += grab.barycentric[k] * materialOffset(cloth_->flatCoords->coords, vertex, tri[k],
+                                                     cloth_->flatCoords->period);
     balls.emplace_back(target, offset.norm());
   }
   return balls;

@@ -287,9 +287,10 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
   if (!texcoordsComplete && !attrib.texcoords.empty())
     out.texcoordsDropped = "its texture coordinates were not used: some faces give none";
   if (texcoordsComplete && !attrib.texcoords.empty()) {
-    const Eigen::Map<const Eigen::Matrix<tinyobj::real_t, Eigen::Dynamic, 2, Eigen::RowMajor>> fileUv(
-        attrib.texcoords.data(), static_cast<Eigen::Index>(attrib.texcoords.size() / 2), 2);
-    const double same = 1e-7 * std::max((fileUv.colwise().maxCoeff() - fileUv.colwise().minCoeff()).maxCoeff(), 1e-300);
+    const Eigen::Map<const Eigen::Matrix<tinyobj::real_t, Eigen::Dynamic, 2, Eigen::RowMajor>>
+        fileUv(attrib.texcoords.data(), static_cast<Eigen::Index>(attrib.texcoords.size() / 2), 2);
+    const double extent = (fileUv.colwise().maxCoeff() - fileUv.colwise().minCoeff()).maxCoeff();
+    const double same = 1e-7 * std::max(extent, 1e-300);  // apart by less: the same values
     std::vector<int> vertexUv(vertexCount, -1);
     Eigen::Vector2d period = Eigen::Vector2d::Zero();  // per coordinate; at most one becomes > 0
     bool consistent = true;
@@ -299,7 +300,8 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
         const int corner = keptUv[t][k];
         if (slot < 0) slot = corner;
         if (slot == corner) continue;
-        const Eigen::Vector2d apart = (fileUv.row(corner) - fileUv.row(slot)).cwiseAbs().transpose();
+        const Eigen::Vector2d apart =
+            (fileUv.row(corner) - fileUv.row(slot)).cwiseAbs().transpose();
         Eigen::Index axis;
         if (apart.maxCoeff(&axis) <= same) continue;
         // Apart in one coordinate only, by the period that coordinate already wraps with, if any.
@@ -310,17 +312,20 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
           continue;
         }
         consistent = false;
-        const auto fileVertex = std::find(remap.begin(), remap.end(), out.mesh.triangles[t][k]) - remap.begin();
-        out.texcoordsDropped = "its texture coordinates were not used: they are cut apart at seams (vertex " +
-                               std::to_string(fileVertex + 1) + " has texture coordinates " + std::to_string(slot + 1) +
-                               " and " + std::to_string(corner + 1) +
-                               "), not one flat piece per vertex nor a tube wrapping round one of them";
+        const auto fileVertex =
+            std::find(remap.begin(), remap.end(), out.mesh.triangles[t][k]) - remap.begin();
+        out.texcoordsDropped =
+            "its texture coordinates were not used: they are cut apart at seams (vertex " +
+            std::to_string(fileVertex + 1) + " has texture coordinates " +
+            std::to_string(slot + 1) + " and " + std::to_string(corner + 1) +
+            "), not one flat piece per vertex nor a tube wrapping round one of them";
       }
     if (consistent) {
       // A tube's wrapping coordinate comes first.
       const int first = period[1] > 0 ? 1 : 0;
       Eigen::MatrixX2d uv(vertexCount, 2);
-      for (int i = 0; i < vertexCount; ++i) uv.row(i) << fileUv(vertexUv[i], first), fileUv(vertexUv[i], 1 - first);
+      for (int i = 0; i < vertexCount; ++i)
+        uv.row(i) << fileUv(vertexUv[i], first), fileUv(vertexUv[i], 1 - first);
       out.texcoords = uv;
       out.texcoordPeriod = period[first];
     }

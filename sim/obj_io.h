@@ -18,7 +18,7 @@ namespace clothlab {
 struct LoadedMesh {
   TriangleMesh mesh;
   std::optional<Eigen::MatrixX2d> texcoords;  // per vertex, when every corner agrees
-  double texcoordPeriod = 0;                  // > 0: the first of them wraps round a tube with this period
+  double texcoordPeriod = 0;                  // > 0: the first of them wraps round a tube
   std::string texcoordsDropped;               // why the file's texture coordinates are not in `texcoords`
   std::vector<std::string> warnings;          // e.g. dropped triangles (which, and why)
 };

@@ -158,7 +158,8 @@ Result<ClothModel> buildClothModel(const Scene& scene);
 // rest state where it has one, so that a written frame can be textured and, bent without
 // stretching, read back by mls-isometry as its own rest state.
 inline ObjTexcoords surfaceTexcoords(const ClothModel& cloth) {
-  return cloth.flatCoords ? ObjTexcoords{&cloth.flatCoords->coords, cloth.flatCoords->period} : ObjTexcoords{};
+  return cloth.flatCoords ? ObjTexcoords{&cloth.flatCoords->coords, cloth.flatCoords->period}
+                          : ObjTexcoords{};
 }
 
 // Vertices chosen by a pin preset on the untransformed rest mesh (`rest`).

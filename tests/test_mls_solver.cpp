@@ -55,7 +55,8 @@ TEST(MlsSolver, CylinderUsesItsUnrolledPeriodicCoordinates) {
   // scaled with the coordinates the seam's edges differed by 1e-3.
   for (const auto& e : model->topology.edges) {
     const double rest = (model->mesh.positions.row(e[1]) - model->mesh.positions.row(e[0])).norm();
-    EXPECT_NEAR(materialOffset(material->coords, e[0], e[1], material->period).norm(), rest, 3e-4 * rest);
+    EXPECT_NEAR(materialOffset(material->coords, e[0], e[1], material->period).norm(), rest,
+                3e-4 * rest);
   }
   // The tube at rest is an exact isometric embedding of its unrolled coordinates: every sample
   // satisfies the constraints up to the (h / R)^2 discretization term of methods 2.7.
@@ -76,7 +77,8 @@ static std::string domeObj(bool uv, bool seam = false, bool partial = false) {
       out << "v " << x << " " << y << " " << 0.5 * (x * x + y * y) << "\n";
       if (uv) out << "vt " << x << " " << y << "\n";
     }
-  if (uv) out << "vt 0.9 0.7\n";  // texture coordinate n * n + 1: vertex 2's in another piece of an atlas
+  // Texture coordinate n * n + 1: vertex 2's in another piece of an atlas.
+  if (uv) out << "vt 0.9 0.7\n";
   bool first = true;
   auto corner = [&](int v, bool copy) {
     if (!uv || (partial && !first)) return std::to_string(v);
@@ -157,15 +159,16 @@ TEST(MlsSolver, AFrameWrittenWithItsFlatteningReadsBackBent) {
   EXPECT_NE(refused.error().find("the mesh is curved"), std::string::npos) << refused.error();
 }
 
-// The same for a tube: its frame's texture coordinates wrap round at the seam, and read back they
-// give mls-isometry the unrolled tube with its period (before, the seam was refused as "cut apart").
+// The same for a tube: its frame's texture coordinates wrap round at the seam, and read back
+// they give mls-isometry the unrolled tube with its period (before: refused as cut apart).
 TEST(MlsSolver, ATubeFrameReadsBackWithItsSeam) {
   auto scene = resolveScene("ckv-cylinder");
   ASSERT_TRUE(scene) << scene.error();
   auto model = buildClothModel(*scene);
   ASSERT_TRUE(model) << model.error();
   Positions lying = model->mesh.positions;  // laid on its side: x, y, z -> y, z, x
-  for (int i = 0; i < lying.rows(); ++i) lying.row(i) = model->mesh.positions.row(i)(Eigen::Vector3i(2, 0, 1));
+  for (int i = 0; i < lying.rows(); ++i)
+    lying.row(i) = model->mesh.positions.row(i)(Eigen::Vector3i(2, 0, 1));
   const std::string path = (test::tempDir() / "tube_uv.obj").string();
   ASSERT_FALSE(writeObj(path, lying, model->mesh.triangles, surfaceTexcoords(*model)));
   Scene opened = sceneForObj(path);
@@ -193,7 +196,8 @@ TEST(MlsSolver, TiltedFlatMeshIsFlattenedByAPlaneFit) {
   ASSERT_TRUE(material) << material.error();
   for (const auto& e : model->topology.edges) {
     const double rest = (model->mesh.positions.row(e[1]) - model->mesh.positions.row(e[0])).norm();
-    EXPECT_NEAR((material->coords.row(e[1]) - material->coords.row(e[0])).norm(), rest, 1e-9 + 1e-9 * rest);
+    EXPECT_NEAR((material->coords.row(e[1]) - material->coords.row(e[0])).norm(), rest,
+                1e-9 + 1e-9 * rest);
   }
 }
 

@@ -189,7 +189,8 @@ TEST(Obj, TextureCoordinatesAreWrittenAndReadBack) {
   for (const Tri& f : tris)
     for (int k = 0; k < 3; ++k) {
       const int i = f[k], j = f[(k + 1) % 3];
-      EXPECT_TRUE(materialOffset(*loaded->texcoords, i, j, 0).isApprox(0.5 * materialOffset(uv, i, j, 2.0)))
+      EXPECT_TRUE(
+          materialOffset(*loaded->texcoords, i, j, 0).isApprox(0.5 * materialOffset(uv, i, j, 2.0)))
           << i << " " << j;
     }
 }
@@ -199,21 +200,23 @@ TEST(Obj, TextureCoordinatesAreWrittenAndReadBack) {
 // the wrapping one comes first), and cut apart otherwise.
 TEST(Obj, TextureCoordinatesPerCornerAreSortedIntoOnePieceATubeOrAnAtlas) {
   // A strip of two squares (vertices 1-3 below, 4-6 above) whose corners each get their own vt.
-  auto strip = [](const std::string& name, const std::vector<std::pair<double, double>>& corners) {
+  const int faces[4][3] = {{0, 1, 4}, {0, 4, 3}, {1, 2, 5}, {1, 5, 4}};
+  auto strip = [&](const std::string& name, const std::vector<std::pair<double, double>>& corners) {
     std::ostringstream text;
     text << "v 0 0 0\nv 1 0 0\nv 2 0 0\nv 0 1 0\nv 1 1 0\nv 2 1 0\n";
     for (const auto& [s, t] : corners) text << "vt " << s << " " << t << "\n";
-    const int faces[4][3] = {{1, 2, 5}, {1, 5, 4}, {2, 3, 6}, {2, 6, 5}};
-    for (int f = 0; f < 4; ++f)
-      text << "f " << faces[f][0] << "/" << 3 * f + 1 << " " << faces[f][1] << "/" << 3 * f + 2 << " "
-           << faces[f][2] << "/" << 3 * f + 3 << "\n";
+    for (int f = 0; f < 4; ++f) {
+      text << "f";
+      for (int k = 0; k < 3; ++k) text << " " << faces[f][k] + 1 << "/" << 3 * f + k + 1;
+      text << "\n";
+    }
     return loadObj(test::writeFile(name, text.str()));
   };
   // (s, t) of vertices 1..6 in one piece: s along the strip, t across it.
-  const std::vector<std::pair<double, double>> piece = {{0, 0}, {0.25, 0}, {0.5, 0}, {0, 0.25}, {0.25, 0.25}, {0.5, 0.25}};
+  const std::vector<std::pair<double, double>> piece = {{0, 0},    {0.25, 0},    {0.5, 0},
+                                                        {0, 0.25}, {0.25, 0.25}, {0.5, 0.25}};
   auto corners = [&](const std::vector<int>& shiftedCorners, double ds, double dt) {
     std::vector<std::pair<double, double>> out;
-    const int faces[4][3] = {{0, 1, 4}, {0, 4, 3}, {1, 2, 5}, {1, 5, 4}};
     for (int f = 0; f < 4; ++f)
       for (int k = 0; k < 3; ++k) {
         auto [s, t] = piece[faces[f][k]];
@@ -236,15 +239,17 @@ TEST(Obj, TextureCoordinatesPerCornerAreSortedIntoOnePieceATubeOrAnAtlas) {
   EXPECT_NEAR(across->texcoordPeriod, 0.75, 1e-12);
   EXPECT_DOUBLE_EQ((*across->texcoords)(5, 0), 0.25);
   EXPECT_DOUBLE_EQ((*across->texcoords)(5, 1), 0.5);
-  // Two turns of different lengths, a turn along both, or a move along both: cut apart.
+  // Two turns of different lengths, or corners apart in both coordinates: cut apart.
   auto twoTurns = corners({6}, 0.75, 0);
   twoTurns[8].first += 0.5;  // and vertex 6's in the third face a turn of 0.5
-  for (const auto& [name, uv] : {std::pair<std::string, std::vector<std::pair<double, double>>>{"corners_two.obj", twoTurns},
-                                 {"corners_both.obj", corners({6}, 0.75, 0.75)}}) {
+  for (const auto& [name, uv] :
+       {std::pair<std::string, std::vector<std::pair<double, double>>>{"corners_two.obj", twoTurns},
+        {"corners_both.obj", corners({6}, 0.75, 0.75)}}) {
     auto cut = strip(name, uv);
     ASSERT_TRUE(cut) << cut.error();
     EXPECT_FALSE(cut->texcoords) << name;
-    EXPECT_NE(cut->texcoordsDropped.find("cut apart at seams"), std::string::npos) << name << ": " << cut->texcoordsDropped;
+    EXPECT_NE(cut->texcoordsDropped.find("cut apart at seams"), std::string::npos)
+        << name << ": " << cut->texcoordsDropped;
   }
 }
 
