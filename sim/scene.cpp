@@ -178,6 +178,13 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
       if (!pattern) return at + ".diagonal: " + pattern.error();
       source.diagonal = *pattern;
     }
+    if (source.kind == ClothSource::Kind::Cylinder && source.diagonal == DiagonalPattern::Alternating &&
+        source.columns % 2 == 1)
+      scene.warnings.push_back(
+          at + ".columns: " + std::to_string(source.columns) +
+          " round a tube cannot alternate their diagonals: two like ones meet at the seam, where "
+          "mls-isometry's 1-ring samples let edges stretch (by 6% in the first 5 ms step of a "
+          "167-column tube standing on the ground, 0.3% with 168); give an even number");
     int seed = 1;
     if (auto e = readInt(g, "seed", at, seed, 0, 2147483647)) return e;
     source.seed = static_cast<std::uint64_t>(seed);

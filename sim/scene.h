@@ -106,7 +106,7 @@ struct Scene {
   std::vector<PointMass> pointMasses;
   std::string solverId = "impulse-nc";
   nlohmann::json solverParams = nlohmann::json::object();  // validated by the solver
-  std::vector<std::string> warnings;  // from loading its OBJ obstacles (sim/obj_io.h)
+  std::vector<std::string> warnings;  // from its generator and loading its OBJ obstacles (sim/obj_io.h)
 };
 
 // Parses a scene. `source` names it in messages; relative OBJ paths resolve against `baseDir`.

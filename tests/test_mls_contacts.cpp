@@ -188,10 +188,13 @@ TEST(MlsContacts, ADrapeStaysOnTheSphereWithinTheTolerance) {
 // ckv-cylinder as the plate starts to press (steps 6 to 9): the points of the rings are let go
 // and put back on the ground and the plate. Letting a point go every time its reaction pulled
 // cycled there (points let go and put back each iteration), Fast Projection ran its 20
-// iterations and every one of these steps needed the fallback.
+// iterations and every one of these steps needed the fallback. On the tube of 89 columns where
+// it was found: the scene's tube has 90 since its seam was mended, and there the plate presses
+// from step 8 and the tube buckles at once (the fallback from step 9, after 9 iterations).
 TEST(MlsContacts, ThePressedCylinderConvergesWithoutCyclingItsContacts) {
   auto scene = resolveScene("ckv-cylinder");
   ASSERT_TRUE(scene) << scene.error();
+  scene->cloth.columns = 89;
   scene->solverParams["geometric_stiffness"] = false;  // the plain projection, where it cycled
   auto sim = test::makeSimulation(*scene);
   for (int step = 0; step < 9; ++step) {
