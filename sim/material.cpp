@@ -50,7 +50,7 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
   const double offPlane = (centred * basis.col(2)).cwiseAbs().maxCoeff();
   if (offPlane <= 1e-3 * size) {
     Eigen::MatrixX2d u = centred * basis.leftCols<2>();
-    if (mismatch(u, 0, scale) <= 0.01) return FlatRest{u, 0};
+    if (mismatch(u, 0, scale) <= 0.01) return FlatRest{u, 0, true};
   }
   return Error{"the mesh is curved (up to " + std::to_string(offPlane) + " m off its best-fit plane)" +
                (why.empty() ? " and has no texture coordinates" : " and " + why) +

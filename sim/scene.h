@@ -126,7 +126,8 @@ void useSolver(Scene& scene, const std::string& solverId);
 // A cloth's flat rest state: each vertex's material coordinates [m], and their period.
 struct FlatRest {
   Eigen::MatrixX2d coords;
-  double period = 0;  // > 0: the first coordinate wraps round (a closed tube) [m]
+  double period = 0;      // > 0: the first coordinate wraps round (a closed tube) [m]
+  bool planeFit = false;  // from a plane fit of the rest mesh, not the cloth's own coordinates
 };
 
 // The cloth as the solvers see it: rest mesh in world coordinates, its topology, the material

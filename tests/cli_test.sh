@@ -48,6 +48,14 @@ check "info --solver conforming" grep -q '"solver": "conforming"' "$work/info2.j
 printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\nf 1 2 3\nf 2 1 4\nf 1 2 5\n' >"$work/fan.obj"
 "$cli" info "$work/fan.obj" >"$work/fan.json"
 check "info reports non-manifold edges" grep -q '"non_manifold_edges": 1' "$work/fan.json"
+# info names the flat rest state mls-isometry would use, or why there is none
+check "info: a flat quad's rest state is a plane fit" grep -q '"from": "a plane fit"' "$work/info.json"
+"$cli" info ckv-cylinder >"$work/tube.json"
+check "info: a tube's rest state wraps" grep -q '"period_m": 0.94' "$work/tube.json"
+printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 3 4\nf 1 4 2\n' >"$work/corner.obj"
+"$cli" info "$work/corner.obj" >"$work/corner.json"
+check "info: a curved mesh without texture coordinates has none, and says why" \
+  grep -q '"error": "the mesh is curved.*has no texture coordinates' "$work/corner.json"
 
 # run: stats lines with the contract's keys, frames every K steps
 "$cli" run hanging --steps 40 --every 10 --stats "$work/stats.jsonl" --out "$work/frames" --quiet

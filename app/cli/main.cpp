@@ -47,18 +47,21 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
   nlohmann::json out;
   TriangleMesh mesh;
   std::optional<Scene> scene;
+  std::optional<ClothModel> model;  // the cloth as simulated, where it builds
   if (isObjPath(argument)) {
     auto loaded = loadObj(argument, /*validate=*/false);
     if (!loaded) return fail(loaded.error());
     mesh = loaded->mesh;
     scene = sceneForObj(argument);
     out["warnings"] = loaded->warnings;
+    if (auto built = buildClothModel(*scene)) model = std::move(built).value();
   } else {
     auto resolved = resolveScene(argument);
     if (!resolved) return fail(resolved.error());
     scene = *resolved;
-    auto model = buildClothModel(*scene);
-    if (!model) return fail(model.error());
+    auto built = buildClothModel(*scene);
+    if (!built) return fail(built.error());
+    model = std::move(built).value();
     mesh = model->mesh;
     out["warnings"] = model->warnings;
   }
@@ -76,6 +79,17 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
   out["non_manifold_edges"] = topology.nonManifoldEdgeCount;
   out["degenerate_triangles"] = topology.degenerateTriangleCount;
   out["solver"] = scene->solverId;
+  // The flat rest state mls-isometry and the grab's reach would use, or why there is none.
+  if (model && model->flatCoords) {
+    const FlatRest& flat = *model->flatCoords;
+    const bool fromObj = scene->cloth.kind == ClothSource::Kind::Obj;
+    out["flat_rest_state"] = {{"from", flat.planeFit ? "a plane fit"
+                                       : fromObj     ? "its texture coordinates"
+                                                     : "the generator's coordinates"}};
+    if (flat.period > 0) out["flat_rest_state"]["period_m"] = flat.period;
+  } else if (model) {
+    out["flat_rest_state"] = {{"error", model->flatCoords.error()}};
+  }
   auto simulation = Simulation::create(*scene);
   if (simulation) {
     const SolverCounts counts = (*simulation)->solver().counts();
