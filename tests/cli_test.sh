@@ -56,6 +56,8 @@ printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 3 4\nf 1 4 2\n' >"$work
 "$cli" info "$work/corner.obj" >"$work/corner.json"
 check "info: a curved mesh without texture coordinates has none, and says why" \
   grep -q '"error": "the mesh is curved.*has no texture coordinates' "$work/corner.json"
+check "info: a mesh that cannot be simulated has none, and says why" \
+  grep -q '"error": ".*fan.obj: non-manifold mesh' "$work/fan.json"
 
 # run: stats lines with the contract's keys, frames every K steps
 "$cli" run hanging --steps 40 --every 10 --stats "$work/stats.jsonl" --out "$work/frames" --quiet

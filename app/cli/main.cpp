@@ -48,13 +48,16 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
   TriangleMesh mesh;
   std::optional<Scene> scene;
   std::optional<ClothModel> model;  // the cloth as simulated, where it builds
+  std::string notBuilt;             // why it does not (an OBJ `info` reports on all the same)
   if (isObjPath(argument)) {
     auto loaded = loadObj(argument, /*validate=*/false);
     if (!loaded) return fail(loaded.error());
     mesh = loaded->mesh;
     scene = sceneForObj(argument);
     out["warnings"] = loaded->warnings;
-    if (auto built = buildClothModel(*scene)) model = std::move(built).value();
+    auto built = buildClothModel(*scene);
+    if (built) model = std::move(built).value();
+    else notBuilt = built.error();
   } else {
     auto resolved = resolveScene(argument);
     if (!resolved) return fail(resolved.error());
@@ -87,8 +90,8 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
                                        : fromObj     ? "its texture coordinates"
                                                      : "the generator's coordinates"}};
     if (flat.period > 0) out["flat_rest_state"]["period_m"] = flat.period;
-  } else if (model) {
-    out["flat_rest_state"] = {{"error", model->flatCoords.error()}};
+  } else {
+    out["flat_rest_state"] = {{"error", model ? model->flatCoords.error() : notBuilt}};
   }
   auto simulation = Simulation::create(*scene);
   if (simulation) {
