@@ -509,7 +509,7 @@ Eigen::VectorXd selfDepthsWithinThickness(const TriangleMesh& mesh, const MeshTo
     const PairCandidates pairs =
         findSelfPairs(mesh.triangles, topology.edges, x, x, Eigen::VectorXd::Ones(x.rows()), thickness);
     auto deepen = [&](std::initializer_list<int> vertices, double gap) {
-      for (int v : vertices) depth[v] = std::max(depth[v], std::min(thickness - gap, thickness));
+      for (int v : vertices) depth[v] = std::max(depth[v], thickness - gap);  // gap >= 0
     };
     // The pairs solvePairs would push: a vertex over a triangle, edges at interior points.
     for (const auto& pair : pairs.vt) {

@@ -204,13 +204,13 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
   // A pin laid within the thickness with its cloth moves out with it (allowance_), not at once.
   for (size_t i = 0; i < given->size() && !obstacles.empty(); ++i) {
     const int vertex = (*given)[i].first;
-    const double kept = thicknessKept(sim.thickness, allowance_.size() > 0 ? &allowance_ : nullptr, vertex);
+    const double kept = thicknessKept(sim.thickness, contactAllowance(), vertex);
     hold(i, outsideObstacles(obstacles, (*given)[i].second, kept));
   }
   const auto& pins = *given;
   std::optional<Grab> grab = grab_;
   if (grab) grab->target = reach_->clamp(*grab, pins);
-  const StepContext context{sim, obstacles, pins, grab, stop_, allowance_.size() > 0 ? &allowance_ : nullptr};
+  const StepContext context{sim, obstacles, pins, grab, stop_, contactAllowance()};
   if (auto e = solver_->step(context, stats)) return e;
   if (allowance_.size() > 0) {
     allowance_ = (allowance_.array() - kContactRecoverySpeed * sim.dt).max(0.0);

@@ -137,6 +137,10 @@ class Simulation {
   // kContactRecoverySpeed (sim/obstacles.h). Empty: nowhere.
   Eigen::VectorXd allowance_;
   void allowWhereTheClothStands();
+  // allowance_ as the contacts take it (StepContext::contactAllowance): null where it is empty.
+  const Eigen::VectorXd* contactAllowance() const {
+    return allowance_.size() > 0 ? &allowance_ : nullptr;
+  }
   StepStats stats_;
   long stepCount_ = 0;
   double time_ = 0;

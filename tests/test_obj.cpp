@@ -153,7 +153,7 @@ TEST(Obj, WriteRefusesNonFiniteAndRoundTrips) {
 }
 
 // Texture coordinates are written into the unit square (one scale, the aspect kept) and read
-// back per vertex; a tube's wrap round at a seam, per corner, which the loader does not keep.
+// back per vertex; a tube's per corner, unwrapped next to each triangle's first corner.
 TEST(Obj, TextureCoordinatesAreWrittenAndReadBack) {
   Positions p(4, 3);
   p << 0, 0, 0, 2, 0, 0, 2, 1, 0, 0, 1, 0;

@@ -47,24 +47,21 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
   nlohmann::json out;
   TriangleMesh mesh;
   std::optional<Scene> scene;
-  std::optional<ClothModel> model;  // the cloth as simulated, where it builds
-  std::string notBuilt;             // why it does not (an OBJ `info` reports on all the same)
+  // The cloth as simulated, or why it cannot be (an OBJ's `info` reports on it all the same).
+  Result<ClothModel> model = Error{};
   if (isObjPath(argument)) {
     auto loaded = loadObj(argument, /*validate=*/false);
     if (!loaded) return fail(loaded.error());
     mesh = loaded->mesh;
     scene = sceneForObj(argument);
     out["warnings"] = loaded->warnings;
-    auto built = buildClothModel(*scene);
-    if (built) model = std::move(built).value();
-    else notBuilt = built.error();
+    model = buildClothModel(*scene);
   } else {
     auto resolved = resolveScene(argument);
     if (!resolved) return fail(resolved.error());
     scene = *resolved;
-    auto built = buildClothModel(*scene);
-    if (!built) return fail(built.error());
-    model = std::move(built).value();
+    model = buildClothModel(*scene);
+    if (!model) return fail(model.error());
     mesh = model->mesh;
     out["warnings"] = model->warnings;
   }
@@ -91,7 +88,7 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
                                                      : "the generator's coordinates"}};
     if (flat.period > 0) out["flat_rest_state"]["period_m"] = flat.period;
   } else {
-    out["flat_rest_state"] = {{"error", model ? model->flatCoords.error() : notBuilt}};
+    out["flat_rest_state"] = {{"error", model ? model->flatCoords.error() : model.error()}};
   }
   auto simulation = Simulation::create(*scene);
   if (simulation) {

@@ -671,14 +671,11 @@ void Viewer::saveScene(const std::string& path) {
 }
 
 void Viewer::exportObj(const std::string& path) {
-  if (!snapshot_) return;
+  if (!snapshot_ || !snapshot_->cloth) return;
   Positions positions(snapshot_->vertexCount(), 3);
   for (int v = 0; v < snapshot_->vertexCount(); ++v) positions.row(v) = snapshot_->vertex(v).transpose();
-  const auto& tris = *snapshot_->triangles;
-  std::vector<Tri> triangles;
-  for (size_t i = 0; i + 2 < tris.size(); i += 3) triangles.push_back({int(tris[i]), int(tris[i + 1]), int(tris[i + 2])});
-  const ObjTexcoords texcoords = snapshot_->cloth ? surfaceTexcoords(*snapshot_->cloth) : ObjTexcoords{};
-  if (auto e = writeObj(path, positions, triangles, texcoords)) {
+  const ClothModel& cloth = *snapshot_->cloth;
+  if (auto e = writeObj(path, positions, cloth.mesh.triangles, surfaceTexcoords(cloth))) {
     message(RunnerMessage::Kind::Error, *e);
     return;
   }
