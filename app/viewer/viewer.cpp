@@ -177,10 +177,15 @@ void Viewer::consumeSnapshot() {
     log_.write("scene", {{"name", latest->sceneName}, {"solver", latest->solverId},
                          {"vertices", latest->vertexCount()}, {"triangles", latest->triangleCount()}});
   }
-  // A new step, or a grab or pin that an interrupting edit published before the next step
-  // (SimRunner), which the log records too: it shows when a click took effect.
+  // A new step, or a grab or pin that an edit published without a step: an interrupting click
+  // before the next step (SimRunner), or a pin or grab dragged while paused. The log records
+  // those too: it shows when the edit took effect.
   const bool newStep = latest->step != lastLoggedStep_;
-  const bool edited = latest->grab.has_value() != lastLoggedGrab_ || latest->pinVertices.size() != lastLoggedPins_;
+  const std::optional<Vec3> grabTarget =
+      latest->grab ? std::optional<Vec3>(latest->grab->target) : std::nullopt;
+  const bool edited = grabTarget != lastLoggedGrabTarget_ ||
+                      latest->pinVertices != lastLoggedPinVertices_ ||
+                      latest->pinTargets != lastLoggedPinTargets_;
   if (latest != snapshot_ && (newStep || edited)) {
     const StepStats& st = latest->stats;
     if (newStep) {
@@ -210,8 +215,9 @@ void Viewer::consumeSnapshot() {
       log_.write("snapshot", e);
     }
     lastLoggedStep_ = latest->step;
-    lastLoggedGrab_ = latest->grab.has_value();
-    lastLoggedPins_ = latest->pinVertices.size();
+    lastLoggedGrabTarget_ = grabTarget;
+    lastLoggedPinVertices_ = latest->pinVertices;
+    lastLoggedPinTargets_ = latest->pinTargets;
   }
   snapshot_ = latest;
 }
@@ -314,20 +320,34 @@ void Viewer::printProbes() {
         if ((centre(t) - p).norm() < (centre(best) - p).norm()) best = t;
       return best;
     };
-    probes_[0].triangle = nearest(centroid);
-    probes_[1].triangle = nearest(0.5 * (centroid + s.vertex(lowest)));
+    probes_[0].index = nearest(centroid);
+    probes_[1].index = nearest(0.5 * (centroid + s.vertex(lowest)));
   }
   const char* names[2] = {"cloth_center", "cloth_lower"};
   for (int i = 0; i < 2; ++i) {
-    const Vec3 p = centre(probes_[i].triangle);
+    const Vec3 p = centre(probes_[i].index);
     const ViewRect view = activeView();
     glm::dvec2 q = camera_.project({p.x(), p.y(), p.z()}, int(view.w), int(view.h));
     q += glm::dvec2(view.x, view.y);
     if (std::hypot(q.x - probes_[i].x, q.y - probes_[i].y) < 2) continue;
     probes_[i].x = q.x;
     probes_[i].y = q.y;
-    std::printf("LAYOUT %s %d %d %d %d triangle %d\n", names[i], int(std::lround(q.x)), int(std::lround(q.y)),
-                int(std::lround(q.x)), int(std::lround(q.y)), probes_[i].triangle);
+    std::printf("LAYOUT %s %d %d %d %d triangle %d\n", names[i], int(std::lround(q.x)),
+                int(std::lround(q.y)), int(std::lround(q.x)), int(std::lround(q.y)),
+                probes_[i].index);
+  }
+  // Where the last pin's vertex is on screen (tests drag it).
+  if (!s.pinVertices.empty()) {
+    const int v = s.pinVertices.back();
+    const Vec3 p = s.vertex(v);
+    const ViewRect view = activeView();
+    const glm::dvec2 q = camera_.project({p.x(), p.y(), p.z()}, int(view.w), int(view.h)) +
+                         glm::dvec2(view.x, view.y);
+    if (v != pinProbe_.index || std::hypot(q.x - pinProbe_.x, q.y - pinProbe_.y) >= 2) {
+      pinProbe_ = {v, q.x, q.y};
+      std::printf("LAYOUT pin_last %d %d %d %d vertex %d\n", int(std::lround(q.x)),
+                  int(std::lround(q.y)), int(std::lround(q.x)), int(std::lround(q.y)), v);
+    }
   }
   // The screen rectangle around the cloth's vertices in the active view (tests check framing).
   const ViewRect view = activeView();

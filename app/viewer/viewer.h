@@ -177,9 +177,11 @@ class Viewer {
   RenderOptions render_;
   EventLog log_;
   std::shared_ptr<const Snapshot> snapshot_;
+  // What the last logged snapshot showed: a snapshot that changes none of it is not logged.
   long lastLoggedStep_ = -1;
-  bool lastLoggedGrab_ = false;
-  size_t lastLoggedPins_ = 0;
+  std::optional<Vec3> lastLoggedGrabTarget_;
+  std::vector<int> lastLoggedPinVertices_;
+  std::vector<Vec3> lastLoggedPinTargets_;
   const void* sceneIdentity_ = nullptr;  // triangles of the scene the panel copies belong to
   std::string solverIdentity_;
   int fbWidth_ = 0, fbHeight_ = 0, winWidth_ = 0, winHeight_ = 0;
@@ -236,10 +238,11 @@ class Viewer {
   long frameCount_ = 0;
   double startWall_ = 0;
   struct Probe {
-    int triangle = 0;
+    int index = 0;  // a triangle of the cloth, or the pinned vertex
     double x = -1e9, y = -1e9;
   };
   Probe probes_[2];
+  Probe pinProbe_;  // the last pin in the list
   const void* probeScene_ = nullptr;
   std::array<int, 4> printedClothBox_{};  // the cloth's last printed screen rectangle
 };

@@ -5,6 +5,9 @@
                       point moved most of the way with it and ended close to it
   pin LOG             after the first pin_add, every snapshot has that vertex at its target
                       (0.1 mm: the pin is set where the vertex stands, so it must not move it)
+  pin_dragged_paused LOG
+                      a pin dragged while paused shows at its new target in a snapshot of the
+                      step the drag began in
   density LOG         a param event changed the density and a later snapshot runs with it
   substeps LOG        the last param event set more than one sub-step and a later snapshot runs with it
   gravity LOG         the last param event set gravity (0, -50, 0), no error followed, and a later
@@ -86,6 +89,8 @@ def pin(log):
     vertex = log[added[0]]["vertex"]
     worst, count = 0.0, 0
     for e in log[added[0] + 1:]:
+        if e["event"] == "pin_drag_start" and e["vertex"] == vertex:
+            break  # from here its pin travels to where it is dragged (pin_dragged_paused)
         if e["event"] != "snapshot" or e.get("scene") != "hanging":
             continue
         for p in e.get("pins", []):
@@ -94,6 +99,29 @@ def pin(log):
                 count += 1
     print(f"vertex {vertex}: {count} snapshots, largest distance from target {worst:.2e} m")
     return count >= 5 and worst < 1e-4
+
+
+def pin_dragged_paused(log):
+    """A pin dragged while paused: a snapshot of the step the drag began in shows the pin at the
+    last target it was dragged to (the vertex travels there once the simulation runs)."""
+    starts = [i for i, e in enumerate(log) if e["event"] == "pin_drag_start"]
+    if not starts:
+        print("no pin_drag_start")
+        return False
+    first = starts[-1]
+    vertex = log[first]["vertex"]
+    moves = [i for i, e in enumerate(log) if i > first and e["event"] == "pin_move" and e["vertex"] == vertex]
+    before = [e for e in log[:first] if e["event"] == "snapshot"]
+    if not moves or not before:
+        print(f"{len(moves)} pin_move events, {len(before)} snapshots before the drag")
+        return False
+    target, step = log[moves[-1]]["target"], before[-1]["step"]
+    shown = [p["target"] for e in log[moves[-1]:] if e["event"] == "snapshot" and e["step"] == step
+             for p in e.get("pins", []) if p["vertex"] == vertex]
+    moved = dist(target, [p["target"] for p in before[-1]["pins"] if p["vertex"] == vertex][0])
+    print(f"vertex {vertex} dragged {moved:.3f} m at step {step}; snapshots of that step showing "
+          f"the last target: {sum(dist(t, target) < 1e-9 for t in shown)}")
+    return moved > 0.01 and any(dist(t, target) < 1e-9 for t in shown)
 
 
 def simulation_value(log, key, changed):
@@ -200,5 +228,5 @@ if __name__ == "__main__":
     elif what == "mirror":
         ok = mirror(log, sys.argv[3])
     else:
-        ok = {"grab": grab, "clicks": clicks, "pin": pin, "density": density, "substeps": substeps, "gravity": gravity}[what](log)
+        ok = {"grab": grab, "clicks": clicks, "pin": pin, "pin_dragged_paused": pin_dragged_paused, "density": density, "substeps": substeps, "gravity": gravity}[what](log)
     sys.exit(0 if ok else 1)

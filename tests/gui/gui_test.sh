@@ -131,6 +131,21 @@ if [ -x "$(dirname "$APP")/clothlab-cli" ]; then
 fi
 check "export: the surface OBJ has every vertex" test "$(grep -c '^v ' "$OUT/surface.obj" 2> /dev/null)" = 558
 
+# 3c. Paused, the pin is dragged 60 px aside: the log records the moved pin without a step (it
+#     recorded snapshots only for a new step or a changed number of pins). Last in this scene:
+#     the pin pulled out of the cloth's reach makes the steps slow.
+xdotool key space
+sleep 0.5
+read -r px py <<< "$(layout pin_last "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$px" "$py" sleep 0.3 mousedown 1 sleep 0.2
+for i in 1 2 3; do
+  xdotool mousemove --window "$WID" $((px + 20 * i)) "$py" sleep 0.2
+done
+xdotool mouseup 1 sleep 0.5
+check "pin: a pin dragged while paused is logged" python3 "$HERE/check_log.py" pin_dragged_paused "$LOG"
+xdotool key space
+sleep 0.5
+
 # 4. Open an OBJ through the panel's Open field (the mesh becomes the cloth).
 python3 - "$OUT/flag.obj" << 'PY'
 import sys
