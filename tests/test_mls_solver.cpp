@@ -19,6 +19,15 @@ namespace {
 
 std::unique_ptr<Simulation> create(const Scene& scene) { return test::makeSimulation(scene); }
 
+// An OBJ a test wrote, opened as cloth for mls-isometry with the solver parameters `params`.
+Result<std::unique_ptr<Simulation>> openForMls(
+    const std::string& path, const nlohmann::json& params = nlohmann::json::object()) {
+  Scene opened = sceneForObj(path);
+  opened.solverId = "mls-isometry";
+  opened.solverParams = params;
+  return Simulation::create(opened);
+}
+
 Scene benignHanging() {
   auto scene = resolveScene("hanging");
   EXPECT_TRUE(scene) << scene.error();
@@ -128,9 +137,7 @@ static std::string domeObj(bool uv, bool seam = false, bool partial = false) {
 TEST(MlsSolver, CurvedMeshWithoutFlatteningIsRefusedWithAMessage) {
   auto refusal = [](const std::string& name, const std::string& text) {
     const std::string path = test::writeFile(name, text);
-    Scene scene = sceneForObj(path);
-    scene.solverId = "mls-isometry";
-    auto sim = Simulation::create(scene);
+    auto sim = openForMls(path);
     if (sim) return std::string("loaded");
     EXPECT_EQ(sim.error().rfind(path + ": mls-isometry", 0), 0u) << "the message names the OBJ: " << sim.error();
     EXPECT_NE(sim.error().find("flat rest state"), std::string::npos) << sim.error();
@@ -165,14 +172,9 @@ TEST(MlsSolver, AFrameWrittenWithItsFlatteningReadsBackBent) {
     bent(i, 1) += radius * (1 - std::cos(angle));
     bent(i, 2) = radius * std::sin(angle);
   }
-  auto open = [](const std::string& path) {
-    Scene opened = sceneForObj(path);
-    opened.solverId = "mls-isometry";
-    return Simulation::create(opened);
-  };
   const std::string with = (test::tempDir() / "bent_uv.obj").string();
   ASSERT_FALSE(writeObj(with, bent, model->mesh.triangles, surfaceTexcoords(*model)));
-  auto sim = open(with);
+  auto sim = openForMls(with);
   ASSERT_TRUE(sim) << sim.error();
   // The loader numbers the vertices in the order the triangles first name them.
   double off = 0;
@@ -185,7 +187,7 @@ TEST(MlsSolver, AFrameWrittenWithItsFlatteningReadsBackBent) {
   EXPECT_LT(solver.maxResidual(), 0.02);  // the (h / R)^2 of methods 2.7
   const std::string without = (test::tempDir() / "bent.obj").string();
   ASSERT_FALSE(writeObj(without, bent, model->mesh.triangles));
-  auto refused = open(without);
+  auto refused = openForMls(without);
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().find("the mesh is curved"), std::string::npos) << refused.error();
 }
@@ -202,10 +204,7 @@ TEST(MlsSolver, ATubeFrameReadsBackWithItsSeam) {
     lying.row(i) = model->mesh.positions.row(i)(Eigen::Vector3i(2, 0, 1));
   const std::string path = (test::tempDir() / "tube_uv.obj").string();
   ASSERT_FALSE(writeObj(path, lying, model->mesh.triangles, surfaceTexcoords(*model)));
-  Scene opened = sceneForObj(path);
-  opened.solverId = "mls-isometry";
-  opened.solverParams = scene->solverParams;
-  auto sim = Simulation::create(opened);
+  auto sim = openForMls(path, scene->solverParams);
   ASSERT_TRUE(sim) << sim.error();
   ASSERT_TRUE((*sim)->cloth().flatCoords);
   EXPECT_NEAR((*sim)->cloth().flatCoords->period, model->flatCoords->period, 1e-6);
