@@ -108,17 +108,18 @@ def pin_dragged_paused(log):
     if not starts:
         print("no pin_drag_start")
         return False
-    first = starts[-1]
-    vertex = log[first]["vertex"]
-    moves = [i for i, e in enumerate(log) if i > first and e["event"] == "pin_move" and e["vertex"] == vertex]
-    before = [e for e in log[:first] if e["event"] == "snapshot"]
-    if not moves or not before:
-        print(f"{len(moves)} pin_move events, {len(before)} snapshots before the drag")
+    start = starts[-1]
+    vertex = log[start]["vertex"]
+    moves = [i for i, e in enumerate(log) if i > start and e["event"] == "pin_move" and e["vertex"] == vertex]
+    before = [e for e in log[:start] if e["event"] == "snapshot"]
+    held = [p["target"] for p in before[-1].get("pins", []) if p["vertex"] == vertex] if before else []
+    if not moves or not held:
+        print(f"{len(moves)} pin_move events; the last snapshot before the drag pins the vertex: {bool(held)}")
         return False
     target, step = log[moves[-1]]["target"], before[-1]["step"]
     shown = [p["target"] for e in log[moves[-1]:] if e["event"] == "snapshot" and e["step"] == step
              for p in e.get("pins", []) if p["vertex"] == vertex]
-    moved = dist(target, [p["target"] for p in before[-1]["pins"] if p["vertex"] == vertex][0])
+    moved = dist(target, held[0])
     print(f"vertex {vertex} dragged {moved:.3f} m at step {step}; snapshots of that step showing "
           f"the last target: {sum(dist(t, target) < 1e-9 for t in shown)}")
     return moved > 0.01 and any(dist(t, target) < 1e-9 for t in shown)
