@@ -30,19 +30,34 @@ std::optional<std::string> startsInsideObstacle(const ClothModel& cloth, const s
   return std::nullopt;
 }
 
+namespace {
+
+// What is wrong with a scene's parameters or solver id, checked before its cloth is built.
+std::optional<std::string> paramsError(const Scene& scene) {
+  if (auto e = validateParams(SimParams::table(), scene.sim, scene.sourcePath + ": simulation"))
+    return e;
+  if (!findSolver(scene.solverId))
+    return scene.sourcePath + ": solver.id: unknown solver '" + scene.solverId +
+           "' (known: " + solverIdList() + ")";
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene) {
+  if (auto e = paramsError(scene)) return Error{*e};
+  auto cloth = buildClothModel(scene);
+  if (!cloth) return Error{cloth.error()};
+  return create(scene, std::move(cloth).value());
+}
+
+Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene, ClothModel cloth) {
+  if (auto e = paramsError(scene)) return Error{*e};
   std::unique_ptr<Simulation> simulation(new Simulation());
   simulation->scene_ = scene;
   simulation->sim_ = scene.sim;
-  if (auto e = validateParams(SimParams::table(), scene.sim, scene.sourcePath + ": simulation"))
-    return Error{*e};
   auto solver = createSolver(scene.solverId);
-  if (!solver)
-    return Error{scene.sourcePath + ": solver.id: unknown solver '" + scene.solverId +
-                 "' (known: " + solverIdList() + ")"};
-  auto cloth = buildClothModel(scene);
-  if (!cloth) return Error{cloth.error()};
-  simulation->cloth_ = std::make_shared<const ClothModel>(std::move(cloth).value());
+  simulation->cloth_ = std::make_shared<const ClothModel>(std::move(cloth));
   if (auto e = startsInsideObstacle(*simulation->cloth_, scene.obstacles, scene.sim.thickness))
     return Error{scene.sourcePath + ": " + *e};
   simulation->reach_ = std::make_unique<GrabReach>(*simulation->cloth_);

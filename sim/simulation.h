@@ -32,6 +32,8 @@ class Simulation {
  public:
   // Builds the cloth and the solver named by scene.solverId with scene.solverParams.
   static Result<std::unique_ptr<Simulation>> create(const Scene& scene);
+  // The same with the cloth already built from `scene` (buildClothModel).
+  static Result<std::unique_ptr<Simulation>> create(const Scene& scene, ClothModel cloth);
 
   // One step of sim().dt, taken as sim().substeps solver steps of dt / substeps (obstacles,
   // pin ramps and the grab follow each sub-step). lastStats() then sums times, iterations and

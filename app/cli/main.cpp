@@ -90,7 +90,9 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
   } else {
     out["flat_rest_state"] = {{"error", model ? model->flatCoords.error() : model.error()}};
   }
-  auto simulation = Simulation::create(*scene);
+  // The model built above, not built again (for an OBJ that is another read of the file).
+  auto simulation = model ? Simulation::create(*scene, *std::move(model))
+                          : Result<std::unique_ptr<Simulation>>(Error{model.error()});
   if (simulation) {
     const SolverCounts counts = (*simulation)->solver().counts();
     out["particles"] = counts.particles;

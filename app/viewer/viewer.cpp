@@ -183,9 +183,9 @@ void Viewer::consumeSnapshot() {
   const bool newStep = latest->step != lastLoggedStep_;
   const std::optional<Vec3> grabTarget =
       latest->grab ? std::optional<Vec3>(latest->grab->target) : std::nullopt;
-  const bool edited = grabTarget != lastLoggedGrabTarget_ ||
-                      latest->pinVertices != lastLoggedPinVertices_ ||
-                      latest->pinTargets != lastLoggedPinTargets_;
+  const bool edited = log_.enabled() && (grabTarget != lastLoggedGrabTarget_ ||
+                                         latest->pinVertices != lastLoggedPinVertices_ ||
+                                         latest->pinTargets != lastLoggedPinTargets_);
   if (latest != snapshot_ && (newStep || edited)) {
     const StepStats& st = latest->stats;
     if (newStep) {
@@ -213,11 +213,11 @@ void Viewer::consumeSnapshot() {
         e["grab"] = {{"triangle", latest->grab->triangle}, {"point", vecJson(latest->grabPoint)},
                      {"target", vecJson(latest->grab->target)}};
       log_.write("snapshot", e);
+      lastLoggedGrabTarget_ = grabTarget;
+      lastLoggedPinVertices_ = latest->pinVertices;
+      lastLoggedPinTargets_ = latest->pinTargets;
     }
     lastLoggedStep_ = latest->step;
-    lastLoggedGrabTarget_ = grabTarget;
-    lastLoggedPinVertices_ = latest->pinVertices;
-    lastLoggedPinTargets_ = latest->pinTargets;
   }
   snapshot_ = latest;
 }
