@@ -6,11 +6,14 @@
 // code reads them from JSON with clear errors, validates them, writes them back, and (in app/)
 // draws a panel for them. sim/ never sees the panel.
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
+
+#include "format.h"
 
 namespace clothlab {
 
@@ -50,9 +53,10 @@ std::optional<std::string> validateParams(const ParamTable<Params>& table, const
     const std::string at = where + "." + info.key;
     auto range = [&](double v) -> std::optional<std::string> {
       if (!(v >= info.min && v <= info.max))  // also catches NaN
-        return at + ": " + nlohmann::json(v).dump() + " is outside the valid range [" +
-               nlohmann::json(info.min).dump() + ", " + nlohmann::json(info.max).dump() + "]" +
-               (info.unit.empty() ? "" : " " + info.unit);
+        // JSON writes NaN and infinities as null; name them.
+        return at + ": " + (std::isfinite(v) ? nlohmann::json(v).dump() : formatG(v)) +
+               " is outside the valid range [" + nlohmann::json(info.min).dump() + ", " +
+               nlohmann::json(info.max).dump() + "]" + (info.unit.empty() ? "" : " " + info.unit);
       return std::nullopt;
     };
     if (auto member = std::get_if<double Params::*>(&info.field)) {

@@ -95,8 +95,8 @@ TEST(Simulation, DivergenceInASubstepNamesIt) {
   EXPECT_TRUE(simulation->diverged());
 }
 
-// A live edit with gravity beyond its range is refused and changes nothing; the runaway speed
-// every vertex solver reports reads as a number, also where it overflowed to infinity.
+// A live edit with gravity (or dt) beyond its range is refused and changes nothing; the runaway
+// speed every vertex solver reports reads as a number, also where it overflowed to infinity.
 TEST(Simulation, GravityEditsAreCheckedAndRunawaySpeedsReadAsNumbers) {
   Scene scene = test::hangingScene(ClothSource::Kind::Grid, 6, "mls-isometry");
   auto simulation = test::makeSimulation(scene);
@@ -107,6 +107,17 @@ TEST(Simulation, GravityEditsAreCheckedAndRunawaySpeedsReadAsNumbers) {
   ASSERT_TRUE(refused);
   EXPECT_NE(refused->find("simulation.gravity: -5000 is outside the valid range"), std::string::npos) << *refused;
   EXPECT_EQ(simulation->sim().gravity, scene.sim.gravity);
+  // A NaN or an infinity reads as itself, not as JSON's null.
+  edit = simulation->sim();
+  edit.dt = std::numeric_limits<double>::quiet_NaN();
+  const auto nanDt = simulation->setSimParams(edit);
+  ASSERT_TRUE(nanDt);
+  EXPECT_NE(nanDt->find("simulation.dt: nan is outside the valid range"), std::string::npos)
+      << *nanDt;
+  edit.dt = std::numeric_limits<double>::infinity();
+  EXPECT_NE(simulation->setSimParams(edit).value_or("").find("simulation.dt: inf is outside"),
+            std::string::npos);
+  EXPECT_EQ(simulation->sim().dt, scene.sim.dt);
 
   EXPECT_EQ(runawaySpeedMessage("a vertex", 1657.5794487418177, 1000),
             "runaway speed: a vertex reached 1657.58 m/s, above max_speed 1000 m/s");
