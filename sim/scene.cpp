@@ -405,6 +405,9 @@ Result<Scene> parseScene(const json& root, const std::string& source, const std:
 Result<Scene> loadSceneFile(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Error{path + ": file not found"};
+  // Read from a directory, the stream throws (a folder given as the scene aborted both programs).
+  if (std::filesystem::is_directory(path, ec))
+    return Error{path + ": is a directory, not a scene file"};
   std::ifstream in(path);
   if (!in) return Error{path + ": cannot open"};
   json root;
@@ -412,6 +415,8 @@ Result<Scene> loadSceneFile(const std::string& path) {
     root = json::parse(in);
   } catch (const json::parse_error& e) {
     return Error{path + ": invalid JSON: " + e.what()};
+  } catch (const std::exception& e) {
+    return Error{path + ": cannot read: " + e.what()};
   }
   const std::string baseDir = std::filesystem::path(path).parent_path().string();
   return parseScene(root, path, baseDir);

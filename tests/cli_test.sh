@@ -85,6 +85,10 @@ check "run prints a one-line summary" grep -q "hanging: impulse-nc, 3 steps" "$w
 # bad input: message naming the problem, exit 2, nothing written
 check "missing scene file" expect_exit 2 "missing.json: file not found" -- run "$work/missing.json" --out "$work/none1" --stats "$work/none1.jsonl"
 check "unknown built-in scene" expect_exit 2 "no such built-in scene" -- run nosuchscene
+mkdir -p "$work/folder.json"
+check "a folder as the scene" expect_exit 2 "folder.json: is a directory, not a scene file" -- run "$work/folder.json"
+check "a folder as info's scene" expect_exit 2 "is a directory, not a scene file" -- info "$work/"
+check "tolerance flag NaN reads nan" expect_exit 2 "--tol: solver.tolerance: nan is outside" -- run hanging --tol nan
 printf '{"cloth": {"generator": {"type": "grid", "columns": "x"}}}' >"$work/badtype.json"
 check "scene key of the wrong type" expect_exit 2 "cloth.generator.columns: expected an integer" -- run "$work/badtype.json" --out "$work/none2"
 printf '{"cloth": {"generator": {"type": "grid"}}, "solver": {"id": "magic"}}' >"$work/badsolver.json"
@@ -135,6 +139,9 @@ check "bench exits 0" test $? -eq 0
 check "bench prints BLAS configuration" grep -q "BLAS:" "$work/bench.txt"
 check "bench prints the Eigen ratio" grep -q "Eigen SimplicialLDLT / CHOLMOD total" "$work/bench.txt"
 check "bench writes JSON" grep -q '"ms_factor"' "$work/bench.json"
+# A --json path that cannot be written is refused before the runs (it was found only after them).
+check "bench refuses an unwritable --json before running" expect_exit 2 "nonexistent/b.json: cannot write" -- bench hanging --steps 3 --json "$work/nonexistent/b.json"
+check "bench printed no table for it" bash -c "! grep -q 'ms_factor\|asm+fact' '$work/out'"
 check "bench runs the impulse solver as the paper steps too" grep -q "cholmod-supernodal, 1 per step" "$work/bench.txt"
 check "bench's JSON says which row took one factorization per step" grep -q '"one_factorization_per_step": true' "$work/bench.json"
 # bench on a sheet that lands on the ground: the steps on it are counted and timed on their own

@@ -126,6 +126,17 @@ TEST(Scene, InvalidJsonAndMissingObj) {
   auto broken = loadSceneFile(path);
   ASSERT_FALSE(broken.ok());
   EXPECT_NE(broken.error().find(path + ": invalid JSON"), std::string::npos);
+  // A folder given as the scene (a path with a '/' or ending in .json) is named as one; reading
+  // it threw and aborted the viewer and clothlab-cli.
+  const std::string folder = (clothlab::test::tempDir() / "folder.json").string();
+  std::filesystem::create_directories(folder);
+  for (const std::string& argument : {folder, clothlab::test::tempDir().string()}) {
+    auto resolved = resolveScene(argument);
+    ASSERT_FALSE(resolved.ok()) << argument;
+    EXPECT_NE(resolved.error().find(argument + ": is a directory, not a scene file"),
+              std::string::npos)
+        << resolved.error();
+  }
   const std::string objScene =
       clothlab::test::writeFile("objscene.json", R"({"cloth": {"obj": "missing.obj"}})");
   auto scene = loadSceneFile(objScene);

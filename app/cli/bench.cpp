@@ -209,6 +209,16 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
     std::cerr << "clothlab-cli: --steps: must be at least 1\n";
     return kExitBadInput;
   }
+  // Opened before the runs, which can take minutes, so that a path that cannot be written
+  // wastes none of them.
+  std::ofstream jsonOut;
+  if (!jsonPath.empty()) {
+    jsonOut.open(jsonPath);
+    if (!jsonOut) {
+      std::cerr << "clothlab-cli: " << jsonPath << ": cannot write\n";
+      return kExitBadInput;
+    }
+  }
   utsname host{};
   uname(&host);
   const std::string config = describeLinearAlgebra();
@@ -326,14 +336,7 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
       " sphere drop 335.6 / 31.1 / 26.1 ms, total 572.4 ms (factorization / position / velocity)\n");
   std::printf("targets here: sphere-drop <= 45 ms/step, tablecloth <= 8 ms/step; ckv-corners-fine <= 16 "
               "ms/step (real time at h = 1/60 s), ckv-cylinder-fine <= 200 ms/step\n");
-  if (!jsonPath.empty()) {
-    std::ofstream out(jsonPath);
-    if (!out) {
-      std::cerr << "clothlab-cli: " << jsonPath << ": cannot write\n";
-      return kExitBadInput;
-    }
-    out << json.dump(2) << "\n";
-  }
+  if (jsonOut.is_open()) jsonOut << json.dump(2) << "\n";
   return kExitOk;
 }
 
