@@ -122,20 +122,58 @@ void Viewer::stopCompare() {
     useSolver(*resolved, solver);
     if (auto created = Simulation::create(*resolved)) simulation = std::move(*created);
   }
-  const bool paused = runner_->paused();
-  panes_.clear();
-  pace_.reset();
   if (!simulation) {  // cannot happen for a scene that ran a moment ago; keep a window anyway
     auto fallback = Simulation::create(*resolveScene("hanging"));
     simulation = std::move(*fallback);
   }
+  runSingle(std::move(simulation));
+  log_.write("compare_stop");
+}
+
+void Viewer::runSingle(std::unique_ptr<Simulation> simulation) {
+  const bool paused = runner_->paused();
+  panes_.clear();
+  pace_.reset();
   single_ = std::make_unique<SimRunner>(std::move(simulation), paused);
   single_->setSpeed(speed_);
   single_->setOverlay(render_.overlay);
   single_->setContacts(render_.contacts);
   runner_ = single_.get();
   sceneIdentity_ = nullptr;
-  log_.write("compare_stop");
+}
+
+void Viewer::openScene(const std::string& argument) {
+  if (openedInCompare_.valid()) {  // one load at a time, as SimRunner::load
+    message(RunnerMessage::Kind::Error,
+            "cannot load " + argument + " while " + openedInComparePath_ + " is loading");
+    return;
+  }
+  if (panes_.empty()) {
+    runner_->load(argument);  // the current scene runs until the new one is built
+    return;
+  }
+  openedInComparePath_ = argument;
+  openedInCompare_ = std::async(std::launch::async, [argument] {
+    return loadSimulation(argument, [](const std::string&) {});
+  });
+  message(RunnerMessage::Kind::Info,
+          "loading " + argument + "; the comparison runs until it is built");
+}
+
+void Viewer::finishOpenInCompare() {
+  if (!openedInCompare_.valid() ||
+      openedInCompare_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    return;
+  auto loaded = openedInCompare_.get();
+  if (!loaded) {
+    message(RunnerMessage::Kind::Error,
+            "could not load " + openedInComparePath_ + ": " + loaded.error());
+    return;
+  }
+  const bool comparing = !panes_.empty();  // the comparison may have been left meanwhile
+  message(RunnerMessage::Kind::Info, loadedMessage(**loaded));
+  runSingle(std::move(*loaded));
+  if (comparing) log_.write("compare_stop");
 }
 
 void Viewer::layoutPanes() {

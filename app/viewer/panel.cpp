@@ -166,8 +166,7 @@ void Viewer::drawSceneSection() {
     for (const auto& entry : builtinScenes()) {
       if (ImGui::Selectable(entry.name.c_str(), entry.name == current)) {
         log_.write("open", {{"path", entry.name}, {"via", "builtin"}});
-        if (!panes_.empty()) stopCompare();
-        runner_->load(entry.name);
+        openScene(entry.name);
       }
       tooltip(entry.description);
     }

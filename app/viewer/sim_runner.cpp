@@ -216,14 +216,23 @@ Result<std::unique_ptr<Simulation>> createSimulation(const Scene& scene, const s
   return simulation;
 }
 
+Result<std::unique_ptr<Simulation>> loadSimulation(
+    const std::string& argument, const std::function<void(const std::string&)>& stage) {
+  stage("reading");
+  auto scene = resolveScene(argument);
+  if (!scene) return Error{scene.error()};
+  stage("building the cloth and the " + scene->solverId + " solver");
+  return createSimulation(*scene, argument);
+}
+
+std::string loadedMessage(const Simulation& simulation) {
+  return "loaded " + simulation.scene().name + " (" +
+         std::to_string(simulation.cloth().mesh.vertexCount()) + " vertices, solver " +
+         simulation.solver().id() + ")";
+}
+
 void SimRunner::load(std::string argument) {
-  startLoad(argument, [argument](const StageFn& stage) -> Result<std::unique_ptr<Simulation>> {
-    stage("reading");
-    auto scene = resolveScene(argument);
-    if (!scene) return Error{scene.error()};
-    stage("building the cloth and the " + scene->solverId + " solver");
-    return createSimulation(*scene, argument);
-  });
+  startLoad(argument, [argument](const StageFn& stage) { return loadSimulation(argument, stage); });
 }
 
 std::optional<std::string> SimRunner::rebuild(const Scene& scene) {
@@ -309,9 +318,7 @@ void SimRunner::run() {
       if (rebuilt_) swapIn(std::move(rebuilt_));  // later edits apply to the rebuilt simulation
     }
     if (loaded) {
-      report(RunnerMessage::Kind::Info, "loaded " + loaded->scene().name + " (" +
-                                            std::to_string(loaded->cloth().mesh.vertexCount()) +
-                                            " vertices, solver " + loaded->solver().id() + ")");
+      report(RunnerMessage::Kind::Info, loadedMessage(*loaded));
       reportWarnings(*loaded);
       swapIn(std::move(loaded));
     }

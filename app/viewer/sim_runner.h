@@ -60,6 +60,13 @@ std::optional<std::string> addGroundBelow(Simulation& simulation);
 // .obj cloth also gets the ground below it, a refusal of which names the argument.
 Result<std::unique_ptr<Simulation>> createSimulation(const Scene& scene, const std::string& argument);
 
+// Reads `argument` (as above) and builds its Simulation, naming each stage to `stage`.
+Result<std::unique_ptr<Simulation>> loadSimulation(
+    const std::string& argument, const std::function<void(const std::string&)>& stage);
+
+// "loaded NAME (V vertices, solver ID)": what the panel says when a loaded scene takes over.
+std::string loadedMessage(const Simulation& simulation);
+
 // Keeps several runners (compare mode's panes) in step: a member may take a step only while its
 // simulated time is below the slowest running member's plus the largest member step, so that the
 // fast panes wait for the slow ones and every pane shows the same moment (and a drag meets each

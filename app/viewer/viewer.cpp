@@ -230,6 +230,7 @@ void Viewer::frame(bool last) {
   }
   if (sceneToCompare_.valid() && sceneToCompare_.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
     startComparingScene(sceneToCompare_.get());
+  finishOpenInCompare();
   glfwGetWindowSize(window_, &winWidth_, &winHeight_);
   if (!panes_.empty()) layoutPanes();  // before a new scene's camera fit, which needs the pane shape
   consumeSnapshot();
@@ -609,8 +610,7 @@ void Viewer::openPath(const std::string& path, const std::string& how) {
   }
   std::error_code ec;
   if ((isObjPath(path) || fs::path(path).extension() == ".json") && fs::exists(path, ec)) addRecent(path);
-  if (!panes_.empty()) stopCompare();  // a scene opened in compare mode replaces the comparison
-  runner_->load(path);
+  openScene(path);
 }
 
 void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {

@@ -122,6 +122,15 @@ class Viewer {
   void compareThisScene();
   void startComparingScene(Scene scene);
   void stopCompare();
+  // Runs `simulation` alone in a new single runner (compare mode, if on, ends).
+  void runSingle(std::unique_ptr<Simulation> simulation);
+  // Opens `argument` (built-in name, scene .json or .obj) as the scene. In compare mode the
+  // comparison runs until the new scene is built and ends only then: a bad path or file leaves
+  // it running with the error in the panel.
+  void openScene(const std::string& argument);
+  // Each frame: a scene opened in compare mode that is built takes over; one that failed leaves
+  // its error in the panel.
+  void finishOpenInCompare();
   // Replaces pane i by `spec` (another mesh variant or solver); an error leaves the pane running.
   std::optional<std::string> rebuildPane(int pane, const ComparePane& spec);
   // With the panes kept in step, a pane that starts again from rest (a new solver or mesh) would
@@ -164,6 +173,9 @@ class Viewer {
   int comparePreset_ = 0;
   std::string compareName_;            // what the panes run: a preset's name or the scene's
   std::future<Scene> sceneToCompare_;  // see compareThisScene()
+  // A scene opened in compare mode, built on its own thread (openScene()), and what was opened.
+  std::future<Result<std::unique_ptr<Simulation>>> openedInCompare_;
+  std::string openedInComparePath_;
   bool editAllPanes_ = true;
   bool keepPanesInStep_ = true;         // the panes' PaceGroup is enabled
   std::shared_ptr<PaceGroup> pace_;     // the panes' runners are its members

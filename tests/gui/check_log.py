@@ -168,6 +168,26 @@ def running(log, scene):
     return len(after) >= 3 and after[-1] > after[0]
 
 
+def compare_kept(log, name):
+    """The last error names `name`; from the open before it on, no compare_stop, and after it
+    every pane keeps stepping."""
+    errors = [i for i, e in enumerate(log) if e["event"] == "error" and name in e["message"]]
+    opens = [i for i, e in enumerate(log) if e["event"] == "open" and errors and i < errors[-1]]
+    if not errors or not opens:
+        print(f"no error naming {name}, or no open before it")
+        return False
+    later = [i for i, e in enumerate(log) if e["event"] == "open" and i > errors[-1]]
+    after = log[errors[-1]:later[0] if later else len(log)]  # up to the next open
+    stopped = any(e["event"] == "compare_stop" for e in log[opens[-1]:errors[-1]] + after)
+    steps = {}
+    for e in after:
+        if e["event"] == "pane":
+            steps.setdefault(e["pane"], []).append(e["step"])
+    print(f"after the error: compare_stop {stopped}; steps per pane " +
+          ", ".join(f"{p}: {s[0]}..{s[-1]}" for p, s in sorted(steps.items())))
+    return not stopped and len(steps) >= 2 and all(s[-1] > s[0] for s in steps.values())
+
+
 def fps(log, minimum):
     values = [e["fps"] for e in log if e["event"] == "fps" and e["wall"] > 3.0]
     steps = [e for e in log if e["event"] == "snapshot"]
@@ -226,6 +246,8 @@ if __name__ == "__main__":
         ok = running(log, sys.argv[3])
     elif what == "fps":
         ok = fps(log, float(sys.argv[3]))
+    elif what == "compare_kept":
+        ok = compare_kept(log, sys.argv[3])
     elif what == "mirror":
         ok = mirror(log, sys.argv[3])
     else:

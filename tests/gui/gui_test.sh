@@ -5,7 +5,8 @@
 #   an error and the scene running), a screenshot (P) is not blank, "this scene, all solvers"
 #   compares the opened OBJ in four panes, in compare mode the panes
 #   frame the whole cloth and one drag moves the same material point in every pane (a pane given
-#   another mesh or solver restarts the others with it, in step), an obstacle moved in the panel
+#   another mesh or solver restarts the others with it, in step; a bad file opened there leaves
+#   the comparison running, a good one replaces it), an obstacle moved in the panel
 #   into where the cloth rests makes Save refuse, a grab on a scene whose steps take seconds shows
 #   at once, and with
 #   sphere-drop running the window keeps redrawing (frame rate measured).
@@ -279,6 +280,28 @@ xdotool mousemove --window "$WID" 900 300 sleep 0.2 key p
 sleep 1
 import -window "$WID" "$OUT/compare.png" 2> /dev/null
 check "compare: the window shows the panes (>= 100 colours)" test "$(colours "$OUT/compare.png")" -ge 100
+# A bad file in the Open field leaves the comparison running with the error (it used to end the
+# comparison before reading the file); a good one then replaces it.
+open_typed() {  # open_typed PATH: type PATH into the Open field and press Open
+  read -r px py <<< "$(layout open_path "$OUT/compare.out")"
+  read -r ox oy <<< "$(layout open_button "$OUT/compare.out")"
+  xdotool mousemove --window "$WID" "$px" "$py" sleep 0.3 click 1 sleep 0.2 keydown ctrl+a sleep 0.2 keyup ctrl+a sleep 0.2 type --delay 20 "$1"
+  sleep 0.3
+  xdotool mousemove --window "$WID" "$ox" "$oy" sleep 0.3 click 1
+}
+open_typed "$OUT/bad.obj"
+sleep 2
+check "compare: a bad file leaves the comparison running" python3 "$HERE/check_log.py" compare_kept "$LOG" "bad.obj: line 4"
+open_typed "$OUT/flag.obj"
+sleep 3
+check "compare: a good file then ends it" python3 -c "
+import json, sys
+log = [json.loads(l) for l in open('$LOG')]
+at = max(i for i, e in enumerate(log) if e['event'] == 'open')
+stop = [e for e in log[at:] if e['event'] == 'compare_stop']
+flag = [e for e in log[at:] if e['event'] == 'scene' and e['name'] == 'flag']
+print('after the last open: compare_stop', len(stop), '; scene events of the flag', len(flag))
+sys.exit(0 if stop and flag else 1)"
 stop_app
 
 # ---- sphere-drop: an obstacle moved by the panel; a scene that would not load is not saved -----
