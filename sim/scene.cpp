@@ -439,6 +439,33 @@ void useSolver(Scene& scene, const std::string& solverId) {
   scene.solverParams = json::object();
 }
 
+Result<std::string> sceneFileText(const Scene& scene) {
+  const json out = sceneToJson(scene);
+  try {
+    return out.dump(2) + "\n";
+  } catch (const json::type_error&) {
+    std::vector<std::string> bad;
+    auto check = [&](const std::string& what, const json& text) {
+      try {
+        (void)text.dump();
+      } catch (const json::type_error&) {
+        bad.push_back(what + " (" + text.dump(-1, ' ', false, json::error_handler_t::replace) +
+                      ")");
+      }
+    };
+    check("the name", out["name"]);
+    if (out["cloth"].contains("obj")) check("the cloth's obj", out["cloth"]["obj"]);
+    for (size_t i = 0; i < out["obstacles"].size(); ++i)
+      if (out["obstacles"][i].contains("obj"))
+        check("obstacles[" + std::to_string(i) + "].obj", out["obstacles"][i]["obj"]);
+    std::string list;
+    for (const auto& b : bad) list += (list.empty() ? "" : ", ") + b;
+    return Error{"not valid UTF-8 text, which a JSON scene file cannot hold: " +
+                 (list.empty() ? std::string("a name or path in the scene") : list) +
+                 "; rename the file with UTF-8 characters"};
+  }
+}
+
 json sceneToJson(const Scene& scene) {
   json out;
   out["name"] = scene.name;

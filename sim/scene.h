@@ -119,6 +119,10 @@ Scene sceneForObj(const std::string& objPath);
 // triangles stored in world coordinates; `spec` is the JSON a saved scene writes for it.
 void placeMeshObstacle(TriangleMesh mesh, const Transform& transform, nlohmann::json spec, Obstacle& obstacle);
 nlohmann::json sceneToJson(const Scene& scene);
+// The text of a scene file for `scene` (sceneToJson, indented). Fails, saying which, when the
+// scene's name or a file path in it is not valid UTF-8, which JSON cannot hold (an OBJ whose file
+// name is in Latin-1, say): written with a replacement character, the file would not load.
+Result<std::string> sceneFileText(const Scene& scene);
 // Makes `solverId` the scene's solver; the scene's solver parameters are dropped when they were
 // written for another solver.
 void useSolver(Scene& scene, const std::string& solverId);

@@ -43,6 +43,12 @@ for key in vertices triangles edges boundary_edges boundary_loops components non
 done
 check "info counts a quad" grep -q '"triangles": 2' "$work/info.json"
 check "info particles = edges for impulse-nc" grep -q '"particles": 5' "$work/info.json"
+# A file name that is not UTF-8 (Latin-1) is printed with a replacement character: JSON cannot
+# hold its bytes (info threw and aborted).
+cp "$work/quad.obj" "$work/caf"$'\xe9'".obj"
+"$cli" info "$work/caf"$'\xe9'".obj" >"$work/info_latin1.json"
+check "info on a Latin-1 file name exits 0 with JSON" python3 -c "import json, sys; json.load(open(sys.argv[1]))" "$work/info_latin1.json"
+check "compare --json on a Latin-1 file name" "$cli" compare "$work/caf"$'\xe9'".obj" --solvers xpbd --steps 2 --json "$work/cmp_latin1.json"
 "$cli" info hanging --solver conforming >"$work/info2.json"
 check "info --solver conforming" grep -q '"solver": "conforming"' "$work/info2.json"
 printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\nf 1 2 3\nf 2 1 4\nf 1 2 5\n' >"$work/fan.obj"

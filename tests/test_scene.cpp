@@ -168,6 +168,23 @@ TEST(Scene, ObstacleObjWarningsReachTheSimulation) {
       << warnings[1];
 }
 
+// An OBJ whose file name is not UTF-8 (Latin-1 "caf\xe9.obj") cannot be named in a JSON scene
+// file: the save is refused, naming what, instead of throwing (which ended the viewer).
+TEST(Scene, SceneFileTextRefusesNamesThatAreNotUtf8) {
+  const std::string triangle = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+  const std::string latin1 = clothlab::test::writeFile("caf\xe9.obj", triangle);
+  const std::string utf8 = clothlab::test::writeFile("caf\xc3\xa9.obj", triangle);
+  const auto refused = sceneFileText(sceneForObj(latin1));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("not valid UTF-8"), std::string::npos) << refused.error();
+  EXPECT_NE(refused.error().find("the cloth's obj"), std::string::npos) << refused.error();
+  const auto written = sceneFileText(sceneForObj(utf8));
+  ASSERT_TRUE(written.ok()) << written.error();
+  auto again = parseScene(json::parse(*written), "again.json", "");
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(again->cloth.objPath, utf8);
+}
+
 TEST(Scene, RoundTripThroughJson) {
   json j = minimal();
   j["pins"] = {{{"preset", "top-corners"}}, {{"vertex", 12}, {"target", {0, 1, 0}}}};

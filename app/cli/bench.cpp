@@ -336,7 +336,8 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
       " sphere drop 335.6 / 31.1 / 26.1 ms, total 572.4 ms (factorization / position / velocity)\n");
   std::printf("targets here: sphere-drop <= 45 ms/step, tablecloth <= 8 ms/step; ckv-corners-fine <= 16 "
               "ms/step (real time at h = 1/60 s), ckv-cylinder-fine <= 200 ms/step\n");
-  if (jsonOut.is_open()) jsonOut << json.dump(2) << "\n";
+  if (jsonOut.is_open())
+    jsonOut << json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   return kExitOk;
 }
 

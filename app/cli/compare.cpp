@@ -163,7 +163,7 @@ int runCompare(const CompareOptions& options) {
                                 {"values", values},
                                 {"failure", run.failure}});
     }
-    json << out.dump(2) << "\n";
+    json << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
   if (csv.is_open()) {
     csv << "solver,scene,vertices,steps";

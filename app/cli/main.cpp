@@ -106,7 +106,7 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
     out["duplicate_boundary_constraints"] = nullptr;
     out["solver_error"] = simulation.error();
   }
-  std::cout << out.dump(2) << "\n";
+  std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   return kExitOk;
 }
 

@@ -29,7 +29,8 @@ class EventLog {
     if (!out_.is_open()) return;
     fields["event"] = event;
     fields["wall"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    out_ << fields.dump() << '\n';
+    // A path in a non-UTF-8 encoding gets replacement characters: JSON cannot hold its bytes.
+    out_ << fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     out_.flush();
   }
 

@@ -680,9 +680,10 @@ void Viewer::saveScene(const std::string& path) {
     // A file that would not load is not written (an obstacle moved into where the cloth rests).
     if (auto e = startsInsideObstacle(s.cloth(), s.obstacles(), s.sim().thickness))
       return path + ": not saved, it would not load: " + *e;
-    const std::string text = sceneToJson(s.currentScene()).dump(2) + "\n";
+    const auto text = sceneFileText(s.currentScene());
+    if (!text) return path + ": not saved: " + text.error();
     std::ofstream out(path, std::ios::trunc);
-    if (!out || !(out << text)) return path + ": cannot write the scene file";
+    if (!out || !(out << *text)) return path + ": cannot write the scene file";
     log_.write("saved_scene", {{"path", path}});
     return std::nullopt;
   }, true);
