@@ -101,7 +101,7 @@ ObjLineIndex indexObjLines(const std::string& path) {
         const double value = std::strtod(token.c_str(), &end);
         if (end == token.c_str() || *end != '\0') {
           index.coordinateError = "line " + std::to_string(lineNo) + ": vertex coordinate '" +
-                                  token + "' is not a number";
+                                  printable(token, 40) + "' is not a number";
         } else if (!std::isfinite(value) || (errno == ERANGE && std::abs(value) > 1.0)) {
           index.coordinateError = "line " + std::to_string(lineNo) + ": vertex coordinate '" +
                                   token + "' is not finite";

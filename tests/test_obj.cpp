@@ -69,6 +69,11 @@ TEST(Obj, NonFiniteCoordinateNamesLine) {
   EXPECT_NE(inf.find("line 3"), std::string::npos) << inf;
   const std::string shortLine = loadError("short.obj", "v 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
   EXPECT_NE(shortLine.find("line 1"), std::string::npos) << shortLine;
+  // A token of raw bytes (a binary file named .obj) is quoted with '?' for what cannot be printed.
+  const std::string binary = loadError("binary.obj", "v 0 0 0\nv \x01\xff\xfe 0 0\n");
+  const std::string quoted =
+      "line 2: vertex coordinate '" + std::string(3, '?') + "' is not a number";
+  EXPECT_NE(binary.find(quoted), std::string::npos) << binary;
 }
 
 TEST(Obj, EmptyMesh) {
