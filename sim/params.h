@@ -45,6 +45,25 @@ const ParamInfo<Params>* findParam(const ParamTable<Params>& table, const std::s
   return nullptr;
 }
 
+// A JSON value as an error message quotes it: scalars as written (long strings cut), arrays and
+// objects of a few scalars as written, others by their size. A whole value was once quoted:
+// 200 000 nested arrays where an object belongs overflowed the stack in the serializer.
+inline std::string describeJson(const nlohmann::json& value) {
+  constexpr size_t kMaxText = 60, kMaxElements = 8;
+  const auto text = [](const nlohmann::json& v) {
+    std::string out = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return out.size() > kMaxText ? out.substr(0, kMaxText) + "..." : out;
+  };
+  if (!value.is_structured()) return text(value);
+  const bool flat = value.size() <= kMaxElements &&
+                    std::none_of(value.begin(), value.end(),
+                                 [](const nlohmann::json& v) { return v.is_structured(); });
+  if (flat) return text(value);
+  const std::string count = std::to_string(value.size()), plural = value.size() == 1 ? "" : "s";
+  return value.is_array() ? "an array of " + count + " element" + plural
+                          : "an object with " + count + " key" + plural;
+}
+
 // Checks ranges and choices. Returns the first problem, naming `where` + key.
 template <class Params>
 std::optional<std::string> validateParams(const ParamTable<Params>& table, const Params& params,
@@ -97,13 +116,14 @@ std::optional<std::string> readParams(const nlohmann::json& object, const ParamT
       if (!value.is_number()) return at + ": expected a number, got " + value.type_name();
       params.*(*member) = value.template get<double>();
     } else if (auto member = std::get_if<int Params::*>(&info->field)) {
-      if (!value.is_number_integer()) return at + ": expected an integer, got " + value.dump();
+      if (!value.is_number_integer())
+        return at + ": expected an integer, got " + describeJson(value);
       params.*(*member) = value.template get<int>();
     } else if (auto member = std::get_if<bool Params::*>(&info->field)) {
-      if (!value.is_boolean()) return at + ": expected true or false, got " + value.dump();
+      if (!value.is_boolean()) return at + ": expected true or false, got " + describeJson(value);
       params.*(*member) = value.template get<bool>();
     } else if (auto member = std::get_if<std::string Params::*>(&info->field)) {
-      if (!value.is_string()) return at + ": expected a string, got " + value.dump();
+      if (!value.is_string()) return at + ": expected a string, got " + describeJson(value);
       params.*(*member) = value.template get<std::string>();
     }
   }

@@ -70,9 +70,10 @@ namespace {
 
 std::optional<std::string> readVec3(const json& value, const std::string& at, Vec3& out) {
   if (!value.is_array() || value.size() != 3)
-    return at + ": expected an array of 3 numbers, got " + value.dump();
+    return at + ": expected an array of 3 numbers, got " + describeJson(value);
   for (int d = 0; d < 3; ++d) {
-    if (!value[d].is_number()) return at + ": expected an array of 3 numbers, got " + value.dump();
+    if (!value[d].is_number())
+      return at + ": expected an array of 3 numbers, got " + describeJson(value);
     out[d] = value[d].get<double>();
     if (!std::isfinite(out[d])) return at + ": non-finite value";
   }
@@ -85,7 +86,7 @@ std::optional<std::string> readNumber(const json& object, const std::string& key
   if (!object.contains(key)) return std::nullopt;
   const json& v = object[key];
   const std::string at = where + "." + key;
-  if (!v.is_number()) return at + ": expected a number, got " + v.dump();
+  if (!v.is_number()) return at + ": expected a number, got " + describeJson(v);
   out = v.get<double>();
   if (!(out >= min && out <= max))
     return at + ": " + v.dump() + " is outside the valid range [" + json(min).dump() + ", " +
@@ -98,7 +99,7 @@ std::optional<std::string> readInt(const json& object, const std::string& key,
   if (!object.contains(key)) return std::nullopt;
   const json& v = object[key];
   const std::string at = where + "." + key;
-  if (!v.is_number_integer()) return at + ": expected an integer, got " + v.dump();
+  if (!v.is_number_integer()) return at + ": expected an integer, got " + describeJson(v);
   const long long value = v.get<long long>();
   if (value < min || value > max)
     return at + ": " + v.dump() + " is outside the valid range [" + std::to_string(min) + ", " +
@@ -109,7 +110,7 @@ std::optional<std::string> readInt(const json& object, const std::string& key,
 
 std::optional<std::string> checkKeys(const json& object, const std::string& where,
                                      const std::vector<std::string>& known) {
-  if (!object.is_object()) return where + ": expected an object, got " + object.dump();
+  if (!object.is_object()) return where + ": expected an object, got " + describeJson(object);
   for (const auto& [key, value] : object.items())
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::string list;
@@ -402,6 +403,37 @@ Result<Scene> parseScene(const json& root, const std::string& source, const std:
   return scene;
 }
 
+namespace {
+
+// Where `root` nests containers deeper than `limit` levels: the path of keys and indices down to
+// that level, or nothing. Values are copied recursively (nlohmann::json's copy), so a file of
+// 200 000 nested arrays under "cloth" overflowed the stack after it had parsed.
+std::optional<std::string> nestedTooDeep(const json& root, int limit) {
+  struct Item {
+    const json* value;
+    int depth;
+    std::string path;
+  };
+  std::vector<Item> stack{{&root, 0, ""}};
+  while (!stack.empty()) {
+    Item item = std::move(stack.back());
+    stack.pop_back();
+    if (!item.value->is_structured()) continue;
+    if (item.depth >= limit) return item.path;
+    if (item.value->is_object()) {
+      for (const auto& [key, child] : item.value->items())
+        stack.push_back({&child, item.depth + 1, item.path + (item.path.empty() ? "" : ".") + key});
+    } else {
+      for (size_t i = 0; i < item.value->size(); ++i)
+        stack.push_back(
+            {&(*item.value)[i], item.depth + 1, item.path + "[" + std::to_string(i) + "]"});
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<Scene> loadSceneFile(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Error{path + ": file not found"};
@@ -418,6 +450,10 @@ Result<Scene> loadSceneFile(const std::string& path) {
   } catch (const std::exception& e) {
     return Error{path + ": cannot read: " + e.what()};
   }
+  constexpr int kMaxNesting = 32;  // a scene needs 5 (obstacles[i].generator's keys)
+  if (auto at = nestedTooDeep(root, kMaxNesting))
+    return Error{path + ": " + *at + ": nested more than " + std::to_string(kMaxNesting) +
+                 " levels deep; a scene file nests at most a few"};
   const std::string baseDir = std::filesystem::path(path).parent_path().string();
   return parseScene(root, path, baseDir);
 }

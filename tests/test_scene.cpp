@@ -185,6 +185,53 @@ TEST(Scene, SceneFileTextRefusesNamesThatAreNotUtf8) {
   EXPECT_EQ(again->cloth.objPath, utf8);
 }
 
+// A value of the wrong kind is quoted briefly: scalars and short flat arrays as written, other
+// arrays and objects by their size. A scene file nested deeper than a scene can be is refused
+// after parsing: 200 000 nested arrays overflowed the stack (quoted whole in a message, or
+// copied with the cloth's or solver's keys).
+TEST(Scene, WrongKindsOfValuesAreQuotedBriefly) {
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  for (const std::string where : {"simulation", "cloth"}) {
+    const std::string text =
+        where == "cloth"
+            ? R"({"cloth": {"generator": {"type": "grid"}, "transform": )" + deep + "}}"
+            : R"({"cloth": {"generator": {"type": "grid"}}, "simulation": )" + deep + "}";
+    const std::string path = clothlab::test::writeFile("deep.json", text);
+    auto loaded = loadSceneFile(path);
+    ASSERT_FALSE(loaded.ok());
+    const std::string at = where == "cloth" ? "cloth.transform[0]" : "simulation[0]";
+    EXPECT_NE(loaded.error().find(path + ": " + at), std::string::npos)
+        << loaded.error().substr(0, 300);
+    EXPECT_NE(loaded.error().find("nested more than 32 levels deep"), std::string::npos)
+        << loaded.error().substr(0, 300);
+  }
+  json nested = json::array();
+  for (int i = 0; i < 10; ++i) nested = json::array({nested});
+  json j = minimal();
+  j["pins"] = json::array({nested});
+  auto scene = parseScene(j, "nested.json", "");
+  ASSERT_FALSE(scene.ok());
+  EXPECT_EQ(scene.error(), "nested.json: pins[0]: expected an object, got an array of 1 element");
+  j = minimal();
+  j["simulation"] = {{"gravity", {0, "down", 0}}};
+  scene = parseScene(j, "s.json", "");
+  ASSERT_FALSE(scene.ok());
+  EXPECT_NE(
+      scene.error().find("simulation.gravity: expected an array of 3 numbers, got [0,\"down\",0]"),
+      std::string::npos)
+      << scene.error();
+  j = minimal();
+  j["solver"] = {{"id", "xpbd"}, {"iterations", std::string(500, 'x')}};
+  scene = parseScene(j, "s.json", "");
+  ASSERT_TRUE(scene.ok()) << scene.error();  // solver parameters are read by the solver
+  auto simulation = Simulation::create(*scene);
+  ASSERT_FALSE(simulation.ok());
+  EXPECT_NE(simulation.error().find("solver.iterations: expected an integer, got \"xxxx"),
+            std::string::npos)
+      << simulation.error();
+  EXPECT_LT(simulation.error().size(), 200u) << simulation.error();
+}
+
 TEST(Scene, RoundTripThroughJson) {
   json j = minimal();
   j["pins"] = {{{"preset", "top-corners"}}, {{"vertex", 12}, {"target", {0, 1, 0}}}};
