@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-#include "format.h"
+#include "sim/format.h"
 
 namespace clothlab {
 
