@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numbers>
+#include <set>
 
 #include "sim/format.h"
 #include "sim/material.h"
@@ -443,13 +444,28 @@ Result<Scene> loadSceneFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Error{path + ": cannot open"};
   json root;
+  // JSON keeps the last of a key given twice in one object; a scene file that does so (two
+  // "cloth" objects, say) is refused rather than read as one of them without a word.
+  std::vector<std::set<std::string>> keys;  // of the objects being read, outermost first
+  std::optional<std::string> repeated;
+  const json::parser_callback_t noteKeys = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) keys.emplace_back();
+    if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    if (event == json::parse_event_t::key && !keys.empty() &&
+        !keys.back().insert(parsed.get<std::string>()).second && !repeated)
+      repeated = parsed.get<std::string>();
+    return true;
+  };
   try {
-    root = json::parse(in);
+    root = json::parse(in, noteKeys);
   } catch (const json::parse_error& e) {
     return Error{path + ": invalid JSON: " + e.what()};
   } catch (const std::exception& e) {
     return Error{path + ": cannot read: " + e.what()};
   }
+  if (repeated)
+    return Error{path + ": key \"" + *repeated +
+                 "\" is given twice in one object; JSON would keep only the last"};
   constexpr int kMaxNesting = 32;  // a scene needs 5 (obstacles[i].generator's keys)
   if (auto at = nestedTooDeep(root, kMaxNesting))
     return Error{path + ": " + *at + ": nested more than " + std::to_string(kMaxNesting) +

@@ -232,6 +232,28 @@ TEST(Scene, WrongKindsOfValuesAreQuotedBriefly) {
   EXPECT_LT(simulation.error().size(), 200u) << simulation.error();
 }
 
+// A key given twice in one object is refused (JSON would keep the last without a word); the
+// same key in different objects is fine.
+TEST(Scene, AKeyGivenTwiceInOneObjectIsRefused) {
+  const std::string grid = R"({"generator": {"type": "grid", "columns": 5, "rows": 5}})";
+  auto twice = loadSceneFile(clothlab::test::writeFile(
+      "twice.json", R"({"cloth": )" + grid + R"(, "cloth": )" + grid + "}"));
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().find("twice.json: key \"cloth\" is given twice in one object"),
+            std::string::npos)
+      << twice.error();
+  auto inner = loadSceneFile(clothlab::test::writeFile(
+      "inner.json",
+      R"({"cloth": )" + grid + R"(, "simulation": {"dt": 0.001, "damping": 1, "dt": 0.002}})"));
+  ASSERT_FALSE(inner.ok());
+  EXPECT_NE(inner.error().find("key \"dt\" is given twice"), std::string::npos) << inner.error();
+  auto apart = loadSceneFile(clothlab::test::writeFile(
+      "apart.json", R"({"cloth": )" + grid +
+                        R"(, "obstacles": [{"type": "sphere", "center": [0, -2, 0], "radius": 0.5},
+                                           {"type": "plane", "point": [0, -3, 0], "normal": [0, 1, 0]}]})"));
+  EXPECT_TRUE(apart.ok()) << apart.error();
+}
+
 TEST(Scene, RoundTripThroughJson) {
   json j = minimal();
   j["pins"] = {{{"preset", "top-corners"}}, {{"vertex", 12}, {"target", {0, 1, 0}}}};
