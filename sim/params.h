@@ -64,6 +64,14 @@ inline std::string describeJson(const nlohmann::json& value) {
                           : "an object with " + count + " key" + plural;
 }
 
+// "AT: SHOWN is outside the valid range [min, max] unit".
+template <class Params>
+std::string outsideRange(const ParamInfo<Params>& info, const std::string& at,
+                         const std::string& shown) {
+  return at + ": " + shown + " is outside the valid range [" + nlohmann::json(info.min).dump() +
+         ", " + nlohmann::json(info.max).dump() + "]" + (info.unit.empty() ? "" : " " + info.unit);
+}
+
 // Checks ranges and choices. Returns the first problem, naming `where` + key.
 template <class Params>
 std::optional<std::string> validateParams(const ParamTable<Params>& table, const Params& params,
@@ -73,9 +81,7 @@ std::optional<std::string> validateParams(const ParamTable<Params>& table, const
     auto range = [&](double v) -> std::optional<std::string> {
       if (!(v >= info.min && v <= info.max))  // also catches NaN
         // JSON writes NaN and infinities as null; name them.
-        return at + ": " + (std::isfinite(v) ? nlohmann::json(v).dump() : formatG(v)) +
-               " is outside the valid range [" + nlohmann::json(info.min).dump() + ", " +
-               nlohmann::json(info.max).dump() + "]" + (info.unit.empty() ? "" : " " + info.unit);
+        return outsideRange(info, at, std::isfinite(v) ? nlohmann::json(v).dump() : formatG(v));
       return std::nullopt;
     };
     if (auto member = std::get_if<double Params::*>(&info.field)) {
@@ -118,6 +124,9 @@ std::optional<std::string> readParams(const nlohmann::json& object, const ParamT
     } else if (auto member = std::get_if<int Params::*>(&info->field)) {
       if (!value.is_number_integer())
         return at + ": expected an integer, got " + describeJson(value);
+      // Checked before the narrowing to int: 4294967297 wrapped to 1 and passed.
+      const double wide = value.template get<double>();
+      if (!(wide >= info->min && wide <= info->max)) return outsideRange(*info, at, value.dump());
       params.*(*member) = value.template get<int>();
     } else if (auto member = std::get_if<bool Params::*>(&info->field)) {
       if (!value.is_boolean()) return at + ": expected true or false, got " + describeJson(value);

@@ -50,6 +50,12 @@ TEST(Xpbd, PinsHoldVelocityIsThePositionChangeAndBadParametersAreNamed) {
   }
   EXPECT_EQ(sim->setSolverParams({{"iterations", 0}}).value_or("").find("iterations") != std::string::npos, true);
   EXPECT_TRUE(sim->setSolverParams({{"sweeps", 3}}).has_value());
+  // An integer beyond int's range is refused, not narrowed (4294967297 wrapped to 1 and passed).
+  const auto wide = sim->setSolverParams({{"iterations", 4294967297LL}});
+  ASSERT_TRUE(wide.has_value());
+  EXPECT_NE(wide->find("solver.iterations: 4294967297 is outside the valid range"),
+            std::string::npos)
+      << *wide;
   auto entry = findSolver("xpbd");
   ASSERT_NE(entry, nullptr);
   EXPECT_FALSE(entry->parameters.empty());
