@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/format.h"
+#include "sim/json_text.h"
 
 namespace clothlab {
 
@@ -45,31 +46,11 @@ const ParamInfo<Params>* findParam(const ParamTable<Params>& table, const std::s
   return nullptr;
 }
 
-// A JSON value as an error message quotes it: scalars as written (long strings cut), arrays and
-// objects of a few scalars as written, others by their size. A whole value was once quoted:
-// 200 000 nested arrays where an object belongs overflowed the stack in the serializer.
-inline std::string describeJson(const nlohmann::json& value) {
-  constexpr size_t kMaxText = 60, kMaxElements = 8;
-  const auto text = [](const nlohmann::json& v) {
-    std::string out = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    return out.size() > kMaxText ? out.substr(0, kMaxText) + "..." : out;
-  };
-  if (!value.is_structured()) return text(value);
-  const bool flat = value.size() <= kMaxElements &&
-                    std::none_of(value.begin(), value.end(),
-                                 [](const nlohmann::json& v) { return v.is_structured(); });
-  if (flat) return text(value);
-  const std::string count = std::to_string(value.size()), plural = value.size() == 1 ? "" : "s";
-  return value.is_array() ? "an array of " + count + " element" + plural
-                          : "an object with " + count + " key" + plural;
-}
-
 // "AT: SHOWN is outside the valid range [min, max] unit".
-template <class Params>
-std::string outsideRange(const ParamInfo<Params>& info, const std::string& at,
-                         const std::string& shown) {
-  return at + ": " + shown + " is outside the valid range [" + nlohmann::json(info.min).dump() +
-         ", " + nlohmann::json(info.max).dump() + "]" + (info.unit.empty() ? "" : " " + info.unit);
+inline std::string outsideRange(const std::string& at, const std::string& shown, double min,
+                                double max, const std::string& unit = "") {
+  return at + ": " + shown + " is outside the valid range [" + nlohmann::json(min).dump() + ", " +
+         nlohmann::json(max).dump() + "]" + (unit.empty() ? "" : " " + unit);
 }
 
 // Checks ranges and choices. Returns the first problem, naming `where` + key.
@@ -81,7 +62,8 @@ std::optional<std::string> validateParams(const ParamTable<Params>& table, const
     auto range = [&](double v) -> std::optional<std::string> {
       if (!(v >= info.min && v <= info.max))  // also catches NaN
         // JSON writes NaN and infinities as null; name them.
-        return outsideRange(info, at, std::isfinite(v) ? nlohmann::json(v).dump() : formatG(v));
+        return outsideRange(at, std::isfinite(v) ? nlohmann::json(v).dump() : formatG(v), info.min,
+                            info.max, info.unit);
       return std::nullopt;
     };
     if (auto member = std::get_if<double Params::*>(&info.field)) {
@@ -126,7 +108,8 @@ std::optional<std::string> readParams(const nlohmann::json& object, const ParamT
         return at + ": expected an integer, got " + describeJson(value);
       // Checked before the narrowing to int: 4294967297 wrapped to 1 and passed.
       const double wide = value.template get<double>();
-      if (!(wide >= info->min && wide <= info->max)) return outsideRange(*info, at, value.dump());
+      if (!(wide >= info->min && wide <= info->max))
+        return outsideRange(at, value.dump(), info->min, info->max, info->unit);
       params.*(*member) = value.template get<int>();
     } else if (auto member = std::get_if<bool Params::*>(&info->field)) {
       if (!value.is_boolean()) return at + ": expected true or false, got " + describeJson(value);

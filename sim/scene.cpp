@@ -89,9 +89,7 @@ std::optional<std::string> readNumber(const json& object, const std::string& key
   const std::string at = where + "." + key;
   if (!v.is_number()) return at + ": expected a number, got " + describeJson(v);
   out = v.get<double>();
-  if (!(out >= min && out <= max))
-    return at + ": " + v.dump() + " is outside the valid range [" + json(min).dump() + ", " +
-           json(max).dump() + "]";
+  if (!(out >= min && out <= max)) return outsideRange(at, v.dump(), min, max);
   return std::nullopt;
 }
 
@@ -501,8 +499,7 @@ Result<std::string> sceneFileText(const Scene& scene) {
       try {
         (void)text.dump();
       } catch (const json::type_error&) {
-        bad.push_back(what + " (" + text.dump(-1, ' ', false, json::error_handler_t::replace) +
-                      ")");
+        bad.push_back(what + " (" + jsonText(text) + ")");
       }
     };
     check("the name", out["name"]);

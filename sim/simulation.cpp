@@ -48,11 +48,15 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene) {
   if (auto e = paramsError(scene)) return Error{*e};
   auto cloth = buildClothModel(scene);
   if (!cloth) return Error{cloth.error()};
-  return create(scene, std::move(cloth).value());
+  return build(scene, std::move(cloth).value());
 }
 
 Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene, ClothModel cloth) {
   if (auto e = paramsError(scene)) return Error{*e};
+  return build(scene, std::move(cloth));
+}
+
+Result<std::unique_ptr<Simulation>> Simulation::build(const Scene& scene, ClothModel cloth) {
   std::unique_ptr<Simulation> simulation(new Simulation());
   simulation->scene_ = scene;
   simulation->sim_ = scene.sim;

@@ -100,6 +100,8 @@ class Simulation {
   static constexpr double kPinHandSpeed = 3.0;  // m/s
 
  private:
+  // create() after the parameters and solver id were checked and the cloth built.
+  static Result<std::unique_ptr<Simulation>> build(const Scene& scene, ClothModel cloth);
   Simulation() = default;
   // The step in `substeps` solver steps; a message naming the sub-step that failed.
   std::optional<std::string> takeSubsteps(int substeps, StepStats& stats);

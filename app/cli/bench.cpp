@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "app/cli/commands.h"
+#include "sim/json_text.h"
 #include "sim/linear/runtime.h"
 #include "sim/scene_library.h"
 #include "sim/simulation.h"
@@ -336,8 +337,7 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
       " sphere drop 335.6 / 31.1 / 26.1 ms, total 572.4 ms (factorization / position / velocity)\n");
   std::printf("targets here: sphere-drop <= 45 ms/step, tablecloth <= 8 ms/step; ckv-corners-fine <= 16 "
               "ms/step (real time at h = 1/60 s), ckv-cylinder-fine <= 200 ms/step\n");
-  if (jsonOut.is_open())
-    jsonOut << json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  if (jsonOut.is_open()) jsonOut << jsonText(json, 2) << "\n";
   return kExitOk;
 }
 

@@ -11,6 +11,7 @@
 
 #include "app/cli/commands.h"
 #include "sim/compare_presets.h"
+#include "sim/json_text.h"
 #include "sim/locking_metrics.h"
 #include "sim/obj_io.h"
 #include "sim/scene_library.h"
@@ -163,7 +164,7 @@ int runCompare(const CompareOptions& options) {
                                 {"values", values},
                                 {"failure", run.failure}});
     }
-    json << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    json << jsonText(out, 2) << "\n";
   }
   if (csv.is_open()) {
     csv << "solver,scene,vertices,steps";

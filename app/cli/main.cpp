@@ -22,6 +22,7 @@
 
 #include "app/cli/commands.h"
 #include "sim/format.h"
+#include "sim/json_text.h"
 #include "sim/linear/runtime.h"
 #include "sim/obj_io.h"
 #include "sim/scene_library.h"
@@ -106,7 +107,7 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
     out["duplicate_boundary_constraints"] = nullptr;
     out["solver_error"] = simulation.error();
   }
-  std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  std::cout << jsonText(out, 2) << "\n";
   return kExitOk;
 }
 

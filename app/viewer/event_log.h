@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "sim/json_text.h"
 #include "sim/mesh.h"
 
 namespace clothlab {
@@ -29,8 +30,7 @@ class EventLog {
     if (!out_.is_open()) return;
     fields["event"] = event;
     fields["wall"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    // A path in a non-UTF-8 encoding gets replacement characters: JSON cannot hold its bytes.
-    out_ << fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    out_ << jsonText(fields) << '\n';  // a non-UTF-8 path gets replacement characters
     out_.flush();
   }
 

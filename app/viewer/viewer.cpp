@@ -324,12 +324,15 @@ void Viewer::printProbes() {
     probes_[0].index = nearest(centroid);
     probes_[1].index = nearest(0.5 * (centroid + s.vertex(lowest)));
   }
+  // Where a point is on screen, in the active view.
+  auto screen = [&](const Vec3& p) {
+    const ViewRect view = activeView();
+    return camera_.project({p.x(), p.y(), p.z()}, int(view.w), int(view.h)) +
+           glm::dvec2(view.x, view.y);
+  };
   const char* names[2] = {"cloth_center", "cloth_lower"};
   for (int i = 0; i < 2; ++i) {
-    const Vec3 p = centre(probes_[i].index);
-    const ViewRect view = activeView();
-    glm::dvec2 q = camera_.project({p.x(), p.y(), p.z()}, int(view.w), int(view.h));
-    q += glm::dvec2(view.x, view.y);
+    const glm::dvec2 q = screen(centre(probes_[i].index));
     if (std::hypot(q.x - probes_[i].x, q.y - probes_[i].y) < 2) continue;
     probes_[i].x = q.x;
     probes_[i].y = q.y;
@@ -340,10 +343,7 @@ void Viewer::printProbes() {
   // Where the last pin's vertex is on screen (tests drag it).
   if (!s.pinVertices.empty()) {
     const int v = s.pinVertices.back();
-    const Vec3 p = s.vertex(v);
-    const ViewRect view = activeView();
-    const glm::dvec2 q = camera_.project({p.x(), p.y(), p.z()}, int(view.w), int(view.h)) +
-                         glm::dvec2(view.x, view.y);
+    const glm::dvec2 q = screen(s.vertex(v));
     if (v != pinProbe_.index || std::hypot(q.x - pinProbe_.x, q.y - pinProbe_.y) >= 2) {
       pinProbe_ = {v, q.x, q.y};
       std::printf("LAYOUT pin_last %d %d %d %d vertex %d\n", int(std::lround(q.x)),

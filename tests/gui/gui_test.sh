@@ -49,6 +49,16 @@ start_app() {  # start_app NAME ARGS...
 }
 # layout NAME FILE -> "x y" of the centre of the last LAYOUT rectangle printed for NAME
 layout() { grep "^LAYOUT $1 " "$2" | tail -n1 | awk '{print int(($3+$5)/2), int(($4+$6)/2)}'; }
+# open_typed APP_OUT PATH: type PATH into the panel's Open field (replacing what is there) and
+# press Open; APP_OUT is the app's output, where the field's layout is printed.
+open_typed() {
+  local px py ox oy
+  read -r px py <<< "$(layout open_path "$1")"
+  read -r ox oy <<< "$(layout open_button "$1")"
+  xdotool mousemove --window "$WID" "$px" "$py" sleep 0.3 click 1 sleep 0.2 keydown ctrl+a sleep 0.2 keyup ctrl+a sleep 0.2 type --delay 20 "$2"
+  sleep 0.3
+  xdotool mousemove --window "$WID" "$ox" "$oy" sleep 0.3 click 1
+}
 stop_app() {
   xdotool mousemove --window "$WID" 900 700 sleep 0.2 key ctrl+q 2> /dev/null
   for _ in $(seq 50); do kill -0 $APP_PID 2> /dev/null || break; sleep 0.1; done
@@ -160,21 +170,13 @@ with open(sys.argv[1], "w") as f:
             a = j * n + i + 1
             f.write(f"f {a} {a+1} {a+n}\nf {a+1} {a+n+1} {a+n}\n")
 PY
-read -r px py <<< "$(layout open_path "$OUT/hanging.out")"
-xdotool mousemove --window "$WID" "$px" "$py" sleep 0.3 click 1 sleep 0.3 type --delay 20 "$OUT/flag.obj"
-sleep 0.3
-read -r ox oy <<< "$(layout open_button "$OUT/hanging.out")"
-xdotool mousemove --window "$WID" "$ox" "$oy" sleep 0.3 click 1
+open_typed "$OUT/hanging.out" "$OUT/flag.obj"
 sleep 3
 check "open: the OBJ became the cloth (144 vertices)" grep -q '"event":"scene".*"name":"flag".*"vertices":144' "$LOG"
 
 # 5. A bad file in the Open field: an error in the panel, the current scene keeps running.
 printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n' > "$OUT/bad.obj"
-read -r px py <<< "$(layout open_path "$OUT/hanging.out")"     # the panel grew a message box
-read -r ox oy <<< "$(layout open_button "$OUT/hanging.out")"
-xdotool mousemove --window "$WID" "$px" "$py" sleep 0.3 click 1 sleep 0.2 keydown ctrl+a sleep 0.2 keyup ctrl+a sleep 0.2 type --delay 20 "$OUT/bad.obj"
-sleep 0.3
-xdotool mousemove --window "$WID" "$ox" "$oy" sleep 0.3 click 1
+open_typed "$OUT/hanging.out" "$OUT/bad.obj"   # the field as laid out now (the panel grew a message box)
 sleep 2
 check "bad file: the error names the file and line" grep -q '"event":"error".*bad.obj: line 4: face index 7 is out of range' "$LOG"
 check "bad file: the flag scene kept running" python3 "$HERE/check_log.py" running "$LOG" flag
@@ -282,17 +284,10 @@ import -window "$WID" "$OUT/compare.png" 2> /dev/null
 check "compare: the window shows the panes (>= 100 colours)" test "$(colours "$OUT/compare.png")" -ge 100
 # A bad file in the Open field leaves the comparison running with the error (it used to end the
 # comparison before reading the file); a good one then replaces it.
-open_typed() {  # open_typed PATH: type PATH into the Open field and press Open
-  read -r px py <<< "$(layout open_path "$OUT/compare.out")"
-  read -r ox oy <<< "$(layout open_button "$OUT/compare.out")"
-  xdotool mousemove --window "$WID" "$px" "$py" sleep 0.3 click 1 sleep 0.2 keydown ctrl+a sleep 0.2 keyup ctrl+a sleep 0.2 type --delay 20 "$1"
-  sleep 0.3
-  xdotool mousemove --window "$WID" "$ox" "$oy" sleep 0.3 click 1
-}
-open_typed "$OUT/bad.obj"
+open_typed "$OUT/compare.out" "$OUT/bad.obj"
 sleep 2
 check "compare: a bad file leaves the comparison running" python3 "$HERE/check_log.py" compare_kept "$LOG" "bad.obj: line 4"
-open_typed "$OUT/flag.obj"
+open_typed "$OUT/compare.out" "$OUT/flag.obj"
 sleep 3
 check "compare: a good file then ends it" python3 -c "
 import json, sys

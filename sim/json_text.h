@@ -1,0 +1,35 @@
+#pragma once
+// JSON as text for output and messages.
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace clothlab {
+
+// `value` written as JSON (indented by `indent`, or on one line), with a replacement character
+// for bytes that are not UTF-8 (a Latin-1 file name): JSON cannot hold them, and nlohmann's
+// plain dump throws on them.
+inline std::string jsonText(const nlohmann::json& value, int indent = -1) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// A JSON value as an error message quotes it: scalars as written (long strings cut), arrays and
+// objects of a few scalars as written, others by their size. A whole value was once quoted:
+// 200 000 nested arrays where an object belongs overflowed the stack in the serializer.
+inline std::string describeJson(const nlohmann::json& value) {
+  constexpr size_t kMaxText = 60, kMaxElements = 8;
+  const auto text = [](const nlohmann::json& v) {
+    std::string out = jsonText(v);
+    return out.size() > kMaxText ? out.substr(0, kMaxText) + "..." : out;
+  };
+  if (!value.is_structured()) return text(value);
+  const bool flat = value.size() <= kMaxElements &&
+                    std::none_of(value.begin(), value.end(),
+                                 [](const nlohmann::json& v) { return v.is_structured(); });
+  if (flat) return text(value);
+  const std::string count = std::to_string(value.size()), plural = value.size() == 1 ? "" : "s";
+  return value.is_array() ? "an array of " + count + " element" + plural
+                          : "an object with " + count + " key" + plural;
+}
+
+}  // namespace clothlab
