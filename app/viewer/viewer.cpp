@@ -231,6 +231,17 @@ void Viewer::frame(bool last) {
   if (sceneToCompare_.valid() && sceneToCompare_.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
     startComparingScene(sceneToCompare_.get());
   finishOpenInCompare();
+  {
+    std::vector<std::string> saved;
+    {
+      std::lock_guard lock(savedMutex_);
+      saved.swap(savedScenes_);
+    }
+    for (const std::string& path : saved) {
+      addRecent(path);
+      message(RunnerMessage::Kind::Info, "saved the scene to " + path);
+    }
+  }
   glfwGetWindowSize(window_, &winWidth_, &winHeight_);
   if (!panes_.empty()) layoutPanes();  // before a new scene's camera fit, which needs the pane shape
   consumeSnapshot();
@@ -676,18 +687,22 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
 
 void Viewer::saveScene(const std::string& path) {
   // The runner owns the Simulation; the scene is serialized on its thread, written here.
-  runner_->post("save scene", [this, path](Simulation& s) -> std::optional<std::string> {
-    // A file that would not load is not written (an obstacle moved into where the cloth rests).
-    if (auto e = startsInsideObstacle(s.cloth(), s.obstacles(), s.sim().thickness))
-      return path + ": not saved, it would not load: " + *e;
-    const auto text = sceneFileText(s.currentScene());
-    if (!text) return path + ": not saved: " + text.error();
-    std::ofstream out(path, std::ios::trunc);
-    if (!out || !(out << *text)) return path + ": cannot write the scene file";
-    log_.write("saved_scene", {{"path", path}});
-    return std::nullopt;
-  }, true);
-  addRecent(path);
+  runner_->post(
+      "save scene",
+      [this, path](Simulation& s) -> std::optional<std::string> {
+        // A file that would not load is not written (an obstacle moved into where the cloth rests).
+        if (auto e = startsInsideObstacle(s.cloth(), s.obstacles(), s.sim().thickness))
+          return path + ": not saved, it would not load: " + *e;
+        const auto text = sceneFileText(s.currentScene());
+        if (!text) return path + ": not saved: " + text.error();
+        std::ofstream out(path, std::ios::trunc);
+        if (!out || !(out << *text)) return path + ": cannot write the scene file";
+        log_.write("saved_scene", {{"path", path}});
+        std::lock_guard lock(savedMutex_);
+        savedScenes_.push_back(path);
+        return std::nullopt;
+      },
+      true);
   message(RunnerMessage::Kind::Info, "saving the scene to " + path);
 }
 

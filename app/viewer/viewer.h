@@ -6,17 +6,18 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "app/viewer/event_log.h"
 #include "app/viewer/sim_runner.h"
-#include "sim/compare_presets.h"
-#include "sim/locking_metrics.h"
 #include "render/camera.h"
 #include "render/picking.h"
 #include "render/renderer.h"
+#include "sim/compare_presets.h"
+#include "sim/locking_metrics.h"
 
 struct GLFWwindow;
 
@@ -188,6 +189,10 @@ class Viewer {
   double framedAspect_ = 1;
   RenderOptions render_;
   EventLog log_;
+  // Scene files the simulation thread has written (saveScene), for the recent files: a save that
+  // fails is not listed.
+  std::mutex savedMutex_;
+  std::vector<std::string> savedScenes_;
   std::shared_ptr<const Snapshot> snapshot_;
   // What the last logged snapshot showed: a snapshot that changes none of it is not logged.
   long lastLoggedStep_ = -1;

@@ -141,6 +141,8 @@ if [ -x "$(dirname "$APP")/clothlab-cli" ]; then
   check "save: the saved scene loads again" "$(dirname "$APP")/clothlab-cli" info "$OUT/scene.json"
 fi
 check "export: the surface OBJ has every vertex" test "$(grep -c '^v ' "$OUT/surface.obj" 2> /dev/null)" = 558
+check "save: the written scene heads the recent files" \
+  test "$(head -n1 "$XDG_CONFIG_HOME/clothlab/recent.txt" | xargs -d '\n' basename)" = scene.json
 
 # 3c. Paused, the pin is dragged 60 px aside: the log records the moved pin without a step (it
 #     recorded snapshots only for a new step or a changed number of pins). Last in this scene:
@@ -327,6 +329,8 @@ sys.exit(0 if moves and abs(y - 0.55) < 1e-9 else 1)"
 check "obstacle: Save refuses a scene whose cloth would start inside it" \
   grep -q '"event":"error".*not saved, it would not load: obstacles\[0\] (sphere)' "$LOG"
 check "obstacle: the earlier scene.json is left as it was" test "$(md5sum < "$OUT/scene.json")" = "$saved_before"
+check "obstacle: a refused save is not added to the recent files" \
+  test "$(head -n1 "$XDG_CONFIG_HOME/clothlab/recent.txt" | xargs -d '\n' basename)" = flag.obj
 stop_app
 
 # ---- ckv-cylinder-fine: a click does not wait out a step of seconds ----------------------------
