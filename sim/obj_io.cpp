@@ -15,12 +15,11 @@
 #include <sstream>
 #include <string_view>
 
+#include "sim/format.h"
+
 namespace clothlab {
 namespace {
 
-// Line numbers of the `v` and `f` records, so that errors found after parsing can point at the
-// line that caused them, and a check of every coordinate token (tinyobjloader reads "nan" or a
-// missing coordinate silently as a number).
 // Up to `limit` characters of `text` as they can be printed in a message ('?' for the others).
 std::string printable(std::string_view text, size_t limit) {
   std::string out;
@@ -29,6 +28,9 @@ std::string printable(std::string_view text, size_t limit) {
   return out;
 }
 
+// Line numbers of the `v` and `f` records, so that errors found after parsing can point at the
+// line that caused them, and a check of every coordinate token (tinyobjloader reads "nan" or a
+// missing coordinate silently as a number).
 struct ObjLineIndex {
   long long vertexCount = 0;  // `v` records seen so far
   std::optional<std::string> coordinateError;
@@ -229,23 +231,37 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
   std::vector<Tri> kept;
   std::vector<std::array<int, 3>> keptUv;
   std::vector<int> dropped;
+  int overflowing = 0;  // dropped because their size overflows a double, not for a zero area
   for (int t = 0; t < raw.triangleCount(); ++t) {
     if (validate && isDegenerate(raw, t)) {
       dropped.push_back(t);
+      // Squared edge lengths overflow beyond about 1e154 m, and the test of the area with them.
+      bool huge = false;
+      for (int v : triangles[t]) huge = huge || raw.positions.row(v).cwiseAbs().maxCoeff() > 1e150;
+      if (huge) ++overflowing;
     } else {
       kept.push_back(triangles[t]);
       keptUv.push_back(texcoordCorners[t]);
     }
   }
+  const std::string overflowText = "overflows: coordinates reach " +
+                                   formatG(raw.positions.cwiseAbs().maxCoeff(), 3) +
+                                   " (read as metres)";
   if (!dropped.empty()) {
     std::ostringstream w;
-    w << path << ": dropped " << dropped.size() << " zero-area triangle(s) (triangle";
+    w << path << ": dropped " << dropped.size() << (overflowing > 0 ? " degenerate" : " zero-area")
+      << " triangle(s) (triangle";
     for (size_t i = 0; i < dropped.size() && i < 10; ++i) w << ' ' << dropped[i] + 1;
     if (dropped.size() > 10) w << " ...";
     w << ")";
+    if (overflowing > 0) w << "; the area of " << overflowing << " of them " << overflowText;
     out.warnings.push_back(w.str());
   }
-  if (kept.empty()) return Error{path + ": empty mesh: every triangle has zero area"};
+  if (kept.empty() && overflowing == static_cast<int>(dropped.size()))
+    return Error{path + ": every triangle's area " + overflowText};
+  if (kept.empty())
+    return Error{path + ": empty mesh: every triangle has zero area" +
+                 (overflowing > 0 ? " or an area that " + overflowText : std::string())};
 
   // Compact away unreferenced vertices.
   std::vector<int> remap(rawVertexCount, -1);

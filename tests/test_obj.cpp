@@ -95,6 +95,27 @@ TEST(Obj, FileWithoutObjRecordsIsNotAnObjMesh) {
   EXPECT_NE(utf16.find("UTF-16"), std::string::npos) << utf16;
 }
 
+// Coordinates so large that a triangle's area overflows a double are named as such, not as a
+// zero area.
+TEST(Obj, AreasThatOverflowAreNamed) {
+  const std::string huge = loadError("huge.obj", "v 0 0 0\nv 1e200 0 0\nv 0 1e200 0\nf 1 2 3\n");
+  EXPECT_NE(
+      huge.find(
+          "huge.obj: every triangle's area overflows: coordinates reach 1e+200 (read as metres)"),
+      std::string::npos)
+      << huge;
+  const std::string path =
+      writeFile("stray.obj", std::string(kSquare) + "v 0 0 1e200\nf 1 2 3\nf 1 3 4\nf 1 2 5\n");
+  auto result = loadObj(path);
+  ASSERT_TRUE(result.ok()) << result.error();
+  EXPECT_EQ(result->mesh.triangleCount(), 2);
+  ASSERT_FALSE(result->warnings.empty());
+  EXPECT_NE(result->warnings[0].find(
+                "dropped 1 degenerate triangle(s) (triangle 3); the area of 1 of them overflows"),
+            std::string::npos)
+      << result->warnings[0];
+}
+
 TEST(Obj, NonManifoldEdge) {
   const std::string e = loadError(
       "fan.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\nf 1 2 3\nf 2 1 4\nf 1 2 5\n");
