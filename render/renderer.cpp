@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <glm/gtc/matrix_transform.hpp>
 #include <glm/gtc/type_ptr.hpp>
 #include <numbers>
@@ -607,6 +608,23 @@ std::vector<unsigned char> readPixels(int width, int height) {
                      rgba.begin() + (height - 1 - yy) * row);
   for (size_t i = 3; i < rgba.size(); i += 4) rgba[i] = 255;  // opaque PNGs
   return rgba;
+}
+
+std::optional<std::string> checkPngWritable(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return path + ": is a directory, not a file name for the PNG";
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  const std::string temp = path + ".part";  // what writePng writes first
+  bool ok;
+  {
+    std::ofstream probe(temp, std::ios::binary | std::ios::trunc);
+    ok = static_cast<bool>(probe);
+  }
+  fs::remove(temp, ec);
+  if (!ok) return path + ": cannot write the PNG (folder missing or not writable?)";
+  return std::nullopt;
 }
 
 std::optional<std::string> writePng(const std::string& path, int width, int height,

@@ -48,6 +48,9 @@ class Renderer {
 
 // Reads the bound framebuffer's pixels (RGBA, top row first).
 std::vector<unsigned char> readPixels(int width, int height);
+// Whether a PNG can be written at `path` (its folder is created, as writePng does): a message
+// naming the file when not, so that a run asked for a screenshot is refused before it starts.
+std::optional<std::string> checkPngWritable(const std::string& path);
 // Writes RGBA pixels (top row first) as a PNG. Returns a message naming the file on failure.
 std::optional<std::string> writePng(const std::string& path, int width, int height,
                                     const std::vector<unsigned char>& rgba);

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "render/camera.h"
 #include "render/picking.h"
@@ -466,6 +467,27 @@ TEST_F(RenderTest, ASmoothMeshObstacleDoesNotShowThroughTheCloth) {
               cuts.showing);
   ASSERT_GT(cuts.cut, 20);
   EXPECT_LE(cuts.showing, cuts.cut / 20);
+}
+
+// `clothlab --screenshot PATH` is refused before the run when no PNG could be written there.
+TEST(Png, WhereAPngCannotBeWrittenIsFoundBeforehand) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(CLOTHLAB_TEST_OUTPUT) / "png_writable";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  { std::ofstream(dir / "file.txt") << "not a folder"; }
+  const std::string underFile = (dir / "file.txt" / "x.png").string();
+  const auto e = checkPngWritable(underFile);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->rfind(underFile + ": cannot write the PNG", 0), 0u) << *e;
+  const auto folder = checkPngWritable(dir.string());
+  ASSERT_TRUE(folder.has_value());
+  EXPECT_NE(folder->find("is a directory"), std::string::npos) << *folder;
+  // A new folder is made, as writePng makes it, and nothing is left behind.
+  const fs::path fresh = dir / "new" / "x.png";
+  EXPECT_FALSE(checkPngWritable(fresh.string()).has_value());
+  EXPECT_TRUE(fs::is_directory(dir / "new"));
+  EXPECT_TRUE(fs::is_empty(dir / "new"));
 }
 
 TEST(Picking, RayThroughAProjectedPointHitsTheSurfaceThere) {

@@ -53,6 +53,12 @@ int Viewer::run() {
     std::fprintf(stderr, "clothlab: %s: cannot write the log file\n", options_.logPath.c_str());
     return 2;
   }
+  if (!options_.screenshot.empty()) {
+    if (auto e = checkPngWritable(options_.screenshot)) {
+      std::fprintf(stderr, "clothlab: --screenshot: %s\n", e->c_str());
+      return 2;
+    }
+  }
   // The first scene: a bad one is an error before any window opens.
   auto scene = resolveScene(options_.scene);
   if (!scene) {
@@ -155,7 +161,7 @@ int Viewer::run() {
   }
   log_.write("quit", {{"frames", frameCount_}});
   std::printf("FINAL frames=%ld\n", frameCount_);
-  return 0;
+  return finalScreenshotFailed_ ? 1 : 0;
 }
 
 void Viewer::consumeSnapshot() {
@@ -299,7 +305,8 @@ void Viewer::frame(bool last) {
     takeScreenshot(screenshotPath_);
     screenshotRequested_ = false;
   }
-  if (last && !options_.screenshot.empty()) takeScreenshot(options_.screenshot);
+  if (last && !options_.screenshot.empty() && !takeScreenshot(options_.screenshot))
+    finalScreenshotFailed_ = true;
   if (recording_) {
     char name[64];
     std::snprintf(name, sizeof name, "frame_%05ld.png", recordIndex_++);
@@ -388,13 +395,14 @@ void Viewer::message(RunnerMessage::Kind kind, const std::string& text) {
   std::fprintf(error || warning ? stderr : stdout, "[clothlab] %s%s\n", warning ? "warning: " : "", text.c_str());
 }
 
-void Viewer::takeScreenshot(const std::string& path) {
+bool Viewer::takeScreenshot(const std::string& path) {
   if (auto e = writePng(path, fbWidth_, fbHeight_, readPixels(fbWidth_, fbHeight_))) {
     message(RunnerMessage::Kind::Error, *e);
-    return;
+    return false;
   }
   log_.write("screenshot", {{"path", path}, {"width", fbWidth_}, {"height", fbHeight_}});
   std::printf("[clothlab] screenshot %dx%d -> %s\n", fbWidth_, fbHeight_, path.c_str());
+  return true;
 }
 
 // ---- Mouse and keyboard --------------------------------------------------------------------

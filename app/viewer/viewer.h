@@ -81,7 +81,7 @@ class Viewer {
   void loadObjObstacle(const std::string& path, ObjAs as);
   void saveScene(const std::string& path);
   void exportObj(const std::string& path);
-  void takeScreenshot(const std::string& path);
+  bool takeScreenshot(const std::string& path);  // false (and an error shown) if not written
   void addRecent(const std::string& path);
   void setPin(int vertex, const Vec3& target, const std::string& why);
   void removePin(int vertex);
@@ -233,6 +233,7 @@ class Viewer {
   std::deque<Message> messages_;
   bool showHelp_ = false;
   bool screenshotRequested_ = false;
+  bool finalScreenshotFailed_ = false;  // --screenshot could not be written: run() returns 1
   bool recording_ = false;
   long recordIndex_ = 0;
   float speed_ = 1.0f;

@@ -351,9 +351,14 @@ xdotool mousemove --window "$WID" 900 300 sleep 0.2 mousedown 3
 for i in $(seq 40); do xdotool mousemove --window "$WID" $((900 + (i % 10) * 8)) $((300 + (i % 7) * 5)) sleep 0.2; done
 xdotool mouseup 3
 for _ in $(seq 100); do kill -0 $APP_PID 2> /dev/null || break; sleep 0.2; done
-wait $APP_PID 2> /dev/null; APP_PID=
+wait $APP_PID 2> /dev/null; sphere_rc=$?; APP_PID=
 check "sphere-drop: frame rate while stepping" python3 "$HERE/check_log.py" fps "$OUT/sphere.jsonl" 15
 check "sphere-drop: final screenshot not blank" test "$(colours "$OUT/sphere.png")" -ge 100
+check "sphere-drop: exit status 0 with the screenshot written" test "$sphere_rc" = 0
+# A screenshot that could not be written is refused before the window opens (exit 2), naming it.
+"$APP" hanging --frames 3 --screenshot "$OUT/sphere.png/x.png" > "$OUT/noshot.out" 2>&1; noshot_rc=$?
+check "--screenshot where no PNG can be written: exit 2 and the path named" \
+  test "$noshot_rc" = 2 -a "$(grep -c "sphere.png/x.png: cannot write the PNG" "$OUT/noshot.out")" = 1
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
