@@ -94,8 +94,14 @@ bool Viewer::overWindow(double x, double y) const {
 void Viewer::drawPanel() {
   ImGui::SetNextWindowPos(ImVec2(8, 8), ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowSize(ImVec2(370, static_cast<float>(winHeight_) - 16), ImGuiCond_FirstUseEver);
+  // In a small window the panel would hide the cloth: it starts folded to its title bar there.
+  ImGui::SetNextWindowCollapsed(winWidth_ < kSmallWindowWidth || winHeight_ < kSmallWindowHeight,
+                                ImGuiCond_FirstUseEver);
   ImGui::Begin("ClothLab");
   rememberWindow();
+  layoutRect("panel", ImGui::GetWindowPos(),
+             ImVec2(ImGui::GetWindowPos().x + ImGui::GetWindowWidth(),
+                    ImGui::GetWindowPos().y + ImGui::GetWindowHeight()));
 
   // Run controls.
   const bool paused = runner_->paused();
@@ -539,7 +545,13 @@ void Viewer::drawOverlayText() {
   ImGui::SetNextWindowBgAlpha(0.45f);
   ImGui::Begin("hint", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
                                     ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);
-  ImGui::Text("drag: pull cloth   Ctrl+click: pin/unpin   right-drag: orbit   wheel: zoom   F1: help");
+  // Shortened where the whole line would run under the panel.
+  const char* hint =
+      "drag: pull cloth   Ctrl+click: pin/unpin   right-drag: orbit   wheel: zoom   F1: help";
+  if (ImGui::CalcTextSize(hint).x + 2 * ImGui::GetStyle().WindowPadding.x >
+      winWidth_ - panelWidth_ - 16)
+    hint = "F1: help";
+  ImGui::TextUnformatted(hint);
   rememberWindow();
   ImGui::End();
 }

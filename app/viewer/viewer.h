@@ -111,6 +111,8 @@ class Viewer {
     Grab grab;  // the current drag's point mapped to this pane's mesh
   };
   static constexpr double kCompareTableHeight = 190;  // window pixels under the panes
+  // Below either size a new panel starts collapsed (drawPanel).
+  static constexpr int kSmallWindowWidth = 640, kSmallWindowHeight = 480;
   struct ViewRect {
     double x, y, w, h;
   };

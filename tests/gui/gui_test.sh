@@ -359,6 +359,13 @@ check "sphere-drop: exit status 0 with the screenshot written" test "$sphere_rc"
 "$APP" hanging --frames 3 --screenshot "$OUT/sphere.png/x.png" > "$OUT/noshot.out" 2>&1; noshot_rc=$?
 check "--screenshot where no PNG can be written: exit 2 and the path named" \
   test "$noshot_rc" = 2 -a "$(grep -c "sphere.png/x.png: cannot write the PNG" "$OUT/noshot.out")" = 1
+# In a small window the panel starts folded to its title bar, so the cloth is seen; at the size
+# above it starts open.
+"$APP" hanging --frames 20 --width 500 --height 400 --layout > "$OUT/small.out" 2>&1
+check "a 500 x 400 window: the panel starts collapsed" \
+  test "$(grep '^LAYOUT panel ' "$OUT/small.out" | tail -n1 | awk '{print $6 - $4}')" -lt 40
+check "a 1280 x 800 window: the panel starts open" \
+  test "$(grep '^LAYOUT panel ' "$OUT/hanging.out" | head -n1 | awk '{print $6 - $4}')" -gt 400
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
