@@ -26,36 +26,56 @@ Result<Scene> paneScene(const ComparePane& spec) {
   return resolveScene(spec.scene);
 }
 
-Result<Viewer::Pane> Viewer::makePane(const ComparePane& spec, bool paused, std::shared_ptr<PaceGroup> pace) const {
+// A pane's simulation, built from its scene with its solver (on any thread).
+Result<std::unique_ptr<Simulation>> buildPaneSimulation(const ComparePane& spec) {
   auto scene = paneScene(spec);
   if (!scene) return Error{scene.error()};
   useSolver(*scene, spec.solver);
   auto simulation = Simulation::create(*scene);
   if (!simulation) return Error{spec.solver + ": " + simulation.error()};
-  Simulation& sim = **simulation;
+  return std::move(*simulation);
+}
+
+Viewer::Pane Viewer::wrapPane(const ComparePane& spec, std::unique_ptr<Simulation> simulation,
+                              bool paused, std::shared_ptr<PaceGroup> pace) const {
   Viewer::Pane pane;
-  pane.probe = makeMetricProbe(sim);
-  pane.cloth = std::make_shared<ClothModel>(sim.cloth());
+  pane.probe = makeMetricProbe(*simulation);
+  pane.cloth = std::make_shared<ClothModel>(simulation->cloth());
   pane.spec = spec;
-  pane.runner = std::make_unique<SimRunner>(std::move(*simulation), paused, std::move(pace));
+  pane.runner = std::make_unique<SimRunner>(std::move(simulation), paused, std::move(pace));
   pane.runner->setSpeed(speed_);
   pane.runner->setOverlay(render_.overlay);
   pane.runner->setContacts(render_.contacts);
   return pane;
 }
 
+Result<Viewer::Pane> Viewer::makePane(const ComparePane& spec, bool paused,
+                                      std::shared_ptr<PaceGroup> pace) const {
+  auto simulation = buildPaneSimulation(spec);
+  if (!simulation) return Error{simulation.error()};
+  return wrapPane(spec, std::move(*simulation), paused, std::move(pace));
+}
+
 std::optional<std::string> Viewer::startCompare(const std::vector<ComparePane>& specs, const std::string& name) {
   if (specs.size() < 2 || specs.size() > 4) return std::string("compare mode needs 2 to 4 panes");
   // Everything is built before anything changes: a bad pane leaves the current scene running.
+  std::vector<BuiltPane> built;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    auto simulation = buildPaneSimulation(specs[i]);
+    if (!simulation) return "pane " + std::to_string(i + 1) + ": " + simulation.error();
+    built.push_back({specs[i], std::move(*simulation)});
+  }
+  installPanes(std::move(built), name);
+  return std::nullopt;
+}
+
+void Viewer::installPanes(std::vector<BuiltPane> built, const std::string& name) {
   std::vector<Pane> panes;
   const bool paused = runner_ ? runner_->paused() : options_.paused;
   auto pace = std::make_shared<PaceGroup>();
   pace->setEnabled(keepPanesInStep_);
-  for (size_t i = 0; i < specs.size(); ++i) {
-    auto pane = makePane(specs[i], paused, pace);
-    if (!pane) return "pane " + std::to_string(i + 1) + ": " + pane.error();
-    panes.push_back(std::move(pane).value());
-  }
+  for (BuiltPane& b : built)
+    panes.push_back(wrapPane(b.spec, std::move(b.simulation), paused, pace));
   panes_ = std::move(panes);
   pace_ = std::move(pace);
   single_.reset();  // one set of threads at a time
@@ -69,13 +89,18 @@ std::optional<std::string> Viewer::startCompare(const std::vector<ComparePane>& 
   nlohmann::json list = nlohmann::json::array();
   for (const auto& pane : panes_) list.push_back({{"solver", pane.spec.solver}, {"scene", pane.spec.scene}});
   log_.write("compare_start", {{"preset", name}, {"panes", list}});
-  message(RunnerMessage::Kind::Info, "compare " + name + ": " + std::to_string(panes_.size()) + " panes");
-  return std::nullopt;
+  message(RunnerMessage::Kind::Info,
+          "compare " + name + ": " + std::to_string(panes_.size()) + " panes");
 }
 
 void Viewer::compareThisScene() {
+  if (sceneToCompare_.valid() || panesBuilding_.valid()) {
+    message(RunnerMessage::Kind::Error, "compare: the panes of this scene are still being built");
+    return;
+  }
   auto promise = std::make_shared<std::promise<Scene>>();
   sceneToCompare_ = promise->get_future();
+  sceneToCompareIdentity_ = sceneIdentity_;
   runner_->post("compare this scene", [promise](Simulation& simulation) -> std::optional<std::string> {
     promise->set_value(simulation.currentScene());
     return std::nullopt;
@@ -83,11 +108,47 @@ void Viewer::compareThisScene() {
 }
 
 void Viewer::startComparingScene(Scene scene) {
+  // Built on a thread (a large cloth takes seconds in four solvers) while the scene runs on.
   auto source = std::make_shared<const Scene>(std::move(scene));
-  std::vector<ComparePane> list;
+  std::vector<ComparePane> specs;
   for (const std::string id : {"conforming", "impulse-nc", "mls-isometry", "xpbd"})
-    list.push_back({id, source->name, source});
-  if (auto e = startCompare(list, source->name)) message(RunnerMessage::Kind::Error, "compare: " + *e);
+    specs.push_back({id, source->name, source});
+  panesBuilding_ = std::async(std::launch::async, [specs] {
+    std::vector<std::pair<ComparePane, Result<std::unique_ptr<Simulation>>>> built;
+    for (const ComparePane& spec : specs) built.emplace_back(spec, buildPaneSimulation(spec));
+    return built;
+  });
+  message(RunnerMessage::Kind::Info,
+          "compare " + source->name +
+              ": building a pane per solver; the scene runs until they are ready");
+}
+
+void Viewer::finishComparingScene() {
+  if (!panesBuilding_.valid() ||
+      panesBuilding_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    return;
+  auto results = panesBuilding_.get();
+  if (!panes_.empty() || sceneIdentity_ != sceneToCompareIdentity_) {
+    message(RunnerMessage::Kind::Info, "compare: not started, another scene was opened meanwhile");
+    return;
+  }
+  // A solver that cannot take this cloth (mls-isometry on a curved mesh without a flattening) is
+  // left out, saying why; the others are compared.
+  std::vector<BuiltPane> built;
+  std::string name;
+  for (auto& [spec, simulation] : results) {
+    name = spec.scene;
+    if (simulation)
+      built.push_back({spec, std::move(*simulation)});
+    else
+      message(RunnerMessage::Kind::Warning, "compare: left out " + simulation.error());
+  }
+  if (built.size() < 2) {
+    message(RunnerMessage::Kind::Error,
+            "compare: this scene runs in fewer than two of the solvers");
+    return;
+  }
+  installPanes(std::move(built), name);
 }
 
 std::optional<std::string> Viewer::rebuildPane(int index, const ComparePane& spec) {

@@ -236,6 +236,7 @@ void Viewer::frame(bool last) {
   }
   if (sceneToCompare_.valid() && sceneToCompare_.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
     startComparingScene(sceneToCompare_.get());
+  finishComparingScene();
   finishOpenInCompare();
   {
     std::vector<std::string> saved;

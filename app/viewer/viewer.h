@@ -119,11 +119,23 @@ class Viewer {
   // A pane running `spec`: its simulation on a new runner (paced with the others through `pace`),
   // a copy of its rest cloth, its probe.
   Result<Pane> makePane(const ComparePane& spec, bool paused, std::shared_ptr<PaceGroup> pace) const;
+  Pane wrapPane(const ComparePane& spec, std::unique_ptr<Simulation> simulation, bool paused,
+                std::shared_ptr<PaceGroup> pace) const;
+  struct BuiltPane {
+    ComparePane spec;
+    std::unique_ptr<Simulation> simulation;
+  };
+  // Builds every pane first: one that fails leaves what runs as it is, and says which.
   std::optional<std::string> startCompare(const std::vector<ComparePane>& panes, const std::string& name);
+  // Replaces what runs (a single scene or other panes) with `built`.
+  void installPanes(std::vector<BuiltPane> built, const std::string& name);
   // "this scene, all solvers": asks the simulation thread for the current scene as it stands
-  // (cloth, pins, obstacles, parameters); frame() starts the comparison when it arrives.
+  // (cloth, pins, obstacles, parameters); frame() hands it to startComparingScene when it
+  // arrives, which builds the panes on a thread; finishComparingScene starts them once built,
+  // leaving out the solvers that cannot run the cloth.
   void compareThisScene();
   void startComparingScene(Scene scene);
+  void finishComparingScene();
   void stopCompare();
   // Runs `simulation` alone in a new single runner (compare mode, if on, ends).
   void runSingle(std::unique_ptr<Simulation> simulation);
@@ -176,6 +188,9 @@ class Viewer {
   int comparePreset_ = 0;
   std::string compareName_;            // what the panes run: a preset's name or the scene's
   std::future<Scene> sceneToCompare_;  // see compareThisScene()
+  const void* sceneToCompareIdentity_ = nullptr;  // the scene it was asked for (sceneIdentity_)
+  std::future<std::vector<std::pair<ComparePane, Result<std::unique_ptr<Simulation>>>>>
+      panesBuilding_;
   // A scene opened in compare mode, built on its own thread (openScene()), and what was opened.
   std::future<Result<std::unique_ptr<Simulation>>> openedInCompare_;
   std::string openedInComparePath_;
