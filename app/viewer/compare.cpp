@@ -93,14 +93,20 @@ void Viewer::installPanes(std::vector<BuiltPane> built, const std::string& name)
           "compare " + name + ": " + std::to_string(panes_.size()) + " panes");
 }
 
+const void* Viewer::whatRuns() const {
+  if (!panes_.empty()) return panes_[0].runner.get();
+  const auto snapshot = single_ ? single_->snapshot() : nullptr;
+  return snapshot ? snapshot->triangles.get() : nullptr;
+}
+
 void Viewer::compareThisScene() {
   if (sceneToCompare_.valid() || panesBuilding_.valid()) {
-    message(RunnerMessage::Kind::Error, "compare: the panes of this scene are still being built");
+    message(RunnerMessage::Kind::Error, "compare: the panes are still being built");
     return;
   }
   auto promise = std::make_shared<std::promise<Scene>>();
   sceneToCompare_ = promise->get_future();
-  sceneToCompareIdentity_ = sceneIdentity_;
+  requestedFor_ = whatRuns();
   runner_->post("compare this scene", [promise](Simulation& simulation) -> std::optional<std::string> {
     promise->set_value(simulation.currentScene());
     return std::nullopt;
@@ -108,19 +114,22 @@ void Viewer::compareThisScene() {
 }
 
 void Viewer::startComparingScene(Scene scene) {
-  // Built on a thread (a large cloth takes seconds in four solvers) while the scene runs on.
   auto source = std::make_shared<const Scene>(std::move(scene));
   std::vector<ComparePane> specs;
   for (const std::string id : {"conforming", "impulse-nc", "mls-isometry", "xpbd"})
     specs.push_back({id, source->name, source});
-  panesBuilding_ = std::async(std::launch::async, [specs] {
+  buildPanesInBackground(std::move(specs), source->name);
+}
+
+void Viewer::buildPanesInBackground(std::vector<ComparePane> specs, const std::string& name) {
+  panesBuildingName_ = name;
+  panesBuilding_ = std::async(std::launch::async, [specs = std::move(specs)] {
     std::vector<std::pair<ComparePane, Result<std::unique_ptr<Simulation>>>> built;
     for (const ComparePane& spec : specs) built.emplace_back(spec, buildPaneSimulation(spec));
     return built;
   });
   message(RunnerMessage::Kind::Info,
-          "compare " + source->name +
-              ": building a pane per solver; the scene runs until they are ready");
+          "compare " + name + ": building the panes; what runs now runs until they are ready");
 }
 
 void Viewer::finishComparingScene() {
@@ -128,16 +137,16 @@ void Viewer::finishComparingScene() {
       panesBuilding_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
     return;
   auto results = panesBuilding_.get();
-  if (!panes_.empty() || sceneIdentity_ != sceneToCompareIdentity_) {
-    message(RunnerMessage::Kind::Info, "compare: not started, another scene was opened meanwhile");
+  if (whatRuns() != requestedFor_) {
+    message(RunnerMessage::Kind::Info,
+            "compare " + panesBuildingName_ +
+                ": not started, what runs was replaced while the panes were built");
     return;
   }
   // A solver that cannot take this cloth (mls-isometry on a curved mesh without a flattening) is
   // left out, saying why; the others are compared.
   std::vector<BuiltPane> built;
-  std::string name;
   for (auto& [spec, simulation] : results) {
-    name = spec.scene;
     if (simulation)
       built.push_back({spec, std::move(*simulation)});
     else
@@ -145,10 +154,10 @@ void Viewer::finishComparingScene() {
   }
   if (built.size() < 2) {
     message(RunnerMessage::Kind::Error,
-            "compare: this scene runs in fewer than two of the solvers");
+            "compare " + panesBuildingName_ + ": it runs in fewer than two of the solvers");
     return;
   }
-  installPanes(std::move(built), name);
+  installPanes(std::move(built), panesBuildingName_);
 }
 
 std::optional<std::string> Viewer::rebuildPane(int index, const ComparePane& spec) {
@@ -398,7 +407,18 @@ void Viewer::drawCompareSection() {
   if (ImGui::Button("Restart comparison")) {
     std::vector<ComparePane> specs;
     for (const Pane& pane : panes_) specs.push_back(pane.spec);
-    if (auto e = startCompare(specs, compareName_)) message(RunnerMessage::Kind::Error, "compare: " + *e);
+    // The current scene's comparison may hold a large cloth: built while the panes run on.
+    const bool ownScene =
+        std::any_of(specs.begin(), specs.end(), [](const ComparePane& p) { return p.source; });
+    if (!ownScene) {
+      if (auto e = startCompare(specs, compareName_))
+        message(RunnerMessage::Kind::Error, "compare: " + *e);
+    } else if (panesBuilding_.valid()) {
+      message(RunnerMessage::Kind::Error, "compare: the panes are still being built");
+    } else {
+      requestedFor_ = whatRuns();
+      buildPanesInBackground(std::move(specs), compareName_);
+    }
   }
   layout("compare_start");
   ImGui::SameLine();

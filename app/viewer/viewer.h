@@ -131,10 +131,14 @@ class Viewer {
   void installPanes(std::vector<BuiltPane> built, const std::string& name);
   // "this scene, all solvers": asks the simulation thread for the current scene as it stands
   // (cloth, pins, obstacles, parameters); frame() hands it to startComparingScene when it
-  // arrives, which builds the panes on a thread; finishComparingScene starts them once built,
-  // leaving out the solvers that cannot run the cloth.
+  // arrives, which builds the panes on a thread (buildPanesInBackground, also used to restart
+  // such a comparison); finishComparingScene starts them once built, leaving out the solvers
+  // that cannot run the cloth, unless another scene was opened meanwhile.
   void compareThisScene();
   void startComparingScene(Scene scene);
+  void buildPanesInBackground(std::vector<ComparePane> specs, const std::string& name);
+  // Identifies what runs: the single scene's (a load or reset replaces it) or the comparison's.
+  const void* whatRuns() const;
   void finishComparingScene();
   void stopCompare();
   // Runs `simulation` alone in a new single runner (compare mode, if on, ends).
@@ -188,9 +192,11 @@ class Viewer {
   int comparePreset_ = 0;
   std::string compareName_;            // what the panes run: a preset's name or the scene's
   std::future<Scene> sceneToCompare_;  // see compareThisScene()
-  const void* sceneToCompareIdentity_ = nullptr;  // the scene it was asked for (sceneIdentity_)
   std::future<std::vector<std::pair<ComparePane, Result<std::unique_ptr<Simulation>>>>>
       panesBuilding_;
+  std::string panesBuildingName_;
+  // What ran when those panes were asked for (whatRuns()): they start only over it.
+  const void* requestedFor_ = nullptr;
   // A scene opened in compare mode, built on its own thread (openScene()), and what was opened.
   std::future<Result<std::unique_ptr<Simulation>>> openedInCompare_;
   std::string openedInComparePath_;

@@ -220,6 +220,17 @@ started = [e for e in log if e['event'] == 'compare_start']
 panes = {e['pane'] for e in log if e['event'] == 'pane' and e['scene'] == 'flag' and e['step'] > 0}
 print('started:', started[-1] if started else None, '; panes stepping the flag:', sorted(panes))
 sys.exit(0 if started and [p['solver'] for p in started[-1]['panes']] == ['conforming', 'impulse-nc', 'mls-isometry', 'xpbd'] and panes == {0, 1, 2, 3} else 1)"
+# Restarting that comparison builds its panes again on a thread, as the first time.
+read -r rx ry <<< "$(layout compare_start "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$rx" "$ry" sleep 0.3 click 1
+sleep 3
+check "compare this scene: Restart builds the four panes again" python3 -c "
+import json, sys
+log = [json.loads(l) for l in open('$LOG')]
+started = [e for e in log if e['event'] == 'compare_start']
+building = [e for e in log if e['event'] == 'info' and 'building the panes' in e['message']]
+print('comparisons started:', len(started), '; built in the background:', len(building))
+sys.exit(0 if len(started) == 2 and len(building) == 2 and len(started[-1]['panes']) == 4 else 1)"
 stop_app
 
 # ---- a curved cloth in all solvers: mls-isometry cannot take it and is left out, saying why ------
