@@ -284,7 +284,8 @@ int main(int argc, char** argv) {
 
   auto* run = app.add_subcommand("run", "Run a scene headless");
   RunOptions options;
-  run->add_option("scene", options.scene, "Built-in scene name or scene .json path")->required();
+  run->add_option("scene", options.scene, "Built-in scene name, scene .json or cloth .obj")
+      ->required();
   run->add_option("--solver", options.solver, "Solver id");
   run->add_option("--steps", options.steps, "Number of steps (default: 1 s of simulated time)");
   run->add_option("--dt", options.dt, "Time step [s]");
@@ -303,14 +304,19 @@ int main(int argc, char** argv) {
   std::vector<std::string> benchScenes;
   int benchSteps = 300;
   std::string benchJson;
-  bench->add_option("scenes", benchScenes, "Scenes (default: hanging tablecloth sphere-drop)");
+  bench->add_option(
+      "scenes", benchScenes,
+      "Built-in scenes, scene .json or cloth .obj files (default: hanging tablecloth sphere-drop)");
   bench->add_option("--steps", benchSteps, "Steps per scene and back end (default 300)");
   bench->add_option("--json", benchJson, "Write the results as JSON");
 
   auto* compare = app.add_subcommand("compare", "Run one scene with several solvers and line up locking metrics");
   CompareOptions compareOptions;
   compareOptions.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  compare->add_option("scene", compareOptions.scene, "Built-in scene, scene .json, or a compare preset")->required();
+  compare
+      ->add_option("scene", compareOptions.scene,
+                   "Built-in scene, scene .json, cloth .obj, or a compare preset")
+      ->required();
   compare->add_option("--solvers", compareOptions.solvers,
                       "Comma-separated solver ids; ID@SCENE runs another scene (mesh variant)");
   compare->add_option("--steps", compareOptions.steps, "Steps per solver (default: 2 s of simulated time)");
