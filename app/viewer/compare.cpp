@@ -77,6 +77,7 @@ void Viewer::installPanes(std::vector<BuiltPane> built, const std::string& name)
   for (BuiltPane& b : built)
     panes.push_back(wrapPane(b.spec, std::move(b.simulation), paused, pace));
   panes_ = std::move(panes);
+  ++runnersStarted_;
   pace_ = std::move(pace);
   single_.reset();  // one set of threads at a time
   activePane_ = 0;
@@ -93,10 +94,8 @@ void Viewer::installPanes(std::vector<BuiltPane> built, const std::string& name)
           "compare " + name + ": " + std::to_string(panes_.size()) + " panes");
 }
 
-const void* Viewer::whatRuns() const {
-  if (!panes_.empty()) return panes_[0].runner.get();
-  const auto snapshot = single_ ? single_->snapshot() : nullptr;
-  return snapshot ? snapshot->triangles.get() : nullptr;
+std::pair<long, long> Viewer::whatRuns() const {
+  return {runnersStarted_, panes_.empty() && single_ ? single_->loadsSwappedIn() : 0};
 }
 
 void Viewer::compareThisScene() {
@@ -205,6 +204,7 @@ void Viewer::runSingle(std::unique_ptr<Simulation> simulation) {
   panes_.clear();
   pace_.reset();
   single_ = std::make_unique<SimRunner>(std::move(simulation), paused);
+  ++runnersStarted_;
   single_->setSpeed(speed_);
   single_->setOverlay(render_.overlay);
   single_->setContacts(render_.contacts);

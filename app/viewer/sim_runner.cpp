@@ -321,6 +321,7 @@ void SimRunner::run() {
       report(RunnerMessage::Kind::Info, loadedMessage(*loaded));
       reportWarnings(*loaded);
       swapIn(std::move(loaded));
+      ++loadsSwappedIn_;
     }
     auto publishNow = [&] {
       publish(*simulation_);

@@ -145,6 +145,8 @@ class SimRunner {
   // Simulated seconds per wall second over the last ~0.5 s of running (0 while paused).
   double realTimeFactor() const { return realTimeFactor_; }
   long editsApplied() const { return editsApplied_; }
+  // Loads swapped in so far (load(); not reset() or switchSolver(), which keep the scene).
+  long loadsSwappedIn() const { return loadsSwappedIn_; }
 
  private:
   void run();
@@ -185,6 +187,7 @@ class SimRunner {
   std::atomic<bool> contacts_{false};
   std::atomic<double> realTimeFactor_{0.0};
   std::atomic<long> editsApplied_{0};
+  std::atomic<long> loadsSwappedIn_{0};
   const std::shared_ptr<PaceGroup> pace_;
   int paceMember_ = -1;
   std::thread thread_;

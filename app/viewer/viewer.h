@@ -137,8 +137,9 @@ class Viewer {
   void compareThisScene();
   void startComparingScene(Scene scene);
   void buildPanesInBackground(std::vector<ComparePane> specs, const std::string& name);
-  // Identifies what runs: the single scene's (a load or reset replaces it) or the comparison's.
-  const void* whatRuns() const;
+  // Identifies what runs: the runners (a comparison started or left) and the single runner's
+  // loads. A reset or a solver switch keeps the scene, and so it.
+  std::pair<long, long> whatRuns() const;
   void finishComparingScene();
   void stopCompare();
   // Runs `simulation` alone in a new single runner (compare mode, if on, ends).
@@ -196,7 +197,8 @@ class Viewer {
       panesBuilding_;
   std::string panesBuildingName_;
   // What ran when those panes were asked for (whatRuns()): they start only over it.
-  const void* requestedFor_ = nullptr;
+  std::pair<long, long> requestedFor_{0, 0};
+  long runnersStarted_ = 0;  // single runners and sets of panes started (installPanes, runSingle)
   // A scene opened in compare mode, built on its own thread (openScene()), and what was opened.
   std::future<Result<std::unique_ptr<Simulation>>> openedInCompare_;
   std::string openedInComparePath_;
