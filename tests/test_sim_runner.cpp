@@ -250,16 +250,25 @@ TEST(SimRunner, ComparePanesMessagesAreMergedByText) {
   EXPECT_EQ(single[1].kind, Kind::Warning);
 }
 
+// Loads are counted (the viewer drops a comparison built for a scene replaced meanwhile); a
+// solver switch and a reset keep the scene and are not.
 TEST(SimRunner, LoadSwapsInTheNewSceneAndSolverSwitchKeepsPins) {
   auto runner = startRunner(smallScene(), false);
+  EXPECT_EQ(runner->loadsSwappedIn(), 0);
   runner->load("hanging");
   ASSERT_TRUE(waitFor([&] { return runner->snapshot()->vertexCount() > 81; }));
+  EXPECT_EQ(runner->loadsSwappedIn(), 1);
   const int vertices = runner->snapshot()->vertexCount();
   const auto pins = runner->snapshot()->pinVertices;
   runner->switchSolver("conforming");
   ASSERT_TRUE(waitFor([&] { return runner->snapshot()->solverId == "conforming"; }));
   EXPECT_EQ(runner->snapshot()->vertexCount(), vertices);
   EXPECT_EQ(runner->snapshot()->pinVertices, pins);
+  ASSERT_TRUE(waitFor([&] { return runner->snapshot()->step > 5; }));
+  const long step = runner->snapshot()->step;
+  runner->reset();
+  ASSERT_TRUE(waitFor([&] { return runner->snapshot()->step < step; }));
+  EXPECT_EQ(runner->loadsSwappedIn(), 1);
 }
 
 TEST(SimRunner, DivergenceIsCaughtPausedAndNeverPublished) {
