@@ -87,6 +87,10 @@ check "a sub-stepped step advances dt" grep -q '"t":0.004' "$work/substeps.jsonl
 check "adaptive sub-steps are reported" grep -q '"adaptive_retries":' "$work/adaptive.jsonl"
 "$cli" run hanging --steps 3 >"$work/summary" 2>&1
 check "run prints a one-line summary" grep -q "hanging: impulse-nc, 3 steps" "$work/summary"
+check "a run within the tolerance adds no note" test "$(grep -c 'note:' "$work/summary")" = 0
+# Steps too long for the tolerance: the run says how many, and what would hold it.
+check "steps above the tolerance are noted with --max-substeps" expect_exit 0 \
+  "note: 3 of 3 steps ended above the solver's tolerance; --max-substeps N" -- run hanging --steps 3 --dt 0.05
 
 # bad input: message naming the problem, exit 2, nothing written
 check "missing scene file" expect_exit 2 "missing.json: file not found" -- run "$work/missing.json" --out "$work/none1" --stats "$work/none1.jsonl"

@@ -263,6 +263,15 @@ int commandRun(const RunOptions& options) {
     std::cerr << "clothlab-cli: diverged at " << *failure << "\n";
     return kExitDiverged;
   }
+  if (unconverged > 0 && !options.quiet) {
+    const SimParams& sim = simulation.sim();
+    std::fprintf(
+        stderr, "clothlab-cli: note: %ld of %ld steps ended above the solver's tolerance; %s\n",
+        unconverged, simulation.stepCount(),
+        sim.maxSubsteps > sim.substeps ? "a smaller --dt (or a larger --max-substeps) would hold it"
+                                       : "--max-substeps N takes such a step again in up to N "
+                                         "sub-steps (or give a smaller --dt)");
+  }
   return kExitOk;
 }
 
