@@ -69,12 +69,26 @@ const std::vector<std::string>& pinPresetNames() {
 
 namespace {
 
+// "AT: expected WHAT, got VALUE", the value quoted briefly (describeJson).
+std::string expected(const std::string& at, const std::string& what, const json& got) {
+  return at + ": expected " + what + ", got " + describeJson(got);
+}
+
+// The "type" of an object that names its kind: a message naming what is wrong when `o` is not an
+// object, has no "type", or its "type" is not a string (`kinds`: what it may be, for the message).
+Result<std::string> typeOf(const json& o, const std::string& at, const std::string& kinds) {
+  if (!o.is_object()) return Error{expected(at, "an object with a \"type\" (" + kinds + ")", o)};
+  if (!o.contains("type")) return Error{at + ".type: missing (" + kinds + ")"};
+  if (!o["type"].is_string()) return Error{expected(at + ".type", kinds, o["type"])};
+  return o["type"].get<std::string>();
+}
+
 std::optional<std::string> readVec3(const json& value, const std::string& at, Vec3& out) {
   if (!value.is_array() || value.size() != 3)
     return at + ": expected an array of 3 numbers, got " + describeJson(value);
   for (int d = 0; d < 3; ++d) {
     if (!value[d].is_number())
-      return at + ": expected an array of 3 numbers, got " + describeJson(value);
+      return expected(at + "[" + std::to_string(d) + "]", "a number", value[d]);
     out[d] = value[d].get<double>();
     if (!std::isfinite(out[d])) return at + ": non-finite value";
   }
@@ -137,7 +151,7 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
   const bool hasGenerator = cloth.contains("generator"), hasObj = cloth.contains("obj");
   if (hasGenerator == hasObj) return where + ": give exactly one of \"generator\" or \"obj\"";
   if (hasObj) {
-    if (!cloth["obj"].is_string()) return where + ".obj: expected a path string";
+    if (!cloth["obj"].is_string()) return expected(where + ".obj", "a path string", cloth["obj"]);
     std::filesystem::path path = cloth["obj"].get<std::string>();
     if (path.is_relative() && !baseDir.empty()) path = std::filesystem::path(baseDir) / path;
     source.kind = ClothSource::Kind::Obj;
@@ -145,9 +159,9 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
   } else {
     const json& g = cloth["generator"];
     const std::string at = where + ".generator";
-    if (!g.is_object() || !g.contains("type") || !g["type"].is_string())
-      return at + ".type: expected one of grid, irregular-rectangle, irregular-disk, cylinder";
-    const std::string type = g["type"];
+    auto typed = typeOf(g, at, "grid, irregular-rectangle, irregular-disk or cylinder");
+    if (!typed) return typed.error();
+    const std::string type = *typed;
     if (type == "grid") {
       source.kind = ClothSource::Kind::Grid;
       if (auto e = checkKeys(g, at, {"type", "width", "height", "columns", "rows", "diagonal", "seed"}))
@@ -173,7 +187,7 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
     if (auto e = readInt(g, "rows", at, source.rows, 2, 2000)) return e;
     if (auto e = readInt(g, "triangles", at, source.triangles, 2, 2000000)) return e;
     if (g.contains("diagonal")) {  // grid and cylinder (checkKeys refused it elsewhere)
-      if (!g["diagonal"].is_string()) return at + ".diagonal: expected a string";
+      if (!g["diagonal"].is_string()) return expected(at + ".diagonal", "a string", g["diagonal"]);
       auto pattern = parseDiagonalPattern(g["diagonal"]);
       if (!pattern) return at + ".diagonal: " + pattern.error();
       source.diagonal = *pattern;
@@ -208,7 +222,7 @@ std::optional<std::string> parseMeshObstacle(const json& o, const std::string& a
   TriangleMesh mesh;
   if (o.contains("obj") == o.contains("generator")) return at + ": give exactly one of \"obj\" or \"generator\"";
   if (o.contains("obj")) {
-    if (!o["obj"].is_string()) return at + ".obj: expected a path string";
+    if (!o["obj"].is_string()) return expected(at + ".obj", "a path string", o["obj"]);
     std::filesystem::path path = o["obj"].get<std::string>();
     if (path.is_relative() && !baseDir.empty()) path = std::filesystem::path(baseDir) / path;
     auto loaded = loadObj(path.lexically_normal().string());
@@ -219,8 +233,10 @@ std::optional<std::string> parseMeshObstacle(const json& o, const std::string& a
   } else {
     const json& g = o["generator"];
     const std::string gat = at + ".generator";
-    if (!g.is_object() || !g.contains("type") || g["type"] != "torus")
-      return gat + ".type: expected \"torus\" (the generated obstacle shape)";
+    auto typed = typeOf(g, gat, "\"torus\", the generated obstacle shape");
+    if (!typed) return typed.error();
+    if (*typed != "torus")
+      return gat + ".type: unknown shape '" + *typed + "' (expected \"torus\")";
     if (auto e = checkKeys(g, gat, {"type", "major_radius", "minor_radius", "segments", "rings"})) return e;
     double major = 0.3, minor = 0.1;
     int segments = 48, rings = 24;
@@ -239,7 +255,7 @@ std::optional<std::string> parseMeshObstacle(const json& o, const std::string& a
 }
 
 std::optional<std::string> parsePins(const json& pins, const std::string& where, Scene& scene) {
-  if (!pins.is_array()) return where + ": expected an array";
+  if (!pins.is_array()) return expected(where, "an array", pins);
   for (size_t i = 0; i < pins.size(); ++i) {
     const json& p = pins[i];
     const std::string at = where + "[" + std::to_string(i) + "]";
@@ -255,7 +271,7 @@ std::optional<std::string> parsePins(const json& pins, const std::string& where,
       if (auto e = readVec3(p["near"], at + ".near", pin.point)) return e;
     } else {
       pin.kind = PinSpec::Kind::Preset;
-      if (!p["preset"].is_string()) return at + ".preset: expected a string";
+      if (!p["preset"].is_string()) return expected(at + ".preset", "a string", p["preset"]);
       pin.preset = p["preset"];
       const auto& names = pinPresetNames();
       if (std::find(names.begin(), names.end(), pin.preset) == names.end())
@@ -272,7 +288,7 @@ std::optional<std::string> parsePins(const json& pins, const std::string& where,
       pin.target = target;
     }
     if (p.contains("ramp")) {
-      if (!p["ramp"].is_number()) return at + ".ramp: expected a number of seconds";
+      if (!p["ramp"].is_number()) return expected(at + ".ramp", "a number of seconds", p["ramp"]);
       pin.ramp = p["ramp"].get<double>();
       if (!(pin.ramp >= 0) || !std::isfinite(pin.ramp)) return at + ".ramp: must be a non-negative number of seconds";
     }
@@ -283,15 +299,15 @@ std::optional<std::string> parsePins(const json& pins, const std::string& where,
 
 std::optional<std::string> parseObstacles(const json& list, const std::string& where, const std::string& baseDir,
                                           Scene& scene) {
-  if (!list.is_array()) return where + ": expected an array";
+  if (!list.is_array()) return expected(where, "an array", list);
   for (size_t i = 0; i < list.size(); ++i) {
     const json& o = list[i];
     const std::string at = where + "[" + std::to_string(i) + "]";
-    if (!o.is_object() || !o.contains("type") || !o["type"].is_string())
-      return at + ".type: expected one of plane, sphere, box, mesh";
+    auto typed = typeOf(o, at, "plane, sphere, box or mesh");
+    if (!typed) return typed.error();
     Obstacle obstacle;
     obstacle.friction = scene.sim.friction;
-    const std::string type = o["type"];
+    const std::string type = *typed;
     if (type == "plane") {
       obstacle.type = Obstacle::Type::Plane;
       if (auto e = checkKeys(o, at, {"type", "point", "normal", "friction", "velocity", "move_until"})) return e;
@@ -332,7 +348,7 @@ std::optional<std::string> parseObstacles(const json& list, const std::string& w
 }
 
 std::optional<std::string> parsePointMasses(const json& list, const std::string& where, Scene& scene) {
-  if (!list.is_array()) return where + ": expected an array";
+  if (!list.is_array()) return expected(where, "an array", list);
   for (size_t i = 0; i < list.size(); ++i) {
     const json& p = list[i];
     const std::string at = where + "[" + std::to_string(i) + "]";
@@ -365,11 +381,12 @@ Result<Scene> parseScene(const json& root, const std::string& source, const std:
   auto fail = [&](const std::string& message) { return Error{message}; };
   const std::string at = source + ": ";
   if (root.contains("name")) {
-    if (!root["name"].is_string()) return fail(at + "name: expected a string");
+    if (!root["name"].is_string()) return fail(expected(at + "name", "a string", root["name"]));
     scene.name = root["name"];
   }
   if (root.contains("description")) {
-    if (!root["description"].is_string()) return fail(at + "description: expected a string");
+    if (!root["description"].is_string())
+      return fail(expected(at + "description", "a string", root["description"]));
     scene.description = root["description"];
   }
   if (!root.contains("cloth")) return fail(at + "cloth: missing (a generator or an OBJ path)");
@@ -391,9 +408,11 @@ Result<Scene> parseScene(const json& root, const std::string& source, const std:
     if (auto e = parsePointMasses(root["point_masses"], at + "point_masses", scene)) return fail(*e);
   if (root.contains("solver")) {
     const json& solver = root["solver"];
-    if (!solver.is_object()) return fail(at + "solver: expected an object with an \"id\"");
+    if (!solver.is_object())
+      return fail(expected(at + "solver", "an object with an \"id\"", solver));
     if (solver.contains("id")) {
-      if (!solver["id"].is_string()) return fail(at + "solver.id: expected a string");
+      if (!solver["id"].is_string())
+        return fail(expected(at + "solver.id", "a string", solver["id"]));
       scene.solverId = solver["id"];
     }
     scene.solverParams = solver;

@@ -216,10 +216,31 @@ TEST(Scene, WrongKindsOfValuesAreQuotedBriefly) {
   j["simulation"] = {{"gravity", {0, "down", 0}}};
   scene = parseScene(j, "s.json", "");
   ASSERT_FALSE(scene.ok());
-  EXPECT_NE(
-      scene.error().find("simulation.gravity: expected an array of 3 numbers, got [0,\"down\",0]"),
-      std::string::npos)
-      << scene.error();
+  EXPECT_EQ(scene.error(), "s.json: simulation.gravity[1]: expected a number, got \"down\"");
+  // Each "expected" names what was given instead, and where: the element of a vector, the list
+  // entry that is not an object, the type that is missing.
+  const std::vector<std::pair<std::string, json>> cases = {
+      {"s.json: obstacles[0]: expected an object with a \"type\" (plane, sphere, box or mesh), got "
+       "true",
+       {{"obstacles", {true}}}},
+      {"s.json: obstacles[0].type: missing (plane, sphere, box or mesh)",
+       {{"obstacles", {{{"center", {0, 0, 0}}}}}}},
+      {"s.json: obstacles[0].center[1]: expected a number, got {}",
+       {{"obstacles", {{{"type", "sphere"}, {"center", {0, json::object(), 0}}}}}}},
+      {"s.json: pins[0].preset: expected a string, got []",
+       {{"pins", {{{"preset", json::array()}}}}}},
+      {"s.json: cloth.generator.type: expected grid, irregular-rectangle, irregular-disk or "
+       "cylinder, got 3",
+       {{"cloth", {{"generator", {{"type", 3}}}}}}},
+      {"s.json: description: expected a string, got 0.5", {{"description", 0.5}}},
+      {"s.json: point_masses: expected an array, got \"heavy\"", {{"point_masses", "heavy"}}}};
+  for (const auto& [message, change] : cases) {
+    j = minimal();
+    j.update(change);
+    scene = parseScene(j, "s.json", "");
+    ASSERT_FALSE(scene.ok()) << change.dump();
+    EXPECT_EQ(scene.error(), message);
+  }
   j = minimal();
   j["solver"] = {{"id", "xpbd"}, {"iterations", std::string(500, 'x')}};
   scene = parseScene(j, "s.json", "");
