@@ -46,11 +46,19 @@ const ParamInfo<Params>* findParam(const ParamTable<Params>& table, const std::s
   return nullptr;
 }
 
+// A number in a message: whole ones as integers (100, not 100.0; 2147483647, not 2.1e+09),
+// others as JSON writes them (shortest exact), NaN and infinities as nan and inf (JSON: null).
+inline std::string numberText(double v) {
+  if (!std::isfinite(v)) return formatG(v);
+  if (std::abs(v) < 1e15 && v == std::floor(v)) return std::to_string(static_cast<long long>(v));
+  return nlohmann::json(v).dump();
+}
+
 // "AT: SHOWN is outside the valid range [min, max] unit".
 inline std::string outsideRange(const std::string& at, const std::string& shown, double min,
                                 double max, const std::string& unit = "") {
-  return at + ": " + shown + " is outside the valid range [" + nlohmann::json(min).dump() + ", " +
-         nlohmann::json(max).dump() + "]" + (unit.empty() ? "" : " " + unit);
+  return at + ": " + shown + " is outside the valid range [" + numberText(min) + ", " +
+         numberText(max) + "]" + (unit.empty() ? "" : " " + unit);
 }
 
 // Checks ranges and choices. Returns the first problem, naming `where` + key.
@@ -61,9 +69,7 @@ std::optional<std::string> validateParams(const ParamTable<Params>& table, const
     const std::string at = where + "." + info.key;
     auto range = [&](double v) -> std::optional<std::string> {
       if (!(v >= info.min && v <= info.max))  // also catches NaN
-        // JSON writes NaN and infinities as null; name them.
-        return outsideRange(at, std::isfinite(v) ? nlohmann::json(v).dump() : formatG(v), info.min,
-                            info.max, info.unit);
+        return outsideRange(at, numberText(v), info.min, info.max, info.unit);
       return std::nullopt;
     };
     if (auto member = std::get_if<double Params::*>(&info.field)) {
@@ -89,7 +95,7 @@ template <class Params>
 std::optional<std::string> readParams(const nlohmann::json& object, const ParamTable<Params>& table,
                                       Params& params, const std::string& where,
                                       const std::vector<std::string>& ignoredKeys = {}) {
-  if (!object.is_object()) return where + ": expected an object";
+  if (!object.is_object()) return where + ": expected an object, got " + describeJson(object);
   for (const auto& [key, value] : object.items()) {
     if (std::find(ignoredKeys.begin(), ignoredKeys.end(), key) != ignoredKeys.end()) continue;
     const ParamInfo<Params>* info = findParam(table, key);
@@ -101,7 +107,7 @@ std::optional<std::string> readParams(const nlohmann::json& object, const ParamT
     }
     const std::string at = where + "." + key;
     if (auto member = std::get_if<double Params::*>(&info->field)) {
-      if (!value.is_number()) return at + ": expected a number, got " + value.type_name();
+      if (!value.is_number()) return at + ": expected a number, got " + describeJson(value);
       params.*(*member) = value.template get<double>();
     } else if (auto member = std::get_if<int Params::*>(&info->field)) {
       if (!value.is_number_integer())
