@@ -32,4 +32,11 @@ inline std::string describeJson(const nlohmann::json& value) {
                           : "an object with " + count + " key" + plural;
 }
 
+// "AT: expected WHAT, got VALUE", the value quoted briefly (describeJson): what the readers of
+// scene files and parameters say of a value of the wrong kind.
+inline std::string expectedButGot(const std::string& at, const std::string& what,
+                                  const nlohmann::json& got) {
+  return at + ": expected " + what + ", got " + describeJson(got);
+}
+
 }  // namespace clothlab

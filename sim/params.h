@@ -95,7 +95,7 @@ template <class Params>
 std::optional<std::string> readParams(const nlohmann::json& object, const ParamTable<Params>& table,
                                       Params& params, const std::string& where,
                                       const std::vector<std::string>& ignoredKeys = {}) {
-  if (!object.is_object()) return where + ": expected an object, got " + describeJson(object);
+  if (!object.is_object()) return expectedButGot(where, "an object", object);
   for (const auto& [key, value] : object.items()) {
     if (std::find(ignoredKeys.begin(), ignoredKeys.end(), key) != ignoredKeys.end()) continue;
     const ParamInfo<Params>* info = findParam(table, key);
@@ -107,21 +107,20 @@ std::optional<std::string> readParams(const nlohmann::json& object, const ParamT
     }
     const std::string at = where + "." + key;
     if (auto member = std::get_if<double Params::*>(&info->field)) {
-      if (!value.is_number()) return at + ": expected a number, got " + describeJson(value);
+      if (!value.is_number()) return expectedButGot(at, "a number", value);
       params.*(*member) = value.template get<double>();
     } else if (auto member = std::get_if<int Params::*>(&info->field)) {
-      if (!value.is_number_integer())
-        return at + ": expected an integer, got " + describeJson(value);
+      if (!value.is_number_integer()) return expectedButGot(at, "an integer", value);
       // Checked before the narrowing to int: 4294967297 wrapped to 1 and passed.
       const double wide = value.template get<double>();
       if (!(wide >= info->min && wide <= info->max))
         return outsideRange(at, value.dump(), info->min, info->max, info->unit);
       params.*(*member) = value.template get<int>();
     } else if (auto member = std::get_if<bool Params::*>(&info->field)) {
-      if (!value.is_boolean()) return at + ": expected true or false, got " + describeJson(value);
+      if (!value.is_boolean()) return expectedButGot(at, "true or false", value);
       params.*(*member) = value.template get<bool>();
     } else if (auto member = std::get_if<std::string Params::*>(&info->field)) {
-      if (!value.is_string()) return at + ": expected a string, got " + describeJson(value);
+      if (!value.is_string()) return expectedButGot(at, "a string", value);
       params.*(*member) = value.template get<std::string>();
     }
   }

@@ -69,26 +69,22 @@ const std::vector<std::string>& pinPresetNames() {
 
 namespace {
 
-// "AT: expected WHAT, got VALUE", the value quoted briefly (describeJson).
-std::string expected(const std::string& at, const std::string& what, const json& got) {
-  return at + ": expected " + what + ", got " + describeJson(got);
-}
-
 // The "type" of an object that names its kind: a message naming what is wrong when `o` is not an
 // object, has no "type", or its "type" is not a string (`kinds`: what it may be, for the message).
 Result<std::string> typeOf(const json& o, const std::string& at, const std::string& kinds) {
-  if (!o.is_object()) return Error{expected(at, "an object with a \"type\" (" + kinds + ")", o)};
+  if (!o.is_object())
+    return Error{expectedButGot(at, "an object with a \"type\" (" + kinds + ")", o)};
   if (!o.contains("type")) return Error{at + ".type: missing (" + kinds + ")"};
-  if (!o["type"].is_string()) return Error{expected(at + ".type", kinds, o["type"])};
+  if (!o["type"].is_string()) return Error{expectedButGot(at + ".type", kinds, o["type"])};
   return o["type"].get<std::string>();
 }
 
 std::optional<std::string> readVec3(const json& value, const std::string& at, Vec3& out) {
   if (!value.is_array() || value.size() != 3)
-    return at + ": expected an array of 3 numbers, got " + describeJson(value);
+    return expectedButGot(at, "an array of 3 numbers", value);
   for (int d = 0; d < 3; ++d) {
     if (!value[d].is_number())
-      return expected(at + "[" + std::to_string(d) + "]", "a number", value[d]);
+      return expectedButGot(at + "[" + std::to_string(d) + "]", "a number", value[d]);
     out[d] = value[d].get<double>();
     if (!std::isfinite(out[d])) return at + ": non-finite value";
   }
@@ -101,7 +97,7 @@ std::optional<std::string> readNumber(const json& object, const std::string& key
   if (!object.contains(key)) return std::nullopt;
   const json& v = object[key];
   const std::string at = where + "." + key;
-  if (!v.is_number()) return at + ": expected a number, got " + describeJson(v);
+  if (!v.is_number()) return expectedButGot(at, "a number", v);
   out = v.get<double>();
   if (!(out >= min && out <= max)) return outsideRange(at, v.dump(), min, max);
   return std::nullopt;
@@ -112,7 +108,7 @@ std::optional<std::string> readInt(const json& object, const std::string& key,
   if (!object.contains(key)) return std::nullopt;
   const json& v = object[key];
   const std::string at = where + "." + key;
-  if (!v.is_number_integer()) return at + ": expected an integer, got " + describeJson(v);
+  if (!v.is_number_integer()) return expectedButGot(at, "an integer", v);
   const long long value = v.get<long long>();
   if (value < min || value > max)
     return at + ": " + v.dump() + " is outside the valid range [" + std::to_string(min) + ", " +
@@ -123,7 +119,7 @@ std::optional<std::string> readInt(const json& object, const std::string& key,
 
 std::optional<std::string> checkKeys(const json& object, const std::string& where,
                                      const std::vector<std::string>& known) {
-  if (!object.is_object()) return where + ": expected an object, got " + describeJson(object);
+  if (!object.is_object()) return expectedButGot(where, "an object", object);
   for (const auto& [key, value] : object.items())
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::string list;
@@ -151,7 +147,8 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
   const bool hasGenerator = cloth.contains("generator"), hasObj = cloth.contains("obj");
   if (hasGenerator == hasObj) return where + ": give exactly one of \"generator\" or \"obj\"";
   if (hasObj) {
-    if (!cloth["obj"].is_string()) return expected(where + ".obj", "a path string", cloth["obj"]);
+    if (!cloth["obj"].is_string())
+      return expectedButGot(where + ".obj", "a path string", cloth["obj"]);
     std::filesystem::path path = cloth["obj"].get<std::string>();
     if (path.is_relative() && !baseDir.empty()) path = std::filesystem::path(baseDir) / path;
     source.kind = ClothSource::Kind::Obj;
@@ -187,7 +184,8 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
     if (auto e = readInt(g, "rows", at, source.rows, 2, 2000)) return e;
     if (auto e = readInt(g, "triangles", at, source.triangles, 2, 2000000)) return e;
     if (g.contains("diagonal")) {  // grid and cylinder (checkKeys refused it elsewhere)
-      if (!g["diagonal"].is_string()) return expected(at + ".diagonal", "a string", g["diagonal"]);
+      if (!g["diagonal"].is_string())
+        return expectedButGot(at + ".diagonal", "a string", g["diagonal"]);
       auto pattern = parseDiagonalPattern(g["diagonal"]);
       if (!pattern) return at + ".diagonal: " + pattern.error();
       source.diagonal = *pattern;
@@ -222,7 +220,7 @@ std::optional<std::string> parseMeshObstacle(const json& o, const std::string& a
   TriangleMesh mesh;
   if (o.contains("obj") == o.contains("generator")) return at + ": give exactly one of \"obj\" or \"generator\"";
   if (o.contains("obj")) {
-    if (!o["obj"].is_string()) return expected(at + ".obj", "a path string", o["obj"]);
+    if (!o["obj"].is_string()) return expectedButGot(at + ".obj", "a path string", o["obj"]);
     std::filesystem::path path = o["obj"].get<std::string>();
     if (path.is_relative() && !baseDir.empty()) path = std::filesystem::path(baseDir) / path;
     auto loaded = loadObj(path.lexically_normal().string());
@@ -255,7 +253,7 @@ std::optional<std::string> parseMeshObstacle(const json& o, const std::string& a
 }
 
 std::optional<std::string> parsePins(const json& pins, const std::string& where, Scene& scene) {
-  if (!pins.is_array()) return expected(where, "an array", pins);
+  if (!pins.is_array()) return expectedButGot(where, "an array", pins);
   for (size_t i = 0; i < pins.size(); ++i) {
     const json& p = pins[i];
     const std::string at = where + "[" + std::to_string(i) + "]";
@@ -271,7 +269,7 @@ std::optional<std::string> parsePins(const json& pins, const std::string& where,
       if (auto e = readVec3(p["near"], at + ".near", pin.point)) return e;
     } else {
       pin.kind = PinSpec::Kind::Preset;
-      if (!p["preset"].is_string()) return expected(at + ".preset", "a string", p["preset"]);
+      if (!p["preset"].is_string()) return expectedButGot(at + ".preset", "a string", p["preset"]);
       pin.preset = p["preset"];
       const auto& names = pinPresetNames();
       if (std::find(names.begin(), names.end(), pin.preset) == names.end())
@@ -288,7 +286,8 @@ std::optional<std::string> parsePins(const json& pins, const std::string& where,
       pin.target = target;
     }
     if (p.contains("ramp")) {
-      if (!p["ramp"].is_number()) return expected(at + ".ramp", "a number of seconds", p["ramp"]);
+      if (!p["ramp"].is_number())
+        return expectedButGot(at + ".ramp", "a number of seconds", p["ramp"]);
       pin.ramp = p["ramp"].get<double>();
       if (!(pin.ramp >= 0) || !std::isfinite(pin.ramp)) return at + ".ramp: must be a non-negative number of seconds";
     }
@@ -299,7 +298,7 @@ std::optional<std::string> parsePins(const json& pins, const std::string& where,
 
 std::optional<std::string> parseObstacles(const json& list, const std::string& where, const std::string& baseDir,
                                           Scene& scene) {
-  if (!list.is_array()) return expected(where, "an array", list);
+  if (!list.is_array()) return expectedButGot(where, "an array", list);
   for (size_t i = 0; i < list.size(); ++i) {
     const json& o = list[i];
     const std::string at = where + "[" + std::to_string(i) + "]";
@@ -348,7 +347,7 @@ std::optional<std::string> parseObstacles(const json& list, const std::string& w
 }
 
 std::optional<std::string> parsePointMasses(const json& list, const std::string& where, Scene& scene) {
-  if (!list.is_array()) return expected(where, "an array", list);
+  if (!list.is_array()) return expectedButGot(where, "an array", list);
   for (size_t i = 0; i < list.size(); ++i) {
     const json& p = list[i];
     const std::string at = where + "[" + std::to_string(i) + "]";
@@ -381,12 +380,13 @@ Result<Scene> parseScene(const json& root, const std::string& source, const std:
   auto fail = [&](const std::string& message) { return Error{message}; };
   const std::string at = source + ": ";
   if (root.contains("name")) {
-    if (!root["name"].is_string()) return fail(expected(at + "name", "a string", root["name"]));
+    if (!root["name"].is_string())
+      return fail(expectedButGot(at + "name", "a string", root["name"]));
     scene.name = root["name"];
   }
   if (root.contains("description")) {
     if (!root["description"].is_string())
-      return fail(expected(at + "description", "a string", root["description"]));
+      return fail(expectedButGot(at + "description", "a string", root["description"]));
     scene.description = root["description"];
   }
   if (!root.contains("cloth")) return fail(at + "cloth: missing (a generator or an OBJ path)");
@@ -409,10 +409,10 @@ Result<Scene> parseScene(const json& root, const std::string& source, const std:
   if (root.contains("solver")) {
     const json& solver = root["solver"];
     if (!solver.is_object())
-      return fail(expected(at + "solver", "an object with an \"id\"", solver));
+      return fail(expectedButGot(at + "solver", "an object with an \"id\"", solver));
     if (solver.contains("id")) {
       if (!solver["id"].is_string())
-        return fail(expected(at + "solver.id", "a string", solver["id"]));
+        return fail(expectedButGot(at + "solver.id", "a string", solver["id"]));
       scene.solverId = solver["id"];
     }
     scene.solverParams = solver;
