@@ -132,9 +132,7 @@ void Viewer::buildPanesInBackground(std::vector<ComparePane> specs, const std::s
 }
 
 void Viewer::finishComparingScene() {
-  if (!panesBuilding_.valid() ||
-      panesBuilding_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
-    return;
+  if (!finished(panesBuilding_)) return;
   auto results = panesBuilding_.get();
   if (whatRuns() != requestedFor_) {
     message(RunnerMessage::Kind::Info,
@@ -231,9 +229,7 @@ void Viewer::openScene(const std::string& argument) {
 }
 
 void Viewer::finishOpenInCompare() {
-  if (!openedInCompare_.valid() ||
-      openedInCompare_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
-    return;
+  if (!finished(openedInCompare_)) return;
   auto loaded = openedInCompare_.get();
   if (!loaded) {
     message(RunnerMessage::Kind::Error,

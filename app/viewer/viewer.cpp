@@ -234,8 +234,7 @@ void Viewer::frame(bool last) {
   } else {
     consumePanes();
   }
-  if (sceneToCompare_.valid() && sceneToCompare_.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
-    startComparingScene(sceneToCompare_.get());
+  if (finished(sceneToCompare_)) startComparingScene(sceneToCompare_.get());
   finishComparingScene();
   finishOpenInCompare();
   {

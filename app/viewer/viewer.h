@@ -2,6 +2,7 @@
 // The clothlab window: GLFW + OpenGL 3.3 core + Dear ImGui 1.86. The main thread handles events,
 // the panel and drawing; a SimRunner steps the simulation on its own thread. See README "Viewer".
 #include <array>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <future>
@@ -20,6 +21,14 @@
 #include "sim/locking_metrics.h"
 
 struct GLFWwindow;
+
+namespace clothlab {
+// Whether `work` (a load or a build on another thread) has a result to take now.
+template <class T>
+bool finished(const std::future<T>& work) {
+  return work.valid() && work.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+}  // namespace clothlab
 
 struct ImVec2;
 

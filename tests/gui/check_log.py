@@ -188,6 +188,20 @@ def compare_kept(log, name):
     return not stopped and len(steps) >= 2 and all(s[-1] > s[0] for s in steps.values())
 
 
+def compared(log, starts, solvers):
+    """`starts` comparisons were started (compare_start), the last with panes of `solvers`
+    (comma-separated), each of which then stepped."""
+    started = [i for i, e in enumerate(log) if e["event"] == "compare_start"]
+    if not started:
+        print("no comparison started")
+        return False
+    panes = [p["solver"] for p in log[started[-1]]["panes"]]
+    stepping = {e["pane"] for e in log[started[-1]:] if e["event"] == "pane" and e["step"] > 0}
+    print(f"comparisons started: {len(started)}; the last: {panes}, panes stepping: {sorted(stepping)}")
+    return (len(started) == starts and panes == solvers.split(",") and
+            stepping == set(range(len(panes))))
+
+
 def fps(log, minimum):
     values = [e["fps"] for e in log if e["event"] == "fps" and e["wall"] > 3.0]
     steps = [e for e in log if e["event"] == "snapshot"]
@@ -248,6 +262,8 @@ if __name__ == "__main__":
         ok = fps(log, float(sys.argv[3]))
     elif what == "compare_kept":
         ok = compare_kept(log, sys.argv[3])
+    elif what == "compared":
+        ok = compared(log, int(sys.argv[3]), sys.argv[4])
     elif what == "mirror":
         ok = mirror(log, sys.argv[3])
     else:
