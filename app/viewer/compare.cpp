@@ -140,6 +140,12 @@ void Viewer::finishComparingScene() {
                 ": not started, what runs was replaced while the panes were built");
     return;
   }
+  // A scene opened meanwhile and still loading would be lost with the single runner: it wins.
+  if (panes_.empty() && single_ && single_->loadProgress().active) {
+    message(RunnerMessage::Kind::Info, "compare " + panesBuildingName_ + ": not started, " +
+                                           single_->loadProgress().what + " is loading");
+    return;
+  }
   // A solver that cannot take this cloth (mls-isometry on a curved mesh without a flattening) is
   // left out, saying why; the others are compared.
   std::vector<BuiltPane> built;
