@@ -79,6 +79,9 @@ void Viewer::installPanes(std::vector<BuiltPane> built, const std::string& name)
   panes_ = std::move(panes);
   ++runnersStarted_;
   pace_ = std::move(pace);
+  if (single_ && single_->loadProgress().active)  // a preset picked while a scene loads
+    message(RunnerMessage::Kind::Info,
+            "the load of " + single_->loadProgress().what + " was given up for the comparison");
   single_.reset();  // one set of threads at a time
   activePane_ = 0;
   runner_ = panes_[0].runner.get();
@@ -397,7 +400,8 @@ void Viewer::drawCompareSection() {
   }
   layout("compare_preset");
   if (panes_.empty()) {
-    if (ImGui::Button("Compare")) startPreset(presets[comparePreset_]);
+    // "##start": the header above is also "Compare", and a shared ID let the header take the click.
+    if (ImGui::Button("Compare##start")) startPreset(presets[comparePreset_]);
     layout("compare_start");
     ImGui::SameLine();
     if (ImGui::Button("this scene, all solvers")) compareThisScene();

@@ -272,6 +272,15 @@ for _ in $(seq 100); do grep -q '"loaded disk' "$LOG" && break; sleep 0.2; done
 check "a load under way: the comparison is not started, saying why" \
   grep -q '"event":"info".*compare hanging: not started, .*disk.json is loading' "$LOG"
 check "a load under way: the opened scene runs" grep -q '"event":"info","message":"loaded disk' "$LOG"
+# The panel's Compare button starts the chosen preset. It shared its ImGui ID with the "Compare"
+# header above it, which took the click: the button did nothing.
+sleep 0.5
+read -r cx cy <<< "$(layout compare_start "$OUT/race.out")"
+xdotool mousemove --window "$WID" "$cx" "$cy" sleep 0.3 click 1
+for _ in $(seq 50); do grep -q '"event":"compare_start"' "$LOG" && break; sleep 0.2; done
+sleep 1.5
+check "the Compare button starts the preset" \
+  python3 "$HERE/check_log.py" compared "$LOG" 1 conforming,impulse-nc,mls-isometry
 stop_app
 
 # ---- compare mode: a drag in one pane drives the same material point in every pane -------------
