@@ -79,9 +79,14 @@ void Viewer::installPanes(std::vector<BuiltPane> built, const std::string& name)
   panes_ = std::move(panes);
   ++runnersStarted_;
   pace_ = std::move(pace);
-  if (single_ && single_->loadProgress().active)  // a preset picked while a scene loads
+  if (single_ && single_->loadProgress().active) {  // a preset picked while a scene loads
     message(RunnerMessage::Kind::Info,
             "the load of " + single_->loadProgress().what + " was given up for the comparison");
+    // Its loader cannot be stopped mid-build, and the runner's destructor waits for it: let it
+    // go on a thread, so that the window does not wait for the load.
+    retiredRunner_ =
+        std::async(std::launch::async, [old = std::move(single_)]() mutable { old.reset(); });
+  }
   single_.reset();  // one set of threads at a time
   activePane_ = 0;
   runner_ = panes_[0].runner.get();

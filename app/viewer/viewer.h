@@ -205,6 +205,7 @@ class Viewer {
   std::future<std::vector<std::pair<ComparePane, Result<std::unique_ptr<Simulation>>>>>
       panesBuilding_;
   std::string panesBuildingName_;
+  std::future<void> retiredRunner_;  // a single runner let go while it loads (installPanes)
   // What ran when those panes were asked for (whatRuns()): they start only over it.
   std::pair<long, long> requestedFor_{0, 0};
   long runnersStarted_ = 0;  // single runners and sets of panes started (installPanes, runSingle)
