@@ -110,9 +110,7 @@ std::optional<std::string> readInt(const json& object, const std::string& key,
   const std::string at = where + "." + key;
   if (!v.is_number_integer()) return expectedButGot(at, "an integer", v);
   const long long value = v.get<long long>();
-  if (value < min || value > max)
-    return at + ": " + v.dump() + " is outside the valid range [" + std::to_string(min) + ", " +
-           std::to_string(max) + "]";
+  if (value < min || value > max) return outsideRange(at, v.dump(), min, max);
   out = static_cast<int>(value);
   return std::nullopt;
 }

@@ -106,11 +106,14 @@ std::pair<long, long> Viewer::whatRuns() const {
   return {runnersStarted_, panes_.empty() && single_ ? single_->loadsSwappedIn() : 0};
 }
 
+bool Viewer::comparisonBeingBuilt() {
+  if (!sceneToCompare_.valid() && !panesBuilding_.valid()) return false;
+  message(RunnerMessage::Kind::Error, "compare: the panes are still being built");
+  return true;
+}
+
 void Viewer::compareThisScene() {
-  if (sceneToCompare_.valid() || panesBuilding_.valid()) {
-    message(RunnerMessage::Kind::Error, "compare: the panes are still being built");
-    return;
-  }
+  if (comparisonBeingBuilt()) return;
   auto promise = std::make_shared<std::promise<Scene>>();
   sceneToCompare_ = promise->get_future();
   requestedFor_ = whatRuns();
@@ -424,9 +427,7 @@ void Viewer::drawCompareSection() {
     if (!ownScene) {
       if (auto e = startCompare(specs, compareName_))
         message(RunnerMessage::Kind::Error, "compare: " + *e);
-    } else if (panesBuilding_.valid()) {
-      message(RunnerMessage::Kind::Error, "compare: the panes are still being built");
-    } else {
+    } else if (!comparisonBeingBuilt()) {
       requestedFor_ = whatRuns();
       buildPanesInBackground(std::move(specs), compareName_);
     }

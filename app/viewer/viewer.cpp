@@ -237,17 +237,7 @@ void Viewer::frame(bool last) {
   if (finished(sceneToCompare_)) startComparingScene(sceneToCompare_.get());
   finishComparingScene();
   finishOpenInCompare();
-  {
-    std::vector<std::string> saved;
-    {
-      std::lock_guard lock(savedMutex_);
-      saved.swap(savedScenes_);
-    }
-    for (const std::string& path : saved) {
-      addRecent(path);
-      message(RunnerMessage::Kind::Info, "saved the scene to " + path);
-    }
-  }
+  listSavedScenes();
   glfwGetWindowSize(window_, &winWidth_, &winHeight_);
   if (!panes_.empty()) layoutPanes();  // before a new scene's camera fit, which needs the pane shape
   consumeSnapshot();
@@ -712,6 +702,18 @@ void Viewer::saveScene(const std::string& path) {
       },
       true);
   message(RunnerMessage::Kind::Info, "saving the scene to " + path);
+}
+
+void Viewer::listSavedScenes() {
+  std::vector<std::string> saved;
+  {
+    std::lock_guard lock(savedMutex_);
+    saved.swap(savedScenes_);
+  }
+  for (const std::string& path : saved) {
+    addRecent(path);
+    message(RunnerMessage::Kind::Info, "saved the scene to " + path);
+  }
 }
 
 void Viewer::exportObj(const std::string& path) {

@@ -21,18 +21,15 @@
 #include "sim/locking_metrics.h"
 
 struct GLFWwindow;
+struct ImVec2;
 
 namespace clothlab {
+
 // Whether `work` (a load or a build on another thread) has a result to take now.
 template <class T>
 bool finished(const std::future<T>& work) {
   return work.valid() && work.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
-}  // namespace clothlab
-
-struct ImVec2;
-
-namespace clothlab {
 
 struct ViewerOptions {
   std::string scene = "hanging";  // built-in name, scene .json or cloth .obj
@@ -91,6 +88,7 @@ class Viewer {
   void saveScene(const std::string& path);
   void exportObj(const std::string& path);
   bool takeScreenshot(const std::string& path);  // false (and an error shown) if not written
+  void listSavedScenes();  // the scenes saveScene() has written, into the recent files
   void addRecent(const std::string& path);
   void setPin(int vertex, const Vec3& target, const std::string& why);
   void removePin(int vertex);
@@ -146,6 +144,8 @@ class Viewer {
   void compareThisScene();
   void startComparingScene(Scene scene);
   void buildPanesInBackground(std::vector<ComparePane> specs, const std::string& name);
+  // Whether a comparison is still being built, which refuses another (saying so).
+  bool comparisonBeingBuilt();
   // Identifies what runs: the runners (a comparison started or left) and the single runner's
   // loads. A reset or a solver switch keeps the scene, and so it.
   std::pair<long, long> whatRuns() const;
