@@ -3,11 +3,34 @@
 #include <algorithm>
 #include <vector>
 
+#include "sim/format.h"
+
 namespace clothlab {
 
 double cotangent(const Vec3& a, const Vec3& b) {
   const double sine = a.cross(b).norm();
   return a.dot(b) / std::max(sine, 1e-300);
+}
+
+std::string bendingOutweighsMass(const SparseMatrix& scaledBending, const Eigen::VectorXd& mass,
+                                 double bending, double h, const std::string& point) {
+  // Beyond about 1e12 the mass is lost in the rounding of the bending term's null space (the
+  // affine motions), and the sum is no longer positive definite in floating point.
+  constexpr double kLimit = 1e12;
+  double worst = 0;
+  int index = -1;
+  const int n = std::min(static_cast<int>(mass.size()), static_cast<int>(scaledBending.rows()));
+  for (int i = 0; i < n; ++i) {
+    if (!(mass[i] > 0)) continue;
+    const double ratio = scaledBending.coeff(i, i) / mass[i];
+    if (ratio > worst) worst = ratio, index = i;
+  }
+  if (!(worst > kLimit)) return "";
+  return "; the bending term outweighs the mass " + formatG(worst, 2) + " times at " + point + " " +
+         std::to_string(index) + " (bending " + formatG(bending) + " N m, time step " + formatG(h) +
+         " s, mass " + formatG(mass[index], 3) +
+         " kg), more than double precision can hold: lower the bending stiffness or the time step, "
+         "or make the cloth larger or denser";
 }
 
 SparseMatrix hingeBendingMatrix(const TriangleMesh& rest, const MeshTopology& topology) {
@@ -94,7 +117,8 @@ std::optional<std::string> ImplicitBending::velocities(const Eigen::VectorXd& ma
   if (key_[0] != bending || key_[1] != h || keyPins_ != pinList || keyMass_.size() != mass.size() ||
       keyMass_ != mass) {
     std::vector<Eigen::Triplet<double>> system, coupling;
-    const SparseMatrix full = SparseMatrix(mass.asDiagonal()) + (h * h * bending) * hinge_;
+    const SparseMatrix scaled = (h * h * bending) * hinge_;
+    const SparseMatrix full = SparseMatrix(mass.asDiagonal()) + scaled;
     for (int c = 0; c < full.outerSize(); ++c)
       for (SparseMatrix::InnerIterator it(full, c); it; ++it) {
         const int r = static_cast<int>(it.row());
@@ -112,7 +136,9 @@ std::optional<std::string> ImplicitBending::velocities(const Eigen::VectorXd& ma
     key_[0] = -1;  // invalid until the factorization succeeds
     if (auto e = solver_->analyze(system_)) return e;
     std::string message;
-    if (solver_->factorize(system_, &message) != SpdSolver::Status::Ok) return "bending system: " + message;
+    if (solver_->factorize(system_, &message) != SpdSolver::Status::Ok)
+      return "bending system: " + message +
+             bendingOutweighsMass(scaled, mass, bending, h, "vertex");
     key_[0] = bending;
     key_[1] = h;
     keyMass_ = mass;

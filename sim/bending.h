@@ -26,6 +26,14 @@ SparseMatrix crBendingMatrix(const TriangleMesh& rest, const MeshTopology& topol
 // cot of the angle between a and b.
 double cotangent(const Vec3& a, const Vec3& b);
 
+// Why M + h^2 k_b Q (scaledBending: h^2 k_b Q) may have failed to factorize: when some vertex's
+// bending term outweighs its mass by more than double precision holds (a cloth of microns, or
+// a bending stiffness far too large for the time step), a clause naming the point (`point`:
+// "vertex", "particle"), the ratio and what to change; empty otherwise. For a message only: it
+// runs after a failure.
+std::string bendingOutweighsMass(const SparseMatrix& scaledBending, const Eigen::VectorXd& mass,
+                                 double bending, double h, const std::string& point);
+
 }  // namespace clothlab
 
 namespace clothlab {

@@ -7,6 +7,7 @@
 #include <map>
 #include <system_error>
 
+#include "sim/bending.h"
 #include "sim/format.h"
 #include "sim/grab.h"  // kGrabPushFloor
 #include "sim/metrics.h"
@@ -962,7 +963,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       const double key[4] = {ctx.sim.bending, h, ctx.sim.density, ncDamping};
       const Eigen::VectorXd mass = ctx.sim.density * model_.areaShare + extraMass_;
       if (!s.bendingFactor || !std::equal(key, key + 4, s.bendingKey)) {
-        SparseMatrix system = (h * h * ctx.sim.bending) * model_.bending;
+        const SparseMatrix scaledBending = (h * h * ctx.sim.bending) * model_.bending;
+        SparseMatrix system = scaledBending;
         if (ncDamping > 0) system += (h * ncDamping * mass.mean()) * model_.nonconformity;
         system += SparseMatrix(mass.asDiagonal());
         const SparseMatrix upper = upperOf(system);
@@ -971,7 +973,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         if (auto e = s.bendingFactor->analyze(upper)) return e;
         if (s.bendingFactor->factorize(upper, &message) != SpdSolver::Status::Ok) {
           s.bendingFactor.reset();
-          return "force system (M + h c R + h^2 k_b Q) factorization failed: " + message;
+          return "force system (M + h c R + h^2 k_b Q) factorization failed: " + message +
+                 bendingOutweighsMass(scaledBending, mass, ctx.sim.bending, h, "particle");
         }
         std::copy(key, key + 4, s.bendingKey);
       }
