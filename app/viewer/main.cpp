@@ -1,6 +1,7 @@
 // clothlab: the interactive viewer. See README "Viewer" and `clothlab --help`.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 
 #include "app/viewer/viewer.h"
 #include "sim/compare_presets.h"
@@ -30,5 +31,10 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   clothlab::Viewer viewer(o);
-  return viewer.run();
+  const int code = viewer.run();
+  if (viewer.stopWithoutWaiting()) {  // a load still running: end now, not when it ends
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+  return code;
 }

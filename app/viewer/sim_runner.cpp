@@ -1,11 +1,12 @@
 #include "app/viewer/sim_runner.h"
 
-#include <algorithm>
-#include <filesystem>
-#include <limits>
-
 #include <sys/resource.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
 
 #include "sim/scene_library.h"
 
@@ -94,23 +95,36 @@ SimRunner::SimRunner(std::unique_ptr<Simulation> simulation, bool paused, std::s
 }
 
 SimRunner::~SimRunner() {
+  stop();
+  if (loader_.joinable()) loader_.join();
+  if (pace_) pace_->leave(paceMember_);
+}
+
+void SimRunner::stop() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
   }
   interrupt_ = true;  // closing does not wait for a slow step either
   wake_.notify_all();
-  thread_.join();
-  if (loader_.joinable()) loader_.join();
-  if (pace_) pace_->leave(paceMember_);
+  if (thread_.joinable()) thread_.join();
 }
 
 void SimRunner::post(std::string label, Edit edit, bool interrupt) {
   {
     std::lock_guard lock(mutex_);
-    edits_.emplace_back(std::move(label), std::move(edit));
+    edits_.push_back({std::move(label), std::move(edit)});
   }
   if (interrupt) interrupt_ = true;
+  wake_.notify_all();
+}
+
+void SimRunner::postLasting(std::string label, Edit edit) {
+  {
+    std::lock_guard lock(mutex_);
+    edits_.push_back({std::move(label), std::move(edit), true});
+  }
+  interrupt_ = true;
   wake_.notify_all();
 }
 
@@ -300,19 +314,28 @@ void SimRunner::run() {
       debt = 0;
       dirty = true;
     };
-    std::deque<std::pair<std::string, Edit>> edits;
+    std::deque<Posted> edits;
     std::unique_ptr<Simulation> loaded;
     bool interrupted = false;
+    bool stopping = false;
     {
       std::lock_guard lock(mutex_);
-      if (stop_) return;
+      stopping = stop_;
       // Cleared before the edits are taken: one posted after this point stops the next step.
       interrupted = interrupt_.exchange(false);
       edits.swap(edits_);
       loaded = std::move(loaded_);
     }
-    for (auto& [label, edit] : edits) {
-      if (auto error = edit(*simulation_)) report(RunnerMessage::Kind::Error, label + ": " + *error);
+    if (stopping) {  // only what must not be lost: the lasting edits (saves)
+      for (auto& posted : edits)
+        if (posted.lasting)
+          if (auto error = posted.edit(*simulation_))
+            std::fprintf(stderr, "clothlab: %s: %s\n", posted.label.c_str(), error->c_str());
+      return;
+    }
+    for (auto& posted : edits) {
+      if (auto error = posted.edit(*simulation_))
+        report(RunnerMessage::Kind::Error, posted.label + ": " + *error);
       ++editsApplied_;
       dirty = true;
       if (rebuilt_) swapIn(std::move(rebuilt_));  // later edits apply to the rebuilt simulation

@@ -110,6 +110,10 @@ class SimRunner {
   explicit SimRunner(std::unique_ptr<Simulation> simulation, bool paused = false,
                      std::shared_ptr<PaceGroup> pace = nullptr);
   ~SimRunner();
+  // Stops the simulation thread (after the lasting edits posted so far) without waiting for a
+  // load in progress, which the destructor does wait for. Quitting with a load running calls
+  // this and ends the process rather than wait (Viewer::stopWithoutWaiting).
+  void stop();
   SimRunner(const SimRunner&) = delete;
   SimRunner& operator=(const SimRunner&) = delete;
 
@@ -121,6 +125,9 @@ class SimRunner {
   // (ckv-cylinder-fine under mls-isometry: 1.5 to 6 s). The moves of a drag wait: they come with
   // every mouse move.
   void post(std::string label, Edit edit, bool interrupt = false);
+  // An interrupting edit that is carried out even when the runner stops before it is taken (a
+  // save clicked just before quitting); its error then goes to stderr, there being no panel.
+  void postLasting(std::string label, Edit edit);
   // Rebuilds the simulation from `argument` (built-in name, scene .json or .obj) on the loader
   // thread (see above). A bare .obj cloth gets a ground plane below it (addGroundBelow).
   void load(std::string argument);
@@ -167,7 +174,12 @@ class SimRunner {
 
   mutable std::mutex mutex_;  // guards everything below up to the atomics
   std::condition_variable wake_;
-  std::deque<std::pair<std::string, Edit>> edits_;
+  struct Posted {
+    std::string label;
+    Edit edit;
+    bool lasting = false;  // postLasting
+  };
+  std::deque<Posted> edits_;
   std::shared_ptr<const Snapshot> snapshot_;
   std::vector<RunnerMessage> messages_;
   std::unique_ptr<Simulation> loaded_;  // finished load waiting to be swapped in

@@ -38,6 +38,7 @@ Viewer::Viewer(ViewerOptions options) : options_(std::move(options)) {}
 Viewer::~Viewer() {
   panes_.clear();  // stop the simulation threads first
   single_.reset();
+  listSavedScenes();  // saves clicked just before quitting, written as the threads stopped
   if (window_) {
     renderer_.reset();
     ImGui_ImplOpenGL3_Shutdown();
@@ -159,9 +160,38 @@ int Viewer::run() {
     }
     lastFrame = glfwGetTime();
   }
-  log_.write("quit", {{"frames", frameCount_}});
+  nlohmann::json quit = {{"frames", frameCount_}};
+  if (const auto unfinished = unfinishedWork(); !unfinished.empty())
+    quit["left_unfinished"] = unfinished;
+  log_.write("quit", quit);
   std::printf("FINAL frames=%ld\n", frameCount_);
   return finalScreenshotFailed_ ? 1 : 0;
+}
+
+std::vector<std::string> Viewer::unfinishedWork() const {
+  std::vector<std::string> work;
+  auto loading = [&](const SimRunner* runner) {
+    if (!runner) return;
+    if (const LoadProgress progress = runner->loadProgress(); progress.active)
+      work.push_back("the load of " + progress.what);
+  };
+  loading(single_.get());
+  for (const Pane& pane : panes_) loading(pane.runner.get());
+  if (panesBuilding_.valid() && !finished(panesBuilding_))
+    work.push_back("the panes of " + panesBuildingName_);
+  if (openedInCompare_.valid() && !finished(openedInCompare_))
+    work.push_back("the load of " + openedInComparePath_);
+  if (retiredRunner_.valid() && !finished(retiredRunner_))
+    work.push_back("a load given up for a comparison");
+  return work;
+}
+
+bool Viewer::stopWithoutWaiting() {
+  if (unfinishedWork().empty()) return false;
+  if (single_) single_->stop();
+  for (Pane& pane : panes_) pane.runner->stop();
+  listSavedScenes();
+  return true;
 }
 
 void Viewer::consumeSnapshot() {
@@ -685,22 +715,19 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
 
 void Viewer::saveScene(const std::string& path) {
   // The runner owns the Simulation; the scene is serialized on its thread, written here.
-  runner_->post(
-      "save scene",
-      [this, path](Simulation& s) -> std::optional<std::string> {
-        // A file that would not load is not written (an obstacle moved into where the cloth rests).
-        if (auto e = startsInsideObstacle(s.cloth(), s.obstacles(), s.sim().thickness))
-          return path + ": not saved, it would not load: " + *e;
-        const auto text = sceneFileText(s.currentScene());
-        if (!text) return path + ": not saved: " + text.error();
-        std::ofstream out(path, std::ios::trunc);
-        if (!out || !(out << *text)) return path + ": cannot write the scene file";
-        log_.write("saved_scene", {{"path", path}});
-        std::lock_guard lock(savedMutex_);
-        savedScenes_.push_back(path);
-        return std::nullopt;
-      },
-      true);
+  runner_->postLasting("save scene", [this, path](Simulation& s) -> std::optional<std::string> {
+    // A file that would not load is not written (an obstacle moved into where the cloth rests).
+    if (auto e = startsInsideObstacle(s.cloth(), s.obstacles(), s.sim().thickness))
+      return path + ": not saved, it would not load: " + *e;
+    const auto text = sceneFileText(s.currentScene());
+    if (!text) return path + ": not saved: " + text.error();
+    std::ofstream out(path, std::ios::trunc);
+    if (!out || !(out << *text)) return path + ": cannot write the scene file";
+    log_.write("saved_scene", {{"path", path}});
+    std::lock_guard lock(savedMutex_);
+    savedScenes_.push_back(path);
+    return std::nullopt;
+  });
   message(RunnerMessage::Kind::Info, "saving the scene to " + path);
 }
 

@@ -8,7 +8,8 @@
 #   another mesh or solver restarts the others with it, in step; a bad file opened there leaves
 #   the comparison running, a good one replaces it), an obstacle moved in the panel
 #   into where the cloth rests makes Save refuse, a grab on a scene whose steps take seconds shows
-#   at once, and with
+#   at once (and Save clicked there just before Ctrl+Q is still written), quitting while a large
+#   scene loads ends at once, and with
 #   sphere-drop running the window keeps redrawing (frame rate measured).
 # Usage: gui_test.sh CLOTHLAB_BINARY OUT_DIR
 # Exit 0 all passed, 1 a check failed, 77 skipped (no Xvfb/xdotool: run scripts/setup.sh).
@@ -403,6 +404,29 @@ read -r cx cy <<< "$(layout cloth_center "$OUT/cylinder.out")"
 xdotool mousemove --window "$WID" "$cx" "$cy" sleep 0.3 mousedown 1 sleep 2
 xdotool mousemove --window "$WID" $((cx + 30)) $((cy - 15)) sleep 0.5 mouseup 1 sleep 2
 check "slow steps: a grab and its release show at once" python3 "$HERE/check_log.py" clicks "$LOG"
+# Save scene clicked and Ctrl+Q pressed at once, while a step of seconds runs: the save gives the
+# step up, and the quit came first and dropped it, so no file was written.
+read -r vx vy <<< "$(layout save_scene "$OUT/cylinder.out")"
+xdotool mousemove --window "$WID" "$vx" "$vy" sleep 0.3 click 1 key ctrl+q
+for _ in $(seq 50); do kill -0 $APP_PID 2> /dev/null || break; sleep 0.1; done
+check "slow steps: Save then Ctrl+Q at once still writes the scene" grep -q '"name": "ckv-cylinder-fine"' "$OUT/scene.json"
+stop_app
+
+# ---- quitting while a large scene loads ----------------------------------------------------------
+# The destructor waited for the load: a 600 000-triangle disk kept the closed window on screen
+# for 26 s. The quit now ends the process at once and logs what it left unfinished.
+echo '{"cloth": {"generator": {"type": "irregular-disk", "radius": 0.5, "triangles": 400000, "seed": 1}}}' > "$OUT/bigdisk.json"
+start_app bigload hanging
+open_typed "$OUT/bigload.out" "$OUT/bigdisk.json"
+sleep 1
+xdotool mousemove --window "$WID" 900 700 key ctrl+q
+quit_at=$(date +%s%N)
+for _ in $(seq 300); do kill -0 $APP_PID 2> /dev/null || break; sleep 0.05; done
+quit_ms=$((($(date +%s%N) - quit_at) / 1000000))
+echo "the process ended ${quit_ms} ms after Ctrl+Q"
+check "quit while loading: the process ends within 3 s" test "$quit_ms" -lt 3000
+check "quit while loading: the log names the load left unfinished" \
+  grep -q '"event":"quit".*"left_unfinished":\["the load of .*bigdisk.json"\]' "$OUT/bigload.jsonl"
 stop_app
 
 # ---- sphere-drop: the window keeps redrawing while slow steps run -----------------------------
