@@ -239,6 +239,38 @@ TEST(SimRunner, FailedLoadKeepsTheCurrentSceneRunning) {
   EXPECT_EQ(runner->snapshot()->sceneName, name);
 }
 
+// A load started while another is in progress gives that one up and wins (it was refused until
+// the first ended); the give-up button's giveUpLoad drops a load and keeps the scene that runs.
+// The given-up loads' results never swap in, and the destructor waits for their threads.
+TEST(SimRunner, ANewerLoadOrGivingUpDropsTheLoadInProgress) {
+  auto runner = startRunner(smallScene(), false);
+  const std::string big = test::writeFile(
+      "runner_big_disk.json",
+      R"({"cloth": {"generator": {"type": "irregular-disk", "radius": 0.5, "triangles": 40000, "seed": 1}}})");
+  runner->load(big);
+  runner->load("ckv-corners");
+  ASSERT_TRUE(waitFor([&] { return runner->snapshot()->sceneName == "ckv-corners"; }));
+  runner->load(big);
+  EXPECT_TRUE(runner->loadProgress().active);
+  runner->giveUpLoad();
+  EXPECT_FALSE(runner->loadProgress().active);
+  EXPECT_GE(runner->loadsGivenUpStillRunning(), 1);
+  ASSERT_TRUE(waitFor([&] { return runner->loadsGivenUpStillRunning() == 0; }));
+  std::this_thread::sleep_for(100ms);  // a given-up result would have been swapped in by now
+  EXPECT_EQ(runner->snapshot()->sceneName, "ckv-corners");
+  EXPECT_EQ(runner->loadsSwappedIn(), 1);
+  std::vector<std::string> texts;
+  for (const RunnerMessage& m : runner->takeMessages()) {
+    EXPECT_NE(m.kind, RunnerMessage::Kind::Error) << m.text;
+    texts.push_back(m.text);
+  }
+  const auto said = [&](const std::string& text) {
+    return std::count(texts.begin(), texts.end(), text) == 1;
+  };
+  EXPECT_TRUE(said("the load of " + big + " was given up for ckv-corners"));
+  EXPECT_TRUE(said("gave up the load of " + big));
+}
+
 // What the loader warned about (here a zero-area triangle dropped) reaches the panel's messages.
 TEST(SimRunner, LoadedClothsWarningsAreReported) {
   auto runner = startRunner(smallScene(), true);

@@ -1,13 +1,13 @@
 // The viewer's ImGui panel (Dear ImGui 1.86 API). Every edit is posted to the simulation thread and
 // takes effect at its next step.
-#include <imgui.h>
-
 #include <GLFW/glfw3.h>
+#include <imgui.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 
 #include "app/viewer/text_wrap.h"
@@ -129,8 +129,22 @@ void Viewer::drawPanel() {
   if (progress.active) {
     const float phase = static_cast<float>(std::fmod(progress.seconds, 1.0));
     char text[256];
-    std::snprintf(text, sizeof text, "loading %s: %s (%.1f s)", progress.what.c_str(), progress.stage.c_str(), progress.seconds);
-    ImGui::ProgressBar(phase, ImVec2(-1, 0), text);
+    // The file's name on the bar (a whole path was cut off at both ends), the stage below it.
+    const std::string name = std::filesystem::path(progress.what).filename().string();
+    std::snprintf(text, sizeof text, "loading %s (%.1f s)",
+                  (name.empty() ? progress.what : name).c_str(), progress.seconds);
+    ImGui::ProgressBar(phase, ImVec2(-70, 0), text);
+    tooltip(progress.what);
+    ImGui::SameLine();
+    if (ImGui::Button("give up", ImVec2(-1, 0))) {
+      log_.write("load_given_up", {{"path", progress.what}, {"seconds", progress.seconds}});
+      runner_->giveUpLoad();
+    }
+    layout("give_up_load");
+    tooltip(
+        "stops waiting for this load; the scene that runs goes on (the load's thread ends in the "
+        "background, its result dropped)");
+    ImGui::TextDisabled("%s", progress.stage.c_str());
   }
 
   // Messages, newest first; errors in red, warnings in yellow.

@@ -97,6 +97,7 @@ SimRunner::SimRunner(std::unique_ptr<Simulation> simulation, bool paused, std::s
 SimRunner::~SimRunner() {
   stop();
   if (loader_.joinable()) loader_.join();
+  for (std::thread& loader : givenUp_) loader.join();
   if (pace_) pace_->leave(paceMember_);
 }
 
@@ -182,22 +183,31 @@ std::shared_ptr<const Snapshot> SimRunner::snapshot() const {
 void SimRunner::startLoad(std::string label,
                           std::function<Result<std::unique_ptr<Simulation>>(const StageFn& stage)> job) {
   std::unique_lock lock(mutex_);
-  if (progress_.active) {
-    messages_.push_back({RunnerMessage::Kind::Error,
-                         "cannot load " + label + " while " + progress_.what + " is loading"});
-    return;
-  }
+  if (progress_.active)
+    giveUpLoadLocked("the load of " + progress_.what + " was given up for " + label);
   if (loader_.joinable()) loader_.join();  // the previous load has finished
+  if (loadersRunning_ == 0) {  // the given-up loaders have passed their last use of the lock
+    for (std::thread& loader : givenUp_) loader.join();
+    givenUp_.clear();
+  }
   progress_ = {true, label, "starting", 0};
   loadStart_ = Clock::now();
-  loader_ = std::thread([this, label, job = std::move(job)] {
+  const long generation = ++loadGeneration_;
+  ++loadersRunning_;
+  loader_ = std::thread([this, label, generation, job = std::move(job)] {
     lowerThreadPriority();
-    const StageFn setStage = [this](const std::string& s) {
+    const StageFn setStage = [this, generation](const std::string& s) {
       std::lock_guard lock(mutex_);
-      progress_.stage = s;
+      if (generation == loadGeneration_) progress_.stage = s;
     };
     Result<std::unique_ptr<Simulation>> result = job(setStage);
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    --loadersRunning_;
+    if (generation != loadGeneration_) {  // given up: dropped without a word, outside the lock
+      lock.unlock();
+      result = Error{};
+      return;
+    }
     progress_.active = false;
     if (!result) {
       messages_.push_back({RunnerMessage::Kind::Error,
@@ -208,6 +218,23 @@ void SimRunner::startLoad(std::string label,
     }
     wake_.notify_all();
   });
+}
+
+void SimRunner::giveUpLoad() {
+  std::lock_guard lock(mutex_);
+  if (progress_.active) giveUpLoadLocked("gave up the load of " + progress_.what);
+}
+
+void SimRunner::giveUpLoadLocked(std::string message) {
+  ++loadGeneration_;
+  progress_.active = false;
+  givenUp_.push_back(std::move(loader_));
+  messages_.push_back({RunnerMessage::Kind::Info, std::move(message)});
+}
+
+int SimRunner::loadsGivenUpStillRunning() const {
+  std::lock_guard lock(mutex_);
+  return loadersRunning_ - (progress_.active ? 1 : 0);
 }
 
 std::optional<std::string> addGroundBelow(Simulation& simulation) {

@@ -131,6 +131,12 @@ class SimRunner {
   // Rebuilds the simulation from `argument` (built-in name, scene .json or .obj) on the loader
   // thread (see above). A bare .obj cloth gets a ground plane below it (addGroundBelow).
   void load(std::string argument);
+  // Gives the load in progress up: its progress goes, and its result is dropped when its thread
+  // ends (the reading and the solver's set-up cannot be stopped part-way). A load started while
+  // another is in progress gives that one up the same way, saying so.
+  void giveUpLoad();
+  // Loads given up whose threads have not ended yet (the destructor waits for them).
+  int loadsGivenUpStillRunning() const;
   // Restarts the current scene from rest, keeping its current parameters and pins.
   void reset();
   // Replaces the solver, re-initializing from the current scene.
@@ -162,6 +168,7 @@ class SimRunner {
   // The cloth's warnings from loading it (sim/obj_io.h: dropped triangles, ignored records).
   void reportWarnings(const Simulation& simulation);
   using StageFn = std::function<void(const std::string&)>;
+  void giveUpLoadLocked(std::string message);  // mutex_ held
   void startLoad(std::string label,
                  std::function<Result<std::unique_ptr<Simulation>>(const StageFn& stage)> job);
 
@@ -186,6 +193,9 @@ class SimRunner {
   LoadProgress progress_;
   std::chrono::steady_clock::time_point loadStart_;
   std::thread loader_;
+  std::vector<std::thread> givenUp_;  // loaders given up, joined once none runs, or at the end
+  long loadGeneration_ = 0;           // the load whose result counts
+  int loadersRunning_ = 0;
   bool stop_ = false;
 
   std::atomic<bool> paused_{false};

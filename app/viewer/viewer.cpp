@@ -174,6 +174,8 @@ std::vector<std::string> Viewer::unfinishedWork() const {
     if (!runner) return;
     if (const LoadProgress progress = runner->loadProgress(); progress.active)
       work.push_back("the load of " + progress.what);
+    if (const int n = runner->loadsGivenUpStillRunning(); n > 0)
+      work.push_back(std::to_string(n) + (n == 1 ? " load" : " loads") + " given up");
   };
   loading(single_.get());
   for (const Pane& pane : panes_) loading(pane.runner.get());

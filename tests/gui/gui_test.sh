@@ -8,8 +8,8 @@
 #   another mesh or solver restarts the others with it, in step; a bad file opened there leaves
 #   the comparison running, a good one replaces it), an obstacle moved in the panel
 #   into where the cloth rests makes Save refuse, a grab on a scene whose steps take seconds shows
-#   at once (and Save clicked there just before Ctrl+Q is still written), quitting while a large
-#   scene loads ends at once, and with
+#   at once (and Save clicked there just before Ctrl+Q is still written), a large scene's load
+#   gives way to another scene or to its give-up button and does not hold up quitting, and with
 #   sphere-drop running the window keeps redrawing (frame rate measured).
 # Usage: gui_test.sh CLOTHLAB_BINARY OUT_DIR
 # Exit 0 all passed, 1 a check failed, 77 skipped (no Xvfb/xdotool: run scripts/setup.sh).
@@ -412,11 +412,37 @@ for _ in $(seq 50); do kill -0 $APP_PID 2> /dev/null || break; sleep 0.1; done
 check "slow steps: Save then Ctrl+Q at once still writes the scene" grep -q '"name": "ckv-cylinder-fine"' "$OUT/scene.json"
 stop_app
 
-# ---- quitting while a large scene loads ----------------------------------------------------------
-# The destructor waited for the load: a 600 000-triangle disk kept the closed window on screen
-# for 26 s. The quit now ends the process at once and logs what it left unfinished.
+# ---- a large scene's load: given up for another scene, by its button, and by quitting --------
+# Opening another scene while one loaded was refused ("cannot load ... while ... is loading") for
+# as long as the load took (26 s for a 600 000-triangle disk); now the newer load wins. The
+# panel's "give up" button drops a load. The quit waited for the load in the destructor, with
+# the closed window on screen; now it ends the process at once and logs what it left unfinished.
 echo '{"cloth": {"generator": {"type": "irregular-disk", "radius": 0.5, "triangles": 400000, "seed": 1}}}' > "$OUT/bigdisk.json"
 start_app bigload hanging
+LOG="$OUT/bigload.jsonl"
+open_typed "$OUT/bigload.out" "$OUT/bigdisk.json"
+sleep 1
+open_typed "$OUT/bigload.out" ckv-corners
+sleep 2
+check "load: another scene opened while one loads replaces that load" python3 -c "
+import json, sys
+log = [json.loads(l) for l in open('$LOG')]
+given = [i for i, e in enumerate(log) if e['event'] == 'info' and 'bigdisk.json was given up for ckv-corners' in e['message']]
+scene = [i for i, e in enumerate(log) if e['event'] == 'scene' and e['name'] == 'ckv-corners']
+print('given up at line', given, '; ckv-corners running from line', scene)
+sys.exit(0 if given and scene and scene[0] > given[0] else 1)"
+open_typed "$OUT/bigload.out" "$OUT/bigdisk.json"
+sleep 1
+read -r gx gy <<< "$(layout give_up_load "$OUT/bigload.out")"
+xdotool mousemove --window "$WID" "$gx" "$gy" sleep 0.3 click 1 sleep 0.5
+check "load: the give-up button drops the load" grep -q '"event":"info","message":"gave up the load of .*bigdisk.json"' "$LOG"
+check "load: the scene that ran goes on" python3 -c "
+import json, sys
+log = [json.loads(l) for l in open('$LOG')]
+at = max(i for i, e in enumerate(log) if e['event'] == 'load_given_up')
+steps = [e['step'] for e in log[at:] if e['event'] == 'snapshot' and e['scene'] == 'ckv-corners']
+print('ckv-corners snapshots after the give-up:', len(steps), steps[:1], steps[-1:])
+sys.exit(0 if len(steps) >= 3 and steps[-1] > steps[0] else 1)"
 open_typed "$OUT/bigload.out" "$OUT/bigdisk.json"
 sleep 1
 xdotool mousemove --window "$WID" 900 700 key ctrl+q
@@ -426,7 +452,7 @@ quit_ms=$((($(date +%s%N) - quit_at) / 1000000))
 echo "the process ended ${quit_ms} ms after Ctrl+Q"
 check "quit while loading: the process ends within 3 s" test "$quit_ms" -lt 3000
 check "quit while loading: the log names the load left unfinished" \
-  grep -q '"event":"quit".*"left_unfinished":\["the load of .*bigdisk.json"\]' "$OUT/bigload.jsonl"
+  grep -q '"event":"quit".*"left_unfinished":\["the load of [^"]*bigdisk.json"' "$LOG"
 stop_app
 
 # ---- sphere-drop: the window keeps redrawing while slow steps run -----------------------------
