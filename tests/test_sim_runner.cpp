@@ -246,7 +246,7 @@ TEST(SimRunner, ANewerLoadOrGivingUpDropsTheLoadInProgress) {
   auto runner = startRunner(smallScene(), false);
   const std::string big = test::writeFile(
       "runner_big_disk.json",
-      R"({"cloth": {"generator": {"type": "irregular-disk", "radius": 0.5, "triangles": 40000, "seed": 1}}})");
+      R"({"cloth": {"generator": {"type": "irregular-disk", "radius": 0.5, "triangles": 8000, "seed": 1}}})");
   runner->load(big);
   runner->load("ckv-corners");
   ASSERT_TRUE(waitFor([&] { return runner->snapshot()->sceneName == "ckv-corners"; }));
