@@ -84,8 +84,8 @@ void Viewer::installPanes(std::vector<BuiltPane> built, const std::string& name)
             "the load of " + single_->loadProgress().what + " was given up for the comparison");
     // Its loader cannot be stopped mid-build, and the runner's destructor waits for it: let it
     // go on a thread, so that the window does not wait for the load.
-    retiredRunner_ =
-        std::async(std::launch::async, [old = std::move(single_)]() mutable { old.reset(); });
+    lettingGo_.push_back(
+        std::async(std::launch::async, [old = std::move(single_)]() mutable { old.reset(); }));
   }
   single_.reset();  // one set of threads at a time
   activePane_ = 0;
@@ -228,21 +228,27 @@ void Viewer::runSingle(std::unique_ptr<Simulation> simulation) {
 }
 
 void Viewer::openScene(const std::string& argument) {
-  if (openedInCompare_.valid()) {  // one load at a time, as SimRunner::load
-    message(RunnerMessage::Kind::Error,
-            "cannot load " + argument + " while " + openedInComparePath_ + " is loading");
-    return;
-  }
+  // The newer load wins, as in SimRunner::load.
+  if (openedInCompare_.valid())
+    giveUpOpenInCompare("the load of " + openedInComparePath_ + " was given up for " + argument);
   if (panes_.empty()) {
     runner_->load(argument);  // the current scene runs until the new one is built
     return;
   }
   openedInComparePath_ = argument;
+  openedInCompareStart_ = glfwGetTime();
   openedInCompare_ = std::async(std::launch::async, [argument] {
     return loadSimulation(argument, [](const std::string&) {});
   });
   message(RunnerMessage::Kind::Info,
           "loading " + argument + "; the comparison runs until it is built");
+}
+
+void Viewer::giveUpOpenInCompare(const std::string& why) {
+  if (!openedInCompare_.valid()) return;
+  lettingGo_.push_back(std::async(std::launch::async,
+                                  [load = std::move(openedInCompare_)]() mutable { load.wait(); }));
+  message(RunnerMessage::Kind::Info, why);
 }
 
 void Viewer::finishOpenInCompare() {

@@ -125,8 +125,9 @@ void Viewer::drawPanel() {
   if (snapshot_)
     ImGui::Text("t = %.3f s  step %ld  %s", snapshot_->time, snapshot_->step, snapshot_->diverged ? "(diverged)" : "");
 
-  const LoadProgress progress = runner_->loadProgress();
-  if (progress.active) {
+  // A load's progress with its "give up" button: the single runner's (SimRunner::load), or one
+  // opened in compare mode (openScene), which the comparison runs until it is built.
+  auto loadBar = [&](const LoadProgress& progress) {
     const float phase = static_cast<float>(std::fmod(progress.seconds, 1.0));
     char text[256];
     // The file's name on the bar (a whole path was cut off at both ends), the stage below it.
@@ -136,15 +137,24 @@ void Viewer::drawPanel() {
     ImGui::ProgressBar(phase, ImVec2(-70, 0), text);
     tooltip(progress.what);
     ImGui::SameLine();
-    if (ImGui::Button("give up", ImVec2(-1, 0))) {
-      log_.write("load_given_up", {{"path", progress.what}, {"seconds", progress.seconds}});
-      runner_->giveUpLoad();
-    }
+    ImGui::PushID(progress.what.c_str());  // two bars at once keep their buttons apart
+    const bool giveUp = ImGui::Button("give up", ImVec2(-1, 0));
+    ImGui::PopID();
     layout("give_up_load");
     tooltip(
-        "stops waiting for this load; the scene that runs goes on (the load's thread ends in the "
+        "stops waiting for this load; what runs goes on (the load's thread ends in the "
         "background, its result dropped)");
     ImGui::TextDisabled("%s", progress.stage.c_str());
+    if (giveUp)
+      log_.write("load_given_up", {{"path", progress.what}, {"seconds", progress.seconds}});
+    return giveUp;
+  };
+  if (const LoadProgress progress = runner_->loadProgress(); progress.active && loadBar(progress))
+    runner_->giveUpLoad();
+  if (openedInCompare_.valid() && !finished(openedInCompare_)) {
+    const LoadProgress progress{true, openedInComparePath_, "the comparison runs until it is built",
+                                glfwGetTime() - openedInCompareStart_};
+    if (loadBar(progress)) giveUpOpenInCompare("gave up the load of " + openedInComparePath_);
   }
 
   // Messages, newest first; errors in red, warnings in yellow.

@@ -174,8 +174,6 @@ std::vector<std::string> Viewer::unfinishedWork() const {
     if (!runner) return;
     if (const LoadProgress progress = runner->loadProgress(); progress.active)
       work.push_back("the load of " + progress.what);
-    if (const int n = runner->loadsGivenUpStillRunning(); n > 0)
-      work.push_back(std::to_string(n) + (n == 1 ? " load" : " loads") + " given up");
   };
   loading(single_.get());
   for (const Pane& pane : panes_) loading(pane.runner.get());
@@ -183,8 +181,12 @@ std::vector<std::string> Viewer::unfinishedWork() const {
     work.push_back("the panes of " + panesBuildingName_);
   if (openedInCompare_.valid() && !finished(openedInCompare_))
     work.push_back("the load of " + openedInComparePath_);
-  if (retiredRunner_.valid() && !finished(retiredRunner_))
-    work.push_back("a load given up for a comparison");
+  long givenUp = std::count_if(lettingGo_.begin(), lettingGo_.end(),
+                               [](const std::future<void>& w) { return !finished(w); });
+  if (single_) givenUp += single_->loadsGivenUpStillRunning();
+  for (const Pane& pane : panes_) givenUp += pane.runner->loadsGivenUpStillRunning();
+  if (givenUp > 0)
+    work.push_back(std::to_string(givenUp) + (givenUp == 1 ? " load" : " loads") + " given up");
   return work;
 }
 
@@ -269,6 +271,9 @@ void Viewer::frame(bool last) {
   if (finished(sceneToCompare_)) startComparingScene(sceneToCompare_.get());
   finishComparingScene();
   finishOpenInCompare();
+  lettingGo_.erase(std::remove_if(lettingGo_.begin(), lettingGo_.end(),
+                                  [](const std::future<void>& w) { return finished(w); }),
+                   lettingGo_.end());
   listSavedScenes();
   glfwGetWindowSize(window_, &winWidth_, &winHeight_);
   if (!panes_.empty()) layoutPanes();  // before a new scene's camera fit, which needs the pane shape

@@ -213,13 +213,19 @@ class Viewer {
   std::future<std::vector<std::pair<ComparePane, Result<std::unique_ptr<Simulation>>>>>
       panesBuilding_;
   std::string panesBuildingName_;
-  std::future<void> retiredRunner_;  // a single runner let go while it loads (installPanes)
+  // Work let go that cannot be stopped part-way and whose end is not waited for: a single
+  // runner released while it loads (installPanes), a load given up in compare mode (openScene).
+  // Dropped as each ends (frame()); quitting does not wait for them (stopWithoutWaiting).
+  std::vector<std::future<void>> lettingGo_;
   // What ran when those panes were asked for (whatRuns()): they start only over it.
   std::pair<long, long> requestedFor_{0, 0};
   long runnersStarted_ = 0;  // single runners and sets of panes started (installPanes, runSingle)
   // A scene opened in compare mode, built on its own thread (openScene()), and what was opened.
   std::future<Result<std::unique_ptr<Simulation>>> openedInCompare_;
   std::string openedInComparePath_;
+  double openedInCompareStart_ = 0;  // glfwGetTime() when it started
+  // Gives the load opened in compare mode up (its result is dropped when it ends), saying `why`.
+  void giveUpOpenInCompare(const std::string& why);
   bool editAllPanes_ = true;
   bool keepPanesInStep_ = true;         // the panes' PaceGroup is enabled
   std::shared_ptr<PaceGroup> pace_;     // the panes' runners are its members
