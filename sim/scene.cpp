@@ -1,7 +1,10 @@
 #include "sim/scene.h"
 
 #include <Eigen/Geometry>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <numbers>
@@ -530,6 +533,29 @@ Result<std::string> sceneFileText(const Scene& scene) {
                  (list.empty() ? std::string("a name or path in the scene") : list) +
                  "; rename the file with UTF-8 characters"};
   }
+}
+
+std::optional<std::string> writeSceneFile(const std::string& path, const Scene& scene) {
+  const auto text = sceneFileText(scene);
+  if (!text) return path + ": not saved: " + text.error();
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) return path + ": cannot write the scene file: " + std::strerror(errno);
+    out << *text;
+    out.close();
+    if (!out) {
+      std::remove(temporary.c_str());
+      return path + ": cannot write the scene file: the write failed (a full disk?)";
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::remove(temporary.c_str());
+    return path + ": cannot write the scene file: " + ec.message();
+  }
+  return std::nullopt;
 }
 
 json sceneToJson(const Scene& scene) {

@@ -123,6 +123,10 @@ nlohmann::json sceneToJson(const Scene& scene);
 // scene's name or a file path in it is not valid UTF-8, which JSON cannot hold (an OBJ whose file
 // name is in Latin-1, say): written with a replacement character, the file would not load.
 Result<std::string> sceneFileText(const Scene& scene);
+// Writes sceneFileText(scene) to `path` through a temporary file renamed over it, so that a
+// write that fails part-way (a full disk) leaves the file that was there as it was. A message
+// naming `path` when the scene cannot be written.
+std::optional<std::string> writeSceneFile(const std::string& path, const Scene& scene);
 // Makes `solverId` the scene's solver; the scene's solver parameters are dropped when they were
 // written for another solver.
 void useSolver(Scene& scene, const std::string& solverId);

@@ -1,6 +1,9 @@
 // Scene files: parsing, validation messages naming keys, round trip, built-in scenes.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 
 #include "sim/scene_library.h"
@@ -184,6 +187,35 @@ TEST(Scene, SceneFileTextRefusesNamesThatAreNotUtf8) {
   auto again = parseScene(json::parse(*written), "again.json", "");
   ASSERT_TRUE(again.ok()) << again.error();
   EXPECT_EQ(again->cloth.objPath, utf8);
+}
+
+// writeSceneFile replaces a scene file through a temporary one: the file reads back as the
+// scene, no temporary is left, and where the file cannot be written (its folder is missing, or
+// its path is a folder) the message names it and what was there is left as it was.
+TEST(Scene, WriteSceneFileReplacesTheFileWholeOrNotAtAll) {
+  auto scene = parseScene(minimal(), "scene.json", "");
+  ASSERT_TRUE(scene.ok()) << scene.error();
+  const std::string path = clothlab::test::writeFile("written_scene.json", "old contents\n");
+  ASSERT_FALSE(writeSceneFile(path, *scene));
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto again = parseScene(json::parse(text), path, "");
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(sceneToJson(*again), sceneToJson(*scene));
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+
+  const std::string missing = path + ".d/sub/scene.json";
+  const auto noFolder = writeSceneFile(missing, *scene);
+  ASSERT_TRUE(noFolder);
+  EXPECT_EQ(noFolder->rfind(missing + ": cannot write the scene file: ", 0), 0u) << *noFolder;
+
+  const std::string folder = path + ".folder";
+  std::filesystem::create_directories(folder + "/inside");
+  const auto isFolder = writeSceneFile(folder, *scene);
+  ASSERT_TRUE(isFolder);
+  EXPECT_EQ(isFolder->rfind(folder + ": cannot write the scene file: ", 0), 0u) << *isFolder;
+  EXPECT_TRUE(std::filesystem::is_directory(folder + "/inside"));
+  EXPECT_FALSE(std::filesystem::exists(folder + ".tmp"));
 }
 
 // A value of the wrong kind is quoted briefly: scalars and short flat arrays as written, other

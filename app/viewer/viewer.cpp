@@ -726,10 +726,7 @@ void Viewer::saveScene(const std::string& path) {
     // A file that would not load is not written (an obstacle moved into where the cloth rests).
     if (auto e = startsInsideObstacle(s.cloth(), s.obstacles(), s.sim().thickness))
       return path + ": not saved, it would not load: " + *e;
-    const auto text = sceneFileText(s.currentScene());
-    if (!text) return path + ": not saved: " + text.error();
-    std::ofstream out(path, std::ios::trunc);
-    if (!out || !(out << *text)) return path + ": cannot write the scene file";
+    if (auto e = writeSceneFile(path, s.currentScene())) return e;
     log_.write("saved_scene", {{"path", path}});
     std::lock_guard lock(savedMutex_);
     savedScenes_.push_back(path);
