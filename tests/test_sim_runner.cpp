@@ -214,6 +214,40 @@ TEST(SimRunner, ALastingEditPostedJustBeforeStoppingIsCarriedOut) {
   std::printf("plain edits carried out before the stop: %d of %d\n", plain.load(), kTrials);
 }
 
+// requestStop does not wait; waitStopped gives up after its timeout while the thread is busy
+// with something that cannot be given up (here an edit that takes 1.5 s), except while a lasting
+// edit is still to run: then it waits for it, however long.
+TEST(SimRunner, WaitStoppedTimesOutUnlessALastingEditIsToRun) {
+  for (const bool withSave : {false, true}) {
+    SCOPED_TRACE(withSave ? "with a save queued" : "without");
+    auto runner = startRunner(smallScene(), true);
+    std::atomic<bool> busy{false}, saved{false};
+    runner->post("busy", [&](Simulation&) {
+      busy = true;
+      std::this_thread::sleep_for(1500ms);
+      return std::optional<std::string>();
+    });
+    ASSERT_TRUE(waitFor([&] { return busy.load(); }));
+    if (withSave)
+      runner->postLasting("save", [&](Simulation&) {
+        saved = true;
+        return std::optional<std::string>();
+      });
+    runner->requestStop();
+    const auto start = std::chrono::steady_clock::now();
+    const bool stopped = runner->waitStopped(100ms);
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(stopped, withSave);
+    EXPECT_EQ(saved.load(), withSave);
+    if (withSave)
+      EXPECT_GT(waited, 1.0);
+    else
+      EXPECT_LT(waited, 1.0);
+    EXPECT_TRUE(runner->waitStopped(5000ms));
+  }
+}
+
 TEST(SimRunner, RefusedEditIsReportedAndChangesNothing) {
   auto runner = startRunner(smallScene(), true);
   SimParams p = runner->snapshot()->sim;

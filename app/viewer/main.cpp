@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   }
   clothlab::Viewer viewer(o);
   const int code = viewer.run();
-  if (viewer.stopWithoutWaiting()) {  // a load still running: end now, not when it ends
+  if (viewer.exitWithoutWaiting()) {  // a load or a step still running: end now, not when it ends
     std::fflush(nullptr);
     std::_Exit(code);
   }

@@ -102,13 +102,27 @@ SimRunner::~SimRunner() {
 }
 
 void SimRunner::stop() {
+  requestStop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void SimRunner::requestStop() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
   }
   interrupt_ = true;  // closing does not wait for a slow step either
   wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+}
+
+bool SimRunner::waitStopped(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  auto ended = [this] { return ended_; };
+  if (lastingPending_ > 0) {
+    endedCondition_.wait(lock, ended);
+    return true;
+  }
+  return endedCondition_.wait_for(lock, timeout, ended);
 }
 
 void SimRunner::post(std::string label, Edit edit, bool interrupt) {
@@ -124,6 +138,7 @@ void SimRunner::postLasting(std::string label, Edit edit) {
   {
     std::lock_guard lock(mutex_);
     edits_.push_back({std::move(label), std::move(edit), true});
+    ++lastingPending_;
   }
   interrupt_ = true;
   wake_.notify_all();
@@ -327,6 +342,15 @@ void SimRunner::publish(Simulation& simulation) {
 }
 
 void SimRunner::run() {
+  loop();
+  {
+    std::lock_guard lock(mutex_);
+    ended_ = true;
+  }
+  endedCondition_.notify_all();
+}
+
+void SimRunner::loop() {
   lowerThreadPriority();
   Clock::time_point last = Clock::now(), lastPublish = last, rtfStart = last;
   double debt = 0;          // simulated seconds owed to wall time
@@ -353,16 +377,23 @@ void SimRunner::run() {
       edits.swap(edits_);
       loaded = std::move(loaded_);
     }
+    auto lastingDone = [&] {
+      std::lock_guard lock(mutex_);
+      --lastingPending_;
+    };
     if (stopping) {  // only what must not be lost: the lasting edits (saves)
       for (auto& posted : edits)
-        if (posted.lasting)
+        if (posted.lasting) {
           if (auto error = posted.edit(*simulation_))
             std::fprintf(stderr, "clothlab: %s: %s\n", posted.label.c_str(), error->c_str());
+          lastingDone();
+        }
       return;
     }
     for (auto& posted : edits) {
       if (auto error = posted.edit(*simulation_))
         report(RunnerMessage::Kind::Error, posted.label + ": " + *error);
+      if (posted.lasting) lastingDone();
       ++editsApplied_;
       dirty = true;
       if (rebuilt_) swapIn(std::move(rebuilt_));  // later edits apply to the rebuilt simulation
@@ -433,7 +464,7 @@ void SimRunner::run() {
     // 4. Wait: for the next step's wall time while running, for an edit while paused.
     if (!stepped) {
       std::unique_lock lock(mutex_);
-      if (stop_) return;
+      if (stop_) continue;  // the loop's top runs the lasting edits posted meanwhile
       const bool paceMoved = held && pace_->generation() != paceGeneration;
       if (edits_.empty() && !loaded_ && stepRequests_ == 0 && !paceMoved) {
         double wait = running && !held ? std::max(0.0, (dt - debt) / speed_) : 0.05;

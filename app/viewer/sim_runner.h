@@ -111,9 +111,14 @@ class SimRunner {
                      std::shared_ptr<PaceGroup> pace = nullptr);
   ~SimRunner();
   // Stops the simulation thread (after the lasting edits posted so far) without waiting for a
-  // load in progress, which the destructor does wait for. Quitting with a load running calls
-  // this and ends the process rather than wait (Viewer::stopWithoutWaiting).
+  // load in progress, which the destructor does wait for.
   void stop();
+  // Asks the simulation thread to stop (a step in progress is given up where the solver looks
+  // for that) without waiting; waitStopped then waits up to `timeout` for it to end, or for as
+  // long as lasting edits are still to run. True when it has ended. Quitting uses the two, and
+  // ends the process rather than wait for a step that cannot be given up (Viewer::run).
+  void requestStop();
+  bool waitStopped(std::chrono::milliseconds timeout);
   SimRunner(const SimRunner&) = delete;
   SimRunner& operator=(const SimRunner&) = delete;
 
@@ -162,7 +167,8 @@ class SimRunner {
   long loadsSwappedIn() const { return loadsSwappedIn_; }
 
  private:
-  void run();
+  void run();  // the simulation thread: loop(), then ended_
+  void loop();
   void publish(Simulation& simulation);
   void report(RunnerMessage::Kind kind, std::string text);
   // The cloth's warnings from loading it (sim/obj_io.h: dropped triangles, ignored records).
@@ -197,6 +203,9 @@ class SimRunner {
   long loadGeneration_ = 0;           // the load whose result counts
   int loadersRunning_ = 0;
   bool stop_ = false;
+  bool ended_ = false;  // the simulation thread has left its loop
+  std::condition_variable endedCondition_;
+  int lastingPending_ = 0;  // lasting edits posted and not yet carried out
 
   std::atomic<bool> paused_{false};
   // Watched by the simulation's step (Simulation::setStopFlag); set by interrupting edits, a

@@ -160,9 +160,25 @@ int Viewer::run() {
     }
     lastFrame = glfwGetTime();
   }
+  // Stop the simulation threads, waiting a moment for them (and for as long as a save clicked
+  // before quitting takes); work that would hold the process longer is left to end with it.
+  std::vector<SimRunner*> runners;
+  if (single_) runners.push_back(single_.get());
+  for (Pane& pane : panes_) runners.push_back(pane.runner.get());
+  for (SimRunner* runner : runners) runner->requestStop();
+  std::vector<std::string> unfinished;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  for (SimRunner* runner : runners) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (!runner->waitStopped(std::max(left, std::chrono::milliseconds(0))))
+      unfinished.push_back("a step of " + runner->snapshot()->sceneName + " in progress");
+  }
+  listSavedScenes();
+  for (std::string& work : unfinishedWork()) unfinished.push_back(std::move(work));
+  exitWithoutWaiting_ = !unfinished.empty();
   nlohmann::json quit = {{"frames", frameCount_}};
-  if (const auto unfinished = unfinishedWork(); !unfinished.empty())
-    quit["left_unfinished"] = unfinished;
+  if (!unfinished.empty()) quit["left_unfinished"] = unfinished;
   log_.write("quit", quit);
   std::printf("FINAL frames=%ld\n", frameCount_);
   return finalScreenshotFailed_ ? 1 : 0;
@@ -188,14 +204,6 @@ std::vector<std::string> Viewer::unfinishedWork() const {
   if (givenUp > 0)
     work.push_back(std::to_string(givenUp) + (givenUp == 1 ? " load" : " loads") + " given up");
   return work;
-}
-
-bool Viewer::stopWithoutWaiting() {
-  if (unfinishedWork().empty()) return false;
-  if (single_) single_->stop();
-  for (Pane& pane : panes_) pane.runner->stop();
-  listSavedScenes();
-  return true;
 }
 
 void Viewer::consumeSnapshot() {

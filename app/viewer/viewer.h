@@ -52,12 +52,12 @@ class Viewer {
   ~Viewer();
   // Runs until the window closes or the frame/second limit. Returns the process exit code.
   int run();
-  // After run(): when loads or builds on other threads are still going, stops the simulation
-  // threads (saves clicked before quitting are still written) and returns true, and the caller
-  // ends the process at once (std::_Exit) rather than wait for that work in the destructor: a
-  // 600 000-triangle load kept the closed window on screen for 26 s. False when nothing runs
-  // in the background; the destructor then tears down as usual.
-  bool stopWithoutWaiting();
+  // After run(): true when quitting left work that the destructor would wait for (a load or a
+  // comparison built on another thread, a step that cannot be given up part-way, such as the
+  // first step's ordering of a 600 000-row system): the caller then ends the process at once
+  // (std::_Exit) rather than keep the closed window on screen (26 s for a 600 000-triangle
+  // load). Saves clicked before quitting have been written by then.
+  bool exitWithoutWaiting() const { return exitWithoutWaiting_; }
 
   // GLFW callbacks (static trampolines forward here).
   void onMouseButton(int button, int action, int mods);
@@ -217,6 +217,7 @@ class Viewer {
   // runner released while it loads (installPanes), a load given up in compare mode (openScene).
   // Dropped as each ends (frame()); quitting does not wait for them (stopWithoutWaiting).
   std::vector<std::future<void>> lettingGo_;
+  bool exitWithoutWaiting_ = false;  // see exitWithoutWaiting()
   // What ran when those panes were asked for (whatRuns()): they start only over it.
   std::pair<long, long> requestedFor_{0, 0};
   long runnersStarted_ = 0;  // single runners and sets of panes started (installPanes, runSingle)
