@@ -217,12 +217,14 @@ void SimRunner::startLoad(std::string label,
     };
     Result<std::unique_ptr<Simulation>> result = job(setStage);
     std::unique_lock lock(mutex_);
-    --loadersRunning_;
     if (generation != loadGeneration_) {  // given up: dropped without a word, outside the lock
       lock.unlock();
       result = Error{};
+      lock.lock();
+      --loadersRunning_;  // after this the thread only ends: startLoad may join it at once
       return;
     }
+    --loadersRunning_;
     progress_.active = false;
     if (!result) {
       messages_.push_back({RunnerMessage::Kind::Error,

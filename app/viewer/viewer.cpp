@@ -38,7 +38,6 @@ Viewer::Viewer(ViewerOptions options) : options_(std::move(options)) {}
 Viewer::~Viewer() {
   panes_.clear();  // stop the simulation threads first
   single_.reset();
-  listSavedScenes();  // saves clicked just before quitting, written as the threads stopped
   if (window_) {
     renderer_.reset();
     ImGui_ImplOpenGL3_Shutdown();
@@ -174,7 +173,7 @@ int Viewer::run() {
     if (!runner->waitStopped(std::max(left, std::chrono::milliseconds(0))))
       unfinished.push_back("a step of " + runner->snapshot()->sceneName + " in progress");
   }
-  listSavedScenes();
+  listSavedScenes();  // saves clicked just before quitting, written as the threads stopped
   for (std::string& work : unfinishedWork()) unfinished.push_back(std::move(work));
   exitWithoutWaiting_ = !unfinished.empty();
   nlohmann::json quit = {{"frames", frameCount_}};

@@ -215,7 +215,7 @@ class Viewer {
   std::string panesBuildingName_;
   // Work let go that cannot be stopped part-way and whose end is not waited for: a single
   // runner released while it loads (installPanes), a load given up in compare mode (openScene).
-  // Dropped as each ends (frame()); quitting does not wait for them (stopWithoutWaiting).
+  // Dropped as each ends (frame()); quitting does not wait for them (exitWithoutWaiting).
   std::vector<std::future<void>> lettingGo_;
   bool exitWithoutWaiting_ = false;  // see exitWithoutWaiting()
   // What ran when those panes were asked for (whatRuns()): they start only over it.
