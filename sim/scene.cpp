@@ -459,8 +459,13 @@ Result<Scene> loadSceneFile(const std::string& path) {
   // Read from a directory, the stream throws (a folder given as the scene aborted both programs).
   if (std::filesystem::is_directory(path, ec))
     return Error{path + ": is a directory, not a scene file"};
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return Error{path + ": cannot open"};
+  // Nothing but white space: nlohmann says only "unexpected end of input".
+  if ((in >> std::ws).peek() == std::ifstream::traits_type::eof())
+    return Error{path +
+                 ": the file is empty; a scene file is a JSON object (README, \"Scene format\")"};
+  in.seekg(0);  // the parser counts lines from the top
   json root;
   // JSON keeps the last of a key given twice in one object; a scene file that does so (two
   // "cloth" objects, say) is refused rather than read as one of them without a word.

@@ -130,6 +130,20 @@ TEST(Scene, InvalidJsonAndMissingObj) {
   auto broken = loadSceneFile(path);
   ASSERT_FALSE(broken.ok());
   EXPECT_NE(broken.error().find(path + ": invalid JSON"), std::string::npos);
+  // An empty file, or one of white space only, is called empty (nlohmann: "unexpected end of
+  // input").
+  for (const std::string& text : {std::string(), std::string(" \n\t\r\n")}) {
+    const std::string empty = clothlab::test::writeFile("empty.json", text);
+    auto none = loadSceneFile(empty);
+    ASSERT_FALSE(none.ok());
+    EXPECT_EQ(
+        none.error(),
+        empty + ": the file is empty; a scene file is a JSON object (README, \"Scene format\")");
+  }
+  // The look past leading white space does not shift the line numbers of a parse error.
+  const auto late = loadSceneFile(clothlab::test::writeFile("late.json", "\n\n{\"cloth\": "));
+  ASSERT_FALSE(late.ok());
+  EXPECT_NE(late.error().find("parse error at line 3"), std::string::npos) << late.error();
   // A folder given as the scene (a path with a '/' or ending in .json) is named as one; reading
   // it threw and aborted the viewer and clothlab-cli.
   const std::string folder = (clothlab::test::tempDir() / "folder.json").string();
