@@ -305,6 +305,26 @@ TEST(SimRunner, ANewerLoadOrGivingUpDropsTheLoadInProgress) {
   EXPECT_TRUE(said("gave up the load of " + big));
 }
 
+// A load names its three stages, and one given up ends before its next stage: given up while
+// the cloth is built, it never sets up the solver (CHOLMOD's analysis: most of a large load).
+TEST(SimRunner, AGivenUpLoadEndsBeforeItsNextStage) {
+  std::vector<std::string> stages;
+  const auto full = loadSimulation("hanging", [&](const std::string& s) {
+    stages.push_back(s);
+    return true;
+  });
+  ASSERT_TRUE(full) << full.error();
+  EXPECT_EQ(stages, (std::vector<std::string>{"reading", "building the cloth",
+                                              "setting up the impulse-nc solver"}));
+  stages.clear();
+  const auto cut = loadSimulation("hanging", [&](const std::string& s) {
+    stages.push_back(s);
+    return stages.size() < 3;  // given up while the cloth was built
+  });
+  EXPECT_FALSE(cut);
+  EXPECT_EQ(stages.size(), 3u);
+}
+
 // What the loader warned about (here a zero-area triangle dropped) reaches the panel's messages.
 TEST(SimRunner, LoadedClothsWarningsAreReported) {
   auto runner = startRunner(smallScene(), true);

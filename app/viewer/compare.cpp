@@ -237,8 +237,10 @@ void Viewer::openScene(const std::string& argument) {
   }
   openedInComparePath_ = argument;
   openedInCompareStart_ = glfwGetTime();
-  openedInCompare_ = std::async(std::launch::async, [argument] {
-    return loadSimulation(argument, [](const std::string&) {});
+  auto givenUp = std::make_shared<std::atomic<bool>>(false);
+  openedInCompareGivenUp_ = givenUp;
+  openedInCompare_ = std::async(std::launch::async, [argument, givenUp] {
+    return loadSimulation(argument, [givenUp](const std::string&) { return !*givenUp; });
   });
   message(RunnerMessage::Kind::Info,
           "loading " + argument + "; the comparison runs until it is built");
@@ -246,6 +248,7 @@ void Viewer::openScene(const std::string& argument) {
 
 void Viewer::giveUpOpenInCompare(const std::string& why) {
   if (!openedInCompare_.valid()) return;
+  if (openedInCompareGivenUp_) *openedInCompareGivenUp_ = true;  // ends at its next stage
   lettingGo_.push_back(std::async(std::launch::async,
                                   [load = std::move(openedInCompare_)]() mutable { load.wait(); }));
   message(RunnerMessage::Kind::Info, why);

@@ -146,7 +146,9 @@ void Viewer::drawPanel() {
         "background, its result dropped)");
     ImGui::TextDisabled("%s", progress.stage.c_str());
     if (giveUp)
-      log_.write("load_given_up", {{"path", progress.what}, {"seconds", progress.seconds}});
+      log_.write(
+          "load_given_up",
+          {{"path", progress.what}, {"seconds", progress.seconds}, {"stage", progress.stage}});
     return giveUp;
   };
   if (const LoadProgress progress = runner_->loadProgress(); progress.active && loadBar(progress))

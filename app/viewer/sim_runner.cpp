@@ -195,8 +195,9 @@ std::shared_ptr<const Snapshot> SimRunner::snapshot() const {
   return snapshot_;
 }
 
-void SimRunner::startLoad(std::string label,
-                          std::function<Result<std::unique_ptr<Simulation>>(const StageFn& stage)> job) {
+void SimRunner::startLoad(
+    std::string label,
+    std::function<Result<std::unique_ptr<Simulation>>(const LoadStage& stage)> job) {
   std::unique_lock lock(mutex_);
   if (progress_.active)
     giveUpLoadLocked("the load of " + progress_.what + " was given up for " + label);
@@ -211,9 +212,11 @@ void SimRunner::startLoad(std::string label,
   ++loadersRunning_;
   loader_ = std::thread([this, label, generation, job = std::move(job)] {
     lowerThreadPriority();
-    const StageFn setStage = [this, generation](const std::string& s) {
+    const LoadStage setStage = [this, generation](const std::string& s) {
       std::lock_guard lock(mutex_);
-      if (generation == loadGeneration_) progress_.stage = s;
+      if (generation != loadGeneration_) return false;  // given up
+      progress_.stage = s;
+      return true;
     };
     Result<std::unique_ptr<Simulation>> result = job(setStage);
     std::unique_lock lock(mutex_);
@@ -267,20 +270,32 @@ std::optional<std::string> addGroundBelow(Simulation& simulation) {
   return std::nullopt;
 }
 
-Result<std::unique_ptr<Simulation>> createSimulation(const Scene& scene, const std::string& argument) {
-  auto simulation = Simulation::create(scene);
+namespace {
+// `simulation` with the ground below a bare .obj cloth (addGroundBelow).
+Result<std::unique_ptr<Simulation>> groundedIfObj(Result<std::unique_ptr<Simulation>> simulation,
+                                                  const std::string& argument) {
   if (simulation && isObjPath(argument))
     if (auto e = addGroundBelow(**simulation)) return Error{argument + ": " + *e};
   return simulation;
 }
+}  // namespace
 
-Result<std::unique_ptr<Simulation>> loadSimulation(
-    const std::string& argument, const std::function<void(const std::string&)>& stage) {
-  stage("reading");
+Result<std::unique_ptr<Simulation>> createSimulation(const Scene& scene,
+                                                     const std::string& argument) {
+  return groundedIfObj(Simulation::create(scene), argument);
+}
+
+Result<std::unique_ptr<Simulation>> loadSimulation(const std::string& argument,
+                                                   const LoadStage& stage) {
+  const Error givenUp{"given up"};
+  if (!stage("reading")) return givenUp;
   auto scene = resolveScene(argument);
   if (!scene) return Error{scene.error()};
-  stage("building the cloth and the " + scene->solverId + " solver");
-  return createSimulation(*scene, argument);
+  if (!stage("building the cloth")) return givenUp;
+  auto cloth = buildClothModel(*scene);
+  if (!cloth) return Error{cloth.error()};
+  if (!stage("setting up the " + scene->solverId + " solver")) return givenUp;
+  return groundedIfObj(Simulation::create(*scene, std::move(*cloth)), argument);
 }
 
 std::string loadedMessage(const Simulation& simulation) {
@@ -290,7 +305,8 @@ std::string loadedMessage(const Simulation& simulation) {
 }
 
 void SimRunner::load(std::string argument) {
-  startLoad(argument, [argument](const StageFn& stage) { return loadSimulation(argument, stage); });
+  startLoad(argument,
+            [argument](const LoadStage& stage) { return loadSimulation(argument, stage); });
 }
 
 std::optional<std::string> SimRunner::rebuild(const Scene& scene) {

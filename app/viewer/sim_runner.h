@@ -60,9 +60,14 @@ std::optional<std::string> addGroundBelow(Simulation& simulation);
 // .obj cloth also gets the ground below it, a refusal of which names the argument.
 Result<std::unique_ptr<Simulation>> createSimulation(const Scene& scene, const std::string& argument);
 
-// Reads `argument` (as above) and builds its Simulation, naming each stage to `stage`.
-Result<std::unique_ptr<Simulation>> loadSimulation(
-    const std::string& argument, const std::function<void(const std::string&)>& stage);
+// Told each stage of a load by name; returns false when the load has been given up, which then
+// ends before its next stage (a stage itself cannot be stopped part-way).
+using LoadStage = std::function<bool(const std::string&)>;
+
+// Reads `argument` (as above) and builds its Simulation in three stages: reading, the cloth,
+// the solver's set-up. Given up between two of them, it ends with an error nobody reads.
+Result<std::unique_ptr<Simulation>> loadSimulation(const std::string& argument,
+                                                   const LoadStage& stage);
 
 // "loaded NAME (V vertices, solver ID)": what the panel says when a loaded scene takes over.
 std::string loadedMessage(const Simulation& simulation);
@@ -173,10 +178,9 @@ class SimRunner {
   void report(RunnerMessage::Kind kind, std::string text);
   // The cloth's warnings from loading it (sim/obj_io.h: dropped triangles, ignored records).
   void reportWarnings(const Simulation& simulation);
-  using StageFn = std::function<void(const std::string&)>;
   void giveUpLoadLocked(std::string message);  // mutex_ held
   void startLoad(std::string label,
-                 std::function<Result<std::unique_ptr<Simulation>>(const StageFn& stage)> job);
+                 std::function<Result<std::unique_ptr<Simulation>>(const LoadStage& stage)> job);
 
   // Replaces the simulation by one built from `scene` (an edit: runs on the simulation thread).
   std::optional<std::string> rebuild(const Scene& scene);

@@ -2,6 +2,7 @@
 // The clothlab window: GLFW + OpenGL 3.3 core + Dear ImGui 1.86. The main thread handles events,
 // the panel and drawing; a SimRunner steps the simulation on its own thread. See README "Viewer".
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -225,6 +226,7 @@ class Viewer {
   std::future<Result<std::unique_ptr<Simulation>>> openedInCompare_;
   std::string openedInComparePath_;
   double openedInCompareStart_ = 0;  // glfwGetTime() when it started
+  std::shared_ptr<std::atomic<bool>> openedInCompareGivenUp_;  // read by its stages
   // Gives the load opened in compare mode up (its result is dropped when it ends), saying `why`.
   void giveUpOpenInCompare(const std::string& why);
   bool editAllPanes_ = true;
