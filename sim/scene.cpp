@@ -465,7 +465,7 @@ Result<Scene> loadSceneFile(const std::string& path) {
   if ((in >> std::ws).peek() == std::ifstream::traits_type::eof())
     return Error{path +
                  ": the file is empty; a scene file is a JSON object (README, \"Scene format\")"};
-  in.seekg(0);  // the parser counts lines from the top
+  if (!in.seekg(0)) in.clear();  // the parser counts lines from the top (a pipe reads on)
   json root;
   // JSON keeps the last of a key given twice in one object; a scene file that does so (two
   // "cloth" objects, say) is refused rather than read as one of them without a word.
