@@ -134,7 +134,9 @@ std::optional<std::string> ImplicitBending::velocities(const Eigen::VectorXd& ma
     coupling_.resize(n, n);
     coupling_.setFromTriplets(coupling.begin(), coupling.end());
     key_[0] = -1;  // invalid until the factorization succeeds
-    if (auto e = solver_->analyze(system_)) return e;
+    // A new k_b, h or mass keeps the pattern (the pins set it): no new analysis then.
+    if (!solver_->analysedFor(system_))
+      if (auto e = solver_->analyze(system_)) return e;
     std::string message;
     if (solver_->factorize(system_, &message) != SpdSolver::Status::Ok)
       return "bending system: " + message +

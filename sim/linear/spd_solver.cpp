@@ -119,14 +119,16 @@ class CholmodSolver final : public SpdSolver {
   std::vector<int> ordering() const override { return perm_; }
   std::string orderingMethod() const override { return method_; }
 
+  bool analysedFor(const SparseMatrix& upper) const override {
+    const Eigen::Index n = pattern_.rows(), nnz = pattern_.nonZeros();
+    return factor_ && upper.rows() == n && upper.nonZeros() == nnz && upper.isCompressed() &&
+           std::equal(upper.outerIndexPtr(), upper.outerIndexPtr() + n + 1,
+                      pattern_.outerIndexPtr()) &&
+           std::equal(upper.innerIndexPtr(), upper.innerIndexPtr() + nnz, pattern_.innerIndexPtr());
+  }
+
   Status factorize(const SparseMatrix& upper, std::string* message) override {
-    const auto samePattern = [&] {
-      const Eigen::Index n = pattern_.rows(), nnz = pattern_.nonZeros();
-      return upper.rows() == n && upper.nonZeros() == nnz && upper.isCompressed() &&
-             std::equal(upper.outerIndexPtr(), upper.outerIndexPtr() + n + 1, pattern_.outerIndexPtr()) &&
-             std::equal(upper.innerIndexPtr(), upper.innerIndexPtr() + nnz, pattern_.innerIndexPtr());
-    };
-    if (!samePattern()) {
+    if (!analysedFor(upper)) {
       if (message) *message = "matrix pattern differs from the analysed one (" + name() + ")";
       return Status::Failed;
     }

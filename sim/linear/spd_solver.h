@@ -35,6 +35,12 @@ class SpdSolver {
   // search that found it ("AMD", "METIS", "NESDIS"; for a given one, the name it came with).
   virtual std::vector<int> ordering() const { return {}; }
   virtual std::string orderingMethod() const { return {}; }
+  // Whether `upper` has the pattern of the last analysis, so that factorize takes it without a
+  // new analyze (false where the back end cannot tell).
+  virtual bool analysedFor(const SparseMatrix& upper) const {
+    (void)upper;
+    return false;
+  }
   // Numeric factorization of a matrix with the analysed pattern.
   virtual Status factorize(const SparseMatrix& upper, std::string* message) = 0;
   // Overwrites each column of rhs with the solution.

@@ -968,9 +968,14 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         if (ncDamping > 0) system += (h * ncDamping * mass.mean()) * model_.nonconformity;
         system += SparseMatrix(mass.asDiagonal());
         const SparseMatrix upper = upperOf(system);
-        s.bendingFactor = makeSpdSolver("cholmod-blas-free-solves");
+        // A new bending stiffness, time step or density keeps the pattern: factorized again
+        // without a new analysis (on a 100 000-triangle disk 3.2 s of nested dissection, which
+        // every edit of those in the viewer repeated).
+        if (!s.bendingFactor || !s.bendingFactor->analysedFor(upper)) {
+          s.bendingFactor = makeSpdSolver("cholmod-blas-free-solves");
+          if (auto e = s.bendingFactor->analyze(upper)) return e;
+        }
         std::string message;
-        if (auto e = s.bendingFactor->analyze(upper)) return e;
         if (s.bendingFactor->factorize(upper, &message) != SpdSolver::Status::Ok) {
           s.bendingFactor.reset();
           return "force system (M + h c R + h^2 k_b Q) factorization failed: " + message +
