@@ -138,9 +138,12 @@ std::optional<std::string> ImplicitBending::velocities(const Eigen::VectorXd& ma
     if (!solver_->analysedFor(system_))
       if (auto e = solver_->analyze(system_)) return e;
     std::string message;
-    if (solver_->factorize(system_, &message) != SpdSolver::Status::Ok)
+    if (solver_->factorize(system_, &message) != SpdSolver::Status::Ok) {
+      // A fresh solver next time: a failed factor is not reused.
+      solver_ = makeSolveOftenSpdSolver(static_cast<int>(hinge_.rows()));
       return "bending system: " + message +
              bendingOutweighsMass(scaled, mass, bending, h, "vertex");
+    }
     key_[0] = bending;
     key_[1] = h;
     keyMass_ = mass;
