@@ -13,6 +13,7 @@
 #include <set>
 
 #include "shaders/embedded_shaders.h"
+#include "sim/file_io.h"
 
 namespace clothlab {
 
@@ -639,8 +640,7 @@ std::optional<std::string> writePng(const std::string& path, int width, int heig
     fs::remove(temp, ec);
     return path + ": could not write the PNG (folder missing or not writable?)";
   }
-  fs::rename(temp, path, ec);
-  if (ec) return path + ": " + ec.message();
+  if (auto why = renameOver(temp, path)) return path + ": " + *why;
   return std::nullopt;
 }
 

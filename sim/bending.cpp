@@ -17,12 +17,13 @@ std::string bendingOutweighsMass(const SparseMatrix& scaledBending, const Eigen:
   // Beyond about 1e12 the mass is lost in the rounding of the bending term's null space (the
   // affine motions), and the sum is no longer positive definite in floating point.
   constexpr double kLimit = 1e12;
+  const Eigen::VectorXd diagonal = scaledBending.diagonal();
   double worst = 0;
   int index = -1;
-  const int n = std::min(static_cast<int>(mass.size()), static_cast<int>(scaledBending.rows()));
+  const int n = std::min(static_cast<int>(mass.size()), static_cast<int>(diagonal.size()));
   for (int i = 0; i < n; ++i) {
     if (!(mass[i] > 0)) continue;
-    const double ratio = scaledBending.coeff(i, i) / mass[i];
+    const double ratio = diagonal[i] / mass[i];
     if (ratio > worst) worst = ratio, index = i;
   }
   if (!(worst > kLimit)) return "";

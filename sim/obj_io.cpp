@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "sim/file_io.h"
 #include "sim/format.h"
 
 namespace clothlab {
@@ -429,12 +430,7 @@ std::optional<std::string> writeObj(const std::string& path, const Positions& po
       return path + ": write failed";
     }
   }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::remove(temporary.c_str());
-    return path + ": cannot write: " + ec.message();
-  }
+  if (auto why = renameOver(temporary, path)) return path + ": cannot write: " + *why;
   return std::nullopt;
 }
 

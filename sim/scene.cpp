@@ -10,6 +10,7 @@
 #include <numbers>
 #include <set>
 
+#include "sim/file_io.h"
 #include "sim/format.h"
 #include "sim/material.h"
 #include "sim/obj_io.h"
@@ -554,12 +555,8 @@ std::optional<std::string> writeSceneFile(const std::string& path, const Scene& 
       return path + ": cannot write the scene file: the write failed (a full disk?)";
     }
   }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::remove(temporary.c_str());
-    return path + ": cannot write the scene file: " + ec.message();
-  }
+  if (auto why = renameOver(temporary, path))
+    return path + ": cannot write the scene file: " + *why;
   return std::nullopt;
 }
 

@@ -161,18 +161,15 @@ int Viewer::run() {
   }
   // Stop the simulation threads, waiting a moment for them (and for as long as a save clicked
   // before quitting takes); work that would hold the process longer is left to end with it.
-  std::vector<SimRunner*> runners;
-  if (single_) runners.push_back(single_.get());
-  for (Pane& pane : panes_) runners.push_back(pane.runner.get());
-  for (SimRunner* runner : runners) runner->requestStop();
+  forEachRunner([](SimRunner& runner) { runner.requestStop(); });
   std::vector<std::string> unfinished;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-  for (SimRunner* runner : runners) {
+  forEachRunner([&](SimRunner& runner) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (!runner->waitStopped(std::max(left, std::chrono::milliseconds(0))))
-      unfinished.push_back("a step of " + runner->snapshot()->sceneName + " in progress");
-  }
+    if (!runner.waitStopped(std::max(left, std::chrono::milliseconds(0))))
+      unfinished.push_back("a step of " + runner.snapshot()->sceneName + " in progress");
+  });
   listSavedScenes();  // saves clicked just before quitting, written as the threads stopped
   for (std::string& work : unfinishedWork()) unfinished.push_back(std::move(work));
   exitWithoutWaiting_ = !unfinished.empty();
