@@ -495,7 +495,12 @@ Result<Scene> loadSceneFile(const std::string& path) {
     return Error{path + ": " + *at + ": nested more than " + std::to_string(kMaxNesting) +
                  " levels deep; a scene file nests at most a few"};
   const std::string baseDir = std::filesystem::path(path).parent_path().string();
-  return parseScene(root, path, baseDir);
+  auto scene = parseScene(root, path, baseDir);
+  // A file without a name goes by its own (the viewer's scene list, the log, a saved copy), as
+  // an OBJ does (sceneForObj), rather than all as "untitled".
+  if (scene.ok() && !root.contains("name"))
+    scene->name = std::filesystem::path(path).stem().string();
+  return scene;
 }
 
 Scene sceneForObj(const std::string& objPath) {

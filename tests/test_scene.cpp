@@ -159,6 +159,7 @@ TEST(Scene, InvalidJsonAndMissingObj) {
       clothlab::test::writeFile("objscene.json", R"({"cloth": {"obj": "missing.obj"}})");
   auto scene = loadSceneFile(objScene);
   ASSERT_TRUE(scene.ok());
+  EXPECT_EQ(scene->name, "objscene");  // a file without "name" goes by its own
   auto simulation = Simulation::create(*scene);
   ASSERT_FALSE(simulation.ok());
   EXPECT_NE(simulation.error().find("missing.obj: file not found"), std::string::npos);
