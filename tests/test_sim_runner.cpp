@@ -186,6 +186,27 @@ TEST(SimRunner, AnInterruptingEditDoesNotWaitForASlowStep) {
   EXPECT_TRUE(runner->takeMessages().empty()) << "a step given up is not an error";
 }
 
+// A step in progress says how long it has run (the panel shows a slow one, so that a large
+// cloth held at its first step does not look stuck); between steps, and once pausing has given
+// the step up, it reads 0.
+TEST(SimRunner, AStepInProgressSaysHowLongItHasRun) {
+  Scene scene = smallScene();
+  scene.cloth.columns = scene.cloth.rows = 40;
+  scene.solverId = "xpbd";
+  scene.solverParams = {{"iterations", 100000}, {"tolerance", 0.0}};  // seconds per step
+  auto runner = startRunner(scene, false);
+  std::this_thread::sleep_for(300ms);
+  const double running = runner->stepRunningSeconds();
+  EXPECT_GT(running, 0.25);
+  EXPECT_LT(running, 30.0);
+  EXPECT_EQ(runner->snapshot()->step, 0) << "the step was meant to take seconds";
+  runner->setPaused(true);
+  EXPECT_TRUE(waitFor([&] { return runner->stepRunningSeconds() == 0; }));
+  auto paused = startRunner(smallScene(), true);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(paused->stepRunningSeconds(), 0);
+}
+
 // A lasting edit (a save) posted just before the runner stops is still carried out, also when
 // the stop is seen first, at the top of the loop where the other edits are dropped; stop() waits
 // for the simulation thread only. The step in progress takes seconds, so the save's interrupt and

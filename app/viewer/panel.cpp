@@ -124,6 +124,19 @@ void Viewer::drawPanel() {
   ImGui::Text("real time x%.3g", runner_->realTimeFactor());
   if (snapshot_)
     ImGui::Text("t = %.3f s  step %ld  %s", snapshot_->time, snapshot_->step, snapshot_->diverged ? "(diverged)" : "");
+  // A slow step shows that it runs, so that a simulation held at one step does not look stuck
+  // (a 100 000-triangle disk's first step orders its sparse system for about 5 s). On the same
+  // line: the widgets below would jump at every slow step.
+  if (const double running = runner_->stepRunningSeconds();
+      snapshot_ && running >= kSlowStepSeconds) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("step %ld: %.0f s so far", snapshot_->step + 1, running);
+    layout("step_running");
+    tooltip(
+        "Pause, Reset and edits give a step up where the solver next looks (between its "
+        "iterations); the first step of a large cloth orders its sparse system, which cannot be "
+        "given up part-way, and they wait for that");
+  }
 
   // A load's progress with its "give up" button: the single runner's (SimRunner::load), or one
   // opened in compare mode (openScene), which the comparison runs until it is built.

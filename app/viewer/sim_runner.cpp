@@ -190,6 +190,13 @@ LoadProgress SimRunner::loadProgress() const {
   return p;
 }
 
+double SimRunner::stepRunningSeconds() const {
+  const std::int64_t started = stepStartedNs_;
+  if (started == 0) return 0;
+  const std::int64_t now = Clock::now().time_since_epoch() / std::chrono::nanoseconds(1);
+  return std::max<std::int64_t>(0, now - started) * 1e-9;
+}
+
 std::shared_ptr<const Snapshot> SimRunner::snapshot() const {
   std::lock_guard lock(mutex_);
   return snapshot_;
@@ -452,7 +459,11 @@ void SimRunner::loop() {
     const bool held = running && pace_ && !pace_->mayStep(paceMember_);
     if ((running && debt >= dt && !held) || single) {
       if (single) --stepRequests_;
-      if (auto error = simulation_->step()) {
+      stepStartedNs_ =
+          std::max<std::int64_t>(1, Clock::now().time_since_epoch() / std::chrono::nanoseconds(1));
+      std::optional<std::string> stepError = simulation_->step();
+      stepStartedNs_ = 0;
+      if (auto error = std::move(stepError)) {
         if (simulation_->diverged()) {
           paused_ = true;
           report(RunnerMessage::Kind::Error,

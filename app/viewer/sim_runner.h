@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -167,6 +168,10 @@ class SimRunner {
   LoadProgress loadProgress() const;
   // Simulated seconds per wall second over the last ~0.5 s of running (0 while paused).
   double realTimeFactor() const { return realTimeFactor_; }
+  // Wall seconds the step in progress has taken so far; 0 between steps. The panel shows it
+  // once a step is slow (a large cloth's first step orders its sparse system: 5 s at 100 000
+  // triangles), so that a simulation still at step 0 does not look stuck.
+  double stepRunningSeconds() const;
   long editsApplied() const { return editsApplied_; }
   // Loads swapped in so far (load(); not reset() or switchSolver(), which keep the scene).
   long loadsSwappedIn() const { return loadsSwappedIn_; }
@@ -221,6 +226,8 @@ class SimRunner {
   std::atomic<bool> overlay_{false};
   std::atomic<bool> contacts_{false};
   std::atomic<double> realTimeFactor_{0.0};
+  // When the step in progress began (steady clock, ns since its epoch); 0 between steps.
+  std::atomic<std::int64_t> stepStartedNs_{0};
   std::atomic<long> editsApplied_{0};
   std::atomic<long> loadsSwappedIn_{0};
   const std::shared_ptr<PaceGroup> pace_;

@@ -464,6 +464,10 @@ echo '{"name": "disk100k", "cloth": {"generator": {"type": "irregular-disk", "ra
 start_app firststep hanging
 open_typed "$OUT/firststep.out" "$OUT/disk100k.json"
 for _ in $(seq 600); do grep -q '"event":"scene","name":"disk100k"' "$OUT/firststep.jsonl" && break; sleep 0.05; done
+# The panel shows the step running once it has taken a second ("step 1: 2 s so far"), so that
+# a simulation held at step 0 does not look stuck.
+sleep 2
+check "a slow first step shows in the panel as running" grep -q '^LAYOUT step_running ' "$OUT/firststep.out"
 xdotool mousemove --window "$WID" 900 700 key ctrl+q
 quit_at=$(date +%s%N)
 for _ in $(seq 600); do kill -0 $APP_PID 2> /dev/null || break; sleep 0.05; done
