@@ -521,8 +521,15 @@ void Viewer::drawCompareOverlay() {
     add({"sag " + metricText(pane, 0) + " m", "tip " + metricText(pane, 1) + " m", "strain " + metricText(pane, 3)}, "   ",
         IM_COL32(255, 230, 150, 255));
     // The progress rows turn red while the pane's last step ended above its solver's tolerance.
-    add({"residual " + metricText(pane, 4), metricText(pane, 6) + " ms/step", "t " + std::to_string(s.time).substr(0, 5) + " s"},
-        "   ", s.stats.converged ? IM_COL32(210, 215, 225, 255) : IM_COL32(255, 115, 100, 255));
+    std::vector<std::string> progress{"residual " + metricText(pane, 4),
+                                      metricText(pane, 6) + " ms/step",
+                                      "t " + std::to_string(s.time).substr(0, 5) + " s"};
+    // A slow step shows that it runs, as in the panel (a large cloth's first step, in every pane).
+    if (const double running = pane.runner->stepRunningSeconds(); running >= kSlowStepSeconds)
+      progress.push_back("step " + std::to_string(s.step + 1) + ": " +
+                         std::to_string(std::lround(running)) + " s so far");
+    add(progress, "   ",
+        s.stats.converged ? IM_COL32(210, 215, 225, 255) : IM_COL32(255, 115, 100, 255));
     float textWidth = 0;
     for (const Row& row : rows) textWidth = std::max(textWidth, ImGui::CalcTextSize(row.text.c_str()).x);
     const ImVec2 at(float(pane.x + 8), float(pane.y + 6));
