@@ -26,6 +26,15 @@ Scene smallScene() {
   return *scene;
 }
 
+// Every step takes seconds: 100 000 sweeps of xpbd over 4 600 edges, the tolerance never met.
+Scene slowStepScene() {
+  Scene scene = smallScene();
+  scene.cloth.columns = scene.cloth.rows = 40;
+  scene.solverId = "xpbd";
+  scene.solverParams = {{"iterations", 100000}, {"tolerance", 0.0}};
+  return scene;
+}
+
 std::unique_ptr<SimRunner> startRunner(const Scene& scene, bool paused) {
   auto sim = Simulation::create(scene);
   EXPECT_TRUE(sim) << sim.error();
@@ -170,10 +179,7 @@ TEST(SimRunner, EditsReachTheSimulationInOrder) {
 // the edit is in the simulation before its first step has ended. Pausing gives it up too. Drags
 // and pins (post without interrupt) still wait for the step.
 TEST(SimRunner, AnInterruptingEditDoesNotWaitForASlowStep) {
-  Scene scene = smallScene();
-  scene.cloth.columns = scene.cloth.rows = 40;
-  scene.solverId = "xpbd";
-  scene.solverParams = {{"iterations", 100000}, {"tolerance", 0.0}};  // every sweep runs
+  const Scene scene = slowStepScene();
   auto runner = startRunner(scene, false);
   std::this_thread::sleep_for(100ms);  // the first step is under way
   SimParams p = runner->snapshot()->sim;
@@ -190,10 +196,7 @@ TEST(SimRunner, AnInterruptingEditDoesNotWaitForASlowStep) {
 // cloth held at its first step does not look stuck); between steps, and once pausing has given
 // the step up, it reads 0.
 TEST(SimRunner, AStepInProgressSaysHowLongItHasRun) {
-  Scene scene = smallScene();
-  scene.cloth.columns = scene.cloth.rows = 40;
-  scene.solverId = "xpbd";
-  scene.solverParams = {{"iterations", 100000}, {"tolerance", 0.0}};  // seconds per step
+  const Scene scene = slowStepScene();
   auto runner = startRunner(scene, false);
   std::this_thread::sleep_for(300ms);
   const double running = runner->stepRunningSeconds();
@@ -212,10 +215,7 @@ TEST(SimRunner, AStepInProgressSaysHowLongItHasRun) {
 // for the simulation thread only. The step in progress takes seconds, so the save's interrupt and
 // the stop reach the thread together.
 TEST(SimRunner, ALastingEditPostedJustBeforeStoppingIsCarriedOut) {
-  Scene scene = smallScene();
-  scene.cloth.columns = scene.cloth.rows = 40;
-  scene.solverId = "xpbd";
-  scene.solverParams = {{"iterations", 100000}, {"tolerance", 0.0}};  // every sweep runs
+  const Scene scene = slowStepScene();
   std::atomic<int> lasting{0}, plain{0};
   constexpr int kTrials = 8;
   for (int trial = 0; trial < kTrials; ++trial) {
