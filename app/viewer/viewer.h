@@ -127,7 +127,7 @@ class Viewer {
   static constexpr double kCompareTableHeight = 190;  // window pixels under the panes
   // Below either size a new panel starts collapsed (drawPanel).
   static constexpr int kSmallWindowWidth = 640, kSmallWindowHeight = 480;
-  // A step running this long is shown in the panel ("step N running for S s").
+  // A step running this long is shown in the panel and on its pane ("step N: S s so far").
   static constexpr double kSlowStepSeconds = 1.0;
   struct ViewRect {
     double x, y, w, h;
