@@ -19,6 +19,12 @@ namespace {
 // lower priority than the UI (and the software rasterizer's threads) keeps redraws and mouse
 // answers smooth when steps are slow; the simulation falls behind instead (see the header).
 void lowerThreadPriority() { setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 5); }
+// A load given up still runs to the end of its stage (up to a minute of one core for a 600 000-
+// triangle disk's solver set-up) beside the scene that runs on: the lowest priority leaves that
+// scene the core (ckv-corners-fine ran at 0.156 of real time instead of 0.18 to 0.21 meanwhile).
+void lowestThreadPriority(pid_t thread) {
+  setpriority(PRIO_PROCESS, static_cast<id_t>(thread), 19);
+}
 }  // namespace
 
 int PaceGroup::join(std::function<void()> wake) {
@@ -219,6 +225,13 @@ void SimRunner::startLoad(
   ++loadersRunning_;
   loader_ = std::thread([this, label, generation, job = std::move(job)] {
     lowerThreadPriority();
+    {
+      std::lock_guard lock(mutex_);
+      if (generation == loadGeneration_)
+        loaderThread_ = gettid();
+      else
+        lowestThreadPriority(gettid());  // given up before it began
+    }
     const LoadStage setStage = [this, generation](const std::string& s) {
       std::lock_guard lock(mutex_);
       if (generation != loadGeneration_) return false;  // given up
@@ -236,6 +249,7 @@ void SimRunner::startLoad(
     }
     --loadersRunning_;
     progress_.active = false;
+    loaderThread_ = 0;
     if (!result) {
       messages_.push_back({RunnerMessage::Kind::Error,
                            "could not load " + label + ": " + result.error()});
@@ -253,6 +267,8 @@ void SimRunner::giveUpLoad() {
 }
 
 void SimRunner::giveUpLoadLocked(std::string message) {
+  // The thread has not ended: it clears loaderThread_ under the lock before it does.
+  if (loaderThread_ != 0) lowestThreadPriority(std::exchange(loaderThread_, 0));
   ++loadGeneration_;
   progress_.active = false;
   givenUp_.push_back(std::move(loader_));

@@ -12,6 +12,8 @@
 // Loading a scene builds the new Simulation on a loader thread while the current one keeps
 // running; it is swapped in at a step boundary, or, on failure, the message is reported and
 // nothing changes.
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -210,6 +212,7 @@ class SimRunner {
   std::thread loader_;
   std::vector<std::thread> givenUp_;  // loaders given up, joined once none runs, or at the end
   long loadGeneration_ = 0;           // the load whose result counts
+  pid_t loaderThread_ = 0;  // the counting load's thread (Linux thread id), 0 once it ends
   int loadersRunning_ = 0;
   bool stop_ = false;
   bool ended_ = false;  // the simulation thread has left its loop
