@@ -134,8 +134,11 @@ void Viewer::startComparingScene(Scene scene) {
 void Viewer::buildPanesInBackground(std::vector<ComparePane> specs, const std::string& name) {
   panesBuildingName_ = name;
   panesBuilding_ = std::async(std::launch::async, [specs = std::move(specs)] {
+    LoadTicket ticket;  // a load's priority, below the window's
+    ticket.started();
     std::vector<std::pair<ComparePane, Result<std::unique_ptr<Simulation>>>> built;
     for (const ComparePane& spec : specs) built.emplace_back(spec, buildPaneSimulation(spec));
+    ticket.ended();
     return built;
   });
   message(RunnerMessage::Kind::Info,
@@ -237,10 +240,14 @@ void Viewer::openScene(const std::string& argument) {
   }
   openedInComparePath_ = argument;
   openedInCompareStart_ = glfwGetTime();
-  auto givenUp = std::make_shared<std::atomic<bool>>(false);
-  openedInCompareGivenUp_ = givenUp;
-  openedInCompare_ = std::async(std::launch::async, [argument, givenUp] {
-    return loadSimulation(argument, [givenUp](const std::string&) { return !*givenUp; });
+  auto ticket = std::make_shared<LoadTicket>();
+  openedInCompareTicket_ = ticket;
+  openedInCompare_ = std::async(std::launch::async, [argument, ticket] {
+    ticket->started();
+    auto loaded =
+        loadSimulation(argument, [ticket](const std::string&) { return !ticket->givenUp(); });
+    ticket->ended();
+    return loaded;
   });
   message(RunnerMessage::Kind::Info,
           "loading " + argument + "; the comparison runs until it is built");
@@ -248,7 +255,7 @@ void Viewer::openScene(const std::string& argument) {
 
 void Viewer::giveUpOpenInCompare(const std::string& why) {
   if (!openedInCompare_.valid()) return;
-  if (openedInCompareGivenUp_) *openedInCompareGivenUp_ = true;  // ends at its next stage
+  if (openedInCompareTicket_) openedInCompareTicket_->giveUp();  // ends at its next stage
   lettingGo_.push_back(std::async(std::launch::async,
                                   [load = std::move(openedInCompare_)]() mutable { load.wait(); }));
   message(RunnerMessage::Kind::Info, why);

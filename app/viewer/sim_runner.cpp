@@ -19,13 +19,33 @@ namespace {
 // lower priority than the UI (and the software rasterizer's threads) keeps redraws and mouse
 // answers smooth when steps are slow; the simulation falls behind instead (see the header).
 void lowerThreadPriority() { setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 5); }
-// A load given up still runs to the end of its stage (up to a minute of one core for a 600 000-
-// triangle disk's solver set-up) beside the scene that runs on: the lowest priority leaves that
-// scene the core (ckv-corners-fine ran at 0.156 of real time instead of 0.18 to 0.21 meanwhile).
 void lowestThreadPriority(pid_t thread) {
   setpriority(PRIO_PROCESS, static_cast<id_t>(thread), 19);
 }
 }  // namespace
+
+void LoadTicket::started() {
+  lowerThreadPriority();
+  std::lock_guard lock(mutex_);
+  thread_ = gettid();
+  if (givenUp_) lowestThreadPriority(thread_);
+}
+
+void LoadTicket::ended() {
+  std::lock_guard lock(mutex_);
+  thread_ = 0;  // the thread id may be another's from here on
+}
+
+void LoadTicket::giveUp() {
+  std::lock_guard lock(mutex_);
+  givenUp_ = true;
+  if (thread_ != 0) lowestThreadPriority(thread_);
+}
+
+bool LoadTicket::givenUp() const {
+  std::lock_guard lock(mutex_);
+  return givenUp_;
+}
 
 int PaceGroup::join(std::function<void()> wake) {
   std::lock_guard lock(mutex_);
@@ -223,15 +243,9 @@ void SimRunner::startLoad(
   loadStart_ = Clock::now();
   const long generation = ++loadGeneration_;
   ++loadersRunning_;
-  loader_ = std::thread([this, label, generation, job = std::move(job)] {
-    lowerThreadPriority();
-    {
-      std::lock_guard lock(mutex_);
-      if (generation == loadGeneration_)
-        loaderThread_ = gettid();
-      else
-        lowestThreadPriority(gettid());  // given up before it began
-    }
+  loadTicket_ = std::make_shared<LoadTicket>();
+  loader_ = std::thread([this, label, generation, ticket = loadTicket_, job = std::move(job)] {
+    ticket->started();
     const LoadStage setStage = [this, generation](const std::string& s) {
       std::lock_guard lock(mutex_);
       if (generation != loadGeneration_) return false;  // given up
@@ -239,6 +253,7 @@ void SimRunner::startLoad(
       return true;
     };
     Result<std::unique_ptr<Simulation>> result = job(setStage);
+    ticket->ended();
     std::unique_lock lock(mutex_);
     if (generation != loadGeneration_) {  // given up: dropped without a word, outside the lock
       lock.unlock();
@@ -249,7 +264,6 @@ void SimRunner::startLoad(
     }
     --loadersRunning_;
     progress_.active = false;
-    loaderThread_ = 0;
     if (!result) {
       messages_.push_back({RunnerMessage::Kind::Error,
                            "could not load " + label + ": " + result.error()});
@@ -267,8 +281,7 @@ void SimRunner::giveUpLoad() {
 }
 
 void SimRunner::giveUpLoadLocked(std::string message) {
-  // The thread has not ended: it clears loaderThread_ under the lock before it does.
-  if (loaderThread_ != 0) lowestThreadPriority(std::exchange(loaderThread_, 0));
+  if (loadTicket_) loadTicket_->giveUp();
   ++loadGeneration_;
   progress_.active = false;
   givenUp_.push_back(std::move(loader_));

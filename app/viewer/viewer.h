@@ -228,7 +228,7 @@ class Viewer {
   std::future<Result<std::unique_ptr<Simulation>>> openedInCompare_;
   std::string openedInComparePath_;
   double openedInCompareStart_ = 0;  // glfwGetTime() when it started
-  std::shared_ptr<std::atomic<bool>> openedInCompareGivenUp_;  // read by its stages
+  std::shared_ptr<LoadTicket> openedInCompareTicket_;  // read by its stages
   // Gives the load opened in compare mode up (its result is dropped when it ends), saying `why`.
   void giveUpOpenInCompare(const std::string& why);
   bool editAllPanes_ = true;

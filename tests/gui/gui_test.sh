@@ -437,6 +437,14 @@ sleep 1
 read -r gx gy <<< "$(layout give_up_load "$OUT/bigload.out")"
 xdotool mousemove --window "$WID" "$gx" "$gy" sleep 0.3 click 1 sleep 0.5
 check "load: the give-up button drops the load" grep -q '"event":"info","message":"gave up the load of .*bigdisk.json"' "$LOG"
+# Its thread runs on to the end of its stage, at the lowest priority (nice 19) beside the scene,
+# as may the one given up above. Mesa's shader-cache thread runs at 19 too, under another name.
+check "load: the given-up load's thread runs at the lowest priority" python3 -c "
+import glob, sys
+stats = [open(f).read() for f in glob.glob('/proc/$APP_PID/task/*/stat')]
+nice = [int(t.rsplit(')', 1)[1].split()[16]) for t in stats if '(clothlab)' in t]
+print('nice values of the clothlab threads:', sorted(nice))
+sys.exit(0 if nice.count(19) >= 1 else 1)"
 check "load: the scene that ran goes on" python3 -c "
 import json, sys
 log = [json.loads(l) for l in open('$LOG')]
