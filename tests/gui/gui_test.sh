@@ -49,6 +49,16 @@ start_app() {  # start_app NAME ARGS...
   WID=$(xdotool search --sync --onlyvisible --name '^ClothLab$' | head -n1)
   sleep 1
 }
+# a_thread_at_lowest_priority: a ClothLab thread of the app runs at nice 19 (a given-up load's).
+# Mesa's shader-cache thread runs at 19 too, under another name ("clothla:disk$0").
+a_thread_at_lowest_priority() {
+  python3 -c "
+import glob, sys
+stats = [open(f).read() for f in glob.glob('/proc/$APP_PID/task/*/stat')]
+nice = [int(t.rsplit(')', 1)[1].split()[16]) for t in stats if '(clothlab)' in t]
+print('nice values of the clothlab threads:', sorted(nice))
+sys.exit(0 if nice.count(19) >= 1 else 1)"
+}
 # layout NAME FILE -> "x y" of the centre of the last LAYOUT rectangle printed for NAME
 layout() { grep "^LAYOUT $1 " "$2" | tail -n1 | awk '{print int(($3+$5)/2), int(($4+$6)/2)}'; }
 # open_typed APP_OUT PATH: type PATH into the panel's Open field (replacing what is there) and
@@ -347,6 +357,16 @@ xdotool mousemove --window "$WID" 900 300 sleep 0.2 key p
 sleep 1
 import -window "$WID" "$OUT/compare.png" 2> /dev/null
 check "compare: the window shows the panes (>= 100 colours)" test "$(colours "$OUT/compare.png")" -ge 100
+# A large scene opened while comparing has the load's bar too: its "give up" drops the load, the
+# panes run on, and the load's thread ends its stage at the lowest priority.
+echo '{"cloth": {"generator": {"type": "irregular-disk", "radius": 0.5, "triangles": 400000, "seed": 1}}}' > "$OUT/bigdisk.json"
+open_typed "$OUT/compare.out" "$OUT/bigdisk.json"
+sleep 1
+read -r gx gy <<< "$(layout give_up_load "$OUT/compare.out")"
+xdotool mousemove --window "$WID" "$gx" "$gy" sleep 0.3 click 1 sleep 0.5
+check "compare: the give-up button drops a load opened while comparing" \
+  grep -q '"event":"info","message":"gave up the load of .*bigdisk.json"' "$LOG"
+check "compare: the given-up load's thread runs at the lowest priority" a_thread_at_lowest_priority
 # A bad file in the Open field leaves the comparison running with the error (it used to end the
 # comparison before reading the file); a good one then replaces it.
 open_typed "$OUT/compare.out" "$OUT/bad.obj"
@@ -418,7 +438,6 @@ stop_app
 # as long as the load took (26 s for a 600 000-triangle disk); now the newer load wins. The
 # panel's "give up" button drops a load. The quit waited for the load in the destructor, with
 # the closed window on screen; now it ends the process at once and logs what it left unfinished.
-echo '{"cloth": {"generator": {"type": "irregular-disk", "radius": 0.5, "triangles": 400000, "seed": 1}}}' > "$OUT/bigdisk.json"
 start_app bigload hanging
 LOG="$OUT/bigload.jsonl"
 open_typed "$OUT/bigload.out" "$OUT/bigdisk.json"
@@ -437,14 +456,9 @@ sleep 1
 read -r gx gy <<< "$(layout give_up_load "$OUT/bigload.out")"
 xdotool mousemove --window "$WID" "$gx" "$gy" sleep 0.3 click 1 sleep 0.5
 check "load: the give-up button drops the load" grep -q '"event":"info","message":"gave up the load of .*bigdisk.json"' "$LOG"
-# Its thread runs on to the end of its stage, at the lowest priority (nice 19) beside the scene,
-# as may the one given up above. Mesa's shader-cache thread runs at 19 too, under another name.
-check "load: the given-up load's thread runs at the lowest priority" python3 -c "
-import glob, sys
-stats = [open(f).read() for f in glob.glob('/proc/$APP_PID/task/*/stat')]
-nice = [int(t.rsplit(')', 1)[1].split()[16]) for t in stats if '(clothlab)' in t]
-print('nice values of the clothlab threads:', sorted(nice))
-sys.exit(0 if nice.count(19) >= 1 else 1)"
+# Its thread runs on to the end of its stage, at the lowest priority beside the scene (as may the
+# one given up above).
+check "load: the given-up load's thread runs at the lowest priority" a_thread_at_lowest_priority
 check "load: the scene that ran goes on" python3 -c "
 import json, sys
 log = [json.loads(l) for l in open('$LOG')]
