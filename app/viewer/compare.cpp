@@ -134,12 +134,11 @@ void Viewer::startComparingScene(Scene scene) {
 void Viewer::buildPanesInBackground(std::vector<ComparePane> specs, const std::string& name) {
   panesBuildingName_ = name;
   panesBuilding_ = std::async(std::launch::async, [specs = std::move(specs)] {
-    LoadTicket ticket;  // a load's priority, below the window's
-    ticket.started();
-    std::vector<std::pair<ComparePane, Result<std::unique_ptr<Simulation>>>> built;
-    for (const ComparePane& spec : specs) built.emplace_back(spec, buildPaneSimulation(spec));
-    ticket.ended();
-    return built;
+    return LoadTicket().run([&] {  // at a load's priority, below the window's
+      std::vector<std::pair<ComparePane, Result<std::unique_ptr<Simulation>>>> built;
+      for (const ComparePane& spec : specs) built.emplace_back(spec, buildPaneSimulation(spec));
+      return built;
+    });
   });
   message(RunnerMessage::Kind::Info,
           "compare " + name + ": building the panes; what runs now runs until they are ready");
@@ -243,11 +242,9 @@ void Viewer::openScene(const std::string& argument) {
   auto ticket = std::make_shared<LoadTicket>();
   openedInCompareTicket_ = ticket;
   openedInCompare_ = std::async(std::launch::async, [argument, ticket] {
-    ticket->started();
-    auto loaded =
-        loadSimulation(argument, [ticket](const std::string&) { return !ticket->givenUp(); });
-    ticket->ended();
-    return loaded;
+    return ticket->run([&] {
+      return loadSimulation(argument, [&](const std::string&) { return !ticket->givenUp(); });
+    });
   });
   message(RunnerMessage::Kind::Info,
           "loading " + argument + "; the comparison runs until it is built");

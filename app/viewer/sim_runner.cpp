@@ -216,11 +216,17 @@ LoadProgress SimRunner::loadProgress() const {
   return p;
 }
 
+namespace {
+// The steady clock in nanoseconds since its epoch (SimRunner::stepStartedNs_).
+std::int64_t steadyNanoseconds() {
+  return Clock::now().time_since_epoch() / std::chrono::nanoseconds(1);
+}
+}  // namespace
+
 double SimRunner::stepRunningSeconds() const {
   const std::int64_t started = stepStartedNs_;
   if (started == 0) return 0;
-  const std::int64_t now = Clock::now().time_since_epoch() / std::chrono::nanoseconds(1);
-  return std::max<std::int64_t>(0, now - started) * 1e-9;
+  return std::max<std::int64_t>(0, steadyNanoseconds() - started) * 1e-9;
 }
 
 std::shared_ptr<const Snapshot> SimRunner::snapshot() const {
@@ -241,21 +247,19 @@ void SimRunner::startLoad(
   }
   progress_ = {true, label, "starting", 0};
   loadStart_ = Clock::now();
-  const long generation = ++loadGeneration_;
   ++loadersRunning_;
   loadTicket_ = std::make_shared<LoadTicket>();
-  loader_ = std::thread([this, label, generation, ticket = loadTicket_, job = std::move(job)] {
-    ticket->started();
-    const LoadStage setStage = [this, generation](const std::string& s) {
+  loader_ = std::thread([this, label, ticket = loadTicket_, job = std::move(job)] {
+    // Given up (giveUpLoadLocked, under mutex_): the stages stop, the result is dropped.
+    const LoadStage setStage = [this, &ticket](const std::string& s) {
       std::lock_guard lock(mutex_);
-      if (generation != loadGeneration_) return false;  // given up
+      if (ticket->givenUp()) return false;
       progress_.stage = s;
       return true;
     };
-    Result<std::unique_ptr<Simulation>> result = job(setStage);
-    ticket->ended();
+    Result<std::unique_ptr<Simulation>> result = ticket->run([&] { return job(setStage); });
     std::unique_lock lock(mutex_);
-    if (generation != loadGeneration_) {  // given up: dropped without a word, outside the lock
+    if (ticket->givenUp()) {  // dropped without a word, outside the lock
       lock.unlock();
       result = Error{};
       lock.lock();
@@ -281,8 +285,7 @@ void SimRunner::giveUpLoad() {
 }
 
 void SimRunner::giveUpLoadLocked(std::string message) {
-  if (loadTicket_) loadTicket_->giveUp();
-  ++loadGeneration_;
+  loadTicket_->giveUp();  // progress_.active: the ticket is that load's
   progress_.active = false;
   givenUp_.push_back(std::move(loader_));
   messages_.push_back({RunnerMessage::Kind::Info, std::move(message)});
@@ -488,8 +491,7 @@ void SimRunner::loop() {
     const bool held = running && pace_ && !pace_->mayStep(paceMember_);
     if ((running && debt >= dt && !held) || single) {
       if (single) --stepRequests_;
-      stepStartedNs_ =
-          std::max<std::int64_t>(1, Clock::now().time_since_epoch() / std::chrono::nanoseconds(1));
+      stepStartedNs_ = std::max<std::int64_t>(1, steadyNanoseconds());  // 0 means none
       std::optional<std::string> stepError = simulation_->step();
       stepStartedNs_ = 0;
       if (auto error = std::move(stepError)) {

@@ -76,12 +76,20 @@ using LoadStage = std::function<bool(const std::string&)>;
 // values, which a thread has of its own. Thread-safe.
 class LoadTicket {
  public:
-  void started();  // first thing on the load's thread
-  void ended();    // last thing on the load's thread
+  // Runs `job` on the calling thread, the load's, at the load's priority; returns its result.
+  template <class Job>
+  auto run(Job&& job) {
+    started();
+    auto result = job();
+    ended();
+    return result;
+  }
   void giveUp();
   bool givenUp() const;
 
  private:
+  void started();
+  void ended();
   mutable std::mutex mutex_;
   pid_t thread_ = 0;  // while between started() and ended()
   bool givenUp_ = false;
@@ -231,8 +239,7 @@ class SimRunner {
   std::chrono::steady_clock::time_point loadStart_;
   std::thread loader_;
   std::vector<std::thread> givenUp_;  // loaders given up, joined once none runs, or at the end
-  long loadGeneration_ = 0;           // the load whose result counts
-  std::shared_ptr<LoadTicket> loadTicket_;  // the counting load's
+  std::shared_ptr<LoadTicket> loadTicket_;  // the latest load's: given up, its result is dropped
   int loadersRunning_ = 0;
   bool stop_ = false;
   bool ended_ = false;  // the simulation thread has left its loop

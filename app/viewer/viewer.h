@@ -2,7 +2,6 @@
 // The clothlab window: GLFW + OpenGL 3.3 core + Dear ImGui 1.86. The main thread handles events,
 // the panel and drawing; a SimRunner steps the simulation on its own thread. See README "Viewer".
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
