@@ -56,14 +56,18 @@ void placeMeshObstacle(TriangleMesh mesh, const Transform& transform, nlohmann::
   obstacle.meshSpec = std::move(spec);
 }
 
-Vec3 Transform::apply(const Vec3& p) const {
+Eigen::Matrix3d Transform::rotation() const {
   const double k = std::numbers::pi / 180.0;
-  const Eigen::Matrix3d rotation =
-      (Eigen::AngleAxisd(rotateDeg.z() * k, Vec3::UnitZ()) *
-       Eigen::AngleAxisd(rotateDeg.y() * k, Vec3::UnitY()) *
-       Eigen::AngleAxisd(rotateDeg.x() * k, Vec3::UnitX()))
-          .toRotationMatrix();
-  return rotation * (scale * p) + translate;
+  return (Eigen::AngleAxisd(rotateDeg.z() * k, Vec3::UnitZ()) *
+          Eigen::AngleAxisd(rotateDeg.y() * k, Vec3::UnitY()) *
+          Eigen::AngleAxisd(rotateDeg.x() * k, Vec3::UnitX()))
+      .toRotationMatrix();
+}
+
+Vec3 Transform::apply(const Vec3& p) const { return rotation() * (scale * p) + translate; }
+
+Vec3 Transform::unapply(const Vec3& p) const {
+  return rotation().transpose() * (p - translate) / scale;
 }
 
 const std::vector<std::string>& pinPresetNames() {

@@ -1,0 +1,98 @@
+#include "sim/placement.h"
+
+#include <Eigen/Dense>
+#include <Eigen/Geometry>
+#include <cmath>
+#include <numbers>
+#include <string>
+
+#include "sim/format.h"
+
+namespace clothlab {
+
+namespace {
+
+std::optional<std::string> nonFinite(const Vec3& v, const std::string& what) {
+  for (int d = 0; d < 3; ++d)
+    if (!std::isfinite(v[d])) return what + "[" + std::to_string(d) + "] is not a finite number";
+  return std::nullopt;
+}
+
+Vec3 boundsCentre(const Positions& rest) {
+  return 0.5 * (rest.colwise().minCoeff() + rest.colwise().maxCoeff()).transpose();
+}
+
+}  // namespace
+
+Result<Scene> placeCloth(const Scene& scene, const Positions& rest,
+                         const ClothPlacement& placement) {
+  if (auto e = nonFinite(placement.rotateDeg, "rotate_deg")) return Error{*e};
+  if (auto e = nonFinite(placement.move, "move")) return Error{*e};
+  if (!(placement.scale >= 1e-6 && placement.scale <= 1e6))
+    return Error{"scale must be between 1e-06 and 1e+06, got " + formatG(placement.scale)};
+  if (rest.rows() == 0) return Error{"the cloth has no vertices"};
+  const Transform& before = scene.transform;
+  Transform after = before;
+  after.rotateDeg = placement.rotateDeg;
+  after.scale = placement.scale;
+  // The bounding box's centre, in the cloth's own coordinates, goes to where it was, plus the move.
+  const Vec3 centre = boundsCentre(rest);
+  after.translate = Vec3::Zero();
+  after.translate = centre + placement.move - after.apply(before.unapply(centre));
+  // Through a plane: lifted along its normal. A plane is the whole half-space behind it, so a
+  // cloth that is anywhere behind it could never be meant to start there.
+  for (const Obstacle& obstacle : scene.obstacles) {
+    if (obstacle.type != Obstacle::Type::Plane) continue;
+    double lowest = 1e300;
+    for (Eigen::Index v = 0; v < rest.rows(); ++v)
+      lowest =
+          std::min(lowest, (after.apply(before.unapply(rest.row(v).transpose())) - obstacle.point)
+                               .dot(obstacle.normal));
+    if (lowest < scene.sim.thickness)
+      after.translate += (scene.sim.thickness - lowest) * obstacle.normal;
+  }
+  auto carried = [&](const Vec3& p) { return after.apply(before.unapply(p)); };
+  Scene placed = scene;
+  placed.transform = after;
+  // Within a millionth of the cloth's size of its vertex's rest position, a pin is at it (the
+  // viewer's pins, as Simulation::currentScene gives them, all carry their target).
+  const double atRest = 1e-6 * (rest.colwise().maxCoeff() - rest.colwise().minCoeff()).norm();
+  for (PinSpec& pin : placed.pins) {
+    if (pin.kind == PinSpec::Kind::Near) pin.point = carried(pin.point);
+    if (!pin.target) continue;
+    const bool unmoved = pin.kind == PinSpec::Kind::Vertex && pin.vertex >= 0 &&
+                         pin.vertex < rest.rows() &&
+                         (*pin.target - rest.row(pin.vertex).transpose()).norm() <= atRest;
+    pin.target = unmoved ? std::nullopt : std::optional<Vec3>(carried(*pin.target));
+  }
+  for (Scene::PointMass& pm : placed.pointMasses)
+    if (pm.where.kind == PinSpec::Kind::Near) pm.where.point = carried(pm.where.point);
+  return placed;
+}
+
+Result<Vec3> layFlatRotation(const Scene& scene, const Positions& rest) {
+  if (rest.rows() < 3) return Error{"the cloth has fewer than 3 vertices"};
+  const Eigen::RowVector3d centroid = rest.colwise().mean();
+  const Eigen::MatrixX3d centred = rest.rowwise() - centroid;
+  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(centred.transpose() * centred);
+  Vec3 normal = eig.eigenvectors().col(0);  // the smallest eigenvalue's: across the best-fit plane
+  const double size = (rest.colwise().maxCoeff() - rest.colwise().minCoeff()).norm();
+  const double offPlane = (centred * normal).cwiseAbs().maxCoeff();
+  if (!(offPlane <= 0.01 * size))
+    return Error{"the cloth is not flat (up to " + formatG(offPlane, 3) +
+                 " m off its best-fit plane, " + formatG(100 * offPlane / size, 3) +
+                 "% of its size); turn it with the rotation instead"};
+  const Vec3 up =
+      scene.sim.gravity.norm() > 0 ? Vec3(-scene.sim.gravity.normalized()) : Vec3::UnitY();
+  if (normal.dot(up) < 0) normal = -normal;  // the least turn: a flat cloth face down stays so
+  const Eigen::Matrix3d turned = Eigen::Quaterniond::FromTwoVectors(normal, up).toRotationMatrix() *
+                                 scene.transform.rotation();
+  // Transform's order, R = Rz Ry Rx: eulerAngles(2, 1, 0) gives (z, y, x).
+  const Vec3 zyx = turned.eulerAngles(2, 1, 0) * (180.0 / std::numbers::pi);
+  Vec3 degrees(zyx.z(), zyx.y(), zyx.x());
+  // No -1e-14 (or -0) in the panel.
+  for (int d = 0; d < 3; ++d) degrees[d] = std::round(degrees[d] * 1e9) / 1e9 + 0.0;
+  return degrees;
+}
+
+}  // namespace clothlab

@@ -1,0 +1,37 @@
+#pragma once
+// Placing a scene's cloth anew: turned and scaled about its own centre, moved, or laid flat (the
+// viewer's placement controls). Many cloth OBJs are written lying in another plane than the
+// world's floor (Codim-IPC's Sharkey12K and IPC's sheet1000 in z = 0, so they stand on edge here)
+// or in other units, and a scene file's `cloth.transform` turns them about the OBJ's origin.
+#include "sim/result.h"
+#include "sim/scene.h"
+
+namespace clothlab {
+
+// A placement as the panel edits it: the cloth's rotation and scale (Transform's, the same
+// values a scene file holds) taken about the centre of the rest mesh's bounding box, which stays
+// where it is, moved by `move`.
+struct ClothPlacement {
+  Vec3 rotateDeg{0, 0, 0};  // about x, then y, then z [degrees], as Transform::rotateDeg
+  double scale = 1;         // as Transform::scale, [1e-6, 1e6]
+  Vec3 move{0, 0, 0};       // of the centre [m]
+};
+
+// `scene` with its cloth placed by `placement`; `rest` is the cloth's rest mesh as `scene` places
+// it now (ClothModel::mesh.positions). Everything tied to the cloth moves with it: pin targets
+// (a pin at its vertex's rest position stays at it; one set elsewhere keeps its place relative
+// to the cloth) and pins and point masses given by position. Obstacles stay. A cloth placed
+// through a plane obstacle is lifted along the plane's normal to the thickness above it (other
+// obstacles are not moved round: Simulation::create refuses a cloth that starts inside one).
+// Fails, naming the value ("scale must be ..."), for a scale outside [1e-6, 1e6] or a value that is
+// not finite.
+Result<Scene> placeCloth(const Scene& scene, const Positions& rest,
+                         const ClothPlacement& placement);
+
+// The rotation (Transform::rotateDeg) that lays the cloth of `scene` flat: its rest mesh `rest`
+// (as `scene` places it) turned by the least rotation that makes its best-fit plane
+// perpendicular to gravity (to y when there is none). Fails, saying how far it is from flat, for
+// a cloth more than 1% of its size off that plane.
+Result<Vec3> layFlatRotation(const Scene& scene, const Positions& rest);
+
+}  // namespace clothlab

@@ -1,0 +1,182 @@
+// Placing a scene's cloth anew (sim/placement.h): about its centre, with its pins and point
+// masses, lifted out of the ground, laid flat.
+#include <gtest/gtest.h>
+
+#include "sim/metrics.h"
+#include "sim/placement.h"
+#include "sim/simulation.h"
+#include "test_util.h"
+
+using namespace clothlab;
+using clothlab::test::hangingScene;
+
+namespace {
+
+// The 1 m square of hanging, 1 m up, over a ground plane.
+Scene squareOverGround() {
+  Scene scene = hangingScene(ClothSource::Kind::IrregularRectangle, 9, "impulse-nc");
+  Obstacle ground;
+  ground.point = Vec3::Zero();
+  ground.normal = Vec3::UnitY();
+  scene.obstacles.push_back(ground);
+  return scene;
+}
+
+Positions restOf(const Scene& scene) {
+  auto model = buildClothModel(scene);
+  EXPECT_TRUE(model.ok()) << model.error();
+  return model.ok() ? model->mesh.positions : Positions();
+}
+
+Vec3 centreOf(const Positions& p) {
+  return 0.5 * (p.colwise().minCoeff() + p.colwise().maxCoeff()).transpose();
+}
+Vec3 extentOf(const Positions& p) {
+  return (p.colwise().maxCoeff() - p.colwise().minCoeff()).transpose();
+}
+
+Scene placed(const Scene& scene, const ClothPlacement& placement) {
+  auto result = placeCloth(scene, restOf(scene), placement);
+  EXPECT_TRUE(result.ok()) << result.error();
+  return result.ok() ? *result : scene;
+}
+
+}  // namespace
+
+TEST(Placement, TurnsAndScalesAboutTheClothsCentre) {
+  const Scene scene = squareOverGround();
+  const Positions before = restOf(scene);
+  // Stood up (no rotation: the generator's x-y plane) at twice the size: 2 m tall about 1 m up
+  // would reach below the ground, so at 1.5 times.
+  const Positions after = restOf(placed(scene, {Vec3(0, 0, 0), 1.5, Vec3::Zero()}));
+  EXPECT_LT((centreOf(after) - centreOf(before)).norm(), 1e-12);
+  EXPECT_NEAR(extentOf(after).y(), 1.5, 1e-9);
+  EXPECT_NEAR(extentOf(after).z(), 0, 1e-9);
+  const MeshTopology topology = buildTopology(buildClothModel(scene)->mesh);
+  for (const auto& e : topology.edges)
+    EXPECT_NEAR((after.row(e[1]) - after.row(e[0])).norm(),
+                1.5 * (before.row(e[1]) - before.row(e[0])).norm(), 1e-12);
+  // A move moves the centre by as much.
+  const Positions moved = restOf(placed(scene, {Vec3(-90, 0, 0), 1, Vec3(0.3, 0.5, -0.2)}));
+  EXPECT_LT((centreOf(moved) - centreOf(before) - Vec3(0.3, 0.5, -0.2)).norm(), 1e-12);
+}
+
+TEST(Placement, PinsAndPointMassesMoveWithTheCloth) {
+  Scene scene = squareOverGround();
+  const Positions rest = restOf(scene);
+  // The viewer's pins, as Simulation::currentScene gives them: every one with its target. One
+  // at its vertex, one dragged 0.1 m off it, and a point mass given by position.
+  scene.pins.clear();
+  PinSpec still, dragged;
+  still.vertex = 3;
+  still.target = rest.row(3).transpose();
+  dragged.vertex = 40;
+  dragged.target = rest.row(40).transpose() + Vec3(0.1, 0, 0);
+  scene.pins = {still, dragged};
+  Scene::PointMass weight;
+  weight.where.kind = PinSpec::Kind::Near;
+  weight.where.point = rest.row(25).transpose();
+  weight.mass = 0.05;
+  scene.pointMasses = {weight};
+
+  const Scene turned = placed(scene, {Vec3(-60, 35, 10), 2, Vec3(0, 0.5, 0)});
+  auto model = buildClothModel(turned);
+  ASSERT_TRUE(model.ok()) << model.error();
+  const Positions& after = model->mesh.positions;
+  ASSERT_EQ(model->pins.size(), 2u);
+  EXPECT_EQ(model->pins[0].first, 3);
+  EXPECT_LT((model->pins[0].second - after.row(3).transpose()).norm(),
+            1e-15);  // still at its vertex
+  EXPECT_FALSE(turned.pins[0].target.has_value());
+  // The dragged pin keeps its place relative to the cloth: 0.2 m off (scaled), as far from the
+  // still pin's vertex as before, times two.
+  EXPECT_NEAR((model->pins[1].second - after.row(40).transpose()).norm(), 0.2, 1e-12);
+  EXPECT_NEAR((model->pins[1].second - after.row(3).transpose()).norm(),
+              2 * (*dragged.target - rest.row(3).transpose()).norm(), 1e-12);
+  ASSERT_EQ(model->pointMasses.size(), 1u);
+  EXPECT_EQ(model->pointMasses[0].first, 25);
+}
+
+TEST(Placement, AClothPlacedThroughTheGroundIsLiftedOntoIt) {
+  const Scene scene = squareOverGround();
+  // Stood up 3 m tall about its centre 1 m up: 0.5 m of it would be under the ground.
+  const Scene standing = placed(scene, {Vec3(0, 0, 0), 3, Vec3::Zero()});
+  const Positions after = restOf(standing);
+  EXPECT_NEAR(after.col(1).minCoeff(), scene.sim.thickness, 1e-12);
+  EXPECT_NEAR(extentOf(after).y(), 3, 1e-9);
+  EXPECT_TRUE(Simulation::create(standing).ok());
+  // Without the ground it stays where it was put.
+  Scene noGround = scene;
+  noGround.obstacles.clear();
+  EXPECT_NEAR(restOf(placed(noGround, {Vec3(0, 0, 0), 3, Vec3::Zero()})).col(1).minCoeff(), 1 - 1.5,
+              1e-9);
+  // Another obstacle is not moved round: the cloth is refused inside it, saying so.
+  Scene ball = noGround;
+  ball.obstacles.push_back(test::sphereObstacle(Vec3(0, 1, 0), 0.2));
+  auto inside = Simulation::create(placed(ball, {Vec3(0, 0, 0), 1, Vec3::Zero()}));
+  ASSERT_FALSE(inside.ok());
+  EXPECT_NE(inside.error().find("obstacles[0] (sphere)"), std::string::npos) << inside.error();
+}
+
+TEST(Placement, LayFlatTurnsAStandingOrTiltedSheetLevel) {
+  for (const Vec3& tilt : {Vec3(0, 0, 0), Vec3(17, 40, -65), Vec3(-90, 0, 0), Vec3(90, 0, 0)}) {
+    Scene scene = squareOverGround();
+    scene.transform.rotateDeg = tilt;
+    scene.transform.translate = Vec3(0, 2, 0);  // clear of the ground at any turn
+    const Positions rest = restOf(scene);
+    auto rotation = layFlatRotation(scene, rest);
+    ASSERT_TRUE(rotation.ok()) << rotation.error();
+    const Positions after = restOf(placed(scene, {*rotation, 1, Vec3::Zero()}));
+    EXPECT_LT(extentOf(after).y(), 1e-9) << "tilted by " << tilt.transpose();
+    EXPECT_LT((centreOf(after) - centreOf(rest)).norm(), 1e-12);
+    if (tilt == Vec3(-90, 0, 0) ||
+        tilt == Vec3(90, 0, 0)) {  // already flat (face up or down): not turned
+      EXPECT_LT((after - rest).cwiseAbs().maxCoeff(), 1e-12) << "tilted by " << tilt.transpose();
+    }
+  }
+  // Level means across gravity, wherever it points.
+  Scene sideways = squareOverGround();
+  sideways.obstacles.clear();
+  sideways.sim.gravity = Vec3(9.81, 0, 0);
+  auto rotation = layFlatRotation(sideways, restOf(sideways));
+  ASSERT_TRUE(rotation.ok());
+  EXPECT_LT(extentOf(restOf(placed(sideways, {*rotation, 1, Vec3::Zero()}))).x(), 1e-9);
+}
+
+TEST(Placement, ACurvedClothIsNotLaidFlat) {
+  Scene tube = squareOverGround();
+  tube.cloth.kind = ClothSource::Kind::Cylinder;
+  tube.cloth.radius = 0.2;
+  tube.cloth.height = 0.5;
+  tube.cloth.columns = 12;
+  tube.cloth.rows = 5;
+  tube.pins.clear();
+  tube.transform = Transform{};
+  tube.transform.translate = Vec3(0, 0.5, 0);
+  auto rotation = layFlatRotation(tube, restOf(tube));
+  ASSERT_FALSE(rotation.ok());
+  EXPECT_NE(rotation.error().find("the cloth is not flat (up to 0.2 m off its best-fit plane"),
+            std::string::npos)
+      << rotation.error();
+}
+
+TEST(Placement, BadValuesAreRefusedNamingThem) {
+  const Scene scene = squareOverGround();
+  const Positions rest = restOf(scene);
+  auto error = [&](const ClothPlacement& p) {
+    auto result = placeCloth(scene, rest, p);
+    return result.ok() ? std::string() : result.error();
+  };
+  EXPECT_EQ(error({Vec3::Zero(), 0, Vec3::Zero()}), "scale must be between 1e-06 and 1e+06, got 0");
+  EXPECT_NE(error({Vec3::Zero(), std::nan(""), Vec3::Zero()}).find("scale"), std::string::npos);
+  EXPECT_EQ(error({Vec3(0, INFINITY, 0), 1, Vec3::Zero()}), "rotate_deg[1] is not a finite number");
+  EXPECT_EQ(error({Vec3::Zero(), 1, Vec3(0, 0, std::nan(""))}), "move[2] is not a finite number");
+}
+
+TEST(Placement, ASavedSceneReadsBackPlacedTheSame) {
+  const Scene scene =
+      placed(test::builtinScene("hanging", "impulse-nc"), {Vec3(10, 20, 30), 0.7, Vec3(0.1, 0, 0)});
+  auto reread = parseScene(sceneToJson(scene), "saved.json", "");
+  ASSERT_TRUE(reread.ok()) << reread.error();
+  EXPECT_LT((restOf(*reread) - restOf(scene)).cwiseAbs().maxCoeff(), 1e-12);
+}
