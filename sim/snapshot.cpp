@@ -51,6 +51,7 @@ Snapshot makeSnapshot(const Simulation& simulation, bool overlay,
   s.step = simulation.stepCount();
   s.time = simulation.time();
   s.sceneName = simulation.scene().name;
+  s.clothTransform = simulation.scene().transform;
   s.solverId = simulation.solver().id();
   s.cloth = simulation.clothModel();
   appendRows(surface, s.positions);

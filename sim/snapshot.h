@@ -20,6 +20,7 @@ struct Snapshot {
   long step = 0;
   double time = 0;           // simulated time [s]
   std::string sceneName, solverId;
+  Transform clothTransform;  // where the scene places its cloth (the panel's placement)
   // Surface: positions and smooth normals per vertex (x, y, z floats), triangles (3 indices each,
   // shared between snapshots of one scene), strain per vertex (largest | |e|/|e0| - 1 | of its
   // edges).

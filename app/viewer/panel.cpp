@@ -362,6 +362,64 @@ void Viewer::drawParameterSection() {
     changed = true;
   }
   if (changed) postSimParams();
+  drawPlacement();
+}
+
+void Viewer::drawPlacement() {
+  const bool open = ImGui::TreeNode("placement");
+  layout("placement_node");
+  tooltip("turn, scale or move the cloth, or lay it flat; it restarts from rest");
+  if (!open) return;
+  ImGui::SetNextItemWidth(170);
+  ImGui::InputScalarN("rotate [deg]", ImGuiDataType_Double, placement_.rotateDeg.data(), 3, nullptr,
+                      nullptr, "%.1f");
+  layout("placement_rotate");
+  tooltip(
+      "about x, then y, then z (a scene file's cloth.transform.rotate_deg), turning the cloth "
+      "about its centre");
+  ImGui::SetNextItemWidth(170);
+  ImGui::InputDouble("scale", &placement_.scale, 0, 0, "%.4g");
+  layout("placement_scale");
+  tooltip("of the cloth's own coordinates (cloth.transform.scale), about its centre");
+  ImGui::SetNextItemWidth(170);
+  ImGui::InputScalarN("move [m]", ImGuiDataType_Double, placement_.move.data(), 3, nullptr, nullptr,
+                      "%.3f");
+  layout("placement_move");
+  tooltip("moves the cloth's centre by this much");
+  if (ImGui::Button("Apply")) {
+    const ClothPlacement chosen = placement_;
+    postPlacement("placement",
+                  [chosen](const Simulation&) { return Result<ClothPlacement>(chosen); });
+    log_.write("placement", {{"rotate_deg", vecJson(chosen.rotateDeg)},
+                             {"scale", chosen.scale},
+                             {"move", vecJson(chosen.move)}});
+  }
+  layout("placement_apply");
+  ImGui::SameLine();
+  if (ImGui::Button("lay flat")) {
+    postPlacement("lay flat", [](const Simulation& simulation) -> Result<ClothPlacement> {
+      const Scene scene = simulation.currentScene();
+      auto rotation = layFlatRotation(scene, simulation.cloth().mesh.positions);
+      if (!rotation) return Error{rotation.error()};
+      return ClothPlacement{*rotation, scene.transform.scale, Vec3::Zero()};
+    });
+    log_.write("lay_flat");
+  }
+  layout("placement_lay_flat");
+  tooltip(
+      "turns a flat cloth the least way that makes it lie level, across gravity (a cloth OBJ "
+      "written in the "
+      "x-y plane stands on edge)");
+  ImGui::SameLine();
+  if (ImGui::Button("revert") && snapshot_)
+    placement_ = {snapshot_->clothTransform.rotateDeg, snapshot_->clothTransform.scale,
+                  Vec3::Zero()};
+  tooltip("the fields back to the cloth's placement now");
+  hint(
+      "Applying restarts the cloth from rest. Pins and point masses move with it, obstacles stay, "
+      "and a cloth "
+      "placed through a plane is lifted onto it.");
+  ImGui::TreePop();
 }
 
 void Viewer::editObstacles(const std::string& label, std::function<void(std::vector<Obstacle>&)> change,

@@ -355,16 +355,26 @@ std::optional<std::string> SimRunner::rebuild(const Scene& scene) {
   return std::nullopt;
 }
 
+SimRunner::Edit SimRunner::restartEdit(std::function<Result<Scene>(const Simulation&)> change) {
+  return [this, change = std::move(change)](Simulation& simulation) -> std::optional<std::string> {
+    auto scene = change(simulation);
+    if (!scene) return scene.error();
+    return rebuild(*scene);
+  };
+}
+
 void SimRunner::reset() {
-  post("reset", [this](Simulation& simulation) { return rebuild(simulation.currentScene()); }, true);
+  post("reset", restartEdit([](const Simulation& simulation) { return simulation.currentScene(); }),
+       true);
 }
 
 void SimRunner::switchSolver(const std::string& solverId) {
-  post("solver " + solverId, [this, solverId](Simulation& simulation) {
-    Scene scene = simulation.currentScene();
-    useSolver(scene, solverId);
-    return rebuild(scene);
-  }, true);
+  post("solver " + solverId, restartEdit([solverId](const Simulation& simulation) {
+         Scene scene = simulation.currentScene();
+         useSolver(scene, solverId);
+         return scene;
+       }),
+       true);
 }
 
 void SimRunner::setPaused(bool paused) {

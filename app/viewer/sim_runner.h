@@ -180,6 +180,10 @@ class SimRunner {
   int loadsGivenUpStillRunning() const;
   // Restarts the current scene from rest, keeping its current parameters and pins.
   void reset();
+  // An edit that restarts from rest with the scene `change` makes of the current one
+  // (Simulation::currentScene), or reports why it cannot, changing nothing: a reset, a solver
+  // switch, the cloth placed anew. Post it with `interrupt` (post).
+  Edit restartEdit(std::function<Result<Scene>(const Simulation&)> change);
   // Replaces the solver, re-initializing from the current scene.
   void switchSolver(const std::string& solverId);
 

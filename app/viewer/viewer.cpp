@@ -212,14 +212,24 @@ void Viewer::consumeSnapshot() {
     sim_ = latest->sim;
     solverParams_ = latest->solverParams;
     if (newScene) {
+      placement_ = {latest->clothTransform.rotateDeg, latest->clothTransform.scale, Vec3::Zero()};
       fitCamera(*latest, true);
       history_.clear();
       render_.heatMax = 0.01f;
     }
     sceneIdentity_ = latest->triangles.get();
     solverIdentity_ = latest->solverId;
-    log_.write("scene", {{"name", latest->sceneName}, {"solver", latest->solverId},
-                         {"vertices", latest->vertexCount()}, {"triangles", latest->triangleCount()}});
+    Vec3 lo = Vec3::Zero(), hi = Vec3::Zero();  // the cloth's bounds as it starts
+    for (int v = 0; v < latest->vertexCount(); ++v) {
+      lo = v == 0 ? latest->vertex(v) : lo.cwiseMin(latest->vertex(v));
+      hi = v == 0 ? latest->vertex(v) : hi.cwiseMax(latest->vertex(v));
+    }
+    log_.write("scene", {{"name", latest->sceneName},
+                         {"solver", latest->solverId},
+                         {"vertices", latest->vertexCount()},
+                         {"triangles", latest->triangleCount()},
+                         {"cloth_lo", vecJson(lo)},
+                         {"cloth_hi", vecJson(hi)}});
   }
   // A new step, or a grab or pin that an edit published without a step: an interrupting click
   // before the next step (SimRunner), or a pin or grab dragged while paused. The log records
@@ -804,6 +814,19 @@ void Viewer::refitChangedPane() {
   if (std::abs(aspect / framedAspect_ - 1) < 0.01) return;
   framedAspect_ = aspect;
   camera_.fit(framed_->first, framed_->second, true, aspect);
+}
+
+void Viewer::postPlacement(const std::string& label,
+                           std::function<Result<ClothPlacement>(const Simulation&)> choose) {
+  // Every pane, as Reset does: the panes compare one cloth, and restart together.
+  forEachRunner([&](SimRunner& runner) {
+    runner.post(label, runner.restartEdit([choose](const Simulation& simulation) -> Result<Scene> {
+      auto placement = choose(simulation);
+      if (!placement) return Error{placement.error()};
+      return placeCloth(simulation.currentScene(), simulation.cloth().mesh.positions, *placement);
+    }),
+                true);
+  });
 }
 
 void Viewer::resetScene() {

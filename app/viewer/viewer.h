@@ -19,6 +19,7 @@
 #include "render/renderer.h"
 #include "sim/compare_presets.h"
 #include "sim/locking_metrics.h"
+#include "sim/placement.h"
 
 struct GLFWwindow;
 struct ImVec2;
@@ -75,6 +76,7 @@ class Viewer {
   void drawSceneSection();
   void drawSolverSection();
   void drawParameterSection();
+  void drawPlacement();  // the cloth's placement (sim/placement.h), inside drawParameterSection
   void drawPinSection();
   void drawObstacleSection();
   // Posts a change of the obstacle list as the panel saw it to every pane (refused if the list
@@ -105,6 +107,10 @@ class Viewer {
   void fitCamera(const Snapshot& snapshot, bool newScene);
   void refitChangedPane();  // frames the active pane again when its shape changed (framed_)
   void postSimParams();
+  // Restarts every pane's cloth from rest, placed as `choose` says for its simulation (the
+  // pane's own cloth: its own centre), or reports why not while the scene runs on.
+  void postPlacement(const std::string& label,
+                     std::function<Result<ClothPlacement>(const Simulation&)> choose);
   void postSolverParams(const std::string& key);
   void message(RunnerMessage::Kind kind, const std::string& text);
   // Compare mode (compare.cpp): 2-4 panes, each a scene variant run by one solver on its own
@@ -274,6 +280,7 @@ class Viewer {
   char screenshotPath_[1024] = "clothlab.png";
   char recordDir_[1024] = "frames";
   int objAs_ = 0;
+  ClothPlacement placement_;  // the placement fields (`move` from where the cloth is now)
   bool obstaclesFromCommandLine_ = false;  // --obstacle files added (after the first snapshot)
   std::vector<std::string> recent_;
   struct Message {

@@ -13,6 +13,8 @@
   gravity LOG         the last param event set gravity (0, -50, 0), no error followed, and a later
                       snapshot runs with it
   running LOG SCENE   snapshots of SCENE keep coming after the last error (the scene kept running)
+  laid_flat LOG SCENE the scene SCENE restarted after the last lay_flat lies level (its y extent
+                      within 1 micrometre) about the same centre, as large as before, turned
   fps LOG MIN         median frames per second (after the first 3 s) at least MIN; prints it
   mirror LOG N        compare mode: one drag reached all N panes: each pane's snapshots show a
                       grab with the same target, and each pane's grabbed point moved with it
@@ -168,6 +170,26 @@ def running(log, scene):
     return len(after) >= 3 and after[-1] > after[0]
 
 
+def laid_flat(log, scene):
+    marks = [i for i, e in enumerate(log) if e["event"] == "lay_flat"]
+    if not marks:
+        print("no lay_flat event")
+        return False
+    starts = [e for e in log if e["event"] == "scene" and e["name"] == scene]
+    before = [e for e in log[:marks[-1]] if e["event"] == "scene" and e["name"] == scene]
+    after = [e for e in log[marks[-1]:] if e["event"] == "scene" and e["name"] == scene]
+    if not before or not after:
+        print(f"{len(before)} starts of {scene} before the last lay_flat, {len(after)} after")
+        return False
+    def extent(e): return [h - l for l, h in zip(e["cloth_lo"], e["cloth_hi"])]
+    def centre(e): return [(l + h) / 2 for l, h in zip(e["cloth_lo"], e["cloth_hi"])]
+    b, a = before[-1], after[0]
+    print(f"{scene} before: extent {extent(b)}, centre {centre(b)}; after: extent {extent(a)}, centre {centre(a)}")
+    same_centre = math.dist(centre(a), centre(b)) < 1e-5
+    same_size = abs(max(extent(a)) - max(extent(b))) < 1e-5
+    return extent(b)[1] > 0.1 and extent(a)[1] < 1e-6 and same_centre and same_size
+
+
 def compare_kept(log, name):
     """The last error names `name`; from the open before it on, no compare_stop, and after it
     every pane keeps stepping."""
@@ -260,6 +282,8 @@ if __name__ == "__main__":
         ok = running(log, sys.argv[3])
     elif what == "fps":
         ok = fps(log, float(sys.argv[3]))
+    elif what == "laid_flat":
+        ok = laid_flat(log, sys.argv[3])
     elif what == "compare_kept":
         ok = compare_kept(log, sys.argv[3])
     elif what == "compared":

@@ -2,7 +2,8 @@
 # GUI test of the clothlab viewer in a real X window (Xvfb) driven by real X input (xdotool):
 #   drag the cloth (the grabbed point follows the cursor), Ctrl+click pins a vertex (it stays),
 #   a panel slider reaches the simulation, an OBJ opens through the Open field (a bad one leaves
-#   an error and the scene running), a screenshot (P) is not blank, "this scene, all solvers"
+#   an error and the scene running), the panel's placement lays a standing OBJ flat (and refuses a
+#   scale of 0), a screenshot (P) is not blank, "this scene, all solvers"
 #   compares the opened OBJ in four panes, in compare mode the panes
 #   frame the whole cloth and one drag moves the same material point in every pane (a pane given
 #   another mesh or solver restarts the others with it, in step; a bad file opened there leaves
@@ -70,6 +71,17 @@ open_typed() {
   xdotool mousemove --window "$WID" "$px" "$py" sleep 0.3 click 1 sleep 0.2 keydown ctrl+a sleep 0.2 keyup ctrl+a sleep 0.2 type --delay 20 "$2"
   sleep 0.3
   xdotool mousemove --window "$WID" "$ox" "$oy" sleep 0.3 click 1
+}
+# scroll_panel_to NAME APP_OUT: scrolls the panel (wheel over it) until the widget NAME lies within
+# the window's top 700 pixels.
+scroll_panel_to() {
+  local x y
+  for _ in $(seq 20); do
+    read -r x y <<< "$(layout "$1" "$2")"
+    [ -n "$y" ] && [ "$y" -lt 700 ] && return 0
+    xdotool mousemove --window "$WID" 150 300 sleep 0.1 click --repeat 2 --delay 20 5
+    sleep 0.3
+  done
 }
 stop_app() {
   xdotool mousemove --window "$WID" 900 700 sleep 0.2 key ctrl+q 2> /dev/null
@@ -194,6 +206,32 @@ open_typed "$OUT/hanging.out" "$OUT/bad.obj"   # the field as laid out now (the 
 sleep 2
 check "bad file: the error names the file and line" grep -q '"event":"error".*bad.obj: line 4: face index 7 is out of range' "$LOG"
 check "bad file: the flag scene kept running" python3 "$HERE/check_log.py" running "$LOG" flag
+
+# 5b. The flag, written in the x-y plane, stands on edge: the panel's placement lays it flat about
+#     its centre; a scale of 0 typed there is refused, naming it, while the flag runs on.
+scroll_panel_to placement_node "$OUT/hanging.out"   # below the window's edge
+read -r nx ny <<< "$(layout placement_node "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$nx" "$ny" sleep 0.3 click 1
+sleep 1
+scroll_panel_to placement_lay_flat "$OUT/hanging.out"
+read -r fx fy <<< "$(layout placement_lay_flat "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$fx" "$fy" sleep 0.3 click 1
+sleep 3
+check "placement: lay flat laid the standing flag level about its centre" \
+  python3 "$HERE/check_log.py" laid_flat "$LOG" flag
+read -r sx sy <<< "$(layout placement_scale "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$sx" "$sy" sleep 0.3 click 1 sleep 0.2 keydown ctrl+a sleep 0.2 keyup ctrl+a \
+  sleep 0.2 type --delay 20 "0"
+read -r ax ay <<< "$(layout placement_apply "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$ax" "$ay" sleep 0.3 click 1
+sleep 2
+check "placement: a scale of 0 is refused, naming it" \
+  grep -q '"event":"error".*placement: scale must be between 1e-06 and 1e+06, got 0' "$LOG"
+check "placement: the flag kept running" python3 "$HERE/check_log.py" running "$LOG" flag
+read -r nx ny <<< "$(layout placement_node "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$nx" "$ny" sleep 0.3 click 1   # closed again
+xdotool mousemove --window "$WID" 150 300 sleep 0.2 click --repeat 30 --delay 20 4   # the panel back at its top
+sleep 0.5
 
 # 6. Screenshot key (P, pointer over the scene): a PNG that is not blank.
 xdotool mousemove --window "$WID" 900 400 sleep 0.3 key p
@@ -390,16 +428,16 @@ LOG="$OUT/obstacle.jsonl"
 saved_before=$(md5sum < "$OUT/scene.json")
 # Open the Obstacles section, scroll the panel down to it, and type the sphere's centre height
 # (the position's second field) as 0.55 m: through the sheet's rest position at 0.6 m.
+scroll_panel_to obstacles_header "$OUT/obstacle.out"
 read -r hx hy <<< "$(layout obstacles_header "$OUT/obstacle.out")"
 xdotool mousemove --window "$WID" "$hx" "$hy" sleep 0.3 click 1 sleep 0.5
-for _ in $(seq 10); do xdotool click 5 sleep 0.05; done
-sleep 0.5
+scroll_panel_to obstacle_position "$OUT/obstacle.out"
 read -r px py <<< "$(layout obstacle_position "$OUT/obstacle.out")"
 x0=$(grep "^LAYOUT obstacle_position " "$OUT/obstacle.out" | tail -n1 | awk '{print $3}')
 xdotool mousemove --window "$WID" $((x0 + 110)) "$py" sleep 0.3 keydown ctrl click 1 keyup ctrl sleep 0.3 \
   key ctrl+a sleep 0.2 type --delay 30 "0.55"
 xdotool key Return sleep 0.8
-for _ in $(seq 10); do xdotool click 4 sleep 0.05; done
+xdotool mousemove --window "$WID" 150 300 sleep 0.2 click --repeat 30 --delay 20 4   # the panel back at its top
 sleep 0.5
 read -r vx vy <<< "$(layout save_scene "$OUT/obstacle.out")"
 xdotool mousemove --window "$WID" "$vx" "$vy" sleep 0.3 click 1 sleep 1
