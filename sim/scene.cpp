@@ -19,30 +19,52 @@ namespace clothlab {
 
 using nlohmann::json;
 
-std::optional<std::string> validateGravity(const Vec3& gravity, const std::string& at) {
+namespace {
+
+std::optional<std::string> validateComponents(const Vec3& v, const std::string& at, double most,
+                                              const std::string& unit) {
   for (int d = 0; d < 3; ++d) {
-    if (!std::isfinite(gravity[d])) return at + ": non-finite value";
-    if (std::abs(gravity[d]) > kMaxGravity)
-      return at + ": " + formatG(gravity[d]) + " is outside the valid range [" + formatG(-kMaxGravity) + ", " +
-             formatG(kMaxGravity) + "] m/s^2";
+    if (!std::isfinite(v[d])) return at + ": non-finite value";
+    if (std::abs(v[d]) > most)
+      return at + ": " + formatG(v[d]) + " is outside the valid range [" + formatG(-most) + ", " +
+             formatG(most) + "] " + unit;
   }
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<std::string> validateGravity(const Vec3& gravity, const std::string& at) {
+  return validateComponents(gravity, at, kMaxGravity, "m/s^2");
+}
+
+std::optional<std::string> validateWind(const Vec3& wind, const std::string& at) {
+  return validateComponents(wind, at, kMaxWind, "m/s");
+}
+
 const ParamTable<SimParams>& SimParams::table() {
   static const ParamTable<SimParams> table = {
-      {"density", "kg/m^2", "areal mass density of the cloth", &SimParams::density, 1e-4, 100, true},
+      {"density", "kg/m^2", "areal mass density of the cloth", &SimParams::density, 1e-4, 100,
+       true},
       {"dt", "s", "time step", &SimParams::dt, 1e-5, 0.1, true},
       {"damping", "1/s", "linear velocity damping", &SimParams::damping, 0, 100, true},
       {"bending", "N m", "bending stiffness k_b", &SimParams::bending, 0, 10, true},
       {"thickness", "m", "distance kept from obstacles", &SimParams::thickness, 0, 0.1, true},
       {"friction", "", "default obstacle friction coefficient", &SimParams::friction, 0, 10, false},
-      {"self_collision", "", "the cloth collides with itself, kept `thickness` apart", &SimParams::selfCollision},
-      {"substeps", "", "solver steps per time step, each of dt / substeps", &SimParams::substeps, 1, 100, true},
+      {"self_collision", "", "the cloth collides with itself, kept `thickness` apart",
+       &SimParams::selfCollision},
+      {"substeps", "", "solver steps per time step, each of dt / substeps", &SimParams::substeps, 1,
+       100, true},
       {"max_substeps", "",
-       "adaptive: a step that ends above the solver's tolerance or diverges is taken again in twice as many "
+       "adaptive: a step that ends above the solver's tolerance or diverges is taken again in "
+       "twice as many "
        "sub-steps, up to this many (at most substeps: off)",
        &SimParams::maxSubsteps, 1, 256, true},
+      {"air_density", "kg/m^3",
+       "density of the air the cloth moves through, which drags on its faces and carries the wind "
+       "(1.2 at sea "
+       "level; 0: none)",
+       &SimParams::airDensity, 0, 10, false},
   };
   return table;
 }
@@ -402,7 +424,11 @@ Result<Scene> parseScene(const json& root, const std::string& source, const std:
       if (auto e = readVec3(sim["gravity"], at + "simulation.gravity", scene.sim.gravity))
         return fail(*e);
     if (auto e = validateGravity(scene.sim.gravity, at + "simulation.gravity")) return fail(*e);
-    if (auto e = readParams(sim, SimParams::table(), scene.sim, at + "simulation", {"gravity"}))
+    if (sim.is_object() && sim.contains("wind"))
+      if (auto e = readVec3(sim["wind"], at + "simulation.wind", scene.sim.wind)) return fail(*e);
+    if (auto e = validateWind(scene.sim.wind, at + "simulation.wind")) return fail(*e);
+    if (auto e =
+            readParams(sim, SimParams::table(), scene.sim, at + "simulation", {"gravity", "wind"}))
       return fail(*e);
   }
   if (auto e = parseCloth(root["cloth"], at + "cloth", baseDir, scene)) return fail(*e);
@@ -582,6 +608,8 @@ json sceneToJson(const Scene& scene) {
   out["cloth"] = cloth;
   json sim = writeParams(SimParams::table(), scene.sim);
   sim["gravity"] = {scene.sim.gravity.x(), scene.sim.gravity.y(), scene.sim.gravity.z()};
+  if (scene.sim.wind != Vec3::Zero())
+    sim["wind"] = {scene.sim.wind.x(), scene.sim.wind.y(), scene.sim.wind.z()};
   out["simulation"] = sim;
   json pins = json::array();
   for (const PinSpec& pin : scene.pins) {

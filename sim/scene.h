@@ -50,6 +50,11 @@ struct SimParams {
   // again in twice as many sub-steps, up to this many; at most `substeps`: off. [1, 256]
   int maxSubsteps = 1;
   Vec3 gravity{0, -9.81, 0};  // [m/s^2], each component within +-kMaxGravity
+  // The air the cloth moves through (sim/air.h): its density [kg/m^3], [0, 10] (0: none, as in
+  // the papers' scenes; 1.2 at sea level), and its velocity, the wind [m/s], each component
+  // within +-kMaxWind.
+  double airDensity = 0;
+  Vec3 wind{0, 0, 0};
   static const ParamTable<SimParams>& table();
 };
 
@@ -58,6 +63,11 @@ struct SimParams {
 constexpr double kMaxGravity = 1000;
 // An error naming `at` when a component is not finite or beyond kMaxGravity.
 std::optional<std::string> validateGravity(const Vec3& gravity, const std::string& at);
+// The largest wind component accepted [m/s], above a hurricane's 70 (the panel's sliders span
+// +-30).
+constexpr double kMaxWind = 100;
+// An error naming `at` when a component is not finite or beyond kMaxWind.
+std::optional<std::string> validateWind(const Vec3& wind, const std::string& at);
 
 struct ClothSource {
   enum class Kind { Grid, IrregularRectangle, IrregularDisk, Cylinder, Obj };

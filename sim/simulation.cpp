@@ -250,6 +250,7 @@ Vec3 Simulation::pinHoldAt(int vertex, const Vec3& target, double t) const {
 std::optional<std::string> Simulation::setSimParams(const SimParams& params) {
   if (auto e = validateParams(SimParams::table(), params, "simulation")) return e;
   if (auto e = validateGravity(params.gravity, "simulation.gravity")) return e;
+  if (auto e = validateWind(params.wind, "simulation.wind")) return e;
   const bool settle = params.thickness != sim_.thickness || (params.selfCollision && !sim_.selfCollision);
   sim_ = params;
   if (settle) allowWhereTheClothStands();

@@ -66,6 +66,42 @@ TEST(Scene, GravityBeyondItsRangeIsRefused) {
   EXPECT_FALSE(validateGravity(Vec3(0, -9.81, 0), "simulation.gravity"));
 }
 
+TEST(Scene, TheAirAndTheWindReadWriteAndAreChecked) {
+  json j = minimal();
+  j["simulation"] = {{"air_density", 1.2}, {"wind", {3, 0, -1.5}}};
+  auto scene = parseScene(j, "scene.json", "");
+  ASSERT_TRUE(scene.ok()) << scene.error();
+  EXPECT_EQ(scene->sim.airDensity, 1.2);
+  EXPECT_EQ(scene->sim.wind, Vec3(3, 0, -1.5));
+  const json written = sceneToJson(*scene);
+  EXPECT_EQ(written["simulation"]["wind"], json({3, 0, -1.5}));
+  EXPECT_EQ(written["simulation"]["air_density"], 1.2);
+  // Calm air writes no wind.
+  EXPECT_FALSE(
+      sceneToJson(*parseScene(minimal(), "scene.json", ""))["simulation"].contains("wind"));
+
+  j["simulation"] = {{"wind", {0, 150, 0}}};
+  EXPECT_NE(parseError(j).find(
+                "scene.json: simulation.wind: 150 is outside the valid range [-100, 100] m/s"),
+            std::string::npos)
+      << parseError(j);
+  j["simulation"] = {{"wind", {1, 2}}};
+  EXPECT_NE(parseError(j).find("simulation.wind: expected an array of 3 numbers"),
+            std::string::npos)
+      << parseError(j);
+  j["simulation"] = {{"air_density", 11}};
+  EXPECT_NE(parseError(j).find("simulation.air_density: 11 is outside the valid range [0, 10]"),
+            std::string::npos)
+      << parseError(j);
+  // A live edit is checked the same way, and changes nothing when refused.
+  auto simulation = Simulation::create(*scene);
+  ASSERT_TRUE(simulation.ok()) << simulation.error();
+  SimParams edit = (*simulation)->sim();
+  edit.wind = Vec3(0, 0, std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ((*simulation)->setSimParams(edit), "simulation.wind: non-finite value");
+  EXPECT_EQ((*simulation)->sim().wind, Vec3(3, 0, -1.5));
+}
+
 TEST(Scene, ObstaclesAreCheckedAsLiveEditsAre) {
   json j = minimal();
   j["obstacles"] = {{{"type", "sphere"}, {"center", {0, 1e300, 0}}}};

@@ -7,6 +7,7 @@
 #include <map>
 #include <system_error>
 
+#include "sim/air.h"
 #include "sim/bending.h"
 #include "sim/format.h"
 #include "sim/grab.h"  // kGrabPushFloor
@@ -952,6 +953,16 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   const Positions previousSurface = surface_;
   auto forcesAndContacts = [&]() -> std::optional<std::string> {
     auto t0 = Clock::now();
+    if (ctx.sim.airDensity > 0) {
+      // The air's change of the surface's velocities (sim/air.h), to the particles at the edges'
+      // midpoints.
+      const Eigen::VectorXd vertexMass =
+          ctx.sim.density * vertexAreaShares(cloth_->mesh) + vertexPointMasses(*cloth_);
+      const Positions dv =
+          airVelocityChange(cloth_->mesh, surface_, surfaceFromParticles(model_, v_), vertexMass,
+                            ctx.sim, h, ctx.pins);
+      v_ += model_.conforming ? dv : Positions(model_.midpointMap * dv);
+    }
     const Eigen::RowVector3d gravityStep = h * ctx.sim.gravity.transpose();
     const double ncDamping = model_.conforming ? 0.0 : params_.nonconformingDamping;
     if (ctx.sim.bending > 0 || ncDamping > 0) {

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "sim/air.h"
 #include "sim/bending.h"
 #include "sim/format.h"
 #include "sim/grab.h"
@@ -696,6 +697,8 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
 
   // 1. Implicit bending and external forces.
   auto t = Clock::now();
+  if (ctx.sim.airDensity > 0)
+    v_ += airVelocityChange(cloth_->mesh, x_, v_, mass, ctx.sim, h, ctx.pins);
   if (auto e = m.bending->velocities(mass, ctx.sim.bending, h, ctx.sim.gravity, x_, v_, ctx.pins, v_))
     return restore(*e);
   if (ctx.sim.damping > 0) v_ /= 1.0 + h * ctx.sim.damping;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 
+#include "sim/air.h"
 #include "sim/format.h"
 #include "sim/grab.h"
 #include "sim/metrics.h"
@@ -70,6 +71,8 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
 
   // 1. Bending and gravity, then the candidate.
   auto t = Clock::now();
+  if (ctx.sim.airDensity > 0)
+    v_ += airVelocityChange(cloth_->mesh, x_, v_, mass, ctx.sim, h, ctx.pins);
   if (auto e = bending_->velocities(mass, ctx.sim.bending, h, ctx.sim.gravity, x_, v_, ctx.pins, v_))
     return restore(*e);
   if (ctx.sim.damping > 0) v_ /= 1.0 + h * ctx.sim.damping;
