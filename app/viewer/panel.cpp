@@ -361,6 +361,28 @@ void Viewer::drawParameterSection() {
     sim_.gravity = Vec3::Zero();
     changed = true;
   }
+  double windLo = -30, windHi = 30;
+  ImGui::SetNextItemWidth(170);
+  const ImVec2 windAt = ImGui::GetCursorScreenPos();
+  changed |= ImGui::SliderScalarN("wind", ImGuiDataType_Double, sim_.wind.data(), 3, &windLo,
+                                  &windHi, "%.1f", ImGuiSliderFlags_AlwaysClamp);
+  layoutRect("sim.wind", windAt, ImVec2(windAt.x + 170, ImGui::GetItemRectMax().y));
+  tooltip(
+      "the air's velocity [m/s]: it pushes the cloth's faces where it meets them, through "
+      "air_density");
+  if (ImGui::SmallButton("calm")) {
+    sim_.wind = Vec3::Zero();
+    changed = true;
+  }
+  ImGui::SameLine();
+  if (ImGui::SmallButton("air")) {
+    sim_.airDensity = 1.2;
+    changed = true;
+  }
+  layout("sim.air");
+  tooltip("air_density 1.2 kg/m^3, the air at sea level");
+  if (sim_.wind != Vec3::Zero() && sim_.airDensity == 0)
+    hint("The wind moves nothing without air: set air_density.");
   if (changed) postSimParams();
   drawPlacement();
 }

@@ -250,13 +250,22 @@ void Viewer::consumeSnapshot() {
     }
     while (!history_.empty() && history_.back().wall - history_.front().wall > 10.0f) history_.pop_front();
     if (log_.enabled()) {
-      nlohmann::json e = {{"step", latest->step}, {"t", latest->time}, {"ms_total", st.msTotal},
+      nlohmann::json e = {{"step", latest->step},
+                          {"t", latest->time},
+                          {"ms_total", st.msTotal},
                           {"max_position_error", st.maxPositionError},
-                          {"max_edge_strain", st.maxEdgeStrain}, {"density", latest->sim.density},
-                          {"dt", latest->sim.dt}, {"substeps", latest->sim.substeps},
-                          {"bending", latest->sim.bending}, {"gravity", vecJson(latest->sim.gravity)},
-                          {"solver", latest->solverId}, {"scene", latest->sceneName},
-                          {"vertices", latest->vertexCount()}, {"obstacles", latest->obstacles.size()}};
+                          {"max_edge_strain", st.maxEdgeStrain},
+                          {"density", latest->sim.density},
+                          {"dt", latest->sim.dt},
+                          {"substeps", latest->sim.substeps},
+                          {"bending", latest->sim.bending},
+                          {"gravity", vecJson(latest->sim.gravity)},
+                          {"wind", vecJson(latest->sim.wind)},
+                          {"air_density", latest->sim.airDensity},
+                          {"solver", latest->solverId},
+                          {"scene", latest->sceneName},
+                          {"vertices", latest->vertexCount()},
+                          {"obstacles", latest->obstacles.size()}};
       nlohmann::json pins = nlohmann::json::array();
       for (size_t i = 0; i < latest->pinVertices.size(); ++i)
         pins.push_back({{"vertex", latest->pinVertices[i]},
@@ -878,7 +887,8 @@ void Viewer::postSimParams() {
   const SimParams p = sim_;
   postEach("parameters", [p](int) { return [p](Simulation& s) { return s.setSimParams(p); }; }, editAllPanes_, true);
   log_.write("param", {{"simulation", writeParams(SimParams::table(), p)},
-                       {"gravity", vecJson(p.gravity)}});
+                       {"gravity", vecJson(p.gravity)},
+                       {"wind", vecJson(p.wind)}});
 }
 
 void Viewer::postSolverParams(const std::string& key) {

@@ -12,6 +12,8 @@
   substeps LOG        the last param event set more than one sub-step and a later snapshot runs with it
   gravity LOG         the last param event set gravity (0, -50, 0), no error followed, and a later
                       snapshot runs with it
+  wind LOG            the last param event set the wind to (5, 0, 0) in air of 1.2 kg/m^3, and a
+                      later snapshot runs with both
   running LOG SCENE   snapshots of SCENE keep coming after the last error (the scene kept running)
   laid_flat LOG SCENE the scene SCENE restarted after the last lay_flat lies level (its y extent
                       within 1 micrometre) about the same centre, as large as before, turned
@@ -161,6 +163,18 @@ def gravity(log):
     return wanted == [0, -50, 0] and not errors and bool(seen) and seen[-1] == wanted
 
 
+def wind(log):
+    changes = [i for i, e in enumerate(log) if e["event"] == "param" and "wind" in e]
+    if not changes:
+        print("no param event")
+        return False
+    last = log[changes[-1]]
+    wanted = (last["wind"], last["simulation"]["air_density"])
+    seen = [(e.get("wind"), e.get("air_density")) for e in log[changes[-1]:] if e["event"] == "snapshot"]
+    print(f"wind and air set to {wanted}, snapshots after it run with {seen[-1] if seen else None}")
+    return wanted == ([5, 0, 0], 1.2) and bool(seen) and seen[-1] == wanted
+
+
 def running(log, scene):
     errors = [i for i, e in enumerate(log) if e["event"] == "error"]
     if not errors:
@@ -291,5 +305,5 @@ if __name__ == "__main__":
     elif what == "mirror":
         ok = mirror(log, sys.argv[3])
     else:
-        ok = {"grab": grab, "clicks": clicks, "pin": pin, "pin_dragged_paused": pin_dragged_paused, "density": density, "substeps": substeps, "gravity": gravity}[what](log)
+        ok = {"grab": grab, "clicks": clicks, "pin": pin, "pin_dragged_paused": pin_dragged_paused, "density": density, "substeps": substeps, "gravity": gravity, "wind": wind}[what](log)
     sys.exit(0 if ok else 1)

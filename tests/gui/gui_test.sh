@@ -3,7 +3,7 @@
 #   drag the cloth (the grabbed point follows the cursor), Ctrl+click pins a vertex (it stays),
 #   a panel slider reaches the simulation, an OBJ opens through the Open field (a bad one leaves
 #   an error and the scene running), the panel's placement lays a standing OBJ flat (and refuses a
-#   scale of 0), a screenshot (P) is not blank, "this scene, all solvers"
+#   scale of 0), a typed wind and the air reach the simulation, a screenshot (P) is not blank, "this scene, all solvers"
 #   compares the opened OBJ in four panes, in compare mode the panes
 #   frame the whole cloth and one drag moves the same material point in every pane (a pane given
 #   another mesh or solver restarts the others with it, in step; a bad file opened there leaves
@@ -228,6 +228,19 @@ sleep 2
 check "placement: a scale of 0 is refused, naming it" \
   grep -q '"event":"error".*placement: scale must be between 1e-06 and 1e+06, got 0' "$LOG"
 check "placement: the flag kept running" python3 "$HERE/check_log.py" running "$LOG" flag
+# 5c. The wind's first field typed as 5 m/s (Ctrl+click, type, Enter) and the "air" button: both
+#     reach the simulation.
+scroll_panel_to sim.air "$OUT/hanging.out"
+x0=$(grep "^LAYOUT sim.wind " "$OUT/hanging.out" | tail -n1 | awk '{print $3}')
+read -r wx wy <<< "$(layout sim.wind "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" $((x0 + 25)) "$wy" sleep 0.3 keydown ctrl sleep 0.2 click 1 sleep 0.2 keyup ctrl \
+  sleep 0.3 key ctrl+a sleep 0.2 type --delay 20 "5"
+xdotool sleep 0.2 key Return sleep 0.5
+read -r ax ay <<< "$(layout sim.air "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$ax" "$ay" sleep 0.3 click 1
+sleep 1
+check "wind: the typed wind and the air button reach the simulation" python3 "$HERE/check_log.py" wind "$LOG"
+scroll_panel_to placement_node "$OUT/hanging.out"
 read -r nx ny <<< "$(layout placement_node "$OUT/hanging.out")"
 xdotool mousemove --window "$WID" "$nx" "$ny" sleep 0.3 click 1   # closed again
 xdotool mousemove --window "$WID" 150 300 sleep 0.2 click --repeat 30 --delay 20 4   # the panel back at its top
