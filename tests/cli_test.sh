@@ -80,6 +80,17 @@ check "frames carry the flat rest state as texture coordinates" grep -q '^f [0-9
   --stats "$work/overrides.jsonl" --quiet
 check "run accepts overrides" test "$(wc -l <"$work/overrides.jsonl")" -eq 5
 check "dt override reaches the run" grep -q '"t":0.0025' "$work/overrides.jsonl"
+"$cli" run hanging --steps 300 --air-density 1.2 --wind 0,0,8 --out "$work/windy" --every 300 --quiet
+"$cli" run hanging --steps 300 --out "$work/calm" --every 300 --quiet
+mean_z() { awk '/^v /{z+=$4; n++} END {print z/n}' "$1"; }
+check "--wind and --air-density blow the cloth downwind" \
+  awk -v w="$(mean_z "$work/windy/frame_00001.obj")" -v c="$(mean_z "$work/calm/frame_00001.obj")" \
+  'BEGIN {exit !(w > c + 0.05)}'
+check "--wind takes three numbers" expect_exit 2 "--wind: give three numbers X,Y,Z" -- run hanging --wind 1,2
+check "--wind within its range" expect_exit 2 "--wind: 500 is outside the valid range \\[-100, 100\\] m/s" -- \
+  run hanging --wind 0,0,500
+check "--air-density within its range" expect_exit 2 "--air-density: must be between 0 and 10" -- \
+  run hanging --air-density 20
 "$cli" run hanging --steps 2 --dt 0.002 --substeps 4 --stats "$work/substeps.jsonl" --quiet
 check "substeps reach the run" grep -q '"substeps":4' "$work/substeps.jsonl"
 check "a sub-stepped step advances dt" grep -q '"t":0.004' "$work/substeps.jsonl"

@@ -3,7 +3,8 @@
 //   clothlab-cli scenes
 //   clothlab-cli info MESH.obj|SCENE [--solver ID]
 //   clothlab-cli run SCENE [--solver ID] [--steps N] [--dt S] [--tol M] [--density KG_PER_M2]
-//                [--bending K] [--stats FILE] [--out DIR] [--every K] [--quiet]
+//                [--bending K] [--air-density KG_PER_M3] [--wind X,Y,Z] [--stats FILE] [--out DIR]
+//                [--every K] [--quiet]
 //   clothlab-cli bench [SCENE ...] [--steps N] [--json FILE]
 //   clothlab-cli compare SCENE|PRESET [--solvers ID[@SCENE],...] [--steps N] [--jobs N]
 //                [--json F] [--csv F] [--out DIR]
@@ -114,7 +115,8 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
 struct RunOptions {
   std::string scene, solver, statsPath, outDir;
   std::optional<long> steps;
-  std::optional<double> dt, tolerance, density, bending;
+  std::optional<double> dt, tolerance, density, bending, airDensity;
+  std::vector<double> wind;  // empty: the scene's
   std::optional<int> substeps, maxSubsteps;
   int every = 1;
   bool quiet = false;
@@ -163,15 +165,25 @@ int commandRun(const RunOptions& options) {
   if (options.maxSubsteps) scene.sim.maxSubsteps = *options.maxSubsteps;
   if (options.density) scene.sim.density = *options.density;
   if (options.bending) scene.sim.bending = *options.bending;
+  if (options.airDensity) scene.sim.airDensity = *options.airDensity;
+  if (!options.wind.empty()) {
+    if (options.wind.size() != 3)
+      return fail("--wind: give three numbers X,Y,Z [m/s], got " +
+                  std::to_string(options.wind.size()));
+    scene.sim.wind = Vec3(options.wind[0], options.wind[1], options.wind[2]);
+    if (auto e = validateWind(scene.sim.wind, "--wind")) return fail(*e);
+  }
   if (options.tolerance) scene.solverParams["tolerance"] = *options.tolerance;
   // The flags have the ranges of the keys they set, and an error names the flag, not the scene
   // file whose value it replaced.
   using Flag = std::tuple<const char*, const char*, std::optional<double>>;
   auto asDouble = [](const std::optional<int>& v) { return v ? std::optional<double>(*v) : std::nullopt; };
-  for (const auto& [flag, key, value] : {Flag{"--dt", "dt", options.dt}, Flag{"--density", "density", options.density},
-                                         Flag{"--bending", "bending", options.bending},
-                                         Flag{"--substeps", "substeps", asDouble(options.substeps)},
-                                         Flag{"--max-substeps", "max_substeps", asDouble(options.maxSubsteps)}}) {
+  for (const auto& [flag, key, value] :
+       {Flag{"--dt", "dt", options.dt}, Flag{"--density", "density", options.density},
+        Flag{"--bending", "bending", options.bending},
+        Flag{"--air-density", "air_density", options.airDensity},
+        Flag{"--substeps", "substeps", asDouble(options.substeps)},
+        Flag{"--max-substeps", "max_substeps", asDouble(options.maxSubsteps)}}) {
     const auto* info = findParam(SimParams::table(), key);
     if (value && !(*value >= info->min && *value <= info->max))
       return fail(std::string(flag) + ": must be between " + formatG(info->min) + " and " + formatG(info->max) +
@@ -304,6 +316,11 @@ int main(int argc, char** argv) {
   run->add_option("--tol", options.tolerance, "Solver tolerance (impulse solvers: metres)");
   run->add_option("--density", options.density, "Areal density [kg/m^2]");
   run->add_option("--bending", options.bending, "Bending stiffness [N m]");
+  run->add_option("--air-density", options.airDensity,
+                  "Density of the air [kg/m^3] (1.2 at sea level)");
+  run->add_option("--wind", options.wind, "The wind's velocity X,Y,Z [m/s]")
+      ->delimiter(',')
+      ->expected(1, 3);
   run->add_option("--stats", options.statsPath, "Per-step statistics, one JSON object per line");
   run->add_option("--out", options.outDir, "Write surface OBJ frames to this folder");
   run->add_option("--every", options.every, "Write a frame every K steps (default 1)");
