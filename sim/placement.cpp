@@ -35,23 +35,26 @@ Result<Scene> placeCloth(const Scene& scene, const Positions& rest,
   Transform after = before;
   after.rotateDeg = placement.rotateDeg;
   after.scale = placement.scale;
-  // The bounding box's centre, in the cloth's own coordinates, goes to where it was, plus the move.
+  // A point where `before` places it, placed by `after` (its translation set below).
+  const Eigen::Matrix3d toOwn = before.rotation().transpose() / before.scale;
+  const Eigen::Matrix3d fromOwn = after.scale * after.rotation();
+  auto carried = [&](const Vec3& p) -> Vec3 {
+    return fromOwn * (toOwn * (p - before.translate)) + after.translate;
+  };
+  // The bounding box's centre stays where it was, plus the move.
   const Vec3 centre = boundsCentre(rest);
-  after.translate = Vec3::Zero();
-  after.translate = centre + placement.move - after.apply(before.unapply(centre));
+  after.translate = centre + placement.move - fromOwn * (toOwn * (centre - before.translate));
   // Through a plane: lifted along its normal. A plane is the whole half-space behind it, so a
   // cloth that is anywhere behind it could never be meant to start there.
   for (const Obstacle& obstacle : scene.obstacles) {
     if (obstacle.type != Obstacle::Type::Plane) continue;
     double lowest = 1e300;
     for (Eigen::Index v = 0; v < rest.rows(); ++v)
-      lowest =
-          std::min(lowest, (after.apply(before.unapply(rest.row(v).transpose())) - obstacle.point)
-                               .dot(obstacle.normal));
+      lowest = std::min(lowest,
+                        (carried(rest.row(v).transpose()) - obstacle.point).dot(obstacle.normal));
     if (lowest < scene.sim.thickness)
       after.translate += (scene.sim.thickness - lowest) * obstacle.normal;
   }
-  auto carried = [&](const Vec3& p) { return after.apply(before.unapply(p)); };
   Scene placed = scene;
   placed.transform = after;
   // Within a millionth of the cloth's size of its vertex's rest position, a pin is at it (the

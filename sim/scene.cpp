@@ -88,10 +88,6 @@ Eigen::Matrix3d Transform::rotation() const {
 
 Vec3 Transform::apply(const Vec3& p) const { return rotation() * (scale * p) + translate; }
 
-Vec3 Transform::unapply(const Vec3& p) const {
-  return rotation().transpose() * (p - translate) / scale;
-}
-
 const std::vector<std::string>& pinPresetNames() {
   static const std::vector<std::string> names = {"top-corners", "four-corners", "top-edge", "left-strip"};
   return names;

@@ -86,7 +86,6 @@ struct Transform {
   Vec3 rotateDeg{0, 0, 0};  // applied about x, then y, then z [degrees]
   Vec3 translate{0, 0, 0};  // [m]
   Vec3 apply(const Vec3& p) const;
-  Vec3 unapply(const Vec3& p) const;  // the point `apply` takes to p
   Eigen::Matrix3d rotation() const;   // of rotateDeg
 };
 
