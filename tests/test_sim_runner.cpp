@@ -336,7 +336,9 @@ std::vector<int> threadNiceValues() {
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
     std::ifstream in(task.path() / "stat");
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::istringstream fields(text.substr(text.rfind(')') + 2));  // after the thread's name
+    const size_t nameEnd = text.rfind(')');
+    if (nameEnd == std::string::npos) continue;  // the thread ended since the folder was listed
+    std::istringstream fields(text.substr(nameEnd + 2));  // after the thread's name
     std::string field;
     for (int k = 3; k <= 19 && fields >> field; ++k)
       if (k == 19) values.push_back(std::stoi(field));
