@@ -55,7 +55,12 @@ start_app() {  # start_app NAME ARGS...
 a_thread_at_lowest_priority() {
   python3 -c "
 import glob, sys
-stats = [open(f).read() for f in glob.glob('/proc/$APP_PID/task/*/stat')]
+def read(f):
+    try:
+        return open(f).read()
+    except OSError:  # the thread ended since the folder was listed
+        return ''
+stats = [read(f) for f in glob.glob('/proc/$APP_PID/task/*/stat')]
 nice = [int(t.rsplit(')', 1)[1].split()[16]) for t in stats if '(clothlab)' in t]
 print('nice values of the clothlab threads:', sorted(nice))
 sys.exit(0 if nice.count(19) >= 1 else 1)"
