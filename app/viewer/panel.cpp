@@ -430,8 +430,7 @@ void Viewer::drawPlacement() {
   layout("placement_lay_flat");
   tooltip(
       "turns a flat cloth the least way that makes it lie level, across gravity (a cloth OBJ "
-      "written in the "
-      "x-y plane stands on edge)");
+      "written in the x-y plane stands on edge)");
   ImGui::SameLine();
   if (ImGui::Button("revert") && snapshot_)
     placement_ = {snapshot_->clothTransform.rotateDeg, snapshot_->clothTransform.scale,
@@ -439,8 +438,7 @@ void Viewer::drawPlacement() {
   tooltip("the fields back to the cloth's placement now");
   hint(
       "Applying restarts the cloth from rest. Pins and point masses move with it, obstacles stay, "
-      "and a cloth "
-      "placed through a plane is lifted onto it.");
+      "and a cloth placed through a plane is lifted onto it.");
   ImGui::TreePop();
 }
 
