@@ -17,6 +17,11 @@ struct ClothPlacement {
   Vec3 move{0, 0, 0};       // of the centre [m]
 };
 
+// The placement a cloth placed by `transform` has now: its rotation and scale, not moved.
+inline ClothPlacement currentPlacement(const Transform& transform) {
+  return {transform.rotateDeg, transform.scale, Vec3::Zero()};
+}
+
 // `scene` with its cloth placed by `placement`; `rest` is the cloth's rest mesh as `scene` places
 // it now (ClothModel::mesh.positions). Everything tied to the cloth moves with it: pin targets
 // (a pin at its vertex's rest position stays at it; one set elsewhere keeps its place relative

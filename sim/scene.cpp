@@ -42,6 +42,11 @@ std::optional<std::string> validateWind(const Vec3& wind, const std::string& at)
   return validateComponents(wind, at, kMaxWind, "m/s");
 }
 
+std::optional<std::string> validateVectors(const SimParams& params, const std::string& at) {
+  if (auto e = validateGravity(params.gravity, at + ".gravity")) return e;
+  return validateWind(params.wind, at + ".wind");
+}
+
 const ParamTable<SimParams>& SimParams::table() {
   static const ParamTable<SimParams> table = {
       {"density", "kg/m^2", "areal mass density of the cloth", &SimParams::density, 1e-4, 100,
@@ -57,13 +62,11 @@ const ParamTable<SimParams>& SimParams::table() {
        100, true},
       {"max_substeps", "",
        "adaptive: a step that ends above the solver's tolerance or diverges is taken again in "
-       "twice as many "
-       "sub-steps, up to this many (at most substeps: off)",
+       "twice as many sub-steps, up to this many (at most substeps: off)",
        &SimParams::maxSubsteps, 1, 256, true},
       {"air_density", "kg/m^3",
        "density of the air the cloth moves through, which drags on its faces and carries the wind "
-       "(1.2 at sea "
-       "level; 0: none)",
+       "(1.2 at sea level; 0: none)",
        &SimParams::airDensity, 0, 10, false},
   };
   return table;
@@ -416,13 +419,11 @@ Result<Scene> parseScene(const json& root, const std::string& source, const std:
   if (!root.contains("cloth")) return fail(at + "cloth: missing (a generator or an OBJ path)");
   if (root.contains("simulation")) {
     const json& sim = root["simulation"];
-    if (sim.is_object() && sim.contains("gravity"))
-      if (auto e = readVec3(sim["gravity"], at + "simulation.gravity", scene.sim.gravity))
-        return fail(*e);
-    if (auto e = validateGravity(scene.sim.gravity, at + "simulation.gravity")) return fail(*e);
-    if (sim.is_object() && sim.contains("wind"))
-      if (auto e = readVec3(sim["wind"], at + "simulation.wind", scene.sim.wind)) return fail(*e);
-    if (auto e = validateWind(scene.sim.wind, at + "simulation.wind")) return fail(*e);
+    for (auto [key, value] :
+         {std::pair{"gravity", &scene.sim.gravity}, std::pair{"wind", &scene.sim.wind}})
+      if (sim.is_object() && sim.contains(key))
+        if (auto e = readVec3(sim[key], at + "simulation." + key, *value)) return fail(*e);
+    if (auto e = validateVectors(scene.sim, at + "simulation")) return fail(*e);
     if (auto e =
             readParams(sim, SimParams::table(), scene.sim, at + "simulation", {"gravity", "wind"}))
       return fail(*e);

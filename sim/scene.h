@@ -68,6 +68,9 @@ std::optional<std::string> validateGravity(const Vec3& gravity, const std::strin
 constexpr double kMaxWind = 100;
 // An error naming `at` when a component is not finite or beyond kMaxWind.
 std::optional<std::string> validateWind(const Vec3& wind, const std::string& at);
+// Both vectors of `params`, named `at`.gravity and `at`.wind (a scene read, a live edit, a scene
+// built in code).
+std::optional<std::string> validateVectors(const SimParams& params, const std::string& at);
 
 struct ClothSource {
   enum class Kind { Grid, IrregularRectangle, IrregularDisk, Cylinder, Obj };

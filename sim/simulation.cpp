@@ -36,6 +36,7 @@ namespace {
 std::optional<std::string> paramsError(const Scene& scene) {
   if (auto e = validateParams(SimParams::table(), scene.sim, scene.sourcePath + ": simulation"))
     return e;
+  if (auto e = validateVectors(scene.sim, scene.sourcePath + ": simulation")) return e;
   if (!findSolver(scene.solverId))
     return scene.sourcePath + ": solver.id: unknown solver '" + scene.solverId +
            "' (known: " + solverIdList() + ")";
@@ -249,8 +250,7 @@ Vec3 Simulation::pinHoldAt(int vertex, const Vec3& target, double t) const {
 
 std::optional<std::string> Simulation::setSimParams(const SimParams& params) {
   if (auto e = validateParams(SimParams::table(), params, "simulation")) return e;
-  if (auto e = validateGravity(params.gravity, "simulation.gravity")) return e;
-  if (auto e = validateWind(params.wind, "simulation.wind")) return e;
+  if (auto e = validateVectors(params, "simulation")) return e;
   const bool settle = params.thickness != sim_.thickness || (params.selfCollision && !sim_.selfCollision);
   sim_ = params;
   if (settle) allowWhereTheClothStands();

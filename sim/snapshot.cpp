@@ -13,13 +13,18 @@ Vec3 Snapshot::surfacePoint(int t, const Vec3& b) const {
          b[2] * vertex(static_cast<int>(tris[3 * t + 2]));
 }
 
+void Snapshot::clothBounds(Vec3& lo, Vec3& hi) const {
+  lo = hi = Vec3::Zero();
+  for (int v = 0; v < vertexCount(); ++v) {
+    lo = v == 0 ? vertex(v) : Vec3(lo.cwiseMin(vertex(v)));
+    hi = v == 0 ? vertex(v) : Vec3(hi.cwiseMax(vertex(v)));
+  }
+}
+
 void Snapshot::bounds(Vec3& lo, Vec3& hi) const {
   lo.setConstant(std::numeric_limits<double>::infinity());
   hi = -lo;
-  for (int v = 0; v < vertexCount(); ++v) {
-    lo = lo.cwiseMin(vertex(v));
-    hi = hi.cwiseMax(vertex(v));
-  }
+  if (vertexCount() > 0) clothBounds(lo, hi);
   for (const auto& o : obstacles) {
     Vec3 half = Vec3::Zero();
     if (o.type == Obstacle::Type::Sphere) half.setConstant(o.radius);

@@ -51,6 +51,8 @@ struct Snapshot {
   Vec3 surfacePoint(int t, const Vec3& b) const;
   // Axis-aligned bounds of the surface and the obstacles (planes excluded) [m].
   void bounds(Vec3& lo, Vec3& hi) const;
+  // The same of the surface alone; zero for an empty one.
+  void clothBounds(Vec3& lo, Vec3& hi) const;
 };
 
 // Copies the simulation's current state. `triangles` may be passed to share the index list of an

@@ -530,8 +530,7 @@ void Viewer::drawCompareOverlay() {
                                       "t " + std::to_string(s.time).substr(0, 5) + " s"};
     // A slow step shows that it runs, as in the panel (a large cloth's first step, in every pane).
     if (const double running = pane.runner->stepRunningSeconds(); running >= kSlowStepSeconds)
-      progress.push_back("step " + std::to_string(s.step + 1) + ": " +
-                         std::to_string(std::lround(running)) + " s so far");
+      progress.push_back(runningStepText(s.step, running));
     add(progress, "   ",
         s.stats.converged ? IM_COL32(210, 215, 225, 255) : IM_COL32(255, 115, 100, 255));
     float textWidth = 0;

@@ -130,7 +130,7 @@ void Viewer::drawPanel() {
   if (const double running = runner_->stepRunningSeconds();
       snapshot_ && running >= kSlowStepSeconds) {
     ImGui::SameLine();
-    ImGui::TextDisabled("step %ld: %.0f s so far", snapshot_->step + 1, running);
+    ImGui::TextDisabled("%s", runningStepText(snapshot_->step, running).c_str());
     layout("step_running");
     tooltip(
         "Pause, Reset and edits give a step up where the solver next looks (between its "
@@ -433,8 +433,7 @@ void Viewer::drawPlacement() {
       "written in the x-y plane stands on edge)");
   ImGui::SameLine();
   if (ImGui::Button("revert") && snapshot_)
-    placement_ = {snapshot_->clothTransform.rotateDeg, snapshot_->clothTransform.scale,
-                  Vec3::Zero()};
+    placement_ = currentPlacement(snapshot_->clothTransform);
   tooltip("the fields back to the cloth's placement now");
   hint(
       "Applying restarts the cloth from rest. Pins and point masses move with it, obstacles stay, "

@@ -8,6 +8,7 @@
 #include <imgui_impl_opengl3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -212,18 +213,15 @@ void Viewer::consumeSnapshot() {
     sim_ = latest->sim;
     solverParams_ = latest->solverParams;
     if (newScene) {
-      placement_ = {latest->clothTransform.rotateDeg, latest->clothTransform.scale, Vec3::Zero()};
+      placement_ = currentPlacement(latest->clothTransform);
       fitCamera(*latest, true);
       history_.clear();
       render_.heatMax = 0.01f;
     }
     sceneIdentity_ = latest->triangles.get();
     solverIdentity_ = latest->solverId;
-    Vec3 lo = Vec3::Zero(), hi = Vec3::Zero();  // the cloth's bounds as it starts
-    for (int v = 0; v < latest->vertexCount(); ++v) {
-      lo = v == 0 ? latest->vertex(v) : lo.cwiseMin(latest->vertex(v));
-      hi = v == 0 ? latest->vertex(v) : hi.cwiseMax(latest->vertex(v));
-    }
+    Vec3 lo, hi;  // the cloth's bounds as it starts
+    latest->clothBounds(lo, hi);
     log_.write("scene", {{"name", latest->sceneName},
                          {"solver", latest->solverId},
                          {"vertices", latest->vertexCount()},
@@ -701,13 +699,7 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
     // Scaled to 60% of the cloth's size and placed centred under it, its top 2 cm below the
     // cloth's lowest point (an OBJ's own units and origin are arbitrary).
     Vec3 clothLo = Vec3::Zero(), clothHi = Vec3::Zero();
-    if (snapshot_ && snapshot_->vertexCount() > 0) {
-      clothLo = clothHi = snapshot_->vertex(0);
-      for (int v = 1; v < snapshot_->vertexCount(); ++v) {
-        clothLo = clothLo.cwiseMin(snapshot_->vertex(v));
-        clothHi = clothHi.cwiseMax(snapshot_->vertex(v));
-      }
-    }
+    if (snapshot_) snapshot_->clothBounds(clothLo, clothHi);
     const double clothSize = std::max((clothHi - clothLo).maxCoeff(), 0.1);
     const double scale = 0.6 * clothSize / std::max((hi - lo).maxCoeff(), 1e-9);
     const Vec3 centre = 0.5 * (lo + hi);
@@ -823,6 +815,11 @@ void Viewer::refitChangedPane() {
   if (std::abs(aspect / framedAspect_ - 1) < 0.01) return;
   framedAspect_ = aspect;
   camera_.fit(framed_->first, framed_->second, true, aspect);
+}
+
+std::string Viewer::runningStepText(long step, double seconds) {
+  return "step " + std::to_string(step + 1) + ": " + std::to_string(std::lround(seconds)) +
+         " s so far";
 }
 
 void Viewer::postPlacement(const std::string& label,

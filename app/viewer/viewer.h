@@ -134,6 +134,8 @@ class Viewer {
   static constexpr int kSmallWindowWidth = 640, kSmallWindowHeight = 480;
   // A step running this long is shown in the panel and on its pane ("step N: S s so far").
   static constexpr double kSlowStepSeconds = 1.0;
+  // What they show of the step after `step` (the last one published), running for `seconds`.
+  static std::string runningStepText(long step, double seconds);
   struct ViewRect {
     double x, y, w, h;
   };

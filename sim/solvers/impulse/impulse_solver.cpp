@@ -839,6 +839,8 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
     for (int e : incident) extraMass_[e] += mass / incident.size();
   }
   surface_ = surfaceFromParticles(model_, x_);
+  vertexAreaShare_ = vertexAreaShares(cloth_->mesh);
+  vertexPointMass_ = vertexPointMasses(*cloth_);
   grabGain_ = 1;
   meanEdgeLength_ = meanEdgeLength(cloth_->mesh.positions, cloth_->topology.edges);
   impl_ = std::make_unique<Impl>();
@@ -956,8 +958,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     if (ctx.sim.airDensity > 0) {
       // The air's change of the surface's velocities (sim/air.h), to the particles at the edges'
       // midpoints.
-      const Eigen::VectorXd vertexMass =
-          ctx.sim.density * vertexAreaShares(cloth_->mesh) + vertexPointMasses(*cloth_);
+      const Eigen::VectorXd vertexMass = ctx.sim.density * vertexAreaShare_ + vertexPointMass_;
       const Positions dv =
           airVelocityChange(cloth_->mesh, surface_, surfaceFromParticles(model_, v_), vertexMass,
                             ctx.sim, h, ctx.pins);

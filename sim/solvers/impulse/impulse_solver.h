@@ -169,6 +169,9 @@ class ImpulseSolver final : public Solver {
   ImpulseModel model_;
   Positions x_, v_;         // particles [m], [m/s]
   Eigen::VectorXd extraMass_;  // point masses carried by each particle [kg]
+  // Per surface vertex, for the air (sim/air.h): its share of the rest area [m^2] and its point
+  // masses [kg].
+  Eigen::VectorXd vertexAreaShare_, vertexPointMass_;
   // The fraction of the grab's rate it pushes at (halved after a step whose position pass ended
   // above kGrabPushFloor mean edge lengths, doubled after any other).
   double grabGain_ = 1;
