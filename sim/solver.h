@@ -67,10 +67,13 @@ struct StepStats {
 };
 
 // The constraint error a step reports against its solver's tolerance: the largest |C| [m], or
-// mls-isometry's dimensionless isometry residual.
+// mls-isometry's dimensionless isometry residual, or strain-limit-remesh's dimensionless
+// violation of a strain limit.
 inline double reportedConstraintError(const StepStats& stats) {
   const auto residual = stats.extra.find("max_isometry_residual");
-  return residual != stats.extra.end() ? residual->get<double>() : stats.maxPositionError;
+  if (residual != stats.extra.end()) return residual->get<double>();
+  const auto violation = stats.extra.find("max_strain_violation");
+  return violation != stats.extra.end() ? violation->get<double>() : stats.maxPositionError;
 }
 
 struct SolverCounts {
@@ -85,6 +88,9 @@ struct SolverCounts {
 // step again (adaptive sub-steps, sim/simulation.h).
 struct SolverState {
   Positions x, v;
+  // Whatever else the solver's steps change, opaque to the caller (strain-limit-remesh: its
+  // adaptive mesh, whose nodes x and v are); null for the others.
+  std::shared_ptr<const void> more;
 };
 
 class Solver {
@@ -122,7 +128,7 @@ class VertexSolver : public Solver {
  public:
   const Positions& surface() const override { return x_; }
   Positions surfaceVelocities() const override { return v_; }
-  SolverState state() const override { return {x_, v_}; }
+  SolverState state() const override { return {x_, v_, nullptr}; }
   void setState(const SolverState& state) override {
     x_ = state.x;
     v_ = state.v;

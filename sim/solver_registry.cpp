@@ -2,6 +2,7 @@
 
 #include "sim/solvers/impulse/impulse_solver.h"
 #include "sim/solvers/mls/mls_solver.h"
+#include "sim/solvers/remesh/remesh_solver.h"
 #include "sim/solvers/xpbd/xpbd_solver.h"
 
 namespace clothlab {
@@ -13,8 +14,7 @@ const std::vector<SolverEntry>& solverRegistry() {
        "sparse factorization per step (Bender, Diziol, Bayer 2011)",
        [] { return std::make_unique<ImpulseSolver>(ImpulseSolver::Mode::Nonconforming); },
        describeParams(ImpulseParams::table())},
-      {"conforming",
-       "the same impulses on the ordinary mesh edges: locks (baseline)",
+      {"conforming", "the same impulses on the ordinary mesh edges: locks (baseline)",
        [] { return std::make_unique<ImpulseSolver>(ImpulseSolver::Mode::Conforming); },
        describeParams(ImpulseParams::table())},
       {"mls-isometry",
@@ -25,6 +25,10 @@ const std::vector<SolverEntry>& solverRegistry() {
        "XPBD distance constraints on mesh edges with Gauss-Seidel sweeps and a compliance, the "
        "usual real-time method: stretches unless given many iterations (baseline)",
        [] { return std::make_unique<XpbdSolver>(); }, describeParams(XpbdParams::table())},
+      {"strain-limit-remesh",
+       "warp/weft strain limits (augmented Lagrangian) on an adaptively refined and coarsened mesh "
+       "(seed 003 on Narain et al. 2012)",
+       [] { return std::make_unique<RemeshSolver>(); }, describeParams(RemeshParams::table())},
   };
   return registry;
 }

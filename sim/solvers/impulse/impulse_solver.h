@@ -134,7 +134,7 @@ class ImpulseSolver final : public Solver {
   std::optional<std::string> step(const StepContext& ctx, StepStats& stats) override;
   const Positions& surface() const override { return surface_; }
   Positions surfaceVelocities() const override;
-  SolverState state() const override { return {x_, v_}; }
+  SolverState state() const override { return {x_, v_, nullptr}; }
   void setState(const SolverState& state) override { setParticleState(state.x, state.v); }
   SolverCounts counts() const override;
   void debugGeometry(Positions& points, std::vector<std::pair<int, int>>& lines) const override;

@@ -1,0 +1,466 @@
+#include "sim/solvers/remesh/remesh_solver.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/air.h"
+#include "sim/format.h"
+#include "sim/material.h"
+#include "sim/metrics.h"
+#include "sim/self_collision.h"
+#include "sim/timing.h"
+
+namespace clothlab {
+
+namespace {
+
+// What SolverState::more holds for this solver.
+struct MeshState {
+  std::shared_ptr<const AdaptiveMesh> mesh;
+  int stepsSinceRemesh = 0;
+};
+
+// Gauss-Newton solves per update of the multipliers.
+// Gauss-Newton solves per update of the multipliers at most: the method of multipliers needs each
+// L_A minimized, not merely lowered. With 3 (ARCSim's budget is about that) the multipliers ran
+// away on hanging, 866 of 1000 steps above the tolerance; with 10, none (7.6 solves per step).
+constexpr int kInnerSolves = 10;
+// The penalty's first value and its ceiling (methods 3.7).
+constexpr double kFirstPenalty = 1e3, kMaxPenalty = 1e8;
+// Back-tracking halvings of a Gauss-Newton step that does not lower L_A.
+constexpr int kHalvings = 10;
+// Projections per step at most while contacts appear: the candidate's, then the result's new ones.
+constexpr int kContactRounds = 3;
+
+}  // namespace
+
+const ParamTable<RemeshParams>& RemeshParams::table() {
+  static const ParamTable<RemeshParams> table = {
+      {"warp_min", "", "strain limit along the warp (material axis 1) in compression",
+       &RemeshParams::warpMin, -0.5, 0, false},
+      {"warp_max", "", "strain limit along the warp in stretch", &RemeshParams::warpMax, 0, 1,
+       false},
+      {"weft_min", "", "strain limit along the weft (material axis 2) in compression",
+       &RemeshParams::weftMin, -0.5, 0, false},
+      {"weft_max", "", "strain limit along the weft in stretch", &RemeshParams::weftMax, 0, 1,
+       false},
+      {"bias_min", "", "strain limit along the diagonals (the bias) in compression",
+       &RemeshParams::biasMin, -0.5, 0, false},
+      {"bias_max", "", "strain limit along the diagonals in stretch", &RemeshParams::biasMax, 0, 1,
+       false},
+      {"tolerance", "", "allowed violation of a strain limit", &RemeshParams::tolerance, 1e-6, 0.1,
+       true},
+      {"iterations", "", "Gauss-Newton solves per step at most", &RemeshParams::iterations, 1, 1000,
+       true},
+      {"remesh", "", "adapt the mesh (off: the limits on the cloth's own mesh)",
+       &RemeshParams::remesh},
+      {"remesh_interval", "", "steps between remeshes", &RemeshParams::remeshInterval, 1, 1000,
+       true},
+      {"min_edge", "m", "shortest edge the remesher makes", &RemeshParams::minEdge, 1e-4, 10, true},
+      {"refine_angle", "rad", "bend across an edge that asks for refinement",
+       &RemeshParams::refineAngle, 0.01, 3, true},
+      {"refine_velocity", "m/s", "velocity jump across an edge that asks for refinement",
+       &RemeshParams::refineVelocity, 1e-3, 1e3, true},
+      {"refine_compression", "", "compression scale that asks for refinement",
+       &RemeshParams::refineCompression, 1e-4, 1, true},
+      {"max_nodes", "", "the remesher stops splitting at this many nodes", &RemeshParams::maxNodes,
+       3, 1000000, true},
+      {"max_speed", "m/s", "speed treated as divergence", &RemeshParams::maxSpeed, 1, 1e6, true},
+  };
+  return table;
+}
+
+RemeshSizing RemeshParams::sizing() const {
+  RemeshSizing out;
+  out.minEdge = minEdge;
+  out.maxEdge = std::max(minEdge, out.maxEdge);
+  out.refineAngle = refineAngle;
+  out.refineVelocity = refineVelocity;
+  out.refineCompression = refineCompression;
+  out.maxNodes = maxNodes;
+  // New edges within half the tightest limit.
+  out.maxNewEdgeStrain = 0.5 * std::min({-warpMin, warpMax, -weftMin, weftMax, -biasMin, biasMax});
+  return out;
+}
+
+std::optional<std::string> RemeshSolver::reset(std::shared_ptr<const ClothModel> cloth,
+                                               const SimParams&, const nlohmann::json& params) {
+  RemeshParams parsed;
+  if (auto e = readParams(params, RemeshParams::table(), parsed, "solver")) return e;
+  if (!cloth->flatCoords)
+    return "strain-limit-remesh needs the cloth's flat rest state: " + cloth->flatCoords.error();
+  auto mesh = AdaptiveMesh::fromCloth(cloth->mesh, *cloth->flatCoords);
+  if (!mesh) return "strain-limit-remesh: " + mesh.error();
+  cloth_ = std::move(cloth);
+  params_ = parsed;
+  mesh_ = std::make_shared<const AdaptiveMesh>(std::move(*mesh));
+  stepsSinceRemesh_ = 0;
+  x_ = cloth_->mesh.positions;
+  v_ = Positions::Zero(x_.rows(), 3);
+  surface_ = x_;
+  meanEdge_ = meanEdgeLength(cloth_->mesh.positions, cloth_->topology.edges);
+  grabPull_ = GrabPull(meanEdge_);
+  meshChanged();
+  return std::nullopt;
+}
+
+void RemeshSolver::meshChanged() {
+  const TriangleMesh& rest = mesh_->restMesh();
+  areaShare_ = vertexAreaShares(rest);
+  extraMass_ = Eigen::VectorXd::Zero(rest.vertexCount());
+  extraMass_.head(mesh_->preservedCount()) = vertexPointMasses(*cloth_);
+  bending_ = std::make_unique<ImplicitBending>(hingeBendingMatrix(rest, mesh_->topology()));
+  projection_.reset();
+}
+
+std::optional<std::string> RemeshSolver::setParams(const nlohmann::json& params) {
+  RemeshParams parsed = params_;
+  if (auto e = readParams(params, RemeshParams::table(), parsed, "solver")) return e;
+  params_ = parsed;
+  return std::nullopt;
+}
+
+nlohmann::json RemeshSolver::params() const { return writeParams(RemeshParams::table(), params_); }
+
+Positions RemeshSolver::surfaceVelocities() const { return v_.topRows(mesh_->preservedCount()); }
+
+SolverState RemeshSolver::state() const {
+  return {x_, v_, std::make_shared<const MeshState>(MeshState{mesh_, stepsSinceRemesh_})};
+}
+
+void RemeshSolver::setState(const SolverState& state) {
+  if (state.more) {
+    const auto& more = *static_cast<const MeshState*>(state.more.get());
+    stepsSinceRemesh_ = more.stepsSinceRemesh;
+    if (more.mesh != mesh_) {
+      mesh_ = more.mesh;
+      meshChanged();
+    }
+  }
+  x_ = state.x;
+  v_ = state.v;
+  surface_ = x_.topRows(mesh_->preservedCount());
+}
+
+SolverCounts RemeshSolver::counts() const {
+  return {mesh_ ? mesh_->nodeCount() : 0, mesh_ ? 8 * mesh_->faceCount() : 0, 0};
+}
+
+void RemeshSolver::debugGeometry(Positions& points, std::vector<std::pair<int, int>>& lines) const {
+  points = x_;
+  lines.clear();
+  for (const auto& e : mesh_->topology().edges) lines.emplace_back(e[0], e[1]);
+}
+
+double RemeshSolver::worstViolation(const Positions& x) const {
+  const StrainLimits limits = params_.limits();
+  double worst = 0;
+  const auto& tris = mesh_->restMesh().triangles;
+  for (int f = 0; f < mesh_->faceCount(); ++f) {
+    const Tri& t = tris[f];
+    worst = std::max(worst, faceLimitViolation(faceStrain(mesh_->faceRests()[f], x.row(t[0]),
+                                                          x.row(t[1]), x.row(t[2])),
+                                               limits));
+  }
+  return worst;
+}
+
+std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::VectorXd& mass,
+                                                 const std::vector<char>& fixed,
+                                                 const std::vector<ContactRow>& contacts,
+                                                 const StepContext& ctx, int& solves,
+                                                 double& violation) {
+  violation = worstViolation(x);
+  const auto contactGap = [&](const Positions& at) {
+    double worst = 0;
+    for (const ContactRow& c : contacts)
+      worst = std::max(worst, c.normal.dot(c.point - at.row(c.node).transpose()));
+    return worst;
+  };
+  if (violation <= params_.tolerance && contactGap(x) <= params_.tolerance * meanEdge_)
+    return std::nullopt;
+  const int n = static_cast<int>(x.rows());
+  const auto& tris = mesh_->restMesh().triangles;
+  const auto& rests = mesh_->faceRests();
+  const StrainLimits limits = params_.limits();
+  // m~ = m mean(1/m) (methods 3.4): the objective in m^2.
+  const Eigen::VectorXd scaled = mass * mass.cwiseInverse().mean();
+  const Positions target = x;
+  std::vector<double> lambda(8 * tris.size(), 0.0), contactLambda(contacts.size(), 0.0);
+  double mu = kFirstPenalty;
+  std::vector<LimitRow> rows;
+
+  // L_A at x, and optionally its gradient and Gauss-Newton Hessian (upper triangle, the full
+  // pattern of every face's block, so that one analysis serves the whole mesh).
+  auto evaluate = [&](const Positions& at, Eigen::VectorXd* gradient,
+                      std::vector<Eigen::Triplet<double>>* hessian) {
+    double value = 0;
+    for (int i = 0; i < n; ++i)
+      if (!fixed[i]) value += 0.5 * scaled[i] * (at.row(i) - target.row(i)).squaredNorm();
+    if (gradient) {
+      gradient->setZero(3 * n);
+      for (int i = 0; i < n; ++i)
+        if (!fixed[i])
+          gradient->segment<3>(3 * i) = scaled[i] * (at.row(i) - target.row(i)).transpose();
+    }
+    if (hessian) {
+      hessian->clear();
+      for (int i = 0; i < n; ++i)
+        for (int c = 0; c < 3; ++c)
+          hessian->emplace_back(3 * i + c, 3 * i + c, fixed[i] ? 1.0 : scaled[i]);
+    }
+    for (size_t c = 0; c < contacts.size(); ++c) {
+      const ContactRow& row = contacts[c];
+      const double shifted =
+          row.normal.dot(row.point - at.row(row.node).transpose()) + contactLambda[c] / mu;
+      if (shifted <= 0) continue;
+      value += 0.5 * mu * shifted * shifted;
+      if (gradient) gradient->segment<3>(3 * row.node) -= mu * shifted * row.normal;
+      if (hessian)
+        for (int p = 0; p < 3; ++p)
+          for (int q = p; q < 3; ++q)
+            hessian->emplace_back(3 * row.node + p, 3 * row.node + q,
+                                  mu * row.normal(p) * row.normal(q));
+    }
+    for (size_t f = 0; f < tris.size(); ++f) {
+      const Tri& t = tris[f];
+      const FaceStrain strain = faceStrain(rests[f], at.row(t[0]), at.row(t[1]), at.row(t[2]));
+      faceLimitRows(rests[f], strain, limits, rows);
+      Eigen::Matrix<double, 9, 9> block = Eigen::Matrix<double, 9, 9>::Zero();
+      for (size_t r = 0; r < rows.size(); ++r) {
+        const double shifted = rows[r].value + lambda[8 * f + r] / mu;
+        if (shifted <= 0) continue;
+        value += 0.5 * mu * shifted * shifted;
+        if (gradient)
+          for (int k = 0; k < 3; ++k)
+            if (!fixed[t[k]])
+              gradient->segment<3>(3 * t[k]) += mu * shifted * rows[r].gradient.col(k);
+        if (!hessian) continue;
+        Eigen::Matrix<double, 9, 1> grad;
+        for (int k = 0; k < 3; ++k)
+          grad.segment<3>(3 * k) =
+              fixed[t[k]] ? Eigen::Vector3d::Zero() : Eigen::Vector3d(rows[r].gradient.col(k));
+        block += mu * grad * grad.transpose();
+        // The upper limits' own curvature (positive semidefinite; a lower limit's is negative
+        // and left out, as Gauss-Newton leaves out all of it).
+        if (rows[r].curvature > 0) {
+          const Eigen::Matrix3d across =
+              rows[r].curvature * mu * shifted *
+              (Eigen::Matrix3d::Identity() - rows[r].unit * rows[r].unit.transpose());
+          for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b)
+              if (!fixed[t[a]] && !fixed[t[b]])
+                block.block<3, 3>(3 * a, 3 * b) += rows[r].along(a) * rows[r].along(b) * across;
+        }
+      }
+      if (hessian)
+        for (int a = 0; a < 3; ++a)
+          for (int b = 0; b < 3; ++b)
+            for (int p = 0; p < 3; ++p)
+              for (int q = 0; q < 3; ++q) {
+                const int row = 3 * t[a] + p, col = 3 * t[b] + q;
+                if (row <= col) hessian->emplace_back(row, col, block(3 * a + p, 3 * b + q));
+              }
+    }
+    return value;
+  };
+  // The multipliers' rows are indexed by face and slot; slots stay stable while a face's rows
+  // keep their count (a pair left out moves the later ones, which only resets their multipliers).
+
+  // A Gauss-Newton step moving no node farther than this has reached L_A's minimum [m].
+  const double stepFloor = 1e-3 * params_.tolerance * meanEdge_;
+  Eigen::VectorXd gradient;
+  std::vector<Eigen::Triplet<double>> triplets;
+  SparseMatrix hessian(3 * n, 3 * n);
+  double previous = violation;
+  while (solves < params_.iterations) {
+    for (int inner = 0; inner < kInnerSolves && solves < params_.iterations; ++inner) {
+      if (ctx.stopRequested()) return std::string(kStepStopped);
+      const double value = evaluate(x, &gradient, &triplets);
+      hessian.setFromTriplets(triplets.begin(), triplets.end());
+      if (!projection_) {
+        projection_ = makeSpdSolver("cholmod");
+        if (auto e = projection_->analyze(hessian)) return "strain limiting: " + *e;
+      }
+      std::string message;
+      if (projection_->factorize(hessian, &message) != SpdSolver::Status::Ok)
+        return "strain limiting: the Gauss-Newton matrix did not factorize (" + message + ")";
+      Eigen::MatrixXd step = -gradient;
+      projection_->solve(step);
+      ++solves;
+      Positions moved;
+      double alpha = 1;
+      bool lowered = false;
+      for (int halving = 0; halving <= kHalvings; ++halving, alpha /= 2) {
+        moved =
+            x + alpha * Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, 3, Eigen::RowMajor>>(
+                            step.data(), n, 3);
+        if (evaluate(moved, nullptr, nullptr) < value) {
+          lowered = true;
+          break;
+        }
+      }
+      if (!lowered) break;
+      x = moved;
+      if (alpha * step.cwiseAbs().maxCoeff() < stepFloor) break;  // L_A is at its minimum
+    }
+    // The multipliers.
+    for (size_t f = 0; f < tris.size(); ++f) {
+      const Tri& t = tris[f];
+      faceLimitRows(rests[f], faceStrain(rests[f], x.row(t[0]), x.row(t[1]), x.row(t[2])), limits,
+                    rows);
+      for (size_t r = 0; r < rows.size(); ++r)
+        lambda[8 * f + r] = std::max(0.0, lambda[8 * f + r] + mu * rows[r].value);
+    }
+    for (size_t c = 0; c < contacts.size(); ++c)
+      contactLambda[c] = std::max(
+          0.0, contactLambda[c] + mu * contacts[c].normal.dot(contacts[c].point -
+                                                              x.row(contacts[c].node).transpose()));
+    violation = worstViolation(x);
+    if (violation <= params_.tolerance && contactGap(x) <= params_.tolerance * meanEdge_) break;
+    if (violation > previous / 4) mu = std::min(mu * 10, kMaxPenalty);
+    previous = violation;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats& stats) {
+  const auto stepStart = Clock::now();
+  const double h = ctx.sim.dt;
+  const SolverState before = state();
+  auto restore = [&](const std::string& why) {
+    setState(before);
+    return std::optional<std::string>(why);
+  };
+  const int n = mesh_->nodeCount();
+  const Eigen::VectorXd mass = ctx.sim.density * areaShare_ + extraMass_;
+  std::vector<char> fixed(n, 0);
+  for (const auto& pin : ctx.pins) fixed[pin.first] = 1;
+
+  // 1. The air, bending and gravity; the candidate.
+  auto t = Clock::now();
+  if (ctx.sim.airDensity > 0)
+    v_ += airVelocityChange(mesh_->restMesh(), x_, v_, mass, ctx.sim, h, ctx.pins);
+  if (auto e =
+          bending_->velocities(mass, ctx.sim.bending, h, ctx.sim.gravity, x_, v_, ctx.pins, v_))
+    return restore(*e);
+  if (ctx.sim.damping > 0) v_ /= 1.0 + h * ctx.sim.damping;
+  Positions x = x_ + h * v_;
+  for (const auto& [vertex, target] : ctx.pins) x.row(vertex) = target.transpose();
+  Eigen::VectorXd weight = mass;
+  if (ctx.grab) {
+    const auto moved = grabPull_.move(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], h, x_,
+                                      x, [&](int vertex) { return fixed[vertex] != 0; });
+    for (int vertex : moved) weight[vertex] *= kGrabWeight;
+  } else {
+    grabPull_.release();
+  }
+  stats.msForces = msSince(t);
+
+  // 2. Strain limiting, the obstacles' contacts held in it: those of the candidate, then those of
+  // the projection's result while it finds new ones (kContactRounds).
+  Eigen::VectorXd inverseMass = mass.cwiseInverse();
+  for (int i = 0; i < n; ++i)
+    if (fixed[i]) inverseMass[i] = 0;
+  // The allowance is the cloth's vertices'; added nodes have none.
+  Eigen::VectorXd allowance;
+  if (ctx.contactAllowance) {
+    allowance = Eigen::VectorXd::Zero(n);
+    allowance.head(ctx.contactAllowance->size()) = *ctx.contactAllowance;
+  }
+  const Eigen::VectorXd* allowancePtr = ctx.contactAllowance ? &allowance : nullptr;
+  std::vector<ContactRow> contactRows;
+  std::vector<char> held(n, 0);
+  int solves = 0;
+  double violation = 0, collisionMs = 0;
+  Positions correction, normals;
+  for (int round = 0; round < kContactRounds; ++round) {
+    if (!ctx.obstacles.empty()) {
+      const auto ct = Clock::now();
+      resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h, &normals, nullptr,
+                      allowancePtr);
+      int added = 0;
+      for (int i = 0; i < n; ++i) {
+        if (fixed[i] || held[i] || correction.row(i).isZero() || normals.row(i).isZero()) continue;
+        held[i] = 1;
+        contactRows.push_back({i, normals.row(i).normalized().transpose(),
+                               (x.row(i) + correction.row(i)).transpose()});
+        ++added;
+      }
+      collisionMs += msSince(ct);
+      if (round > 0 && added == 0) break;
+    }
+    t = Clock::now();
+    if (auto e = project(x, weight, fixed, contactRows, ctx, solves, violation)) return restore(*e);
+    stats.msPosition += msSince(t);
+    if (ctx.obstacles.empty()) break;
+  }
+
+  // 3. The contacts once more (with friction), mesh features and self-collision.
+  t = Clock::now();
+  int contacts = 0;
+  if (!ctx.obstacles.empty()) {
+    contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h, nullptr,
+                               nullptr, allowancePtr)
+                   .contactCount;
+    for (int i = 0; i < n; ++i)
+      if (!fixed[i]) x.row(i) += correction.row(i);
+  }
+  resolveFeaturesAndSelfCollisions(mesh_->restMesh(), mesh_->topology(), x_, x, inverseMass,
+                                   ctx.sim.thickness, ctx.sim.selfCollision, ctx.obstacles, stats,
+                                   nullptr, allowancePtr);
+  stats.msCollision = collisionMs + msSince(t);
+  if (!ctx.obstacles.empty() || ctx.sim.selfCollision) violation = worstViolation(x);
+
+  // Velocities.
+  Positions v = (x - x_) / h;
+  if (!x.allFinite() || !v.allFinite())
+    return restore("the state became non-finite (Gauss-Newton solves " + std::to_string(solves) +
+                   ")");
+  const double speed = v.rowwise().norm().maxCoeff();
+  if (speed > params_.maxSpeed)
+    return restore(runawaySpeedMessage("a node", speed, params_.maxSpeed));
+  if (ctx.grab) grabPull_.settle(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], x);
+  x_ = std::move(x);
+  v_ = std::move(v);
+
+  // 4. The remesher.
+  RemeshCounts remeshed;
+  double msRemesh = 0;
+  if (params_.remesh && ++stepsSinceRemesh_ >= params_.remeshInterval) {
+    t = Clock::now();
+    stepsSinceRemesh_ = 0;
+    mesh_ =
+        std::make_shared<const AdaptiveMesh>(mesh_->remeshed(x_, v_, params_.sizing(), remeshed));
+    meshChanged();
+    // A node added at an edge's midpoint over a curved obstacle lies inside it by about l^2 / 8r:
+    // pushed out at once, so that no state handed on has a node inside.
+    if (!ctx.obstacles.empty() && remeshed.splits > 0) {
+      Positions correction;
+      resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x_, correction, h);
+      for (int i = mesh_->preservedCount(); i < x_.rows(); ++i) x_.row(i) += correction.row(i);
+    }
+    msRemesh = msSince(t);
+  }
+  surface_ = x_.topRows(mesh_->preservedCount());
+
+  stats.positionIterations = solves;
+  stats.maxPositionError = violation;
+  stats.converged = violation <= params_.tolerance;
+  stats.contacts = contacts;
+  stats.maxEdgeStrain = maxEdgeStrain(cloth_->mesh, cloth_->topology, surface_);
+  stats.linearSolver = projection_ ? projection_->name() : "";
+  stats.extra["max_strain_violation"] = violation;
+  stats.extra["max_speed"] = speed;
+  stats.extra["max_node_count"] = mesh_->nodeCount();
+  stats.extra["max_face_count"] = mesh_->faceCount();
+  stats.extra["splits"] = remeshed.splits;
+  stats.extra["flips"] = remeshed.flips;
+  stats.extra["collapses"] = remeshed.collapses;
+  stats.extra["ms_remesh"] = msRemesh;
+  if (remeshed.capped) stats.extra["remesh_capped"] = true;
+  stats.msTotal = msSince(stepStart);
+  return std::nullopt;
+}
+
+}  // namespace clothlab

@@ -1,0 +1,102 @@
+#pragma once
+// strain-limit-remesh: cloth held within anisotropic warp/weft strain limits on an adaptively
+// remeshed mesh (seed 003 on top of Narain et al. 2012; methods 3). Its nodes start as the
+// cloth's vertices, which stay (sim/solvers/remesh/adaptive_mesh.h); the remesher adds nodes
+// where the cloth folds, moves unevenly or is compressed, and takes them away again.
+//
+// One step of length h, on the nodes:
+//   1. the air, implicit quadratic bending on the current mesh and gravity (sim/bending.h, the
+//      term mls-isometry and xpbd use), then damping; x~ = x + h v, pins at their targets, the
+//      grabbed triangle's corners put where its point meets the target (sim/grab.h).
+//   2. strain limiting: the point nearest x~ in the mass metric with every face's warp, weft and
+//      bias limits met (sim/solvers/remesh/strain_limit.h), by the method of multipliers
+//      (methods 3.7): L_A = 1/2 sum m~ |x - x~|^2 + mu/2 sum max(g + lambda/mu, 0)^2, each
+//      minimized by Gauss-Newton steps (one sparse factorization each; ARCSim uses nonlinear
+//      conjugate gradients, which left limits of 1% violated by several per cent here), the
+//      multipliers updated, mu raised tenfold when the violation does not fall to a quarter,
+//      until every face is within `tolerance` of its limits. There is no elasticity inside the
+//      limits: the cloth is free between them, and inextensible at them.
+//   3. obstacles (contacts, mesh features) and self-collision on the nodes; v = (x - x_n) / h.
+//   4. every `remesh_interval` steps, the remesher.
+// Stats: position_iterations = Gauss-Newton solves; max_position_error = the largest violation
+// of a limit (dimensionless, also max_strain_violation); converged = within the tolerance;
+// extra: nodes, faces, splits, flips, collapses, ms_remesh.
+#include <memory>
+
+#include "sim/bending.h"
+#include "sim/grab.h"
+#include "sim/params.h"
+#include "sim/solver.h"
+#include "sim/solvers/remesh/adaptive_mesh.h"
+
+namespace clothlab {
+
+struct RemeshParams {
+  double warpMin = -0.01, warpMax = 0.01;  // strain limits along material axis 1, [-0.5, 0], [0, 1]
+  double weftMin = -0.01, weftMax = 0.01;  // ... along axis 2
+  double biasMin = -0.05, biasMax = 0.05;  // ... along both diagonals
+  double tolerance = 1e-3;      // allowed violation of a limit (dimensionless), [1e-6, 0.1]
+  int iterations = 30;          // Gauss-Newton solves per step at most, [1, 1000]
+  bool remesh = true;           // adapt the mesh (off: strain limits on the cloth's own mesh)
+  int remeshInterval = 8;       // steps between remeshes, [1, 1000]
+  double minEdge = 0.02;        // shortest edge the remesher makes [m], [1e-4, 10]
+  double refineAngle = 0.3;     // dihedral angle per edge that asks for refinement [rad], [0.01, 3]
+  double refineVelocity = 1.0;  // velocity jump across an edge that asks for it [m/s], [1e-3, 1e3]
+  double refineCompression = 0.01;  // compression scale (ARCSim's Delta c), [1e-4, 1]
+  int maxNodes = 20000;             // the remesher stops splitting at this many nodes, [3, 1000000]
+  double maxSpeed = 1000;           // speed treated as divergence [m/s], [1, 1e6]
+  static const ParamTable<RemeshParams>& table();
+  StrainLimits limits() const { return {warpMin, warpMax, weftMin, weftMax, biasMin, biasMax}; }
+  RemeshSizing sizing() const;
+};
+
+class RemeshSolver final : public Solver {
+ public:
+  std::string id() const override { return "strain-limit-remesh"; }
+  std::optional<std::string> reset(std::shared_ptr<const ClothModel> cloth, const SimParams& sim,
+                                   const nlohmann::json& params) override;
+  std::optional<std::string> setParams(const nlohmann::json& params) override;
+  nlohmann::json params() const override;
+  std::optional<std::string> step(const StepContext& ctx, StepStats& stats) override;
+  const Positions& surface() const override { return surface_; }
+  Positions surfaceVelocities() const override;
+  SolverState state() const override;
+  void setState(const SolverState& state) override;
+  SolverCounts counts() const override;
+  // The adaptive mesh's nodes and edges.
+  void debugGeometry(Positions& points, std::vector<std::pair<int, int>>& lines) const override;
+
+  const AdaptiveMesh& mesh() const { return *mesh_; }
+  const Positions& nodes() const { return x_; }
+
+ private:
+  // What depends on the mesh alone: masses' area shares, point masses, bending, the projection's
+  // pattern. Rebuilt when the mesh changes.
+  void meshChanged();
+  // A node touching an obstacle in the projection: n . (p - x) <= 0 keeps it on the outer side
+  // of the plane through p (where the contacts put it) with the obstacle's normal n.
+  struct ContactRow {
+    int node;
+    Vec3 normal, point;
+  };
+  // Step 2: moves x (from x~) onto the limits, the contact rows held; adds the Gauss-Newton
+  // solves taken to `solves`; an error message if a factorization failed.
+  std::optional<std::string> project(Positions& x, const Eigen::VectorXd& mass,
+                                     const std::vector<char>& fixed,
+                                     const std::vector<ContactRow>& contacts,
+                                     const StepContext& ctx, int& solves, double& violation);
+  double worstViolation(const Positions& x) const;
+
+  std::shared_ptr<const ClothModel> cloth_;
+  RemeshParams params_;
+  std::shared_ptr<const AdaptiveMesh> mesh_;
+  int stepsSinceRemesh_ = 0;
+  double meanEdge_ = 0;  // the cloth's mean rest edge [m]
+  Positions x_, v_, surface_;
+  Eigen::VectorXd areaShare_, extraMass_;
+  std::unique_ptr<ImplicitBending> bending_;
+  std::unique_ptr<SpdSolver> projection_;
+  GrabPull grabPull_;
+};
+
+}  // namespace clothlab

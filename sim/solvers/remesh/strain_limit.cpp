@@ -1,0 +1,84 @@
+#include "sim/solvers/remesh/strain_limit.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace clothlab {
+
+namespace {
+double lower(const StrainLimits& limits, int direction) {
+  return direction == 0 ? limits.warpMin : direction == 1 ? limits.weftMin : limits.biasMin;
+}
+double upper(const StrainLimits& limits, int direction) {
+  return direction == 0 ? limits.warpMax : direction == 1 ? limits.weftMax : limits.biasMax;
+}
+}  // namespace
+
+FaceRest faceRest(const Eigen::Vector2d& d1, const Eigen::Vector2d& d2) {
+  Eigen::Matrix2d dm;
+  dm.col(0) = d1;
+  dm.col(1) = d2;
+  return {dm.inverse(), 0.5 * dm.determinant()};
+}
+
+Eigen::Vector2d limitDirection(int direction) {
+  switch (direction) {
+    case 0:
+      return {1, 0};
+    case 1:
+      return {0, 1};
+    case 2:
+      return Eigen::Vector2d(1, 1) / std::sqrt(2.0);
+    default:
+      return Eigen::Vector2d(1, -1) / std::sqrt(2.0);
+  }
+}
+
+double FaceStrain::stretch(int direction) const { return (F * limitDirection(direction)).norm(); }
+
+FaceStrain faceStrain(const FaceRest& rest, const Vec3& x0, const Vec3& x1, const Vec3& x2) {
+  FaceStrain out;
+  Eigen::Matrix<double, 3, 2> edges;
+  edges.col(0) = x1 - x0;
+  edges.col(1) = x2 - x0;
+  out.F = edges * rest.dmInverse;
+  out.g[1] = rest.dmInverse.row(0).transpose();
+  out.g[2] = rest.dmInverse.row(1).transpose();
+  out.g[0] = -out.g[1] - out.g[2];
+  return out;
+}
+
+void faceLimitRows(const FaceRest& rest, const FaceStrain& strain, const StrainLimits& limits,
+                   std::vector<LimitRow>& rows) {
+  rows.resize(8);
+  const double root = std::sqrt(rest.area);
+  for (int direction = 0; direction < 4; ++direction) {
+    const Eigen::Vector2d d = limitDirection(direction);
+    const Vec3 w = strain.F * d;
+    const double length = w.norm();
+    const Vec3 unit = length > 0 ? Vec3(w / length) : Vec3::Zero();
+    Eigen::Matrix3d dLength;
+    Eigen::Vector3d along;
+    for (int n = 0; n < 3; ++n) {
+      along(n) = strain.g[n].dot(d);
+      dLength.col(n) = along(n) * unit;
+    }
+    const double curvature = length > 0 ? root / length : 0;
+    rows[2 * direction] = {root * (length - 1 - upper(limits, direction)), root * dLength,
+                           curvature, along, unit};
+    rows[2 * direction + 1] = {root * (1 + lower(limits, direction) - length), -root * dLength,
+                               -curvature, along, unit};
+  }
+}
+
+double faceLimitViolation(const FaceStrain& strain, const StrainLimits& limits) {
+  double worst = 0;
+  for (int direction = 0; direction < 4; ++direction) {
+    const double strainAlong = strain.stretch(direction) - 1;
+    worst = std::max(
+        {worst, strainAlong - upper(limits, direction), lower(limits, direction) - strainAlong});
+  }
+  return worst;
+}
+
+}  // namespace clothlab

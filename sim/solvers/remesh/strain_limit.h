@@ -1,0 +1,74 @@
+#pragma once
+// Warp, weft and bias strain limits per triangle (seed 003, "IRM18", in the directional form of
+// Ma et al. 2015 it builds on; formulas in methods 3.2, 3.5 and 3.7). Building block of the
+// `strain-limit-remesh` solver.
+//
+// A face with material (flat rest) corners u0, u1, u2 and world corners x0, x1, x2 has
+//     D_m = [u1 - u0, u2 - u0],  F = [x1 - x0, x2 - x0] D_m^-1 = sum_n x_n g_n^T     (3 x 2),
+// with (g_0, g_1, g_2)^T = [-1 -1; 1 0; 0 1] D_m^-1. A material direction d is stretched by
+// |F d|; the cloth's warp (d = e1), weft (e2) and both bias directions ((e1 +- e2) / sqrt 2)
+// each carry limits [e^min, e^max] on |F d| - 1:
+//     g^max = sqrt(a) (|F d| - 1 - e^max) <= 0,   g^min = sqrt(a) (1 + e^min - |F d|) <= 0,
+//     d|F d| / dx_n = (g_n . d) (F d / |F d|),
+// eight inequalities per face. The directions are the cloth's own, fixed in material space, so a
+// remeshed face is limited along the same warp and weft as the face it came from.
+//
+// Not the principal form with IRM18's inner-product reciprocal mapping (methods 3.6), which was
+// built first: its limits |V_ij| (s_j - 1) turn with the principal directions V, whose rotation
+// divides by s1^2 - s2^2, so on a cloth stretched about evenly (every face of a hanging sheet at
+// its limits) the gradients grew without bound, the method of multipliers met no limit within 30
+// Gauss-Newton solves, and the matrix failed to factorize (docs/measurements.md).
+#include <Eigen/Core>
+#include <array>
+#include <vector>
+
+#include "sim/mesh.h"
+
+namespace clothlab {
+
+// The strain limits (dimensionless: 0.01 is 1% of stretch) along the warp, the weft and the two
+// bias directions.
+struct StrainLimits {
+  double warpMin = -0.01, warpMax = 0.01, weftMin = -0.01, weftMax = 0.01, biasMin = -0.05,
+         biasMax = 0.05;
+};
+
+// A face's material data: D_m^-1 and its rest area a [m^2].
+struct FaceRest {
+  Eigen::Matrix2d dmInverse;
+  double area = 0;
+};
+// From the material offsets d1 = u1 - u0 and d2 = u2 - u0 (counter-clockwise: det > 0).
+FaceRest faceRest(const Eigen::Vector2d& d1, const Eigen::Vector2d& d2);
+
+// F = sum_n x_n g_n^T.
+struct FaceStrain {
+  Eigen::Matrix<double, 3, 2> F;
+  std::array<Eigen::Vector2d, 3> g;
+  // The stretch |F d| along the warp (0), the weft (1) and the bias directions (2, 3).
+  double stretch(int direction) const;
+};
+FaceStrain faceStrain(const FaceRest& rest, const Vec3& x0, const Vec3& x1, const Vec3& x2);
+
+// The material direction of each limit: warp, weft, (e1 + e2) / sqrt 2, (e1 - e2) / sqrt 2.
+Eigen::Vector2d limitDirection(int direction);
+
+// One inequality g(x) <= 0 of a face [m], its gradient with respect to the face's corners and
+// the curvature of |F d| it carries: d^2 g / dx_n dx_m = curvature * c_n c_m (I - w w^T / |w|^2)
+// with c_n = g_n . d and w = F d (curvature = sqrt(a) / |w| for an upper limit, the negative for
+// a lower one).
+struct LimitRow {
+  double value = 0;
+  Eigen::Matrix3d gradient;  // column n: dg/dx_n
+  double curvature = 0;
+  Eigen::Vector3d along;  // c_n per corner
+  Vec3 unit;              // w / |w|
+};
+// The face's eight rows: for each direction its upper limit, then its lower one.
+void faceLimitRows(const FaceRest& rest, const FaceStrain& strain, const StrainLimits& limits,
+                   std::vector<LimitRow>& rows);
+
+// How far the face's stretches lie beyond their limits, dimensionless (0 within them).
+double faceLimitViolation(const FaceStrain& strain, const StrainLimits& limits);
+
+}  // namespace clothlab

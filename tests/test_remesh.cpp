@@ -1,0 +1,332 @@
+// strain-limit-remesh: the strain limits' math (methods 5.3), the remesher's invariants, and the
+// solver in scenes.
+#include <gtest/gtest.h>
+
+#include <Eigen/Geometry>
+#include <Eigen/SVD>
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "sim/generators.h"
+#include "sim/material.h"
+#include "sim/metrics.h"
+#include "sim/solvers/remesh/adaptive_mesh.h"
+#include "sim/solvers/remesh/remesh_solver.h"
+#include "sim/solvers/remesh/strain_limit.h"
+#include "test_util.h"
+
+namespace clothlab {
+namespace {
+
+FaceRest someFace() { return faceRest({0.1, 0.01}, {0.03, 0.08}); }
+
+TEST(StrainLimit, ARigidlyMovedTriangleHasUnitStretches) {
+  const FaceRest rest = someFace();
+  const Eigen::Matrix3d R = Eigen::AngleAxisd(0.7, Vec3(1, 2, 3).normalized()).toRotationMatrix();
+  const Vec3 shift(0.3, -1, 2);
+  auto place = [&](const Eigen::Vector2d& u) { return Vec3(R * Vec3(u.x(), u.y(), 0) + shift); };
+  const FaceStrain strain =
+      faceStrain(rest, place({0, 0}), place({0.1, 0.01}), place({0.03, 0.08}));
+  for (int direction = 0; direction < 4; ++direction)
+    EXPECT_NEAR(strain.stretch(direction), 1, 1e-12);
+  EXPECT_EQ(faceLimitViolation(strain, StrainLimits{}), 0);
+  EXPECT_NEAR(rest.area, 0.5 * (0.1 * 0.08 - 0.01 * 0.03), 1e-15);
+}
+
+// A stretched and sheared face.
+std::array<Vec3, 3> deformedCorners() {
+  return {Vec3(0, 0, 0), Vec3(0.107, 0.02, 0.01), Vec3(0.025, 0.083, -0.004)};
+}
+
+TEST(StrainLimit, GradientsMatchFiniteDifferences) {
+  const FaceRest rest = someFace();
+  const StrainLimits limits{-0.01, 0.02, -0.03, 0.04, -0.05, 0.06};
+  auto corners = deformedCorners();
+  std::vector<LimitRow> rows, plus, minus;
+  faceLimitRows(rest, faceStrain(rest, corners[0], corners[1], corners[2]), limits, rows);
+  ASSERT_EQ(rows.size(), 8u);
+  const double step = 1e-7;
+  double worst = 0, largest = 0;
+  for (int n = 0; n < 3; ++n)
+    for (int c = 0; c < 3; ++c) {
+      auto up = corners, down = corners;
+      up[n][c] += step;
+      down[n][c] -= step;
+      faceLimitRows(rest, faceStrain(rest, up[0], up[1], up[2]), limits, plus);
+      faceLimitRows(rest, faceStrain(rest, down[0], down[1], down[2]), limits, minus);
+      for (size_t r = 0; r < rows.size(); ++r) {
+        const double numeric = (plus[r].value - minus[r].value) / (2 * step);
+        worst = std::max(worst, std::abs(numeric - rows[r].gradient(c, n)));
+        largest = std::max(largest, std::abs(numeric));
+      }
+    }
+  EXPECT_GT(largest, 0.01);
+  EXPECT_LT(worst, 1e-6 * largest);
+}
+
+// Methods 5.3's check 4: no directional stretch lies outside the principal stretches (the
+// singular values of F).
+TEST(StrainLimit, DirectionalStretchesLieBetweenThePrincipalOnes) {
+  std::mt19937 random(3);
+  std::uniform_real_distribution<double> jitter(-0.03, 0.03);
+  const FaceRest rest = someFace();
+  for (int trial = 0; trial < 50; ++trial) {
+    auto corners = deformedCorners();
+    for (auto& corner : corners)
+      for (int c = 0; c < 3; ++c) corner[c] += jitter(random);
+    const FaceStrain strain = faceStrain(rest, corners[0], corners[1], corners[2]);
+    const Eigen::Vector2d s =
+        Eigen::JacobiSVD<Eigen::Matrix<double, 3, 2>>(strain.F).singularValues();
+    for (int direction = 0; direction < 4; ++direction) {
+      EXPECT_LE(s(1), strain.stretch(direction) + 1e-12);
+      EXPECT_GE(s(0), strain.stretch(direction) - 1e-12);
+    }
+  }
+}
+
+TEST(StrainLimit, EachLimitHoldsItsOwnDirection) {
+  // A face stretched by 3% along the warp only: the warp's limit of 1% binds, the weft's not,
+  // and the bias sees half of it.
+  const FaceRest rest = faceRest({0.1, 0}, {0, 0.1});
+  const FaceStrain strain = faceStrain(rest, Vec3(0, 0, 0), Vec3(0.103, 0, 0), Vec3(0, 0.1, 0));
+  EXPECT_NEAR(faceLimitViolation(strain, {-0.01, 0.01, -0.5, 0.5, -0.5, 0.5}), 0.02, 1e-9);
+  EXPECT_NEAR(faceLimitViolation(strain, {-0.5, 0.5, -0.01, 0.01, -0.5, 0.5}), 0, 1e-9);
+  EXPECT_NEAR(faceLimitViolation(strain, {-0.5, 0.5, -0.5, 0.5, -0.005, 0.005}),
+              std::sqrt((1.03 * 1.03 + 1) / 2) - 1 - 0.005, 1e-9);
+  // Compressed by 3% along the weft: its lower limit binds.
+  const FaceStrain squeezed = faceStrain(rest, Vec3(0, 0, 0), Vec3(0.1, 0, 0), Vec3(0, 0.097, 0));
+  EXPECT_NEAR(faceLimitViolation(squeezed, {-0.5, 0.5, -0.01, 0.01, -0.5, 0.5}), 0.02, 1e-9);
+}
+
+// A flat sheet's adaptive mesh (a regular grid, so that the test can bend it cleanly).
+struct Sheet {
+  ClothModel cloth;
+  AdaptiveMesh mesh;
+};
+Sheet sheet(int columns = 9) {
+  Scene scene = test::hangingScene(ClothSource::Kind::Grid, columns, "strain-limit-remesh");
+  auto cloth = buildClothModel(scene);
+  EXPECT_TRUE(cloth.ok()) << cloth.error();
+  auto mesh = AdaptiveMesh::fromCloth(cloth->mesh, *cloth->flatCoords);
+  EXPECT_TRUE(mesh.ok()) << mesh.error();
+  return {std::move(*cloth), std::move(*mesh)};
+}
+
+double materialArea(const AdaptiveMesh& mesh) {
+  double sum = 0;
+  for (const FaceRest& face : mesh.faceRests()) sum += face.area;
+  return sum;
+}
+
+// The mesh is valid: every face has positive material area, every node is used, every edge has
+// one or two faces, and its Euler characteristic is `euler`.
+void expectValid(const AdaptiveMesh& mesh, int euler) {
+  std::vector<int> used(mesh.nodeCount(), 0);
+  for (int f = 0; f < mesh.faceCount(); ++f) {
+    EXPECT_GT(mesh.faceRests()[f].area, 0) << "face " << f;
+    for (int k : mesh.restMesh().triangles[f]) ++used[k];
+  }
+  for (int i = 0; i < mesh.nodeCount(); ++i) EXPECT_GT(used[i], 0) << "node " << i;
+  const MeshTopology& topology = mesh.topology();
+  EXPECT_EQ(topology.nonManifoldEdgeCount, 0);
+  EXPECT_EQ(mesh.nodeCount() - topology.edgeCount() + mesh.faceCount(), euler);
+}
+
+// The sheet laid out by its material coordinates in the plane z = 0 and folded by `angle` out of
+// it along the line across its middle (u_x = the mean u_x), the crease.
+double creaseAt(const AdaptiveMesh& mesh) { return mesh.material().col(0).mean(); }
+Positions folded(const AdaptiveMesh& mesh, double angle) {
+  const double crease = creaseAt(mesh);
+  Positions x(mesh.nodeCount(), 3);
+  for (int i = 0; i < x.rows(); ++i) {
+    const double across = mesh.material()(i, 0) - crease;
+    x.row(i) = across > 0 ? Eigen::RowVector3d(crease + across * std::cos(angle),
+                                               mesh.material()(i, 1), across * std::sin(angle))
+                          : Eigen::RowVector3d(mesh.material()(i, 0), mesh.material()(i, 1), 0);
+  }
+  return x;
+}
+
+TEST(Remesh, RefinesAFoldAndKeepsTheMeshValid) {
+  Sheet s = sheet();
+  const AdaptiveMesh& base = s.mesh;
+  const int euler = base.nodeCount() - base.topology().edgeCount() + base.faceCount();
+  Positions x = folded(base, 1.2);
+  Positions v = Positions::Zero(x.rows(), 3);
+  RemeshSizing sizing;
+  sizing.minEdge = 0.02;
+  RemeshCounts counts;
+  const AdaptiveMesh refined = base.remeshed(x, v, sizing, counts);
+  EXPECT_GT(counts.splits, 10);
+  EXPECT_GT(refined.nodeCount(), base.nodeCount());
+  EXPECT_EQ(x.rows(), refined.nodeCount());
+  expectValid(refined, euler);
+  EXPECT_NEAR(materialArea(refined), materialArea(base), 1e-12);
+  // The cloth's vertices keep their rows and material coordinates.
+  EXPECT_EQ(refined.preservedCount(), base.nodeCount());
+  EXPECT_TRUE(refined.material().topRows(base.nodeCount()).isApprox(base.material()));
+  EXPECT_TRUE(x.topRows(base.nodeCount()).isApprox(folded(base, 1.2)));
+  // The new nodes lie along the crease, within two of the sheet's edges of it.
+  const double spacing = 1.0 / 8;
+  int nearCrease = 0;
+  for (int i = base.nodeCount(); i < refined.nodeCount(); ++i)
+    nearCrease += std::abs(refined.material()(i, 0) - creaseAt(base)) < 2 * spacing;
+  EXPECT_GT(nearCrease, 0.8 * (refined.nodeCount() - base.nodeCount()));
+}
+
+TEST(Remesh, CoarsensBackToTheClothsMeshOnceFlat) {
+  Sheet s = sheet();
+  const AdaptiveMesh& base = s.mesh;
+  Positions x = folded(base, 1.2), v = Positions::Zero(base.nodeCount(), 3);
+  RemeshSizing sizing;
+  RemeshCounts counts;
+  const AdaptiveMesh refined = base.remeshed(x, v, sizing, counts);
+  ASSERT_GT(refined.nodeCount(), base.nodeCount());
+  // Unfolded: the added nodes go again.
+  Positions flat = folded(refined, 0), still = Positions::Zero(refined.nodeCount(), 3);
+  RemeshCounts back;
+  const AdaptiveMesh coarse = refined.remeshed(flat, still, sizing, back);
+  EXPECT_GT(back.collapses, 0);
+  EXPECT_EQ(coarse.nodeCount(), base.nodeCount());
+  EXPECT_EQ(coarse.faceCount(), base.faceCount());
+  EXPECT_NEAR(materialArea(coarse), materialArea(base), 1e-12);
+}
+
+TEST(Remesh, StopsSplittingAtTheNodeCap) {
+  Sheet s = sheet();
+  Positions x = folded(s.mesh, 1.5), v = Positions::Zero(s.mesh.nodeCount(), 3);
+  RemeshSizing sizing;
+  sizing.minEdge = 1e-3;
+  sizing.maxNodes = s.mesh.nodeCount() + 20;
+  RemeshCounts counts;
+  const AdaptiveMesh refined = s.mesh.remeshed(x, v, sizing, counts);
+  EXPECT_TRUE(counts.capped);
+  EXPECT_LE(refined.nodeCount(), sizing.maxNodes);
+}
+
+// The solver in scenes.
+
+// A 0.6 m square of 13 x 13 vertices pinned at its top corners, remeshed every `interval` steps.
+Scene remeshHanging(int interval = 8) {
+  Scene scene = test::hangingScene(ClothSource::Kind::Grid, 13, "strain-limit-remesh");
+  scene.cloth.width = scene.cloth.height = 0.6;
+  scene.solverParams = {{"remesh_interval", interval}};
+  return scene;
+}
+
+TEST(RemeshSolver, AHangingSheetHoldsItsLimitsWhileItsMeshAdapts) {
+  auto simulation = test::makeSimulation(remeshHanging());
+  ASSERT_TRUE(simulation);
+  const auto& solver = dynamic_cast<const RemeshSolver&>(simulation->solver());
+  const int base = simulation->cloth().mesh.vertexCount();
+  const double tolerance = solver.params()["tolerance"].get<double>();
+  int most = base, above = 0, collapses = 0;
+  for (int step = 0; step < 400; ++step) {
+    ASSERT_FALSE(simulation->step()) << "step " << step;
+    const StepStats& stats = simulation->lastStats();
+    above += stats.converged ? 0 : 1;
+    EXPECT_NEAR(reportedConstraintError(stats), stats.maxPositionError, 0);
+    most = std::max(most, solver.mesh().nodeCount());
+    collapses += stats.extra["collapses"].get<int>();
+    // The surface is the cloth's vertices, the first of the nodes.
+    ASSERT_EQ(simulation->surface().rows(), base);
+    ASSERT_TRUE(simulation->surface().isApprox(solver.nodes().topRows(base)));
+    for (const auto& [vertex, target] : simulation->pins())
+      ASSERT_LT((simulation->surface().row(vertex) - target.transpose()).norm(), 1e-12);
+  }
+  EXPECT_LE(above, 8) << "of 400 steps above the tolerance " << tolerance;
+  EXPECT_GT(most, base + 20) << "the swinging sheet's folds were refined";
+  EXPECT_GT(collapses, 0) << "and coarsened again";
+  // Within the limits (1% along warp and weft, 5% along the bias), every edge keeps its length
+  // within about the bias limit.
+  EXPECT_LT(
+      maxEdgeStrain(simulation->cloth().mesh, simulation->cloth().topology, simulation->surface()),
+      0.06);
+}
+
+TEST(RemeshSolver, VelocityIsThePositionChangeOverTheStep) {
+  auto simulation = test::makeSimulation(remeshHanging(1000));
+  ASSERT_TRUE(simulation);
+  for (int step = 0; step < 50; ++step) ASSERT_FALSE(simulation->step());
+  const Positions before = simulation->surface();
+  ASSERT_FALSE(simulation->step());
+  const Positions expected = (simulation->surface() - before) / simulation->sim().dt;
+  EXPECT_LT((simulation->solver().surfaceVelocities() - expected).cwiseAbs().maxCoeff(), 1e-9);
+  EXPECT_GT(expected.cwiseAbs().maxCoeff(), 0.01);
+}
+
+TEST(RemeshSolver, AStepTakenAgainFromItsStateRemeshesTheSameWay) {
+  auto simulation = test::makeSimulation(remeshHanging(4));
+  ASSERT_TRUE(simulation);
+  auto& solver = dynamic_cast<RemeshSolver&>(simulation->solver());
+  // Run until a remesh changes the node count, keeping the state before each step.
+  SolverState before;
+  int nodesBefore = 0;
+  bool changed = false;
+  for (int step = 0; step < 600 && !changed; ++step) {
+    before = solver.state();
+    nodesBefore = solver.mesh().nodeCount();
+    ASSERT_FALSE(simulation->step());
+    changed = solver.mesh().nodeCount() != nodesBefore;
+  }
+  ASSERT_TRUE(changed);
+  const Positions after = solver.nodes();
+  const int nodesAfter = solver.mesh().nodeCount();
+  solver.setState(before);
+  EXPECT_EQ(solver.mesh().nodeCount(), nodesBefore);
+  EXPECT_EQ(solver.surface().rows(), simulation->cloth().mesh.vertexCount());
+  ASSERT_FALSE(simulation->step());
+  EXPECT_EQ(solver.mesh().nodeCount(), nodesAfter);
+  EXPECT_LT((solver.nodes() - after).cwiseAbs().maxCoeff(), 1e-12);
+}
+
+TEST(RemeshSolver, DrapesOverASphereWithoutGoingThroughIt) {
+  Scene scene = remeshHanging();
+  scene.pins.clear();
+  scene.transform.translate = Vec3(0, 0.6, 0);
+  scene.sim.dt = 2e-3;
+  const Vec3 centre(0, 0.3, 0);
+  const double radius = 0.15;
+  scene.obstacles.push_back(test::sphereObstacle(centre, radius));
+  scene.solverParams = {{"min_edge", 0.035}};
+  auto simulation = test::makeSimulation(scene);
+  ASSERT_TRUE(simulation);
+  const auto& solver = dynamic_cast<const RemeshSolver&>(simulation->solver());
+  int most = 0;
+  for (int step = 0; step < 250; ++step) {
+    ASSERT_FALSE(simulation->step()) << "step " << step;
+    most = std::max(most, solver.mesh().nodeCount());
+  }
+  double deepest = 1;
+  for (int i = 0; i < solver.nodes().rows(); ++i)
+    deepest = std::min(deepest, (solver.nodes().row(i).transpose() - centre).norm() - radius);
+  EXPECT_GT(deepest, 0) << "every node, the added ones too, stays outside the sphere";
+  EXPECT_GT(most, simulation->cloth().mesh.vertexCount() + 20) << "the drape's folds were refined";
+  EXPECT_GT(simulation->surface().col(1).minCoeff(), -0.1) << "and it stays on the sphere";
+  EXPECT_LT(simulation->surface().col(1).minCoeff(), centre.y()) << "hanging over its sides";
+}
+
+TEST(RemeshSolver, BadParametersAndAClothWithoutAFlatRestStateAreRefused) {
+  Scene scene = remeshHanging();
+  scene.solverParams = {{"warp_max", 2.0}};
+  auto bad = Simulation::create(scene);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("warp_max"), std::string::npos) << bad.error();
+  scene.solverParams = {{"refine_angel", 0.3}};
+  bad = Simulation::create(scene);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("refine_angel"), std::string::npos) << bad.error();
+
+  auto cloth = buildClothModel(remeshHanging());
+  ASSERT_TRUE(cloth.ok());
+  cloth->flatCoords = Error{"the mesh is curved"};
+  RemeshSolver solver;
+  const auto error = solver.reset(std::make_shared<const ClothModel>(std::move(*cloth)),
+                                  SimParams{}, nlohmann::json::object());
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->find("flat rest state: the mesh is curved"), std::string::npos) << *error;
+}
+
+}  // namespace
+}  // namespace clothlab
