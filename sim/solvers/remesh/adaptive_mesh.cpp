@@ -3,7 +3,8 @@
 #include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+
+#include "sim/material.h"
 
 namespace clothlab {
 
@@ -70,15 +71,9 @@ Vec3 faceNormal(const Vec3& a, const Vec3& b, const Vec3& c) {
 void AdaptiveMesh::finish() {
   faceRests_.clear();
   faceRests_.reserve(rest_.triangles.size());
-  for (const Tri& t : rest_.triangles) {
-    const Eigen::Vector2d u0 = material_.row(t[0]).transpose();
-    auto offset = [&](int j) {
-      Eigen::Vector2d d = material_.row(j).transpose() - u0;
-      if (period_ > 0) d.x() = std::remainder(d.x(), period_);
-      return d;
-    };
-    faceRests_.push_back(faceRest(offset(t[1]), offset(t[2])));
-  }
+  for (const Tri& t : rest_.triangles)
+    faceRests_.push_back(faceRest(materialOffset(material_, t[0], t[1], period_),
+                                  materialOffset(material_, t[0], t[2], period_)));
   topology_ = buildTopology(rest_);
 }
 
@@ -124,8 +119,7 @@ std::vector<Eigen::Matrix2d> AdaptiveMesh::faceSizing(const Positions& x, const 
       const Vec3 along = (x.row(b) - x.row(a)).transpose();
       if (along.norm() == 0) continue;
       const double theta = std::atan2(along.normalized().dot(n.cross(m)), n.dot(m));
-      Eigen::Vector2d edge = material_.row(b).transpose() - material_.row(a).transpose();
-      if (period_ > 0) edge.x() = std::remainder(edge.x(), period_);
+      const Eigen::Vector2d edge = materialOffset(material_, a, b, period_);
       const double length = edge.norm();
       if (length == 0) continue;
       const Eigen::Vector2d normal(edge.y() / length, -edge.x() / length);
