@@ -26,8 +26,8 @@ const std::vector<SolverEntry>& solverRegistry() {
        "usual real-time method: stretches unless given many iterations (baseline)",
        [] { return std::make_unique<XpbdSolver>(); }, describeParams(XpbdParams::table())},
       {"strain-limit-remesh",
-       "warp/weft strain limits (augmented Lagrangian) on an adaptively refined and coarsened mesh "
-       "(seed 003 on Narain et al. 2012)",
+       "warp, weft and bias strain limits (augmented Lagrangian) on an adaptively refined and "
+       "coarsened mesh (seed 003 on Narain et al. 2012)",
        [] { return std::make_unique<RemeshSolver>(); }, describeParams(RemeshParams::table())},
   };
   return registry;

@@ -264,9 +264,6 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
     }
     return value;
   };
-  // The multipliers' rows are indexed by face and slot; slots stay stable while a face's rows
-  // keep their count (a pair left out moves the later ones, which only resets their multipliers).
-
   // A Gauss-Newton step moving no node farther than this has reached L_A's minimum [m].
   const double stepFloor = 1e-3 * params_.tolerance * meanEdge_;
   Eigen::VectorXd gradient;

@@ -1,5 +1,5 @@
 #pragma once
-// strain-limit-remesh: cloth held within anisotropic warp/weft strain limits on an adaptively
+// strain-limit-remesh: cloth held within warp, weft and bias strain limits on an adaptively
 // remeshed mesh (seed 003 on top of Narain et al. 2012; methods 3). Its nodes start as the
 // cloth's vertices, which stay (sim/solvers/remesh/adaptive_mesh.h); the remesher adds nodes
 // where the cloth folds, moves unevenly or is compressed, and takes them away again.
@@ -11,16 +11,20 @@
 //   2. strain limiting: the point nearest x~ in the mass metric with every face's warp, weft and
 //      bias limits met (sim/solvers/remesh/strain_limit.h), by the method of multipliers
 //      (methods 3.7): L_A = 1/2 sum m~ |x - x~|^2 + mu/2 sum max(g + lambda/mu, 0)^2, each
-//      minimized by Gauss-Newton steps (one sparse factorization each; ARCSim uses nonlinear
-//      conjugate gradients, which left limits of 1% violated by several per cent here), the
-//      multipliers updated, mu raised tenfold when the violation does not fall to a quarter,
-//      until every face is within `tolerance` of its limits. There is no elasticity inside the
-//      limits: the cloth is free between them, and inextensible at them.
-//   3. obstacles (contacts, mesh features) and self-collision on the nodes; v = (x - x_n) / h.
-//   4. every `remesh_interval` steps, the remesher.
+//      minimized by Gauss-Newton steps (one sparse factorization each, with the upper limits'
+//      own curvature; ARCSim minimizes it by nonlinear conjugate gradients), the multipliers
+//      updated, mu raised tenfold when the violation does not fall to a quarter, until every
+//      face is within `tolerance` of its limits. The obstacles' contacts are held in it as
+//      inequalities n . (p - x) <= 0: those of the candidate, then those of its result while
+//      new ones appear. There is no elasticity inside the limits: the cloth is free between
+//      them, and inextensible at them.
+//   3. the contacts once more (with friction), mesh features and self-collision on the nodes;
+//      v = (x - x_n) / h.
+//   4. every `remesh_interval` steps, the remesher; the nodes it adds over an obstacle are
+//      pushed out of it.
 // Stats: position_iterations = Gauss-Newton solves; max_position_error = the largest violation
 // of a limit (dimensionless, also max_strain_violation); converged = within the tolerance;
-// extra: nodes, faces, splits, flips, collapses, ms_remesh.
+// extra: max_node_count, max_face_count, splits, flips, collapses, ms_remesh, remesh_capped.
 #include <memory>
 
 #include "sim/bending.h"
