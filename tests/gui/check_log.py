@@ -287,6 +287,17 @@ def inside(out_path, outer, inner_names):
     return ok
 
 
+def solver_runs(log, solver):
+    """The solver was picked in the panel and the scene's snapshots go on advancing under it."""
+    picked = [i for i, e in enumerate(log) if e["event"] == "solver" and e.get("id") == solver]
+    if not picked:
+        print(f"no solver event for {solver}")
+        return False
+    after = [e["step"] for e in log[picked[-1]:] if e["event"] == "snapshot" and e.get("solver") == solver]
+    print(f"{len(after)} snapshots under {solver} after it was picked (steps {after[:1]}..{after[-1:]})")
+    return len(after) >= 3 and after[-1] > after[0]
+
+
 if __name__ == "__main__":
     what, path = sys.argv[1], sys.argv[2]
     if what == "inside":
@@ -302,6 +313,8 @@ if __name__ == "__main__":
         ok = compare_kept(log, sys.argv[3])
     elif what == "compared":
         ok = compared(log, int(sys.argv[3]), sys.argv[4])
+    elif what == "solver_runs":
+        ok = solver_runs(log, sys.argv[3])
     elif what == "mirror":
         ok = mirror(log, sys.argv[3])
     else:

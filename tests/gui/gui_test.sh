@@ -250,6 +250,11 @@ read -r nx ny <<< "$(layout placement_node "$OUT/hanging.out")"
 xdotool mousemove --window "$WID" "$nx" "$ny" sleep 0.3 click 1   # closed again
 xdotool mousemove --window "$WID" 150 300 sleep 0.2 click --repeat 30 --delay 20 4   # the panel back at its top
 sleep 0.5
+# 5d. The fifth solver, picked from the Solver section's combo (its fifth entry), runs the flag.
+read -r sx sy <<< "$(layout solver_combo "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$sx" "$sy" sleep 0.3 click 1 sleep 0.5 mousemove --window "$WID" "$sx" $((sy + 24 + 4 * 17)) sleep 0.3 click 1
+sleep 3
+check "solver: strain-limit-remesh picked in the panel runs the scene" python3 "$HERE/check_log.py" solver_runs "$LOG" strain-limit-remesh
 
 # 6. Screenshot key (P, pointer over the scene): a PNG that is not blank.
 xdotool mousemove --window "$WID" 900 400 sleep 0.3 key p
