@@ -8,10 +8,13 @@
 
 namespace clothlab {
 
-Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, double period) {
-  Eigen::Vector2d d = u.row(j) - u.row(i);
+Eigen::Vector2d wrapOffset(Eigen::Vector2d d, double period) {
   if (period > 0) d.x() = std::remainder(d.x(), period);
   return d;
+}
+
+Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, double period) {
+  return wrapOffset(u.row(j).transpose() - u.row(i).transpose(), period);
 }
 
 Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {

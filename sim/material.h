@@ -8,7 +8,9 @@
 
 namespace clothlab {
 
-// u_j - u_i, with the first coordinate wrapped into [-period/2, period/2] when period > 0.
+// d with its first coordinate wrapped into [-period/2, period/2] when period > 0.
+Eigen::Vector2d wrapOffset(Eigen::Vector2d d, double period);
+// u_j - u_i, wrapped (wrapOffset).
 Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, double period);
 
 // The cloth's own material coordinates when they flatten the rest mesh up to a uniform scale

@@ -75,6 +75,17 @@ inline double reportedConstraintError(const StepStats& stats) {
   const auto violation = stats.extra.find("max_strain_violation");
   return violation != stats.extra.end() ? violation->get<double>() : stats.maxPositionError;
 }
+// What reportedConstraintError gives, for a message: its name and unit (" m", or "" where it is
+// dimensionless).
+struct ConstraintErrorLabel {
+  const char* name;
+  const char* unit;
+};
+inline ConstraintErrorLabel constraintErrorLabel(const StepStats& stats) {
+  if (stats.extra.contains("max_isometry_residual")) return {"max isometry residual", ""};
+  if (stats.extra.contains("max_strain_violation")) return {"max strain-limit violation", ""};
+  return {"max position error", " m"};
+}
 
 struct SolverCounts {
   int particles = 0;            // degrees of freedom carriers (3 DOF each)

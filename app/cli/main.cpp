@@ -230,10 +230,7 @@ int commandRun(const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<double> stepMs;
   double worstError = 0, worstStrain = 0;
-  // mls-isometry reports a dimensionless residual, strain-limit-remesh a dimensionless violation
-  // of a strain limit, the others metres.
-  const char* errorName = "max position error";
-  const char* errorUnit = " m";
+  ConstraintErrorLabel errorLabel{"max position error", " m"};
   long iterations = 0, unconverged = 0;
   std::optional<std::string> failure;
   for (long i = 0; i < steps; ++i) {
@@ -244,10 +241,7 @@ int commandRun(const RunOptions& options) {
     const StepStats& s = simulation.lastStats();
     stepMs.push_back(s.msTotal);
     worstError = std::max(worstError, reportedConstraintError(s));
-    if (s.extra.contains("max_isometry_residual"))
-      errorName = "max isometry residual", errorUnit = "";
-    if (s.extra.contains("max_strain_violation"))
-      errorName = "max strain-limit violation", errorUnit = "";
+    errorLabel = constraintErrorLabel(s);
     worstStrain = std::max(worstStrain, s.maxEdgeStrain);
     iterations += s.positionIterations;
     unconverged += s.converged ? 0 : 1;
@@ -273,7 +267,7 @@ int commandRun(const RunOptions& options) {
         "%ld steps above tolerance, %d self-intersecting triangle pairs at the end%s\n",
         scene.name.c_str(), scene.solverId.c_str(), simulation.stepCount(), simulation.time(), wall,
         medianMs, simulation.stepCount() ? double(iterations) / simulation.stepCount() : 0.0,
-        errorName, worstError, errorUnit, worstStrain, unconverged,
+        errorLabel.name, worstError, errorLabel.unit, worstStrain, unconverged,
         countSelfIntersections(simulation.cloth().mesh, simulation.surface()), framesNote.c_str());
   }
   if (failure) {

@@ -128,19 +128,14 @@ std::vector<Eigen::Matrix2d> AdaptiveMesh::faceSizing(const Positions& x, const 
     shape /= -face.area;
     const Eigen::Matrix2d curvature =
         shape.transpose() * shape / (sizing.refineAngle * sizing.refineAngle);
-    // Velocity gradient.
-    Eigen::Matrix<double, 3, 2> dv;
-    dv.col(0) = (v.row(t[1]) - v.row(t[0])).transpose();
-    dv.col(1) = (v.row(t[2]) - v.row(t[0])).transpose();
-    const Eigen::Matrix<double, 3, 2> gradV = dv * face.dmInverse;
+    // Velocity gradient: the same map as F, of the velocities.
+    const Eigen::Matrix<double, 3, 2> gradV =
+        faceStrain(face, v.row(t[0]), v.row(t[1]), v.row(t[2])).F;
     const Eigen::Matrix2d velocity =
         gradV.transpose() * gradV / (sizing.refineVelocity * sizing.refineVelocity);
     // Compression: per principal direction of E = F^T F - I, max(-e, 0) / dc^2 (methods 3.8a
     // without its curvature term).
-    Eigen::Matrix<double, 3, 2> dx;
-    dx.col(0) = (x.row(t[1]) - x.row(t[0])).transpose();
-    dx.col(1) = (x.row(t[2]) - x.row(t[0])).transpose();
-    const Eigen::Matrix<double, 3, 2> F = dx * face.dmInverse;
+    const Eigen::Matrix<double, 3, 2> F = faceStrain(face, x.row(t[0]), x.row(t[1]), x.row(t[2])).F;
     const Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> strain(F.transpose() * F -
                                                                 Eigen::Matrix2d::Identity());
     const Eigen::Vector2d squeeze =
@@ -203,11 +198,7 @@ struct RemeshWork {
       if (weight[i] > 0) M[i] /= weight[i];
   }
 
-  Eigen::Vector2d offset(int i, int j) const {
-    Eigen::Vector2d d = u[j] - u[i];
-    if (period > 0) d.x() = std::remainder(d.x(), period);
-    return d;
-  }
+  Eigen::Vector2d offset(int i, int j) const { return wrapOffset(u[j] - u[i], period); }
   double metric(int i, int j) const {
     const Eigen::Vector2d d = offset(i, j);
     return std::sqrt(0.5 * (d.dot(M[i] * d) + d.dot(M[j] * d)));

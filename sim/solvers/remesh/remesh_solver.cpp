@@ -301,19 +301,20 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
       x = moved;
       if (alpha * step.cwiseAbs().maxCoeff() < stepFloor) break;  // L_A is at its minimum
     }
-    // The multipliers.
+    // The multipliers, and the violation from the same strains.
+    violation = 0;
     for (size_t f = 0; f < tris.size(); ++f) {
       const Tri& t = tris[f];
-      faceLimitRows(rests[f], faceStrain(rests[f], x.row(t[0]), x.row(t[1]), x.row(t[2])), limits,
-                    rows);
+      const FaceStrain strain = faceStrain(rests[f], x.row(t[0]), x.row(t[1]), x.row(t[2]));
+      faceLimitRows(rests[f], strain, limits, rows);
       for (size_t r = 0; r < rows.size(); ++r)
         lambda[8 * f + r] = std::max(0.0, lambda[8 * f + r] + mu * rows[r].value);
+      violation = std::max(violation, faceLimitViolation(strain, limits));
     }
     for (size_t c = 0; c < contacts.size(); ++c)
       contactLambda[c] = std::max(
           0.0, contactLambda[c] + mu * contacts[c].normal.dot(contacts[c].point -
                                                               x.row(contacts[c].node).transpose()));
-    violation = worstViolation(x);
     if (violation <= params_.tolerance && contactGap(x) <= params_.tolerance * meanEdge_) break;
     if (violation > previous / 4) mu = std::min(mu * 10, kMaxPenalty);
     previous = violation;
