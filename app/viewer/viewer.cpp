@@ -220,10 +220,16 @@ void Viewer::consumeSnapshot() {
     }
     sceneIdentity_ = latest->triangles.get();
     solverIdentity_ = latest->solverId;
-    Vec3 lo, hi;  // the cloth's bounds as it starts
-    latest->clothBounds(lo, hi);
+    // The cloth's bounds as it starts: from its placed rest mesh, not from this snapshot, which
+    // may come some steps in when the simulation thread ran ahead of the frame.
+    Vec3 lo = Vec3::Zero(), hi = Vec3::Zero();
+    if (latest->cloth && latest->cloth->mesh.vertexCount() > 0) {
+      lo = latest->cloth->mesh.positions.colwise().minCoeff().transpose();
+      hi = latest->cloth->mesh.positions.colwise().maxCoeff().transpose();
+    }
     log_.write("scene", {{"name", latest->sceneName},
                          {"solver", latest->solverId},
+                         {"step", latest->step},
                          {"vertices", latest->vertexCount()},
                          {"triangles", latest->triangleCount()},
                          {"cloth_lo", vecJson(lo)},
