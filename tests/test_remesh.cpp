@@ -65,6 +65,20 @@ TEST(StrainLimit, GradientsMatchFiniteDifferences) {
   EXPECT_LT(worst, 1e-6 * largest);
 }
 
+// The line search's values alone are the rows' values, in the same order.
+TEST(StrainLimit, ValuesAloneAreTheRowsValues) {
+  const FaceRest rest = someFace();
+  const StrainLimits limits{-0.01, 0.02, -0.03, 0.04, -0.05, 0.06};
+  const auto corners = deformedCorners();
+  const FaceStrain strain = faceStrain(rest, corners[0], corners[1], corners[2]);
+  std::vector<LimitRow> rows;
+  faceLimitRows(rest, strain, limits, rows);
+  std::array<double, 8> values;
+  faceLimitValues(rest, strain, limits, values);
+  for (int r = 0; r < 8; ++r) EXPECT_DOUBLE_EQ(values[r], rows[r].value) << "row " << r;
+  EXPECT_GT(*std::max_element(values.begin(), values.end()), 0);  // some limit is exceeded
+}
+
 // Methods 5.3's check 4: no directional stretch lies outside the principal stretches (the
 // singular values of F).
 TEST(StrainLimit, DirectionalStretchesLieBetweenThePrincipalOnes) {

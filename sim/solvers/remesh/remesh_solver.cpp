@@ -20,7 +20,6 @@ struct MeshState {
   int stepsSinceRemesh = 0;
 };
 
-// Gauss-Newton solves per update of the multipliers.
 // Gauss-Newton solves per update of the multipliers at most: the method of multipliers needs each
 // L_A minimized, not merely lowered. With 3 (ARCSim's budget is about that) the multipliers ran
 // away on hanging, 866 of 1000 steps above the tolerance; with 10, none (7.6 solves per step).
@@ -111,6 +110,45 @@ void RemeshSolver::meshChanged() {
   extraMass_.head(mesh_->preservedCount()) = vertexPointMasses(*cloth_);
   bending_ = std::make_unique<ImplicitBending>(hingeBendingMatrix(rest, mesh_->topology()));
   projection_.reset();
+  buildPattern();
+}
+
+void RemeshSolver::buildPattern() {
+  const auto& tris = mesh_->restMesh().triangles;
+  const int n = mesh_->nodeCount();
+  std::vector<Eigen::Triplet<double>> entries;
+  entries.reserve(45 * tris.size() + 6 * n);
+  for (int i = 0; i < n; ++i)
+    for (int p = 0; p < 3; ++p)
+      for (int q = p; q < 3; ++q) entries.emplace_back(3 * i + p, 3 * i + q, 0.0);
+  for (const Tri& t : tris)
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b)
+        for (int p = 0; p < 3; ++p)
+          for (int q = 0; q < 3; ++q)
+            if (3 * t[a] + p <= 3 * t[b] + q) entries.emplace_back(3 * t[a] + p, 3 * t[b] + q, 0.0);
+  SparseMatrix& m = pattern_.matrix;
+  m.resize(3 * n, 3 * n);
+  m.setFromTriplets(entries.begin(), entries.end());
+  m.makeCompressed();
+  // The entry (row, col), row <= col, among the values; -1 below the diagonal.
+  const auto at = [&m](int row, int col) {
+    if (row > col) return -1;
+    const int* begin = m.innerIndexPtr() + m.outerIndexPtr()[col];
+    const int* end = m.innerIndexPtr() + m.outerIndexPtr()[col + 1];
+    return static_cast<int>(std::lower_bound(begin, end, row) - m.innerIndexPtr());
+  };
+  pattern_.node.resize(n);
+  for (int i = 0; i < n; ++i)
+    for (int p = 0; p < 3; ++p)
+      for (int q = 0; q < 3; ++q) pattern_.node[i][3 * p + q] = at(3 * i + p, 3 * i + q);
+  pattern_.face.resize(tris.size());
+  for (size_t f = 0; f < tris.size(); ++f)
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b)
+        for (int p = 0; p < 3; ++p)
+          for (int q = 0; q < 3; ++q)
+            pattern_.face[f][9 * (3 * a + p) + 3 * b + q] = at(3 * tris[f][a] + p, 3 * tris[f][b] + q);
 }
 
 std::optional<std::string> RemeshSolver::setParams(const nlohmann::json& params) {
@@ -190,24 +228,23 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
   double mu = kFirstPenalty;
   std::vector<LimitRow> rows;
 
-  // L_A at x, and optionally its gradient and Gauss-Newton Hessian (upper triangle, the full
-  // pattern of every face's block, so that one analysis serves the whole mesh).
-  auto evaluate = [&](const Positions& at, Eigen::VectorXd* gradient,
-                      std::vector<Eigen::Triplet<double>>* hessian) {
+  // L_A at x; with `gradient`, also its gradient and the Gauss-Newton matrix (upper triangle,
+  // into pattern_'s values).
+  std::array<double, 8> values;
+  auto evaluate = [&](const Positions& at, Eigen::VectorXd* gradient) {
+    double* hessian = gradient ? pattern_.matrix.valuePtr() : nullptr;
     double value = 0;
     for (int i = 0; i < n; ++i)
       if (!fixed[i]) value += 0.5 * scaled[i] * (at.row(i) - target.row(i)).squaredNorm();
     if (gradient) {
       gradient->setZero(3 * n);
-      for (int i = 0; i < n; ++i)
+      std::fill(hessian, hessian + pattern_.matrix.nonZeros(), 0.0);
+      for (int i = 0; i < n; ++i) {
         if (!fixed[i])
           gradient->segment<3>(3 * i) = scaled[i] * (at.row(i) - target.row(i)).transpose();
-    }
-    if (hessian) {
-      hessian->clear();
-      for (int i = 0; i < n; ++i)
         for (int c = 0; c < 3; ++c)
-          hessian->emplace_back(3 * i + c, 3 * i + c, fixed[i] ? 1.0 : scaled[i]);
+          hessian[pattern_.node[i][4 * c]] += fixed[i] ? 1.0 : scaled[i];
+      }
     }
     for (size_t c = 0; c < contacts.size(); ++c) {
       const ContactRow& row = contacts[c];
@@ -215,27 +252,34 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
           row.normal.dot(row.point - at.row(row.node).transpose()) + contactLambda[c] / mu;
       if (shifted <= 0) continue;
       value += 0.5 * mu * shifted * shifted;
-      if (gradient) gradient->segment<3>(3 * row.node) -= mu * shifted * row.normal;
-      if (hessian)
-        for (int p = 0; p < 3; ++p)
-          for (int q = p; q < 3; ++q)
-            hessian->emplace_back(3 * row.node + p, 3 * row.node + q,
-                                  mu * row.normal(p) * row.normal(q));
+      if (!gradient) continue;
+      gradient->segment<3>(3 * row.node) -= mu * shifted * row.normal;
+      for (int p = 0; p < 3; ++p)
+        for (int q = p; q < 3; ++q)
+          hessian[pattern_.node[row.node][3 * p + q]] += mu * row.normal(p) * row.normal(q);
     }
     for (size_t f = 0; f < tris.size(); ++f) {
       const Tri& t = tris[f];
       const FaceStrain strain = faceStrain(rests[f], at.row(t[0]), at.row(t[1]), at.row(t[2]));
+      if (!gradient) {  // the value alone
+        faceLimitValues(rests[f], strain, limits, values);
+        for (int r = 0; r < 8; ++r) {
+          const double shifted = values[r] + lambda[8 * f + r] / mu;
+          if (shifted > 0) value += 0.5 * mu * shifted * shifted;
+        }
+        continue;
+      }
       faceLimitRows(rests[f], strain, limits, rows);
       Eigen::Matrix<double, 9, 9> block = Eigen::Matrix<double, 9, 9>::Zero();
+      bool any = false;
       for (size_t r = 0; r < rows.size(); ++r) {
         const double shifted = rows[r].value + lambda[8 * f + r] / mu;
         if (shifted <= 0) continue;
+        any = true;
         value += 0.5 * mu * shifted * shifted;
-        if (gradient)
-          for (int k = 0; k < 3; ++k)
-            if (!fixed[t[k]])
-              gradient->segment<3>(3 * t[k]) += mu * shifted * rows[r].gradient.col(k);
-        if (!hessian) continue;
+        for (int k = 0; k < 3; ++k)
+          if (!fixed[t[k]])
+            gradient->segment<3>(3 * t[k]) += mu * shifted * rows[r].gradient.col(k);
         Eigen::Matrix<double, 9, 1> grad;
         for (int k = 0; k < 3; ++k)
           grad.segment<3>(3 * k) =
@@ -253,34 +297,27 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
                 block.block<3, 3>(3 * a, 3 * b) += rows[r].along(a) * rows[r].along(b) * across;
         }
       }
-      if (hessian)
-        for (int a = 0; a < 3; ++a)
-          for (int b = 0; b < 3; ++b)
-            for (int p = 0; p < 3; ++p)
-              for (int q = 0; q < 3; ++q) {
-                const int row = 3 * t[a] + p, col = 3 * t[b] + q;
-                if (row <= col) hessian->emplace_back(row, col, block(3 * a + p, 3 * b + q));
-              }
+      if (!any) continue;
+      const auto& where = pattern_.face[f];
+      for (int e = 0; e < 81; ++e)
+        if (where[e] >= 0) hessian[where[e]] += block(e / 9, e % 9);
     }
     return value;
   };
   // A Gauss-Newton step moving no node farther than this has reached L_A's minimum [m].
   const double stepFloor = 1e-3 * params_.tolerance * meanEdge_;
   Eigen::VectorXd gradient;
-  std::vector<Eigen::Triplet<double>> triplets;
-  SparseMatrix hessian(3 * n, 3 * n);
   double previous = violation;
   while (solves < params_.iterations) {
     for (int inner = 0; inner < kInnerSolves && solves < params_.iterations; ++inner) {
       if (ctx.stopRequested()) return std::string(kStepStopped);
-      const double value = evaluate(x, &gradient, &triplets);
-      hessian.setFromTriplets(triplets.begin(), triplets.end());
+      const double value = evaluate(x, &gradient);
       if (!projection_) {
         projection_ = makeSpdSolver("cholmod");
-        if (auto e = projection_->analyze(hessian)) return "strain limiting: " + *e;
+        if (auto e = projection_->analyze(pattern_.matrix)) return "strain limiting: " + *e;
       }
       std::string message;
-      if (projection_->factorize(hessian, &message) != SpdSolver::Status::Ok)
+      if (projection_->factorize(pattern_.matrix, &message) != SpdSolver::Status::Ok)
         return "strain limiting: the Gauss-Newton matrix did not factorize (" + message + ")";
       Eigen::MatrixXd step = -gradient;
       projection_->solve(step);
@@ -292,7 +329,7 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
         moved =
             x + alpha * Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, 3, Eigen::RowMajor>>(
                             step.data(), n, 3);
-        if (evaluate(moved, nullptr, nullptr) < value) {
+        if (evaluate(moved, nullptr) < value) {
           lowered = true;
           break;
         }
@@ -306,9 +343,9 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
     for (size_t f = 0; f < tris.size(); ++f) {
       const Tri& t = tris[f];
       const FaceStrain strain = faceStrain(rests[f], x.row(t[0]), x.row(t[1]), x.row(t[2]));
-      faceLimitRows(rests[f], strain, limits, rows);
-      for (size_t r = 0; r < rows.size(); ++r)
-        lambda[8 * f + r] = std::max(0.0, lambda[8 * f + r] + mu * rows[r].value);
+      faceLimitValues(rests[f], strain, limits, values);
+      for (int r = 0; r < 8; ++r)
+        lambda[8 * f + r] = std::max(0.0, lambda[8 * f + r] + mu * values[r]);
       violation = std::max(violation, faceLimitViolation(strain, limits));
     }
     for (size_t c = 0; c < contacts.size(); ++c)

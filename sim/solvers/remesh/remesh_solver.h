@@ -25,10 +25,12 @@
 // Stats: position_iterations = Gauss-Newton solves; max_position_error = the largest violation
 // of a limit (dimensionless, also max_strain_violation); converged = within the tolerance;
 // extra: max_node_count, max_face_count, splits, flips, collapses, ms_remesh, remesh_capped.
+#include <array>
 #include <memory>
 
 #include "sim/bending.h"
 #include "sim/grab.h"
+#include "sim/linear/spd_solver.h"
 #include "sim/params.h"
 #include "sim/solver.h"
 #include "sim/solvers/remesh/adaptive_mesh.h"
@@ -91,6 +93,18 @@ class RemeshSolver final : public Solver {
                                      const StepContext& ctx, int& solves, double& violation);
   double worstViolation(const Positions& x) const;
 
+  // The Gauss-Newton matrix's upper triangle on the mesh's fixed pattern (every face's full
+  // 9 x 9 block, so that one analysis serves every solve), and where each entry lies among its
+  // values: built with the mesh, so that a solve fills values instead of sorting triplets.
+  struct HessianPattern {
+    SparseMatrix matrix;
+    // Face f's block entry (3a + p, 3b + q) at [9 (3a + p) + 3b + q]; -1 below the diagonal.
+    std::vector<std::array<int, 81>> face;
+    // Node i's own 3 x 3 block, entry (p, q) at [3p + q]; -1 below the diagonal.
+    std::vector<std::array<int, 9>> node;
+  };
+  void buildPattern();
+
   std::shared_ptr<const ClothModel> cloth_;
   RemeshParams params_;
   std::shared_ptr<const AdaptiveMesh> mesh_;
@@ -100,6 +114,7 @@ class RemeshSolver final : public Solver {
   Eigen::VectorXd areaShare_, extraMass_;
   std::unique_ptr<ImplicitBending> bending_;
   std::unique_ptr<SpdSolver> projection_;
+  HessianPattern pattern_;
   GrabPull grabPull_;
 };
 

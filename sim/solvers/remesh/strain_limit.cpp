@@ -12,6 +12,13 @@ double lower(const StrainLimits& limits, int direction) {
 double upper(const StrainLimits& limits, int direction) {
   return direction == 0 ? limits.warpMax : direction == 1 ? limits.weftMax : limits.biasMax;
 }
+// A direction's two row values [m] from its stretch |F d|, scaled by sqrt(area).
+double upperValue(double root, double length, const StrainLimits& limits, int direction) {
+  return root * (length - 1 - upper(limits, direction));
+}
+double lowerValue(double root, double length, const StrainLimits& limits, int direction) {
+  return root * (1 + lower(limits, direction) - length);
+}
 }  // namespace
 
 FaceRest faceRest(const Eigen::Vector2d& d1, const Eigen::Vector2d& d2) {
@@ -64,10 +71,20 @@ void faceLimitRows(const FaceRest& rest, const FaceStrain& strain, const StrainL
       dLength.col(n) = along(n) * unit;
     }
     const double curvature = length > 0 ? root / length : 0;
-    rows[2 * direction] = {root * (length - 1 - upper(limits, direction)), root * dLength,
+    rows[2 * direction] = {upperValue(root, length, limits, direction), root * dLength,
                            curvature, along, unit};
-    rows[2 * direction + 1] = {root * (1 + lower(limits, direction) - length), -root * dLength,
+    rows[2 * direction + 1] = {lowerValue(root, length, limits, direction), -root * dLength,
                                -curvature, along, unit};
+  }
+}
+
+void faceLimitValues(const FaceRest& rest, const FaceStrain& strain, const StrainLimits& limits,
+                     std::array<double, 8>& values) {
+  const double root = std::sqrt(rest.area);
+  for (int direction = 0; direction < 4; ++direction) {
+    const double length = strain.stretch(direction);
+    values[2 * direction] = upperValue(root, length, limits, direction);
+    values[2 * direction + 1] = lowerValue(root, length, limits, direction);
   }
 }
 
