@@ -126,8 +126,8 @@ void Viewer::compareThisScene() {
 void Viewer::startComparingScene(Scene scene) {
   auto source = std::make_shared<const Scene>(std::move(scene));
   std::vector<ComparePane> specs;
-  for (const std::string id : {"conforming", "impulse-nc", "mls-isometry", "xpbd"})
-    specs.push_back({id, source->name, source});
+  for (const SolverEntry& solver : solverRegistry())
+    specs.push_back({solver.id, source->name, source});
   buildPanesInBackground(std::move(specs), source->name);
 }
 
@@ -277,7 +277,8 @@ void Viewer::layoutPanes() {
   const double width = std::max(50.0, winWidth_ - left - 8);
   const double height = std::max(50.0, winHeight_ - top - kCompareTableHeight - 8);
   const int count = static_cast<int>(panes_.size());
-  const int columns = count == 4 ? 2 : count, rows = count == 4 ? 2 : 1;
+  // Up to three side by side; more in two rows (four: 2 x 2, five or six: 3 x 2).
+  const int rows = count > 3 ? 2 : 1, columns = (count + rows - 1) / rows;
   const double gap = 4, w = (width - gap * (columns - 1)) / columns, h = (height - gap * (rows - 1)) / rows;
   for (int i = 0; i < count; ++i) {
     Pane& pane = panes_[i];
@@ -509,7 +510,10 @@ void Viewer::drawCompareOverlay() {
     std::vector<std::string> setup{s.sceneName, std::to_string(s.vertexCount()) + " vertices", "h " + formatG(s.sim.dt) + " s"};
     if (s.sim.substeps > 1) setup.back() += " in " + std::to_string(s.sim.substeps);
     if (s.solverParams.contains("tolerance")) setup.push_back("tol " + s.solverParams["tolerance"].dump());
-    if (s.solverParams.contains("iterations")) setup.push_back(s.solverParams["iterations"].dump() + " sweeps");
+    // xpbd's iterations are sweeps over the edges; strain-limit-remesh's are solves, at most.
+    if (s.solverParams.contains("iterations"))
+      setup.push_back((s.solverId == "xpbd" ? "" : "<= ") + s.solverParams["iterations"].dump() +
+                      (s.solverId == "xpbd" ? " sweeps" : " solves"));
     setup.push_back("k_b " + formatG(s.sim.bending));
     const float width = float(pane.w) - 20;
     struct Row {
