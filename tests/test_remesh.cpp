@@ -11,6 +11,7 @@
 #include "sim/generators.h"
 #include "sim/material.h"
 #include "sim/metrics.h"
+#include "sim/scene_library.h"
 #include "sim/solvers/remesh/adaptive_mesh.h"
 #include "sim/solvers/remesh/remesh_solver.h"
 #include "sim/solvers/remesh/strain_limit.h"
@@ -319,6 +320,39 @@ TEST(RemeshSolver, DrapesOverASphereWithoutGoingThroughIt) {
   EXPECT_GT(most, simulation->cloth().mesh.vertexCount() + 20) << "the drape's folds were refined";
   EXPECT_GT(simulation->surface().col(1).minCoeff(), -0.1) << "and it stays on the sphere";
   EXPECT_LT(simulation->surface().col(1).minCoeff(), centre.y()) << "hanging over its sides";
+}
+
+// The built-in scene of this solver: a woven square, its warp and weft along the grid, hung from
+// two corners. Its warp and weft hold their 1%, its bias gives more, and the mesh refines.
+TEST(RemeshSolver, TheWovenHangSceneStretchesAlongTheBiasMoreThanAlongWarpAndWeft) {
+  const auto scene = resolveScene("woven-hang");
+  ASSERT_TRUE(scene.ok()) << scene.error();
+  EXPECT_EQ(scene->solverId, "strain-limit-remesh");
+  auto simulation = test::makeSimulation(*scene);
+  ASSERT_TRUE(simulation);
+  const auto& solver = dynamic_cast<const RemeshSolver&>(simulation->solver());
+  const int base = simulation->cloth().mesh.vertexCount();
+  int most = base, above = 0;
+  const int steps = 300;
+  for (int step = 0; step < steps; ++step) {
+    ASSERT_FALSE(simulation->step()) << "step " << step;
+    above += simulation->lastStats().converged ? 0 : 1;
+    most = std::max(most, solver.mesh().nodeCount());
+  }
+  double warpWeft = 0, bias = 0;  // the largest stretches over the adaptive mesh's faces
+  const auto& tris = solver.mesh().restMesh().triangles;
+  for (size_t f = 0; f < tris.size(); ++f) {
+    const Tri& t = tris[f];
+    const FaceStrain strain = faceStrain(solver.mesh().faceRests()[f], solver.nodes().row(t[0]),
+                                         solver.nodes().row(t[1]), solver.nodes().row(t[2]));
+    warpWeft = std::max({warpWeft, strain.stretch(0), strain.stretch(1)});
+    bias = std::max({bias, strain.stretch(2), strain.stretch(3)});
+  }
+  EXPECT_LE(above, steps / 20);
+  EXPECT_LT(warpWeft, 1.01 + 2e-3);
+  EXPECT_GT(bias, 1.02) << "the bias takes the give that warp and weft refuse";
+  EXPECT_LT(bias, 1.05 + 2e-3);
+  EXPECT_GT(most, base + 50) << "the folds were refined";
 }
 
 TEST(RemeshSolver, BadParametersAndAClothWithoutAFlatRestStateAreRefused) {
