@@ -227,7 +227,7 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
   std::printf("machine: %s %s, %u hardware threads; simulation on 1 thread (a second where a row says)\n",
               host.nodename, host.machine, std::thread::hardware_concurrency());
   std::printf("%s\n\n", config.c_str());
-  std::printf("%-12s %-10s %-28s %9s %8s %9s %9s %9s %9s %9s %9s %6s %8s\n", "scene", "solver",
+  std::printf("%-17s %-19s %-28s %9s %8s %9s %9s %9s %9s %9s %9s %6s %8s\n", "scene", "solver",
               "factorization", "particles", "constr.", "asm+fact", "forces", "velocity",
               "position", "collision", "total", "iters", "max|C|");
 
@@ -249,27 +249,27 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
       const std::string factorization =
           (row->failure.empty() ? row->factorization : row->backend) + (row->onePerStep ? ", 1 per step" : "");
       if (!row->failure.empty()) {
-        std::printf("%-12s %-10s %-28s failed: %s\n", row->scene.c_str(), row->solver.c_str(),
+        std::printf("%-17s %-19s %-28s failed: %s\n", row->scene.c_str(), row->solver.c_str(),
                     factorization.c_str(), row->failure.c_str());
       } else {
         if (row->onePerStep)
-          std::printf("%-12s   as BDB11 step it: one factorization per step, the position pass iterating on it "
+          std::printf("%-17s   as BDB11 step it: one factorization per step, the position pass iterating on it "
                       "(max_refactorizations 0, contact_rounds 1, local_relinearization false):\n",
                       row->scene.c_str());
-        std::printf("%-12s %-10s %-28s %9d %8d %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %6.2f %8.2g\n",
+        std::printf("%-17s %-19s %-28s %9d %8d %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %6.2f %8.2g\n",
                     row->scene.c_str(), row->solver.c_str(), factorization.c_str(), row->particles,
                     row->constraints, row->factor, row->forces, row->velocity, row->position, row->collision,
                     row->total, row->iterations, row->maxError);
         if (row->forcesAlongside > 0)
-          std::printf("%-12s   on %d of %d steps forces and collision (the contact prediction) ran on a second "
+          std::printf("%-17s   on %d of %d steps forces and collision (the contact prediction) ran on a second "
                       "thread alongside asm+fact (parallel_forces): total is less than the columns' sum\n",
                       row->scene.c_str(), row->forcesAlongside, row->steps);
         if (row->substeps > 1)
-          std::printf("%-12s   one step of h = %g s is %d solver steps of %.3g s; figures are per step of h\n",
+          std::printf("%-17s   one step of h = %g s is %d solver steps of %.3g s; figures are per step of h\n",
                       row->scene.c_str(), row->dt, row->substeps, row->dt / row->substeps);
         // The median hides a phase that is a minority of the run (a sheet that lands late).
         if (row->contactSteps > 0) {
-          std::printf("%-12s   %d of %d steps touched an obstacle: median %.2f ms per step, %d of them ended "
+          std::printf("%-17s   %d of %d steps touched an obstacle: median %.2f ms per step, %d of them ended "
                       "above the tolerance (largest error %.2g); %d above it in all",
                       row->scene.c_str(), row->contactSteps, row->steps, row->contactTotal,
                       row->contactAboveTolerance, row->contactMaxError, row->aboveTolerance);
@@ -277,10 +277,10 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
             std::printf("; the other %d steps: median %.2f ms", row->steps - row->contactSteps, row->freeTotal);
           std::printf("\n");
         } else if (row->aboveTolerance > 0)
-          std::printf("%-12s   %d of %d steps ended above the tolerance\n", row->scene.c_str(),
+          std::printf("%-17s   %d of %d steps ended above the tolerance\n", row->scene.c_str(),
                       row->aboveTolerance, row->steps);
         if (row->factorizations >= 0) {
-          std::printf("%-12s   factorizations per step: %.2f of the whole matrix and %.2f local",
+          std::printf("%-17s   factorizations per step: %.2f of the whole matrix and %.2f local",
                       row->scene.c_str(), row->factorizations, row->localFactorizations);
           if (row->contactFactorizations >= 0)
             std::printf(" (%.2f and %.2f over the steps that touched an obstacle)", row->contactFactorizations,
@@ -288,7 +288,7 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
           std::printf("\n");
         }
         if (row->maxResidual >= 0)
-          std::printf("%-12s   Fast Projection: %.2f iterations per step, %d of %d steps needed the "
+          std::printf("%-17s   Fast Projection: %.2f iterations per step, %d of %d steps needed the "
                       "augmented-Lagrangian fallback, largest isometry residual %.2g (tolerance %s)\n",
                       row->scene.c_str(), row->iterations, row->fallbacks, row->steps, row->maxResidual,
                       scene.solverParams.value("tolerance", nlohmann::json(0.01)).dump().c_str());
@@ -327,7 +327,7 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
                                   {"failure", row->failure}});
     }
     if (compare && fast.failure.empty() && reference.failure.empty() && fast.total > 0)
-      std::printf("%-12s Eigen SimplicialLDLT / CHOLMOD total: %.2fx\n", scene.name.c_str(),
+      std::printf("%-17s   Eigen SimplicialLDLT / CHOLMOD total: %.2fx\n", scene.name.c_str(),
                   reference.total / fast.total);
     if (scene.name == "sphere-drop" && scene.solverId == "impulse-nc" && fast.failure.empty())
       xpbdRatio(scene, fast, steps, json);
