@@ -13,9 +13,9 @@
 //      (methods 3.7): L_A = 1/2 sum m~ |x - x~|^2 + mu/2 sum max(g + lambda/mu, 0)^2, each
 //      minimized by Gauss-Newton steps (one sparse factorization each, with the upper limits'
 //      own curvature, Levenberg-Marquardt damped once the line search cuts steps; ARCSim
-//      minimizes it by nonlinear conjugate gradients), the multipliers
-//      updated, mu raised tenfold when the violation does not fall to a quarter, until every
-//      face is within `tolerance` of its limits. The obstacles' contacts are held in it as
+//      minimizes it by nonlinear conjugate gradients), the multipliers updated, mu raised
+//      tenfold when the violation does not fall to a quarter, until every face is within
+//      `tolerance` of its limits. The obstacles' contacts are held in it as
 //      inequalities n . (p - x) <= 0: those of the candidate, then those of its result while
 //      new ones appear. There is no elasticity inside the limits: the cloth is free between
 //      them, and inextensible at them.
