@@ -66,25 +66,25 @@ struct StepStats {
   nlohmann::json extra = nlohmann::json::object();  // solver-specific figures
 };
 
-// The constraint error a step reports against its solver's tolerance: the largest |C| [m], or
-// mls-isometry's dimensionless isometry residual, or strain-limit-remesh's dimensionless
-// violation of a strain limit.
-inline double reportedConstraintError(const StepStats& stats) {
-  const auto residual = stats.extra.find("max_isometry_residual");
-  if (residual != stats.extra.end()) return residual->get<double>();
-  const auto violation = stats.extra.find("max_strain_violation");
-  return violation != stats.extra.end() ? violation->get<double>() : stats.maxPositionError;
-}
-// What reportedConstraintError gives, for a message: its name and unit (" m", or "" where it is
-// dimensionless).
-struct ConstraintErrorLabel {
+// The constraint error a step reports against its solver's tolerance, with its name and unit
+// for a message: the largest |C| [m], or mls-isometry's dimensionless isometry residual, or
+// strain-limit-remesh's dimensionless violation of a strain limit.
+struct ConstraintError {
+  double value;
   const char* name;
-  const char* unit;
+  const char* unit;  // " m", or "" where it is dimensionless
 };
-inline ConstraintErrorLabel constraintErrorLabel(const StepStats& stats) {
-  if (stats.extra.contains("max_isometry_residual")) return {"max isometry residual", ""};
-  if (stats.extra.contains("max_strain_violation")) return {"max strain-limit violation", ""};
-  return {"max position error", " m"};
+inline ConstraintError constraintError(const StepStats& stats) {
+  if (const auto residual = stats.extra.find("max_isometry_residual");
+      residual != stats.extra.end())
+    return {residual->get<double>(), "max isometry residual", ""};
+  if (const auto violation = stats.extra.find("max_strain_violation");
+      violation != stats.extra.end())
+    return {violation->get<double>(), "max strain-limit violation", ""};
+  return {stats.maxPositionError, "max position error", " m"};
+}
+inline double reportedConstraintError(const StepStats& stats) {
+  return constraintError(stats).value;
 }
 
 struct SolverCounts {

@@ -230,7 +230,7 @@ int commandRun(const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<double> stepMs;
   double worstError = 0, worstStrain = 0;
-  ConstraintErrorLabel errorLabel{"max position error", " m"};
+  ConstraintError errorLabel{0, "max position error", " m"};  // the last step's kind
   long iterations = 0, unconverged = 0;
   std::optional<std::string> failure;
   for (long i = 0; i < steps; ++i) {
@@ -240,8 +240,8 @@ int commandRun(const RunOptions& options) {
     }
     const StepStats& s = simulation.lastStats();
     stepMs.push_back(s.msTotal);
-    worstError = std::max(worstError, reportedConstraintError(s));
-    errorLabel = constraintErrorLabel(s);
+    errorLabel = constraintError(s);
+    worstError = std::max(worstError, errorLabel.value);
     worstStrain = std::max(worstStrain, s.maxEdgeStrain);
     iterations += s.positionIterations;
     unconverged += s.converged ? 0 : 1;

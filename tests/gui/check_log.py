@@ -175,13 +175,18 @@ def wind(log):
     return wanted == ([5, 0, 0], 1.2) and bool(seen) and seen[-1] == wanted
 
 
+def advancing(log, start, key, value, what):
+    """From log[start] on, at least three snapshots whose `key` is `value`, their steps advancing."""
+    after = [e["step"] for e in log[start:] if e["event"] == "snapshot" and e.get(key) == value]
+    print(f"{len(after)} snapshots {what} (steps {after[:1]}..{after[-1:]})")
+    return len(after) >= 3 and after[-1] > after[0]
+
+
 def running(log, scene):
     errors = [i for i, e in enumerate(log) if e["event"] == "error"]
     if not errors:
         return False
-    after = [e["step"] for e in log[errors[-1]:] if e["event"] == "snapshot" and e.get("scene") == scene]
-    print(f"{len(after)} snapshots of {scene} after the error (steps {after[:1]}..{after[-1:]})")
-    return len(after) >= 3 and after[-1] > after[0]
+    return advancing(log, errors[-1], "scene", scene, f"of {scene} after the error")
 
 
 def laid_flat(log, scene):
@@ -189,7 +194,6 @@ def laid_flat(log, scene):
     if not marks:
         print("no lay_flat event")
         return False
-    starts = [e for e in log if e["event"] == "scene" and e["name"] == scene]
     before = [e for e in log[:marks[-1]] if e["event"] == "scene" and e["name"] == scene]
     after = [e for e in log[marks[-1]:] if e["event"] == "scene" and e["name"] == scene]
     if not before or not after:
@@ -293,9 +297,7 @@ def solver_runs(log, solver):
     if not picked:
         print(f"no solver event for {solver}")
         return False
-    after = [e["step"] for e in log[picked[-1]:] if e["event"] == "snapshot" and e.get("solver") == solver]
-    print(f"{len(after)} snapshots under {solver} after it was picked (steps {after[:1]}..{after[-1:]})")
-    return len(after) >= 3 and after[-1] > after[0]
+    return advancing(log, picked[-1], "solver", solver, f"under {solver} after it was picked")
 
 
 if __name__ == "__main__":

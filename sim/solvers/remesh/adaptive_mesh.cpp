@@ -102,10 +102,13 @@ std::vector<Eigen::Matrix2d> AdaptiveMesh::faceSizing(const Positions& x, const 
                                                       const RemeshSizing& sizing) const {
   std::vector<Eigen::Matrix2d> out(faceCount());
   const auto& tris = rest_.triangles;
+  std::vector<Vec3> normals(faceCount());  // each face's once, for itself and its neighbours
+  for (int f = 0; f < faceCount(); ++f)
+    normals[f] = faceNormal(x.row(tris[f][0]), x.row(tris[f][1]), x.row(tris[f][2]));
   for (int f = 0; f < faceCount(); ++f) {
     const Tri& t = tris[f];
     const FaceRest& face = faceRests_[f];
-    const Vec3 n = faceNormal(x.row(t[0]), x.row(t[1]), x.row(t[2]));
+    const Vec3& n = normals[f];
     // Curvature: S = -1/a sum_e theta_e |e| t_e t_e^T / 2 over the face's edges.
     Eigen::Matrix2d shape = Eigen::Matrix2d::Zero();
     for (int k = 0; k < 3; ++k) {
@@ -114,8 +117,7 @@ std::vector<Eigen::Matrix2d> AdaptiveMesh::faceSizing(const Positions& x, const 
       const int other = pair[0] == f ? pair[1] : pair[0];
       if (other < 0 || topology_.edgeTriCount[e] != 2) continue;
       const int a = t[(k + 1) % 3], b = t[(k + 2) % 3];
-      const Tri& o = tris[other];
-      const Vec3 m = faceNormal(x.row(o[0]), x.row(o[1]), x.row(o[2]));
+      const Vec3& m = normals[other];
       const Vec3 along = (x.row(b) - x.row(a)).transpose();
       if (along.norm() == 0) continue;
       const double theta = std::atan2(along.normalized().dot(n.cross(m)), n.dot(m));

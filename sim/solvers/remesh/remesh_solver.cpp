@@ -215,7 +215,6 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
                                                  const std::vector<ContactRow>& contacts,
                                                  const StepContext& ctx, int& solves,
                                                  double& violation) {
-  violation = worstViolation(x);
   const auto contactGap = [&](const Positions& at) {
     double worst = 0;
     for (const ContactRow& c : contacts)
@@ -421,7 +420,7 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
   std::vector<ContactRow> contactRows;
   std::vector<char> held(n, 0);
   int solves = 0;
-  double violation = 0, collisionMs = 0;
+  double violation = worstViolation(x), collisionMs = 0;
   Positions correction, normals;
   for (int round = 0; round < kContactRounds; ++round) {
     if (!ctx.obstacles.empty()) {

@@ -87,7 +87,8 @@ class RemeshSolver final : public Solver {
     Vec3 normal, point;
   };
   // Step 2: moves x (from x~) onto the limits, the contact rows held; adds the Gauss-Newton
-  // solves taken to `solves`; an error message if a factorization failed.
+  // solves taken to `solves`; `violation` is x's worst (worstViolation) on entry and the
+  // result's on return; an error message if a factorization failed.
   std::optional<std::string> project(Positions& x, const Eigen::VectorXd& mass,
                                      const std::vector<char>& fixed,
                                      const std::vector<ContactRow>& contacts,
