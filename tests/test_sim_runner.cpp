@@ -365,6 +365,24 @@ TEST(SimRunner, AGivenUpLoadRunsOnAtTheLowestPriority) {
   EXPECT_TRUE(waitFor([&] { return runner->loadsGivenUpStillRunning() == 0; }));
 }
 
+// A job that throws leaves the ticket as one that returned: it no longer holds the thread, so
+// giving up afterwards lowers no thread's priority (the id may be another thread's by then).
+TEST(SimRunner, ALoadTicketForgetsItsThreadWhenTheJobThrows) {
+  LoadTicket ticket;
+  std::thread loader([&] {  // run() lowers its thread's priority: not this one's
+    EXPECT_EQ(ticket.run([&] { return ticket.running(); }), true);
+    EXPECT_FALSE(ticket.running());
+    EXPECT_THROW(ticket.run([&]() -> int { throw std::runtime_error("bad mesh"); }),
+                 std::runtime_error);
+  });
+  loader.join();
+  EXPECT_FALSE(ticket.running());
+  const std::vector<int> before = threadNiceValues();
+  ticket.giveUp();
+  EXPECT_EQ(threadNiceValues(), before);
+  EXPECT_TRUE(ticket.givenUp());
+}
+
 // A load names its three stages, and one given up ends before its next stage: given up while
 // the cloth is built, it never sets up the solver (CHOLMOD's analysis: most of a large load).
 TEST(SimRunner, AGivenUpLoadEndsBeforeItsNextStage) {

@@ -42,6 +42,11 @@ void LoadTicket::giveUp() {
   if (thread_ != 0) lowestThreadPriority(thread_);
 }
 
+bool LoadTicket::running() const {
+  std::lock_guard lock(mutex_);
+  return thread_ != 0;
+}
+
 bool LoadTicket::givenUp() const {
   std::lock_guard lock(mutex_);
   return givenUp_;

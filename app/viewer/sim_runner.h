@@ -77,13 +77,21 @@ using LoadStage = std::function<bool(const std::string&)>;
 class LoadTicket {
  public:
   // Runs `job` on the calling thread, the load's, at the load's priority; returns its result.
+  // The ticket forgets the thread however the job ends, a throw included: a later giveUp() must
+  // not lower the priority of whichever thread reuses its id.
   template <class Job>
   auto run(Job&& job) {
-    started();
-    auto result = job();
-    ended();
-    return result;
+    struct Running {
+      LoadTicket& ticket;
+      explicit Running(LoadTicket& t) : ticket(t) { ticket.started(); }
+      ~Running() { ticket.ended(); }
+      Running(const Running&) = delete;
+      Running& operator=(const Running&) = delete;
+    } running(*this);
+    return job();
   }
+  // Whether a job is running under the ticket now.
+  bool running() const;
   void giveUp();
   bool givenUp() const;
 
