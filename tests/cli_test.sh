@@ -165,6 +165,15 @@ check "bench refuses an unwritable --json before running" expect_exit 2 "nonexis
 check "bench printed no table for it" bash -c "! grep -q 'ms_factor\|asm+fact' '$work/out'"
 check "bench runs the impulse solver as the paper steps too" grep -q "cholmod-supernodal, 1 per step" "$work/bench.txt"
 check "bench's JSON says which row took one factorization per step" grep -q '"one_factorization_per_step": true' "$work/bench.json"
+# bench names the factorization a solver used, or that none ran: strain-limit-remesh factorizes
+# only once a step stretches the cloth past its limits (a hanging 8 x 8 grid: from step 4 or so)
+cat >"$work/slr.json" <<'JSON'
+{"cloth": {"generator": {"type": "grid", "columns": 8, "rows": 8}},
+ "pins": [{"preset": "top-corners"}],
+ "solver": {"id": "strain-limit-remesh"}}
+JSON
+check "bench says no factorization ran in steps without one" bash -c "'$cli' bench '$work/slr.json' --steps 2 | grep -q 'strain-limit-remesh none ran'"
+check "bench names the factorization once one ran" bash -c "'$cli' bench '$work/slr.json' --steps 30 | grep -q 'strain-limit-remesh cholmod-supernodal'"
 # bench on a sheet that lands on the ground: the steps on it are counted and timed on their own
 cat >"$work/land.json" <<'JSON'
 {"cloth": {"generator": {"type": "grid", "columns": 8, "rows": 8},
