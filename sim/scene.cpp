@@ -73,8 +73,7 @@ const ParamTable<SimParams>& SimParams::table() {
 }
 
 void placeMeshObstacle(TriangleMesh mesh, const Transform& transform, nlohmann::json spec, Obstacle& obstacle) {
-  for (int i = 0; i < mesh.vertexCount(); ++i)
-    mesh.positions.row(i) = transform.apply(mesh.positions.row(i).transpose()).transpose();
+  mesh.positions = transform.applied(mesh.positions);
   obstacle.type = Obstacle::Type::Mesh;
   obstacle.point = Vec3::Zero();
   obstacle.shape = std::make_shared<const MeshShape>(std::move(mesh));
@@ -90,6 +89,11 @@ Eigen::Matrix3d Transform::rotation() const {
 }
 
 Vec3 Transform::apply(const Vec3& p) const { return rotation() * (scale * p) + translate; }
+
+Positions Transform::applied(const Positions& positions) const {
+  const Eigen::Matrix3d scaled = scale * rotation();
+  return (positions * scaled.transpose()).rowwise() + translate.transpose();
+}
 
 const std::vector<std::string>& pinPresetNames() {
   static const std::vector<std::string> names = {"top-corners", "four-corners", "top-edge", "left-strip"};
@@ -758,8 +762,7 @@ Result<ClothModel> buildClothModel(const Scene& scene) {
   if (c.kind != ClothSource::Kind::Obj && c.kind != ClothSource::Kind::Cylinder)
     model.materialCoords = scene.transform.scale * rest.positions.leftCols<2>();
   model.mesh = rest;
-  for (int i = 0; i < rest.vertexCount(); ++i)
-    model.mesh.positions.row(i) = scene.transform.apply(rest.positions.row(i).transpose());
+  model.mesh.positions = scene.transform.applied(rest.positions);
   const std::string name = c.kind == ClothSource::Kind::Obj ? c.objPath : scene.sourcePath + ": cloth";
   if (auto problem = validateMesh(model.mesh, name)) return Error{*problem};
   model.topology = buildTopology(model.mesh);

@@ -89,6 +89,8 @@ struct Transform {
   Vec3 rotateDeg{0, 0, 0};  // applied about x, then y, then z [degrees]
   Vec3 translate{0, 0, 0};  // [m]
   Vec3 apply(const Vec3& p) const;
+  // Every row of `positions`, the rotation computed once.
+  Positions applied(const Positions& positions) const;
   Eigen::Matrix3d rotation() const;   // of rotateDeg
 };
 

@@ -31,6 +31,25 @@ TEST(Scene, MinimalParsesWithDefaults) {
   EXPECT_DOUBLE_EQ(scene->sim.dt, 1e-3);
 }
 
+// A transform turns about x, then y, then z, scales and moves: whole meshes (applied) as single
+// points (apply), and a quarter turn about z takes x to y.
+TEST(Scene, ATransformMovesWholeMeshesAsItMovesPoints) {
+  Transform t;
+  t.scale = 2;
+  t.rotateDeg = Vec3(30, -45, 90);
+  t.translate = Vec3(0.5, -1, 2);
+  Positions points(3, 3);
+  points << 1, 0, 0, 0.2, -0.3, 0.7, -1, 2, 0.5;
+  const Positions moved = t.applied(points);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_LT((moved.row(i).transpose() - t.apply(points.row(i).transpose())).norm(), 1e-14);
+  Transform quarter;
+  quarter.rotateDeg = Vec3(0, 0, 90);
+  EXPECT_LT((quarter.apply(Vec3::UnitX()) - Vec3::UnitY()).norm(), 1e-15);
+  EXPECT_NEAR((moved.row(0) - moved.row(1)).norm(), 2 * (points.row(0) - points.row(1)).norm(),
+              1e-14);
+}
+
 TEST(Scene, WrongTypeNamesKey) {
   json j = minimal();
   j["cloth"]["generator"]["columns"] = "many";
