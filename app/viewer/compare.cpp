@@ -403,6 +403,7 @@ void Viewer::drawCompareSection() {
   const bool open = ImGui::CollapsingHeader("Compare", panes_.empty() ? 0 : ImGuiTreeNodeFlags_DefaultOpen);
   layout("compare_header");
   if (!open) return;
+  const RevealWhenOpened reveal;
   const auto& presets = comparePresets();
   comparePreset_ = std::clamp(comparePreset_, 0, static_cast<int>(presets.size()) - 1);
   auto startPreset = [&](const ComparePreset& preset) {

@@ -206,6 +206,7 @@ void Viewer::drawPanel() {
 
 void Viewer::drawSceneSection() {
   if (!ImGui::CollapsingHeader("Scene", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  const RevealWhenOpened reveal;
   const std::string current = snapshot_ ? snapshot_->sceneName : "";
   if (ImGui::BeginCombo("built-in", current.c_str())) {
     for (const auto& entry : builtinScenes()) {
@@ -255,6 +256,7 @@ void Viewer::drawSceneSection() {
 
 void Viewer::drawSolverSection() {
   if (!ImGui::CollapsingHeader("Solver", ImGuiTreeNodeFlags_DefaultOpen) || !snapshot_) return;
+  const RevealWhenOpened reveal;
   if (ImGui::BeginCombo("solver", snapshot_->solverId.c_str())) {
     for (const auto& entry : solverRegistry()) {
       if (ImGui::Selectable(entry.id.c_str(), entry.id == snapshot_->solverId) && entry.id != snapshot_->solverId) {
@@ -275,6 +277,7 @@ void Viewer::drawSolverSection() {
   layout("solver_combo");
   const SolverEntry* entry = findSolver(snapshot_->solverId);
   if (!entry || !ImGui::TreeNode("solver parameters")) return;
+  const RevealWhenOpened revealParameters;
   for (const auto& d : entry->parameters) {
     if (!solverParams_.contains(d.key)) continue;
     nlohmann::json& v = solverParams_[d.key];
@@ -321,6 +324,7 @@ void Viewer::drawSolverSection() {
 
 void Viewer::drawParameterSection() {
   if (!ImGui::CollapsingHeader("Cloth and simulation", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  const RevealWhenOpened reveal;
   bool changed = false;
   for (const auto& info : SimParams::table()) {
     if (const auto* flag = std::get_if<bool SimParams::*>(&info.field)) {
@@ -392,6 +396,7 @@ void Viewer::drawPlacement() {
   layout("placement_node");
   tooltip("turn, scale or move the cloth, or lay it flat; it restarts from rest");
   if (!open) return;
+  const RevealWhenOpened reveal;
   ImGui::SetNextItemWidth(170);
   ImGui::InputScalarN("rotate [deg]", ImGuiDataType_Double, placement_.rotateDeg.data(), 3, nullptr,
                       nullptr, "%.1f");
@@ -459,6 +464,7 @@ void Viewer::drawObstacleSection() {
   const bool open = ImGui::CollapsingHeader("Obstacles");
   layout("obstacles_header");
   if (!open || !snapshot_) return;
+  const RevealWhenOpened reveal;
   if (snapshot_->obstacles.empty()) hint("none; open an .obj as an obstacle (Scene section)");
   for (size_t i = 0; i < snapshot_->obstacles.size(); ++i) {
     const Obstacle& ob = snapshot_->obstacles[i];
@@ -498,6 +504,7 @@ void Viewer::drawObstacleSection() {
 
 void Viewer::drawPinSection() {
   if (!ImGui::CollapsingHeader("Pins", ImGuiTreeNodeFlags_DefaultOpen) || !snapshot_) return;
+  const RevealWhenOpened reveal;
   if (ImGui::Button("top corners")) applyPreset("top-corners");
   ImGui::SameLine();
   if (ImGui::Button("four corners")) applyPreset("four-corners");
@@ -525,6 +532,7 @@ void Viewer::drawPinSection() {
 
 void Viewer::drawViewSection() {
   if (!ImGui::CollapsingHeader("View", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  const RevealWhenOpened reveal;
   ImGui::Checkbox("wireframe (W)", &render_.wireframe);
   ImGui::SameLine(180);
   ImGui::Checkbox("strain heat map (H)", &render_.heatMap);
@@ -586,7 +594,10 @@ void Viewer::drawViewSection() {
 }
 
 void Viewer::drawStatsSection() {
-  if (!ImGui::CollapsingHeader("Statistics", ImGuiTreeNodeFlags_DefaultOpen) || !snapshot_) return;
+  const bool open = ImGui::CollapsingHeader("Statistics", ImGuiTreeNodeFlags_DefaultOpen);
+  layout("stats_header");
+  if (!open || !snapshot_) return;
+  const RevealWhenOpened reveal;
   const StepStats& s = snapshot_->stats;
   if (ImGui::BeginTable("phases", 2, ImGuiTableFlags_SizingStretchProp)) {
     auto row = [](const char* name, const char* fmt, double v) {

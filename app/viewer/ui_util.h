@@ -2,6 +2,7 @@
 // Small ImGui helpers shared by the panel and compare mode.
 #include <imgui.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -22,5 +23,30 @@ inline void hint(const char* text) {
   ImGui::TextWrapped("%s", text);
   ImGui::PopStyleColor();
 }
+
+// Made right after a section's collapsing header or tree node has been drawn and found open, and
+// ended once the section's widgets are drawn: when a click has just opened the section, the panel
+// scrolls so that the section shows to its end, or, taller than the panel, from its header down.
+// (A section opened near the panel's bottom edge otherwise seemed to do nothing.)
+class RevealWhenOpened {
+ public:
+  RevealWhenOpened() : opened_(ImGui::IsItemToggledOpen()), headerTop_(ImGui::GetItemRectMin().y) {}
+  ~RevealWhenOpened() {
+    if (!opened_) return;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float top = ImGui::GetWindowPos().y + ImGui::GetFrameHeight() +
+                      style.WindowPadding.y;  // under the title
+    const float bottom = ImGui::GetWindowPos().y + ImGui::GetWindowHeight() - style.WindowPadding.y;
+    const float end = ImGui::GetCursorScreenPos().y;  // under the section's last widget
+    const float by = std::min(end - bottom, headerTop_ - top);
+    if (by > 0) ImGui::SetScrollY(ImGui::GetScrollY() + by);
+  }
+  RevealWhenOpened(const RevealWhenOpened&) = delete;
+  RevealWhenOpened& operator=(const RevealWhenOpened&) = delete;
+
+ private:
+  bool opened_;
+  float headerTop_;
+};
 
 }  // namespace clothlab

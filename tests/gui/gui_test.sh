@@ -477,6 +477,17 @@ check "obstacle: Save refuses a scene whose cloth would start inside it" \
 check "obstacle: the earlier scene.json is left as it was" test "$(md5sum < "$OUT/scene.json")" = "$saved_before"
 check "obstacle: a refused save is not added to the recent files" \
   test "$(head -n1 "$XDG_CONFIG_HOME/clothlab/recent.txt" | xargs -d '\n' basename)" = flag.obj
+# A section opened at the panel's bottom edge scrolls into view: Statistics closed, the panel
+# scrolled to its end (the header then at the bottom edge), Statistics opened again.
+xdotool mousemove --window "$WID" 150 300 sleep 0.2 click --repeat 40 --delay 20 5 sleep 0.5
+read -r sx sy <<< "$(layout stats_header "$OUT/obstacle.out")"
+xdotool mousemove --window "$WID" "$sx" "$sy" sleep 0.3 click 1 sleep 0.5   # closed
+xdotool mousemove --window "$WID" 150 300 sleep 0.2 click --repeat 40 --delay 20 5 sleep 0.5
+read -r sx closed_y <<< "$(layout stats_header "$OUT/obstacle.out")"
+xdotool mousemove --window "$WID" "$sx" "$closed_y" sleep 0.3 click 1 sleep 1   # open again
+read -r sx open_y <<< "$(layout stats_header "$OUT/obstacle.out")"
+check "a section opened at the panel's bottom edge scrolls up into view" \
+  bash -c "echo 'Statistics header at y = $closed_y closed, $open_y opened'; test $((closed_y - open_y)) -ge 150"
 stop_app
 
 # ---- ckv-cylinder-fine: a click does not wait out a step of seconds ----------------------------
