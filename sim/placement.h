@@ -39,4 +39,9 @@ Result<Scene> placeCloth(const Scene& scene, const Positions& rest,
 // a cloth more than 1% of its size off that plane.
 Result<Vec3> layFlatRotation(const Scene& scene, const Positions& rest);
 
+// Whether a cloth placed at `placed` (ClothModel::mesh.positions) is flat, as layFlatRotation
+// needs, and stands on edge: its plane within 10 degrees of gravity's direction. False without
+// gravity.
+bool standsOnEdge(const Positions& placed, const Vec3& gravity);
+
 }  // namespace clothlab

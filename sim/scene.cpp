@@ -14,6 +14,7 @@
 #include "sim/format.h"
 #include "sim/material.h"
 #include "sim/obj_io.h"
+#include "sim/placement.h"
 
 namespace clothlab {
 
@@ -802,6 +803,15 @@ Result<ClothModel> buildClothModel(const Scene& scene) {
     model.pointMasses.emplace_back(vertex, pm.mass);
   }
   model.flatCoords = flatMaterialCoordinates(model);
+  // An OBJ written in another plane than the floor, opened as it is, stands on edge and falls
+  // edge first: almost never what was meant, and the way out is not obvious.
+  if (c.kind == ClothSource::Kind::Obj && model.pins.empty() &&
+      standsOnEdge(model.mesh.positions, scene.sim.gravity))
+    model.warnings.push_back(
+        c.objPath +
+        ": the cloth stands on edge (its plane lies along gravity) and nothing pins it, so it "
+        "falls edge first; the viewer's Cloth and simulation > placement > lay flat turns it "
+        "level, as a scene file's cloth.transform.rotate_deg does");
   return model;
 }
 

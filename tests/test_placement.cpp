@@ -180,3 +180,50 @@ TEST(Placement, ASavedSceneReadsBackPlacedTheSame) {
   ASSERT_TRUE(reread.ok()) << reread.error();
   EXPECT_LT((restOf(*reread) - restOf(scene)).cwiseAbs().maxCoeff(), 1e-12);
 }
+
+// An OBJ written in the x-y plane and opened as it is stands on edge under gravity along -y:
+// unpinned, it gets a warning naming the file and the way to lay it flat; laid flat, pinned, or
+// tilted well away from standing, it gets none. standsOnEdge itself: a curved cloth or no
+// gravity never stands on edge.
+TEST(Placement, AnUnpinnedClothStandingOnEdgeIsWarnedOf) {
+  std::string obj;
+  for (int j = 0; j < 4; ++j)
+    for (int i = 0; i < 4; ++i)
+      obj += "v " + std::to_string(0.3 * i) + " " + std::to_string(0.3 * j) + " 0\n";
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i < 3; ++i) {
+      const int a = 4 * j + i + 1, b = a + 1, c = a + 4, d = a + 5;
+      obj += "f " + std::to_string(a) + " " + std::to_string(b) + " " + std::to_string(d) + "\n";
+      obj += "f " + std::to_string(a) + " " + std::to_string(d) + " " + std::to_string(c) + "\n";
+    }
+  const std::string path = test::writeFile("standing_square.obj", obj);
+  const auto warned = [](const Scene& scene) {
+    auto model = buildClothModel(scene);
+    EXPECT_TRUE(model.ok()) << model.error();
+    for (const std::string& w : model->warnings)
+      if (w.find("stands on edge") != std::string::npos) return w;
+    return std::string();
+  };
+  Scene opened = sceneForObj(path);
+  const std::string warning = warned(opened);
+  EXPECT_NE(warning.find(path), std::string::npos) << warning;
+  EXPECT_NE(warning.find("lay flat"), std::string::npos) << warning;
+
+  Scene flat = opened;
+  flat.transform.rotateDeg = Vec3(-90, 0, 0);
+  EXPECT_EQ(warned(flat), "");
+  Scene tilted = opened;
+  tilted.transform.rotateDeg = Vec3(-45, 0, 0);
+  EXPECT_EQ(warned(tilted), "");
+  Scene pinned = opened;
+  pinned.pins.push_back({});  // vertex 0
+  EXPECT_EQ(warned(pinned), "");
+
+  const Positions standing = restOf(opened);
+  EXPECT_TRUE(standsOnEdge(standing, Vec3(0, -9.81, 0)));
+  EXPECT_FALSE(standsOnEdge(standing, Vec3::Zero()));
+  EXPECT_FALSE(standsOnEdge(standing, Vec3(0, 0, -9.81)));  // gravity across it: lying flat
+  Positions bent = standing;
+  for (int i = 0; i < bent.rows(); ++i) bent(i, 2) = 0.3 * bent(i, 0) * bent(i, 0);
+  EXPECT_FALSE(standsOnEdge(bent, Vec3(0, -9.81, 0)));
+}
