@@ -89,8 +89,6 @@ Eigen::Matrix3d Transform::rotation() const {
       .toRotationMatrix();
 }
 
-Vec3 Transform::apply(const Vec3& p) const { return rotation() * (scale * p) + translate; }
-
 Positions Transform::applied(const Positions& positions) const {
   const Eigen::Matrix3d scaled = scale * rotation();
   return (positions * scaled.transpose()).rowwise() + translate.transpose();

@@ -88,8 +88,7 @@ struct Transform {
   double scale = 1;
   Vec3 rotateDeg{0, 0, 0};  // applied about x, then y, then z [degrees]
   Vec3 translate{0, 0, 0};  // [m]
-  Vec3 apply(const Vec3& p) const;
-  // Every row of `positions`, the rotation computed once.
+  // Every row p of `positions` taken to rotation() (scale p) + translate.
   Positions applied(const Positions& positions) const;
   Eigen::Matrix3d rotation() const;   // of rotateDeg
 };

@@ -31,9 +31,19 @@ TEST(Scene, MinimalParsesWithDefaults) {
   EXPECT_DOUBLE_EQ(scene->sim.dt, 1e-3);
 }
 
-// A transform turns about x, then y, then z, scales and moves: whole meshes (applied) as single
-// points (apply), and a quarter turn about z takes x to y.
-TEST(Scene, ATransformMovesWholeMeshesAsItMovesPoints) {
+// A transform turns about x, then y, then z (a quarter turn about z takes x to y, one about x
+// takes y to z), scales and moves.
+TEST(Scene, ATransformTurnsScalesAndMoves) {
+  Transform quarter;
+  quarter.rotateDeg = Vec3(0, 0, 90);
+  EXPECT_LT((quarter.applied(Positions(Eigen::RowVector3d(1, 0, 0))) - Eigen::RowVector3d(0, 1, 0))
+                .norm(),
+            1e-15);
+  Transform both;
+  both.rotateDeg = Vec3(90, 0, 90);  // y to z about x, then z stays about z
+  EXPECT_LT(
+      (both.applied(Positions(Eigen::RowVector3d(0, 1, 0))) - Eigen::RowVector3d(0, 0, 1)).norm(),
+      1e-15);
   Transform t;
   t.scale = 2;
   t.rotateDeg = Vec3(30, -45, 90);
@@ -42,10 +52,10 @@ TEST(Scene, ATransformMovesWholeMeshesAsItMovesPoints) {
   points << 1, 0, 0, 0.2, -0.3, 0.7, -1, 2, 0.5;
   const Positions moved = t.applied(points);
   for (int i = 0; i < 3; ++i)
-    EXPECT_LT((moved.row(i).transpose() - t.apply(points.row(i).transpose())).norm(), 1e-14);
-  Transform quarter;
-  quarter.rotateDeg = Vec3(0, 0, 90);
-  EXPECT_LT((quarter.apply(Vec3::UnitX()) - Vec3::UnitY()).norm(), 1e-15);
+    EXPECT_LT(
+        (moved.row(i).transpose() - (t.rotation() * (2 * points.row(i).transpose()) + t.translate))
+            .norm(),
+        1e-14);
   EXPECT_NEAR((moved.row(0) - moved.row(1)).norm(), 2 * (points.row(0) - points.row(1)).norm(),
               1e-14);
 }
