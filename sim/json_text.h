@@ -1,7 +1,9 @@
 #pragma once
 // JSON as text for output and messages.
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 namespace clothlab {
@@ -30,6 +32,18 @@ inline std::string describeJson(const nlohmann::json& value) {
   const std::string count = std::to_string(value.size()), plural = value.size() == 1 ? "" : "s";
   return value.is_array() ? "an array of " + count + " element" + plural
                           : "an object with " + count + " key" + plural;
+}
+
+// The value of a JSON number that is whole: an integer, or a number written with a point or an
+// exponent but no fraction (8.0, 1e3: how many tools and people write counts); nullopt for
+// anything else, a fraction (2.5), a value beyond a double's integers, or not a number.
+inline std::optional<double> wholeNumber(const nlohmann::json& value) {
+  if (value.is_number_integer()) return value.get<double>();
+  if (!value.is_number_float()) return std::nullopt;
+  const double v = value.get<double>();
+  if (!std::isfinite(v) || v != std::floor(v) || std::abs(v) > 9007199254740992.0)
+    return std::nullopt;
+  return v;
 }
 
 // "AT: expected WHAT, got VALUE", the value quoted briefly (describeJson): what the readers of

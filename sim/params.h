@@ -110,12 +110,12 @@ std::optional<std::string> readParams(const nlohmann::json& object, const ParamT
       if (!value.is_number()) return expectedButGot(at, "a number", value);
       params.*(*member) = value.template get<double>();
     } else if (auto member = std::get_if<int Params::*>(&info->field)) {
-      if (!value.is_number_integer()) return expectedButGot(at, "an integer", value);
+      const std::optional<double> wide = wholeNumber(value);
+      if (!wide) return expectedButGot(at, "an integer", value);
       // Checked before the narrowing to int: 4294967297 wrapped to 1 and passed.
-      const double wide = value.template get<double>();
-      if (!(wide >= info->min && wide <= info->max))
+      if (!(*wide >= info->min && *wide <= info->max))
         return outsideRange(at, value.dump(), info->min, info->max, info->unit);
-      params.*(*member) = value.template get<int>();
+      params.*(*member) = static_cast<int>(*wide);
     } else if (auto member = std::get_if<bool Params::*>(&info->field)) {
       if (!value.is_boolean()) return expectedButGot(at, "true or false", value);
       params.*(*member) = value.template get<bool>();

@@ -140,10 +140,10 @@ std::optional<std::string> readInt(const json& object, const std::string& key,
   if (!object.contains(key)) return std::nullopt;
   const json& v = object[key];
   const std::string at = where + "." + key;
-  if (!v.is_number_integer()) return expectedButGot(at, "an integer", v);
-  const long long value = v.get<long long>();
-  if (value < min || value > max) return outsideRange(at, v.dump(), min, max);
-  out = static_cast<int>(value);
+  const std::optional<double> value = wholeNumber(v);
+  if (!value) return expectedButGot(at, "an integer", v);
+  if (*value < min || *value > max) return outsideRange(at, v.dump(), min, max);
+  out = static_cast<int>(*value);
   return std::nullopt;
 }
 

@@ -366,6 +366,41 @@ TEST(Scene, WrongKindsOfValuesAreQuotedBriefly) {
   EXPECT_LT(simulation.error().size(), 200u) << simulation.error();
 }
 
+// Counts written as whole numbers with a point or an exponent (8.0, 1e2) read as integers, in the
+// scene and in solver parameters; a fraction is refused, and a whole number beyond the range is
+// refused as out of range, not as "not an integer".
+TEST(Scene, WholeNumbersWithAPointOrExponentReadAsIntegers) {
+  json j = minimal();
+  j["cloth"]["generator"]["columns"] = 8.0;
+  j["simulation"] = {{"substeps", 2.0}};
+  j["solver"] = {{"id", "xpbd"}, {"iterations", 1e2}};
+  auto scene = parseScene(j, "s.json", "");
+  ASSERT_TRUE(scene.ok()) << scene.error();
+  EXPECT_EQ(scene->cloth.columns, 8);
+  EXPECT_EQ(scene->sim.substeps, 2);
+  auto simulation = Simulation::create(*scene);
+  ASSERT_TRUE(simulation.ok()) << simulation.error();
+  EXPECT_EQ((*simulation)->solver().params()["iterations"], 100);
+
+  j["cloth"]["generator"]["columns"] = 8.5;
+  EXPECT_NE(parseError(j).find("cloth.generator.columns: expected an integer, got 8.5"),
+            std::string::npos);
+  j = minimal();
+  j["solver"] = {{"id", "xpbd"}, {"iterations", 1e9}};
+  scene = parseScene(j, "s.json", "");
+  ASSERT_TRUE(scene.ok()) << scene.error();
+  simulation = Simulation::create(*scene);
+  ASSERT_FALSE(simulation.ok());
+  EXPECT_NE(simulation.error().find("solver.iterations: 1000000000.0 is outside the valid range"),
+            std::string::npos)
+      << simulation.error();
+  j["solver"]["iterations"] = 1e300;
+  simulation = Simulation::create(*parseScene(j, "s.json", ""));
+  ASSERT_FALSE(simulation.ok());
+  EXPECT_NE(simulation.error().find("solver.iterations: expected an integer"), std::string::npos)
+      << simulation.error();
+}
+
 // A key given twice in one object is refused (JSON would keep the last without a word); the
 // same key in different objects is fine.
 TEST(Scene, AKeyGivenTwiceInOneObjectIsRefused) {
