@@ -43,6 +43,12 @@ for key in vertices triangles edges boundary_edges boundary_loops components non
 done
 check "info counts a quad" grep -q '"triangles": 2' "$work/info.json"
 check "info particles = edges for impulse-nc" grep -q '"particles": 5' "$work/info.json"
+# The quad lies in z = 0, so opened as written it stands on edge: info and run warn of it; the
+# same quad in y = 0 lies flat and gets no warning.
+check "info warns of a cloth standing on edge" grep -q 'quad.obj: the cloth stands on edge' "$work/info.json"
+check "run warns of it too" bash -c "'$cli' run '$work/quad.obj' --steps 1 --quiet 2>&1 | grep -q 'warning: .*quad.obj: the cloth stands on edge'"
+printf 'v 0 0 0\nv 1 0 0\nv 1 0 1\nv 0 0 1\nf 1 2 3 4\n' >"$work/flatquad.obj"
+check "a cloth lying flat gets no such warning" bash -c "'$cli' info '$work/flatquad.obj' | grep -q '\"warnings\": \\[\\]'"
 # A file name that is not UTF-8 (Latin-1) is printed with a replacement character: JSON cannot
 # hold its bytes (info threw and aborted).
 cp "$work/quad.obj" "$work/caf"$'\xe9'".obj"

@@ -56,8 +56,9 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
     if (!loaded) return fail(loaded.error());
     mesh = loaded->mesh;
     scene = sceneForObj(argument);
-    out["warnings"] = loaded->warnings;
     model = buildClothModel(*scene);
+    // The cloth's warnings (the loader's among them) where it can be simulated, else the loader's.
+    out["warnings"] = model ? model->warnings : loaded->warnings;
   } else {
     auto resolved = resolveScene(argument);
     if (!resolved) return fail(resolved.error());
