@@ -23,6 +23,10 @@
 namespace clothlab::cli {
 namespace {
 
+// The table's scene and solver columns: wide enough for the longest names (ckv-cylinder-fine,
+// strain-limit-remesh). Every line under a row starts with the scene's column too.
+constexpr int kSceneColumn = 17, kSolverColumn = 19;
+
 struct BenchRow {
   std::string scene, solver, backend, factorization;
   int particles = 0, constraints = 0, steps = 0;
@@ -229,9 +233,9 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
   std::printf("machine: %s %s, %u hardware threads; simulation on 1 thread (a second where a row says)\n",
               host.nodename, host.machine, std::thread::hardware_concurrency());
   std::printf("%s\n\n", config.c_str());
-  std::printf("%-17s %-19s %-28s %9s %8s %9s %9s %9s %9s %9s %9s %6s %8s\n", "scene", "solver",
-              "factorization", "particles", "constr.", "asm+fact", "forces", "velocity",
-              "position", "collision", "total", "iters", "max|C|");
+  std::printf("%-*s %-*s %-28s %9s %8s %9s %9s %9s %9s %9s %9s %6s %8s\n", kSceneColumn, "scene",
+              kSolverColumn, "solver", "factorization", "particles", "constr.", "asm+fact",
+              "forces", "velocity", "position", "collision", "total", "iters", "max|C|");
 
   nlohmann::json json{{"config", config}, {"steps", steps}, {"results", nlohmann::json::array()}};
   for (const Scene& scene : scenes) {
@@ -251,49 +255,61 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
       const std::string factorization =
           (row->failure.empty() ? row->factorization : row->backend) + (row->onePerStep ? ", 1 per step" : "");
       if (!row->failure.empty()) {
-        std::printf("%-17s %-19s %-28s failed: %s\n", row->scene.c_str(), row->solver.c_str(),
-                    factorization.c_str(), row->failure.c_str());
+        std::printf("%-*s %-*s %-28s failed: %s\n", kSceneColumn, row->scene.c_str(), kSolverColumn,
+                    row->solver.c_str(), factorization.c_str(), row->failure.c_str());
       } else {
         if (row->onePerStep)
-          std::printf("%-17s   as BDB11 step it: one factorization per step, the position pass iterating on it "
-                      "(max_refactorizations 0, contact_rounds 1, local_relinearization false):\n",
-                      row->scene.c_str());
-        std::printf("%-17s %-19s %-28s %9d %8d %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %6.2f %8.2g\n",
-                    row->scene.c_str(), row->solver.c_str(), factorization.c_str(), row->particles,
-                    row->constraints, row->factor, row->forces, row->velocity, row->position, row->collision,
-                    row->total, row->iterations, row->maxError);
+          std::printf(
+              "%-*s   as BDB11 step it: one factorization per step, the position pass iterating on "
+              "it "
+              "(max_refactorizations 0, contact_rounds 1, local_relinearization false):\n",
+              kSceneColumn, row->scene.c_str());
+        std::printf("%-*s %-*s %-28s %9d %8d %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %6.2f %8.2g\n",
+                    kSceneColumn, row->scene.c_str(), kSolverColumn, row->solver.c_str(),
+                    factorization.c_str(), row->particles, row->constraints, row->factor,
+                    row->forces, row->velocity, row->position, row->collision, row->total,
+                    row->iterations, row->maxError);
         if (row->forcesAlongside > 0)
-          std::printf("%-17s   on %d of %d steps forces and collision (the contact prediction) ran on a second "
-                      "thread alongside asm+fact (parallel_forces): total is less than the columns' sum\n",
-                      row->scene.c_str(), row->forcesAlongside, row->steps);
+          std::printf(
+              "%-*s   on %d of %d steps forces and collision (the contact prediction) ran on a "
+              "second "
+              "thread alongside asm+fact (parallel_forces): total is less than the columns' sum\n",
+              kSceneColumn, row->scene.c_str(), row->forcesAlongside, row->steps);
         if (row->substeps > 1)
-          std::printf("%-17s   one step of h = %g s is %d solver steps of %.3g s; figures are per step of h\n",
-                      row->scene.c_str(), row->dt, row->substeps, row->dt / row->substeps);
+          std::printf(
+              "%-*s   one step of h = %g s is %d solver steps of %.3g s; figures are per step of "
+              "h\n",
+              kSceneColumn, row->scene.c_str(), row->dt, row->substeps, row->dt / row->substeps);
         // The median hides a phase that is a minority of the run (a sheet that lands late).
         if (row->contactSteps > 0) {
-          std::printf("%-17s   %d of %d steps touched an obstacle: median %.2f ms per step, %d of them ended "
-                      "above the tolerance (largest error %.2g); %d above it in all",
-                      row->scene.c_str(), row->contactSteps, row->steps, row->contactTotal,
-                      row->contactAboveTolerance, row->contactMaxError, row->aboveTolerance);
+          std::printf(
+              "%-*s   %d of %d steps touched an obstacle: median %.2f ms per step, %d of them "
+              "ended "
+              "above the tolerance (largest error %.2g); %d above it in all",
+              kSceneColumn, row->scene.c_str(), row->contactSteps, row->steps, row->contactTotal,
+              row->contactAboveTolerance, row->contactMaxError, row->aboveTolerance);
           if (row->contactSteps < row->steps)
             std::printf("; the other %d steps: median %.2f ms", row->steps - row->contactSteps, row->freeTotal);
           std::printf("\n");
         } else if (row->aboveTolerance > 0)
-          std::printf("%-17s   %d of %d steps ended above the tolerance\n", row->scene.c_str(),
-                      row->aboveTolerance, row->steps);
+          std::printf("%-*s   %d of %d steps ended above the tolerance\n", kSceneColumn,
+                      row->scene.c_str(), row->aboveTolerance, row->steps);
         if (row->factorizations >= 0) {
-          std::printf("%-17s   factorizations per step: %.2f of the whole matrix and %.2f local",
-                      row->scene.c_str(), row->factorizations, row->localFactorizations);
+          std::printf("%-*s   factorizations per step: %.2f of the whole matrix and %.2f local",
+                      kSceneColumn, row->scene.c_str(), row->factorizations,
+                      row->localFactorizations);
           if (row->contactFactorizations >= 0)
             std::printf(" (%.2f and %.2f over the steps that touched an obstacle)", row->contactFactorizations,
                         row->contactLocalFactorizations);
           std::printf("\n");
         }
         if (row->maxResidual >= 0)
-          std::printf("%-17s   Fast Projection: %.2f iterations per step, %d of %d steps needed the "
-                      "augmented-Lagrangian fallback, largest isometry residual %.2g (tolerance %s)\n",
-                      row->scene.c_str(), row->iterations, row->fallbacks, row->steps, row->maxResidual,
-                      scene.solverParams.value("tolerance", nlohmann::json(0.01)).dump().c_str());
+          std::printf(
+              "%-*s   Fast Projection: %.2f iterations per step, %d of %d steps needed the "
+              "augmented-Lagrangian fallback, largest isometry residual %.2g (tolerance %s)\n",
+              kSceneColumn, row->scene.c_str(), row->iterations, row->fallbacks, row->steps,
+              row->maxResidual,
+              scene.solverParams.value("tolerance", nlohmann::json(0.01)).dump().c_str());
       }
       json["results"].push_back({{"scene", row->scene},
                                   {"solver", row->solver},
@@ -329,8 +345,8 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
                                   {"failure", row->failure}});
     }
     if (compare && fast.failure.empty() && reference.failure.empty() && fast.total > 0)
-      std::printf("%-17s   Eigen SimplicialLDLT / CHOLMOD total: %.2fx\n", scene.name.c_str(),
-                  reference.total / fast.total);
+      std::printf("%-*s   Eigen SimplicialLDLT / CHOLMOD total: %.2fx\n", kSceneColumn,
+                  scene.name.c_str(), reference.total / fast.total);
     if (scene.name == "sphere-drop" && scene.solverId == "impulse-nc" && fast.failure.empty())
       xpbdRatio(scene, fast, steps, json);
   }

@@ -356,10 +356,9 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
     for (size_t f = 0; f < tris.size(); ++f) {
       const Tri& t = tris[f];
       const FaceStrain strain = faceStrain(rests[f], x.row(t[0]), x.row(t[1]), x.row(t[2]));
-      faceLimitValues(rests[f], strain, limits, values);
+      violation = std::max(violation, faceLimitValues(rests[f], strain, limits, values));
       for (int r = 0; r < 8; ++r)
         lambda[8 * f + r] = std::max(0.0, lambda[8 * f + r] + mu * values[r]);
-      violation = std::max(violation, faceLimitViolation(strain, limits));
     }
     for (size_t c = 0; c < contacts.size(); ++c)
       contactLambda[c] = std::max(

@@ -19,6 +19,11 @@ double upperValue(double root, double length, const StrainLimits& limits, int di
 double lowerValue(double root, double length, const StrainLimits& limits, int direction) {
   return root * (1 + lower(limits, direction) - length);
 }
+// How far the stretch `length` along a direction lies beyond its limits (negative within them).
+double violationAlong(double length, const StrainLimits& limits, int direction) {
+  const double strainAlong = length - 1;
+  return std::max(strainAlong - upper(limits, direction), lower(limits, direction) - strainAlong);
+}
 }  // namespace
 
 FaceRest faceRest(const Eigen::Vector2d& d1, const Eigen::Vector2d& d2) {
@@ -78,23 +83,23 @@ void faceLimitRows(const FaceRest& rest, const FaceStrain& strain, const StrainL
   }
 }
 
-void faceLimitValues(const FaceRest& rest, const FaceStrain& strain, const StrainLimits& limits,
-                     std::array<double, 8>& values) {
+double faceLimitValues(const FaceRest& rest, const FaceStrain& strain, const StrainLimits& limits,
+                       std::array<double, 8>& values) {
   const double root = std::sqrt(rest.area);
+  double worst = 0;
   for (int direction = 0; direction < 4; ++direction) {
     const double length = strain.stretch(direction);
     values[2 * direction] = upperValue(root, length, limits, direction);
     values[2 * direction + 1] = lowerValue(root, length, limits, direction);
+    worst = std::max(worst, violationAlong(length, limits, direction));
   }
+  return worst;
 }
 
 double faceLimitViolation(const FaceStrain& strain, const StrainLimits& limits) {
   double worst = 0;
-  for (int direction = 0; direction < 4; ++direction) {
-    const double strainAlong = strain.stretch(direction) - 1;
-    worst = std::max(
-        {worst, strainAlong - upper(limits, direction), lower(limits, direction) - strainAlong});
-  }
+  for (int direction = 0; direction < 4; ++direction)
+    worst = std::max(worst, violationAlong(strain.stretch(direction), limits, direction));
   return worst;
 }
 

@@ -68,9 +68,10 @@ struct LimitRow {
 void faceLimitRows(const FaceRest& rest, const FaceStrain& strain, const StrainLimits& limits,
                    std::vector<LimitRow>& rows);
 
-// The same rows' values alone (what a line search needs), in the same order.
-void faceLimitValues(const FaceRest& rest, const FaceStrain& strain, const StrainLimits& limits,
-                     std::array<double, 8>& values);
+// The same rows' values alone (what a line search needs), in the same order; returns the face's
+// faceLimitViolation from the same stretches.
+double faceLimitValues(const FaceRest& rest, const FaceStrain& strain, const StrainLimits& limits,
+                       std::array<double, 8>& values);
 
 // How far the face's stretches lie beyond their limits, dimensionless (0 within them).
 double faceLimitViolation(const FaceStrain& strain, const StrainLimits& limits);
