@@ -415,7 +415,8 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
     if (glm::length(axis) > 1e-6f) m = glm::rotate(m, angle, glm::normalize(axis));
     return glm::scale(m, glm::vec3(extent, 1, extent));
   };
-  const glm::vec3 planeColor(0.70f, 0.71f, 0.69f), solidColor(0.62f, 0.66f, 0.72f);
+  const glm::vec3 planeColor(0.70f, 0.71f, 0.69f), solidColor(0.62f, 0.66f, 0.72f),
+      jellyColor(0.45f, 0.78f, 0.35f);
   // Planes are flat: lit once here and filled with the unlit program (a large area is the most
   // expensive thing to shade in software rendering).
   glEnable(GL_POLYGON_OFFSET_FILL);
@@ -488,9 +489,10 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
     r.setMat4(r.meshProgram, "uShadow", shadow);
     r.setInt(r.meshProgram, "uShadowPass", 1);
     r.setFloat(r.meshProgram, "uAlpha", 0.28f);
-    for (const auto& ob : s.obstacles)
-      if (ob.type != Obstacle::Type::Plane)
-        r.drawLit(r.obstacleMesh(ob), obstacleModel(ob), {}, {}, false);
+    for (const auto* list : {&s.obstacles, &s.jellies})
+      for (const auto& ob : *list)
+        if (ob.type != Obstacle::Type::Plane)
+          r.drawLit(r.obstacleMesh(ob), obstacleModel(ob), {}, {}, false);
     glDepthMask(GL_TRUE);
     glDisable(GL_STENCIL_TEST);
     r.setMat4(r.meshProgram, "uShadow", glm::mat4(1));
@@ -517,6 +519,9 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
     r.setFloat(r.meshProgram, "uRecede", box ? boxRecede : mesh ? meshRecede : 0.0f);
     r.drawLit(r.obstacleMesh(ob), obstacleModel(ob), solidColor, solidColor, false);
   }
+  r.setFloat(r.meshProgram, "uRecede", meshRecede);
+  for (const auto& jelly : s.jellies)
+    r.drawLit(r.obstacleMesh(jelly), obstacleModel(jelly), jellyColor, jellyColor, false);
   r.setFloat(r.meshProgram, "uRecede", 0);
 
   // The cloth.

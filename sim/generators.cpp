@@ -414,4 +414,34 @@ TriangleMesh makeTorus(double majorRadius, double minorRadius, int segments, int
   return mesh;
 }
 
+TriangleMesh makeEllipsoid(const Vec3& radii, int segments, int rings) {
+  TriangleMesh mesh;
+  const int n = 2 + (rings - 1) * segments;
+  mesh.positions.resize(n, 3);
+  mesh.positions.row(0) = Vec3(0, radii.y(), 0).transpose();
+  mesh.positions.row(n - 1) = Vec3(0, -radii.y(), 0).transpose();
+  auto index = [&](int ring, int i) { return 1 + (ring - 1) * segments + (i % segments); };
+  for (int ring = 1; ring < rings; ++ring) {
+    const double theta = std::numbers::pi * ring / rings;
+    for (int i = 0; i < segments; ++i) {
+      const double phi = 2 * std::numbers::pi * i / segments;
+      mesh.positions.row(index(ring, i)) =
+          Vec3(radii.x() * std::sin(theta) * std::cos(phi), radii.y() * std::cos(theta),
+               radii.z() * std::sin(theta) * std::sin(phi))
+              .transpose();
+    }
+  }
+  for (int i = 0; i < segments; ++i) {
+    mesh.triangles.push_back({0, index(1, i + 1), index(1, i)});
+    mesh.triangles.push_back({n - 1, index(rings - 1, i), index(rings - 1, i + 1)});
+    for (int ring = 1; ring + 1 < rings; ++ring) {
+      const int a = index(ring, i), b = index(ring, i + 1), c = index(ring + 1, i + 1),
+                d = index(ring + 1, i);
+      mesh.triangles.push_back({a, b, c});
+      mesh.triangles.push_back({a, c, d});
+    }
+  }
+  return mesh;
+}
+
 }  // namespace clothlab

@@ -33,6 +33,10 @@ TriangleMesh makeCylinder(double radius, double height, int columns, int rows, D
 // outward-facing (an obstacle shape, not cloth).
 TriangleMesh makeTorus(double majorRadius, double minorRadius, int segments, int rings);
 
+// A closed ellipsoid with semi-axes `radii` centred on the origin, poles on the y axis: `segments`
+// vertices round each of `rings` - 1 latitudes, outward-facing (a jelly's shape).
+TriangleMesh makeEllipsoid(const Vec3& radii, int segments, int rings);
+
 // Every generator avoids "ear" triangles (two boundary edges, one neighbour) by flipping their
 // interior edge, so that every boundary triangle has two neighbours, as the NC boundary
 // constraints of Bender et al. assume (methods 1.3).

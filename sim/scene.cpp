@@ -236,6 +236,22 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
   return std::nullopt;
 }
 
+// The mesh of a shape given by "obj" (a path relative to the scene file) into `mesh`, the path
+// made absolute in `spec`; the loader's warnings appended, naming the key.
+std::optional<std::string> loadShapeObj(const json& o, const std::string& at,
+                                        const std::string& baseDir, TriangleMesh& mesh, json& spec,
+                                        std::vector<std::string>& warnings) {
+  if (!o["obj"].is_string()) return expectedButGot(at + ".obj", "a path string", o["obj"]);
+  std::filesystem::path path = o["obj"].get<std::string>();
+  if (path.is_relative() && !baseDir.empty()) path = std::filesystem::path(baseDir) / path;
+  auto loaded = loadObj(path.lexically_normal().string());
+  if (!loaded) return at + ".obj: " + loaded.error();
+  for (const std::string& warning : loaded->warnings) warnings.push_back(at + ".obj: " + warning);
+  mesh = std::move(loaded->mesh);
+  spec["obj"] = std::filesystem::absolute(path).lexically_normal().string();
+  return std::nullopt;
+}
+
 // A mesh obstacle: an OBJ (relative to the scene file) or a generated shape, placed by a
 // transform; the triangles are stored in world coordinates. The OBJ loader's warnings are
 // appended to `warnings`, each naming the obstacle's key.
@@ -250,14 +266,7 @@ std::optional<std::string> parseMeshObstacle(const json& o, const std::string& a
   TriangleMesh mesh;
   if (o.contains("obj") == o.contains("generator")) return at + ": give exactly one of \"obj\" or \"generator\"";
   if (o.contains("obj")) {
-    if (!o["obj"].is_string()) return expectedButGot(at + ".obj", "a path string", o["obj"]);
-    std::filesystem::path path = o["obj"].get<std::string>();
-    if (path.is_relative() && !baseDir.empty()) path = std::filesystem::path(baseDir) / path;
-    auto loaded = loadObj(path.lexically_normal().string());
-    if (!loaded) return at + ".obj: " + loaded.error();
-    for (const std::string& warning : loaded->warnings) warnings.push_back(at + ".obj: " + warning);
-    mesh = std::move(loaded->mesh);
-    spec["obj"] = std::filesystem::absolute(path).lexically_normal().string();
+    if (auto e = loadShapeObj(o, at, baseDir, mesh, spec, warnings)) return e;
   } else {
     const json& g = o["generator"];
     const std::string gat = at + ".generator";
@@ -376,6 +385,72 @@ std::optional<std::string> parseObstacles(const json& list, const std::string& w
   return std::nullopt;
 }
 
+// Jellies: a closed OBJ or a generated ellipsoid placed by a transform, its velocity and material.
+std::optional<std::string> parseJellies(const json& list, const std::string& where,
+                                        const std::string& baseDir, Scene& scene) {
+  if (!list.is_array()) return expectedButGot(where, "an array", list);
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& o = list[i];
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    if (!o.is_object()) return expectedButGot(at, "an object", o);
+    if (auto e =
+            checkKeys(o, at,
+                      {"obj", "generator", "transform", "velocity", "density", "young", "poisson",
+                       "damping", "friction", "alpha", "elements", "contact_stiffness"}))
+      return e;
+    JellySpec jelly;
+    jelly.json = o;
+    TriangleMesh mesh;
+    if (o.contains("obj") == o.contains("generator"))
+      return at + ": give exactly one of \"obj\" or \"generator\"";
+    if (o.contains("obj")) {
+      if (auto e = loadShapeObj(o, at, baseDir, mesh, jelly.json, scene.warnings)) return e;
+    } else {
+      const json& g = o["generator"];
+      const std::string gat = at + ".generator";
+      auto typed = typeOf(g, gat, "\"ellipsoid\", the generated jelly shape");
+      if (!typed) return typed.error();
+      if (*typed != "ellipsoid")
+        return gat + ".type: unknown shape '" + *typed + "' (expected \"ellipsoid\")";
+      if (auto e = checkKeys(g, gat, {"type", "radii", "segments", "rings"})) return e;
+      Vec3 radii(0.1, 0.1, 0.1);
+      int segments = 32, rings = 16;
+      if (g.contains("radii")) {
+        if (auto e = readVec3(g["radii"], gat + ".radii", radii)) return e;
+        if (!(radii.minCoeff() >= 1e-3 && radii.maxCoeff() <= 100))
+          return gat + ".radii: each must lie in [0.001, 100] m";
+      }
+      if (auto e = readInt(g, "segments", gat, segments, 6, 512)) return e;
+      if (auto e = readInt(g, "rings", gat, rings, 4, 256)) return e;
+      mesh = makeEllipsoid(radii, segments, rings);
+    }
+    Transform transform;
+    if (o.contains("transform"))
+      if (auto e = parseTransform(o["transform"], at + ".transform", transform)) return e;
+    mesh.positions = transform.applied(mesh.positions);
+    jelly.surface = std::make_shared<const TriangleMesh>(std::move(mesh));
+    if (o.contains("velocity"))
+      if (auto e = readVec3(o["velocity"], at + ".velocity", jelly.velocity)) return e;
+    JellyMaterial& m = jelly.material;
+    const std::pair<const char*, double*> numbers[] = {{"density", &m.density},
+                                                       {"young", &m.young},
+                                                       {"poisson", &m.poisson},
+                                                       {"damping", &m.damping},
+                                                       {"friction", &m.friction},
+                                                       {"alpha", &m.alpha},
+                                                       {"contact_stiffness", &m.contactStiffness}};
+    for (auto [key, value] : numbers) {  // their ranges: validateJelly
+      if (!o.contains(key)) continue;
+      if (!o[key].is_number()) return expectedButGot(at + "." + key, "a number", o[key]);
+      *value = o[key].get<double>();
+    }
+    if (auto e = readInt(o, "elements", at, m.elements, 8, 512)) return e;
+    if (auto e = validateJelly(jelly, at)) return e;
+    scene.jellies.push_back(std::move(jelly));
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> parsePointMasses(const json& list, const std::string& where, Scene& scene) {
   if (!list.is_array()) return expectedButGot(where, "an array", list);
   for (size_t i = 0; i < list.size(); ++i) {
@@ -405,7 +480,8 @@ Result<Scene> parseScene(const json& root, const std::string& source, const std:
   Scene scene;
   scene.sourcePath = source;
   if (auto e = checkKeys(root, source,
-                         {"name", "description", "cloth", "simulation", "pins", "obstacles", "point_masses", "solver"}))
+                         {"name", "description", "cloth", "simulation", "pins", "obstacles",
+                          "point_masses", "jellies", "solver"}))
     return Error{*e};
   auto fail = [&](const std::string& message) { return Error{message}; };
   const std::string at = source + ": ";
@@ -438,6 +514,8 @@ Result<Scene> parseScene(const json& root, const std::string& source, const std:
     if (auto e = parseObstacles(root["obstacles"], at + "obstacles", baseDir, scene)) return fail(*e);
   if (root.contains("point_masses"))
     if (auto e = parsePointMasses(root["point_masses"], at + "point_masses", scene)) return fail(*e);
+  if (root.contains("jellies"))
+    if (auto e = parseJellies(root["jellies"], at + "jellies", baseDir, scene)) return fail(*e);
   if (root.contains("solver")) {
     const json& solver = root["solver"];
     if (!solver.is_object())
@@ -565,9 +643,10 @@ Result<std::string> sceneFileText(const Scene& scene) {
     };
     check("the name", out["name"]);
     if (out["cloth"].contains("obj")) check("the cloth's obj", out["cloth"]["obj"]);
-    for (size_t i = 0; i < out["obstacles"].size(); ++i)
-      if (out["obstacles"][i].contains("obj"))
-        check("obstacles[" + std::to_string(i) + "].obj", out["obstacles"][i]["obj"]);
+    for (const char* list : {"obstacles", "jellies"})
+      for (size_t i = 0; out.contains(list) && i < out[list].size(); ++i)
+        if (out[list][i].contains("obj"))
+          check(std::string(list) + "[" + std::to_string(i) + "].obj", out[list][i]["obj"]);
     std::string list;
     for (const auto& b : bad) list += (list.empty() ? "" : ", ") + b;
     return Error{"not valid UTF-8 text, which a JSON scene file cannot hold: " +
@@ -668,6 +747,11 @@ json sceneToJson(const Scene& scene) {
       masses.push_back(j);
     }
     out["point_masses"] = masses;
+  }
+  if (!scene.jellies.empty()) {
+    json jellies = json::array();
+    for (const JellySpec& jelly : scene.jellies) jellies.push_back(jelly.json);
+    out["jellies"] = jellies;
   }
   json solver = scene.solverParams;
   solver["id"] = scene.solverId;

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "sim/generators.h"
+#include "sim/jelly/jelly.h"
 #include "sim/mesh.h"
 #include "sim/obj_io.h"
 #include "sim/obstacles.h"
@@ -119,6 +120,7 @@ struct Scene {
     double mass = 0;   // [kg]
   };
   std::vector<PointMass> pointMasses;
+  std::vector<JellySpec> jellies;  // elastic bodies (sim/jelly/jelly.h)
   std::string solverId = "impulse-nc";
   nlohmann::json solverParams = nlohmann::json::object();  // validated by the solver
   std::vector<std::string> warnings;  // from its generator and loading its OBJ obstacles (sim/obj_io.h)

@@ -63,8 +63,16 @@ Result<std::unique_ptr<Simulation>> Simulation::build(const Scene& scene, ClothM
   simulation->sim_ = scene.sim;
   auto solver = createSolver(scene.solverId);
   simulation->cloth_ = std::make_shared<const ClothModel>(std::move(cloth));
+  for (size_t i = 0; i < scene.jellies.size(); ++i) {
+    if (auto e = validateJelly(scene.jellies[i], "jellies[" + std::to_string(i) + "]"))
+      return Error{scene.sourcePath + ": " + *e};
+    simulation->jellies_.emplace_back(scene.jellies[i]);
+  }
   if (auto e = startsInsideObstacle(*simulation->cloth_, scene.obstacles, scene.sim.thickness))
     return Error{scene.sourcePath + ": " + *e};
+  if (auto e = startsInsideObstacle(*simulation->cloth_, simulation->jellyObstacles(),
+                                    scene.sim.thickness))
+    return Error{scene.sourcePath + ": " + *e + " (the jellies, numbered as in \"jellies\")"};
   simulation->reach_ = std::make_unique<GrabReach>(*simulation->cloth_);
   if (auto e = solver->reset(simulation->cloth_, simulation->sim_, scene.solverParams))
     return Error{scene.sourcePath + ": " + *e};
@@ -86,7 +94,9 @@ Result<std::unique_ptr<Simulation>> Simulation::build(const Scene& scene, ClothM
 }
 
 void Simulation::allowWhereTheClothStands() {
-  allowance_ = depthsWithinThickness(obstaclesAt(time_), surface(), sim_.thickness);
+  std::vector<Obstacle> around = obstaclesAt(time_);
+  for (Obstacle& jelly : jellyObstacles()) around.push_back(std::move(jelly));
+  allowance_ = depthsWithinThickness(around, surface(), sim_.thickness);
   if (sim_.selfCollision)
     allowance_ =
         allowance_.cwiseMax(selfDepthsWithinThickness(cloth_->mesh, cloth_->topology, surface(), sim_.thickness));
@@ -132,6 +142,7 @@ std::optional<std::string> Simulation::step() {
   const bool keepStart = most > base || (stop_ && base > 1);
   const SolverState start = keepStart ? solver_->state() : SolverState{};
   const Eigen::VectorXd allowanceAtStart = allowance_;
+  const std::vector<JellyBody> jelliesAtStart = jellies_;
   double spentMs = 0;  // on attempts taken again
   int retries = 0;
   // Start from the count the last steps needed; after kEasySteps steps that needed no retry, try
@@ -144,6 +155,7 @@ std::optional<std::string> Simulation::step() {
     if (error && stopRequested()) {
       if (keepStart) solver_->setState(start);
       allowance_ = allowanceAtStart;
+      jellies_ = jelliesAtStart;
       return std::string(kStepStopped);
     }
     if (substeps * 2 <= most && (error || !stats.converged)) {
@@ -151,6 +163,7 @@ std::optional<std::string> Simulation::step() {
       ++retries;
       solver_->setState(start);
       allowance_ = allowanceAtStart;
+      jellies_ = jelliesAtStart;
       continue;
     }
     if (error) {
@@ -195,7 +208,16 @@ std::optional<std::string> Simulation::takeSubsteps(int substeps, StepStats& sta
 }
 
 std::optional<std::string> Simulation::substep(const SimParams& sim, double start, StepStats& stats) {
-  const std::vector<Obstacle> obstacles = obstaclesAt(start + sim.dt);
+  std::vector<Obstacle> obstacles = obstaclesAt(start + sim.dt);
+  // The jellies move and deform against the obstacles first; the cloth then meets them too.
+  int jellyWalls = 0;
+  double squash = 0;
+  for (JellyBody& jelly : jellies_) {
+    jelly.step(sim.dt, sim.gravity, obstacles);
+    jellyWalls += jelly.lastStep().walls;
+    squash = std::max(squash, jelly.lastStep().maxDisplacement);
+  }
+  for (const JellyBody& jelly : jellies_) obstacles.push_back(jelly.asObstacle());
   // Where each pin holds its vertex in this sub-step: pins_, copied only once a hold differs.
   const std::vector<std::pair<int, Vec3>>* given = &pins_;
   std::vector<std::pair<int, Vec3>> holds;
@@ -232,6 +254,10 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
   if (grab) grab->target = reach_->clamp(*grab, pins);
   const StepContext context{sim, obstacles, pins, grab, stop_, contactAllowance()};
   if (auto e = solver_->step(context, stats)) return e;
+  if (!jellies_.empty()) {
+    stats.extra["jelly_walls"] = jellyWalls;
+    stats.extra["max_jelly_squash"] = squash;
+  }
   if (allowance_.size() > 0) {
     allowance_ = (allowance_.array() - kContactRecoverySpeed * sim.dt).max(0.0);
     if (allowance_.maxCoeff() == 0) allowance_.resize(0);
@@ -307,6 +333,12 @@ void Simulation::removePin(int vertex) {
 void Simulation::clearPins() {
   pins_.clear();
   pinTravels_.clear();
+}
+
+std::vector<Obstacle> Simulation::jellyObstacles() const {
+  std::vector<Obstacle> out;
+  for (const JellyBody& jelly : jellies_) out.push_back(jelly.asObstacle());
+  return out;
 }
 
 std::vector<Obstacle> Simulation::obstaclesAt(double t) const {

@@ -89,6 +89,9 @@ class Simulation {
   const std::optional<Grab>& grab() const { return grab_; }
   const std::vector<Obstacle>& obstacles() const { return obstacles_; }  // as at t = 0
   std::vector<Obstacle> obstaclesAt(double t) const;  // moving obstacles where they are at t
+  // The scene's jellies as they stand now, and each as the mesh obstacle the cloth meets.
+  const std::vector<JellyBody>& jellies() const { return jellies_; }
+  std::vector<Obstacle> jellyObstacles() const;
   const StepStats& lastStats() const { return stats_; }
   long stepCount() const { return stepCount_; }
   double time() const { return time_; }
@@ -135,6 +138,8 @@ class Simulation {
   int movedPin_ = -1;  // the vertex of the pin moved last (setPin), brought within the others' reach
   double movedPinSlack_ = 0;  // how far beyond that reach its vertex stood when it was set [m]
   std::vector<Obstacle> obstacles_;
+  // Stepped before the cloth in each sub-step, against obstacles_; the cloth meets them.
+  std::vector<JellyBody> jellies_;
   // Per vertex, how far within the thickness of an obstacle (or, with self-collision, of another
   // part of the cloth) its contacts may leave it (StepContext::contactAllowance): where the
   // scene, a thicker cloth, self-collision turned on or an obstacle edit put it, shrinking at

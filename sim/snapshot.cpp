@@ -25,19 +25,23 @@ void Snapshot::bounds(Vec3& lo, Vec3& hi) const {
   lo.setConstant(std::numeric_limits<double>::infinity());
   hi = -lo;
   if (vertexCount() > 0) clothBounds(lo, hi);
-  for (const auto& o : obstacles) {
-    Vec3 half = Vec3::Zero();
-    if (o.type == Obstacle::Type::Sphere) half.setConstant(o.radius);
-    else if (o.type == Obstacle::Type::Box) half = o.halfExtents;
-    else if (o.type == Obstacle::Type::Mesh && o.shape) {
-      const Vec3 c = o.center(), r = Vec3::Constant(o.shape->radius());
-      lo = lo.cwiseMin(c - r);
-      hi = hi.cwiseMax(c + r);
-      continue;
-    } else continue;
-    lo = lo.cwiseMin(o.point - half);
-    hi = hi.cwiseMax(o.point + half);
-  }
+  for (const auto* list : {&obstacles, &jellies})
+    for (const auto& o : *list) {
+      Vec3 half = Vec3::Zero();
+      if (o.type == Obstacle::Type::Sphere)
+        half.setConstant(o.radius);
+      else if (o.type == Obstacle::Type::Box)
+        half = o.halfExtents;
+      else if (o.type == Obstacle::Type::Mesh && o.shape) {
+        const Vec3 c = o.center(), r = Vec3::Constant(o.shape->radius());
+        lo = lo.cwiseMin(c - r);
+        hi = hi.cwiseMax(c + r);
+        continue;
+      } else
+        continue;
+      lo = lo.cwiseMin(o.point - half);
+      hi = hi.cwiseMax(o.point + half);
+    }
 }
 
 namespace {
@@ -84,7 +88,8 @@ Snapshot makeSnapshot(const Simulation& simulation, bool overlay,
   }
   if (contacts) {
     const double reach = 1.5 * simulation.sim().thickness + 1e-6;
-    const std::vector<Obstacle> obstacles = simulation.obstaclesAt(simulation.time());
+    std::vector<Obstacle> obstacles = simulation.obstaclesAt(simulation.time());
+    for (Obstacle& jelly : simulation.jellyObstacles()) obstacles.push_back(std::move(jelly));
     for (int v = 0; v < surface.rows(); ++v) {
       const Vec3 p = surface.row(v).transpose();
       for (const Obstacle& o : obstacles) {
@@ -104,6 +109,7 @@ Snapshot makeSnapshot(const Simulation& simulation, bool overlay,
   s.grab = simulation.grab();
   if (s.grab) s.grabPoint = s.surfacePoint(s.grab->triangle, s.grab->barycentric);
   s.obstacles = simulation.obstaclesAt(simulation.time());
+  s.jellies = simulation.jellyObstacles();
   s.sim = simulation.sim();
   s.solverParams = simulation.solver().params();
   s.stats = simulation.lastStats();

@@ -39,6 +39,7 @@ struct Snapshot {
   std::optional<Grab> grab;
   Vec3 grabPoint{0, 0, 0};       // current position of the grabbed material point [m]
   std::vector<Obstacle> obstacles;
+  std::vector<Obstacle> jellies;  // the jellies' deformed surfaces, as mesh obstacles
   SimParams sim;
   nlohmann::json solverParams;
   StepStats stats;
@@ -49,7 +50,7 @@ struct Snapshot {
   Vec3 vertex(int v) const { return {positions[3 * v], positions[3 * v + 1], positions[3 * v + 2]}; }
   // The surface point of triangle t at barycentric coordinates b.
   Vec3 surfacePoint(int t, const Vec3& b) const;
-  // Axis-aligned bounds of the surface and the obstacles (planes excluded) [m].
+  // Axis-aligned bounds of the surface, the obstacles (planes excluded) and the jellies [m].
   void bounds(Vec3& lo, Vec3& hi) const;
   // The same of the surface alone; zero for an empty one.
   void clothBounds(Vec3& lo, Vec3& hi) const;

@@ -1,0 +1,444 @@
+#include "sim/jelly/jelly.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numbers>
+
+#include "sim/mesh_shape.h"
+
+namespace clothlab {
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+// The wall's force grows as k_c V / (1 - V / volume), the denominator no smaller than this.
+constexpr double kLeastRoom = 0.05;
+
+// Signed volume of the tetrahedron (p, a, b, c).
+double tetVolume(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
+  return (a - p).dot((b - p).cross(c - p)) / 6;
+}
+
+struct VolumeAndCentroid {
+  double volume = 0;
+  Vec3 centroid{0, 0, 0};
+};
+
+VolumeAndCentroid enclosed(const TriangleMesh& mesh) {
+  VolumeAndCentroid out;
+  const Vec3 origin = mesh.positions.colwise().mean().transpose();
+  Vec3 moment = Vec3::Zero();
+  for (const Tri& t : mesh.triangles) {
+    const Vec3 a = mesh.positions.row(t[0]), b = mesh.positions.row(t[1]),
+               c = mesh.positions.row(t[2]);
+    const double v = tetVolume(origin, a, b, c);
+    out.volume += v;
+    moment += v * (origin + a + b + c) / 4;
+  }
+  out.centroid = out.volume != 0 ? Vec3(moment / out.volume) : origin;
+  return out;
+}
+
+// A unit vector perpendicular to `along`: the x axis made perpendicular, or the z axis where
+// `along` lies near x (a fixed preference, so that a wobbling `along` keeps its sections).
+Vec3 perpendicular(const Vec3& along) {
+  const Vec3 e = std::abs(along.x()) < 0.9 ? Vec3::UnitX() : Vec3::UnitZ();
+  return (e - e.dot(along) * along).normalized();
+}
+
+double polygonArea(const std::vector<Vec2>& p) {
+  double twice = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const Vec2& a = p[i];
+    const Vec2& b = p[(i + 1) % p.size()];
+    twice += a.x() * b.y() - a.y() * b.x();
+  }
+  return twice / 2;
+}
+
+// `loop` resampled at `count` points equally spaced along its length.
+std::vector<Vec2> resample(const std::vector<Vec2>& loop, int count) {
+  std::vector<double> at(loop.size() + 1, 0);
+  for (size_t i = 0; i < loop.size(); ++i)
+    at[i + 1] = at[i] + (loop[(i + 1) % loop.size()] - loop[i]).norm();
+  std::vector<Vec2> out;
+  out.reserve(count);
+  size_t edge = 0;
+  for (int k = 0; k < count; ++k) {
+    const double s = at.back() * k / count;
+    while (edge + 1 < loop.size() && at[edge + 1] <= s) ++edge;
+    const double span = at[edge + 1] - at[edge];
+    const double f = span > 0 ? (s - at[edge]) / span : 0;
+    out.push_back(loop[edge] + f * (loop[(edge + 1) % loop.size()] - loop[edge]));
+  }
+  return out;
+}
+
+}  // namespace
+
+double jellyContactStiffness(const JellyMaterial& m, double volume) {
+  const double radius = std::cbrt(3 * volume / (4 * kPi));
+  return 4 * m.young / (3 * kPi * (1 - m.poisson * m.poisson) * radius * std::sqrt(0.1));
+}
+
+std::optional<std::string> validateJelly(const JellySpec& spec, const std::string& at) {
+  const JellyMaterial& m = spec.material;
+  auto range = [&](const char* key, double value, double lo,
+                   double hi) -> std::optional<std::string> {
+    if (value >= lo && value <= hi) return std::nullopt;
+    return at + "." + key + ": " + nlohmann::json(value).dump() + " is out of range [" +
+           nlohmann::json(lo).dump() + ", " + nlohmann::json(hi).dump() + "]";
+  };
+  if (auto e = range("density", m.density, 1, 1e5)) return e;
+  if (auto e = range("young", m.young, 1, 1e9)) return e;
+  if (auto e = range("poisson", m.poisson, 0, 0.49)) return e;
+  if (auto e = range("damping", m.damping, 0, 100)) return e;
+  if (auto e = range("friction", m.friction, 0, kMaxFriction)) return e;
+  if (auto e = range("alpha", m.alpha, 0.1, 10)) return e;
+  if (auto e = range("elements", m.elements, 8, 512)) return e;
+  if (auto e = range("contact_stiffness", m.contactStiffness, 0, 1e12)) return e;
+  if (!spec.velocity.allFinite() || spec.velocity.cwiseAbs().maxCoeff() > kMaxObstacleSpeed)
+    return at + ".velocity: each component must be finite and at most " +
+           nlohmann::json(kMaxObstacleSpeed).dump() + " m/s";
+  if (!spec.surface || spec.surface->triangleCount() == 0)
+    return at + ": the jelly has no triangles";
+  const TriangleMesh& mesh = *spec.surface;
+  if (!mesh.positions.allFinite() || mesh.positions.cwiseAbs().maxCoeff() > kMaxObstacleCoordinate)
+    return at + ": a vertex is not finite or lies beyond " +
+           nlohmann::json(kMaxObstacleCoordinate).dump() + " m";
+  const MeshTopology topology = buildTopology(mesh);
+  int open = 0;
+  for (int count : topology.edgeTriCount) open += count != 2;
+  if (open > 0)
+    return at + ": the jelly's surface must be closed (every edge shared by two triangles); " +
+           std::to_string(open) + " of its " + std::to_string(topology.edgeCount()) +
+           " edges are not";
+  const double volume = enclosed(mesh).volume;
+  if (!(volume > 0))
+    return at + ": the jelly's surface encloses no volume (" + nlohmann::json(volume).dump() +
+           " m³; are its triangles turned inwards?)";
+  return std::nullopt;
+}
+
+JellyBody::JellyBody(const JellySpec& spec) : material_(spec.material), velocity_(spec.velocity) {
+  const VolumeAndCentroid vc = enclosed(*spec.surface);
+  volume_ = vc.volume;
+  mass_ = material_.density * volume_;
+  start_ = center_ = vc.centroid;
+  auto rest = std::make_shared<TriangleMesh>(*spec.surface);
+  rest->positions.rowwise() -= start_.transpose();
+  radius_ = rest->positions.rowwise().norm().maxCoeff();
+  rest_ = std::move(rest);
+  restShape_ = std::make_shared<const MeshShape>(*spec.surface);
+  contactStiffness_ = material_.contactStiffness > 0 ? material_.contactStiffness
+                                                     : jellyContactStiffness(material_, volume_);
+}
+
+Positions JellyBody::surface() const {
+  Positions p = rest_->positions.rowwise() + center_.transpose();
+  if (displacement_.size() > 0) p += displacement_;
+  return p;
+}
+
+Obstacle JellyBody::asObstacle() const {
+  Obstacle o;
+  o.type = Obstacle::Type::Mesh;
+  if (displacement_.size() > 0 && !deformedShape_) {
+    TriangleMesh deformed = *rest_;
+    deformed.positions = (deformed.positions + displacement_).rowwise() + start_.transpose();
+    deformedShape_ = std::make_shared<const MeshShape>(std::move(deformed));
+  }
+  o.shape = displacement_.size() > 0 ? deformedShape_ : restShape_;
+  o.point = center_ - start_;
+  o.velocity = velocity_;
+  o.friction = material_.friction;
+  return o;
+}
+
+JellyBody::Beyond JellyBody::beyond(const Vec3& center, const Vec3& point,
+                                    const Vec3& normal) const {
+  // The rest surface clipped to the far side of the plane, coned from a point on the plane: the
+  // cap the plane cuts adds nothing (its cones are flat), so the sum is the volume beyond.
+  Beyond out;
+  Vec3 moment = Vec3::Zero();
+  for (const Tri& t : rest_->triangles) {
+    Vec3 v[3];
+    double s[3];
+    for (int k = 0; k < 3; ++k) {
+      v[k] = rest_->positions.row(t[k]).transpose() + center;
+      s[k] = (v[k] - point).dot(normal);
+    }
+    if (s[0] >= 0 && s[1] >= 0 && s[2] >= 0) continue;
+    Vec3 clipped[4];
+    int n = 0;
+    for (int k = 0; k < 3; ++k) {
+      const int next = (k + 1) % 3;
+      if (s[k] < 0) clipped[n++] = v[k];
+      if ((s[k] < 0) != (s[next] < 0))
+        clipped[n++] = v[k] + s[k] / (s[k] - s[next]) * (v[next] - v[k]);
+    }
+    for (int k = 1; k + 1 < n; ++k) {
+      const double vol = tetVolume(point, clipped[0], clipped[k], clipped[k + 1]);
+      out.volume += vol;
+      moment += vol * (point + clipped[0] + clipped[k] + clipped[k + 1]) / 4;
+    }
+  }
+  if (out.volume > 0)
+    out.centroid = moment / out.volume;
+  else
+    out.volume = 0;
+  return out;
+}
+
+std::vector<Vec2> JellyBody::section(const Vec3& across, const Vec3& along, int elements) const {
+  const Vec3 normal = across.cross(along);
+  const Positions& r = rest_->positions;
+  const Eigen::VectorXd side = r * normal;
+  // Crossing points on mesh edges, keyed by the edge, and the segments between them.
+  std::map<std::pair<int, int>, int> id;
+  std::vector<Vec2> points;
+  std::vector<std::vector<int>> next;
+  auto crossing = [&](int a, int b) {
+    const auto key = std::minmax(a, b);
+    auto [it, fresh] = id.try_emplace(key, static_cast<int>(points.size()));
+    if (fresh) {
+      const double f = side[a] / (side[a] - side[b]);
+      const Vec3 p = r.row(a) + f * (r.row(b) - r.row(a));
+      points.emplace_back(p.dot(across), p.dot(along));
+      next.emplace_back();
+    }
+    return it->second;
+  };
+  for (const Tri& t : rest_->triangles) {
+    int ends[2], n = 0;
+    for (int k = 0; k < 3 && n < 2; ++k) {
+      const int a = t[k], b = t[(k + 1) % 3];
+      if ((side[a] >= 0) != (side[b] >= 0)) ends[n++] = crossing(a, b);
+    }
+    if (n == 2 && ends[0] != ends[1]) {
+      next[ends[0]].push_back(ends[1]);
+      next[ends[1]].push_back(ends[0]);
+    }
+  }
+  // Walk the loops; keep the one enclosing the most area.
+  std::vector<char> seen(points.size(), 0);
+  std::vector<Vec2> best;
+  double bestArea = 0;
+  for (size_t s = 0; s < points.size(); ++s) {
+    if (seen[s] || next[s].empty()) continue;
+    std::vector<Vec2> loop;
+    int prev = -1, at = static_cast<int>(s);
+    while (at >= 0 && !seen[at]) {
+      seen[at] = 1;
+      loop.push_back(points[at]);
+      int go = -1;
+      for (int candidate : next[at])
+        if (candidate != prev && !seen[candidate]) go = candidate;
+      prev = at;
+      at = go;
+    }
+    const double area = polygonArea(loop);
+    if (loop.size() >= 3 && std::abs(area) > std::abs(bestArea)) {
+      best = std::move(loop);
+      bestArea = area;
+    }
+  }
+  if (best.empty()) return best;
+  if (bestArea < 0) std::reverse(best.begin(), best.end());
+  return resample(best, elements);
+}
+
+JellyBody::Section& JellyBody::sectionFor(int which, const Vec3& across, const Vec3& along) {
+  Section& s = sections_[which];
+  // Within 5° of the last sections' directions their matrices serve (the direction to the mean
+  // contact point wobbles by a few degrees on a faceted surface).
+  constexpr double kSameDirection = 0.9962;
+  if (s.bem && s.across.dot(across) > kSameDirection && s.along.dot(along) > kSameDirection)
+    return s;
+  s.across = across;
+  s.along = along;
+  std::vector<Vec2> polygon = section(across, along, material_.elements);
+  s.bem = checkBemPolygon(polygon)
+              ? nullptr
+              : std::make_shared<BemPolygon>(
+                    std::move(polygon), BemMaterial{material_.young, material_.poisson, false});
+  return s;
+}
+
+Eigen::VectorXd JellyBody::solveSection(Section& section, const std::vector<Wall>& walls,
+                                        const Vec3& bodyForce) {
+  if (!section.bem) return {};
+  BemPolygon& bem = *section.bem;
+  const int n = bem.elementCount();
+  auto toWorld = [&](const Vec2& p) {
+    return Vec3(center_ + p.x() * section.across + p.y() * section.along);
+  };
+  // How far point q lies beyond the walls (the deepest), and that wall's normal.
+  auto deepest = [&](const Vec3& q, Vec3& normal) {
+    double depth = 0;
+    for (const Wall& w : walls) {
+      const double d = (w.point - q).dot(w.normal);
+      if (d > depth) {
+        depth = d;
+        normal = w.normal;
+      }
+    }
+    return depth;
+  };
+  BemPolygon::Conditions bc{std::vector<char>(2 * n, 0), Eigen::VectorXd::Zero(2 * n)};
+  auto pushOntoWall = [&](int j) {
+    Vec3 normal;
+    const double depth = deepest(toWorld(bem.midpoint(j)), normal);
+    if (depth <= 0) return false;
+    const Vec3 u = depth * normal;  // onto the wall, not sliding along it
+    bc.displacementKnown[2 * j] = bc.displacementKnown[2 * j + 1] = 1;
+    bc.value[2 * j] = u.dot(section.across);
+    bc.value[2 * j + 1] = u.dot(section.along);
+    return true;
+  };
+  int held = 0;
+  for (int j = 0; j < n; ++j) held += pushOntoWall(j);
+  if (held < 2) return {};  // a touch of one element leaves the shape as it is
+  const Vec2 b(bodyForce.dot(section.across), bodyForce.dot(section.along));
+  std::optional<BemPolygon::Solution> solved;
+  for (int pass = 0; pass < 2; ++pass) {
+    const int before = bem.factorizations();
+    solved = bem.solve(bc, b);
+    ++info_.sectionSolves;
+    info_.factorizations += bem.factorizations() - before;
+    if (!solved || !solved->displacement.allFinite()) return {};
+    // Elements the solve left beyond a wall are held on it too, once (WOKT §6).
+    bool more = false;
+    for (int j = 0; j < n && pass == 0; ++j) {
+      if (bc.displacementKnown[2 * j]) continue;
+      const Vec2 u = solved->displacement.segment<2>(2 * j);
+      Vec3 normal;
+      if (deepest(toWorld(bem.midpoint(j) + u), normal) > 0) more |= pushOntoWall(j);
+    }
+    if (!more) break;
+  }
+  return solved->displacement;
+}
+
+Vec2 JellyBody::spread(const Section& section, const Eigen::VectorXd& u, const Vec2& p,
+                       int axis) const {
+  const BemPolygon& bem = *section.bem;
+  const std::vector<Vec2>& v = bem.vertices();
+  const int n = bem.elementCount(), other = 1 - axis;
+  // Where the line through p along `axis` meets the boundary, nearest on either side of p.
+  double below = -1e300, above = 1e300;
+  Vec2 uBelow = Vec2::Zero(), uAbove = Vec2::Zero();
+  for (int k = 0; k < n; ++k) {
+    const Vec2& a = v[k];
+    const Vec2& b = v[(k + 1) % n];
+    if ((a[other] >= p[other]) == (b[other] >= p[other])) continue;
+    const double s = (p[other] - a[other]) / (b[other] - a[other]);
+    const double x = a[axis] + s * (b[axis] - a[axis]);
+    if (x <= p[axis] && x > below) {
+      below = x;
+      uBelow = bem.boundaryDisplacement(u, k, s);
+    } else if (x > p[axis] && x < above) {
+      above = x;
+      uAbove = bem.boundaryDisplacement(u, k, s);
+    }
+  }
+  const bool hasBelow = below > -1e300, hasAbove = above < 1e300;
+  if (hasBelow && hasAbove) {
+    const double r1 = std::pow(p[axis] - below, material_.alpha),
+                 r2 = std::pow(above - p[axis], material_.alpha);
+    return r1 + r2 > 0 ? Vec2((r2 * uBelow + r1 * uAbove) / (r1 + r2)) : uBelow;
+  }
+  if (hasBelow) return uBelow;
+  if (hasAbove) return uAbove;
+  // The line misses the section (a vertex beyond its extent): the nearest element's displacement.
+  int nearest = 0;
+  for (int k = 1; k < n; ++k)
+    if ((bem.midpoint(k) - p).squaredNorm() < (bem.midpoint(nearest) - p).squaredNorm())
+      nearest = k;
+  return u.segment<2>(2 * nearest);
+}
+
+void JellyBody::step(double dt, const Vec3& gravity, const std::vector<Obstacle>& obstacles) {
+  info_ = JellyStepInfo{};
+  deformedShape_ = nullptr;
+  // The walls: each obstacle within reach, as its tangent plane nearest the centre.
+  std::vector<Wall> walls;
+  for (const Obstacle& o : obstacles) {
+    Vec3 normal;
+    const double d = signedDistance(o, center_, &normal, nullptr, 2 * radius_);
+    if (!(d < radius_) || !normal.allFinite() || normal.norm() == 0) continue;
+    const Vec3 point = center_ - d * normal;
+    walls.push_back({point, normal.normalized(), o.surfaceVelocity(point), o.friction});
+  }
+  Vec3 force = Vec3::Zero(), frictionChange = Vec3::Zero(), contactMoment = Vec3::Zero();
+  for (const Wall& w : walls) {
+    const Beyond b = beyond(center_, w.point, w.normal);
+    if (b.volume <= 0) continue;
+    ++info_.walls;
+    info_.penetration += b.volume;
+    contactMoment += b.volume * b.centroid;
+    const Vec3 relative = velocity_ - w.velocity;
+    const double normalSpeed = relative.dot(w.normal);
+    // WOKT's k_c V, stiffened as V nears the whole volume (ours): a fast soft body would
+    // otherwise pass its centre through the wall.
+    const double spring =
+        contactStiffness_ * b.volume / std::max(1 - b.volume / volume_, kLeastRoom);
+    // Hunt and Crossley's damping: in proportion to the spring, so it starts at zero on touching.
+    const double push = std::max(0.0, spring * (1 - material_.damping * normalSpeed));
+    force += push * w.normal;
+    const Vec3 sliding = relative - normalSpeed * w.normal;
+    const double slide = sliding.norm();
+    if (slide > 0)
+      frictionChange -= std::min(slide, w.friction * push * dt / mass_) * sliding / slide;
+  }
+  const Vec3 before = center_;
+  velocity_ += dt * (gravity + force / mass_) + frictionChange;
+  for (int axis = 0; axis < 3; ++axis)  // as fast as an obstacle may move, no faster
+    velocity_[axis] = std::clamp(velocity_[axis], -kMaxObstacleSpeed, kMaxObstacleSpeed);
+  center_ += dt * velocity_;
+  const Vec3 contactForce = force + mass_ * frictionChange / dt;
+  info_.contactForce = contactForce.norm();
+  displacement_.resize(0, 3);
+  if (info_.walls == 0) return;
+
+  // The deformation: sections through the centre containing the direction to the mean contact
+  // point, loaded by the d'Alembert body force that balances the contact.
+  const Vec3 toContact = contactMoment / info_.penetration - before;
+  if (!(toContact.norm() > 1e-12 * radius_)) return;
+  const Vec3 along = toContact.normalized();
+  const Vec3 across[2] = {perpendicular(along), along.cross(perpendicular(along))};
+  const Vec3 bodyForce = -material_.density * contactForce / mass_;
+  Eigen::VectorXd u[2];
+  for (int k = 0; k < 2; ++k)
+    u[k] = solveSection(sectionFor(k, across[k], along), walls, bodyForce);
+  const bool has[2] = {u[0].size() > 0, u[1].size() > 0};
+  if (!has[0] && !has[1]) return;
+  const Positions& r = rest_->positions;
+  Positions d(r.rows(), 3);
+  for (Eigen::Index i = 0; i < r.rows(); ++i) {
+    const Vec3 q = r.row(i).transpose();
+    // Across each section from that section, along both from their mean.
+    Vec3 sum = Vec3::Zero();
+    for (int k = 0; k < 2; ++k) {
+      if (!has[k]) continue;
+      const Section& s = sections_[k];
+      const Vec2 p(q.dot(s.across), q.dot(s.along));
+      sum += spread(s, u[k], p, 0).x() * s.across +
+             spread(s, u[k], p, 1).y() / (has[0] + has[1]) * s.along;
+    }
+    d.row(i) = sum.transpose();
+  }
+  // What the interpolation still leaves beyond a wall stays on it (WOKT §6).
+  for (Eigen::Index i = 0; i < r.rows(); ++i) {
+    const Vec3 x = center_ + r.row(i).transpose() + d.row(i).transpose();
+    Vec3 push = Vec3::Zero();
+    for (const Wall& w : walls)
+      push += std::max(0.0, (w.point - x - push).dot(w.normal)) * w.normal;
+    d.row(i) += push.transpose();
+  }
+  if (!d.allFinite()) return;
+  displacement_ = std::move(d);
+  info_.maxDisplacement = displacement_.rowwise().norm().maxCoeff();
+}
+
+}  // namespace clothlab

@@ -1,0 +1,140 @@
+#pragma once
+// Elastic "jelly" bodies (seed 004, methods §4.6 and §4.7): a closed triangle mesh moved as a
+// rigid body by gravity and contact forces, and deformed while it touches something by a static
+// 2D boundary element solve on two cross-sections through its centre, interpolated onto the 3D
+// vertices.
+//
+// - Contact (WOKT §4.1): each obstacle near the body acts as a wall, the plane that touches it at
+//   its point nearest the body's centre (a plane obstacle is its own wall). The wall pushes with
+//   F = k_c V n, V the volume of the undeformed body beyond it, damped (the "internal friction")
+//   and never pulling; Coulomb friction slows the body's sliding along it.
+//   (Ours: k_c V is divided by 1 - V / volume, so that a fast soft body squashes but cannot pass
+//   its centre through the wall; with V a tenth of the volume that is 11% more.)
+// - Deformation (methods §4.6): while the body touches, each section's elements that lie beyond a
+//   wall are pushed onto it (sticking: no sliding), the others are traction-free, and the
+//   d'Alembert body force -ρ F/m balances the contact; an element the solve leaves beyond a wall is
+//   pushed onto it too and the section solved once more (WOKT §6). The sections contain the
+//   direction from the centre to the mean contact point (methods §4.7); a vertex their
+//   interpolation leaves beyond a wall is put on it. Out of contact the body takes its rest shape.
+// - The body does not turn, and the cloth does not push it (the cloth collides with its deformed
+//   surface as with a moving mesh obstacle).
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/jelly/bem2d.h"
+#include "sim/mesh.h"
+#include "sim/obstacles.h"
+#include "sim/result.h"
+
+namespace clothlab {
+
+struct JellyMaterial {
+  double density = 1000;  // [kg/m³]
+  double young = 2e4;     // Young's modulus of the sections [Pa]
+  double poisson = 0.45;  // [0, 0.5)
+  // Internal friction: the walls push harder by this much per m/s of approach and softer by as
+  // much while the body leaves (Hunt and Crossley 1975; about 1 - 0.4 damping v of the speed v
+  // comes back) [s/m].
+  double damping = 0.5;
+  double friction =
+      0.5;  // Coulomb coefficient of cloth on the jelly (against walls: the wall's own)
+  double alpha =
+      1.5;  // WOKT eq. 18's exponent, spreading the sections' displacements inwards (1 to 2)
+  int elements = 48;  // boundary elements per section
+  // k_c [N/m³]; 0: from the material (jellyContactStiffness).
+  double contactStiffness = 0;
+};
+
+// A jelly as a scene describes it: its closed surface in world coordinates at t = 0, its velocity
+// then, its material, and the JSON it was read from (for saving).
+struct JellySpec {
+  std::shared_ptr<const TriangleMesh> surface;
+  Vec3 velocity{0, 0, 0};
+  JellyMaterial material;
+  nlohmann::json json;
+};
+
+// The contact stiffness k_c that makes the wall's force on a sphere of the body's volume (radius
+// R) match a Hertz contact of the material at a depth of R / 10: k_c = 4 E / (3π (1 - ν²) R √0.1).
+double jellyContactStiffness(const JellyMaterial& material, double volume);
+
+// A message naming `at` when `material` or `surface` cannot make a jelly: a value out of range, a
+// surface that is not closed (every edge shared by two triangles) or encloses no volume.
+std::optional<std::string> validateJelly(const JellySpec& spec, const std::string& at);
+
+// What the body did in its last step.
+struct JellyStepInfo {
+  int walls = 0;               // obstacles touching it
+  double contactForce = 0;     // |F| [N]
+  double penetration = 0;      // undeformed volume beyond the walls [m³]
+  double maxDisplacement = 0;  // largest elastic displacement of a vertex [m]
+  int sectionSolves = 0;       // 2D solves (two sections, each once or twice)
+  int factorizations = 0;      // reference factorizations among them
+};
+
+class JellyBody {
+ public:
+  explicit JellyBody(const JellySpec& spec);
+
+  // One step of dt [s] under `gravity` [m/s²] against `obstacles` (where they stand now).
+  void step(double dt, const Vec3& gravity, const std::vector<Obstacle>& obstacles);
+
+  const Vec3& center() const { return center_; }      // centre of mass [m]
+  const Vec3& velocity() const { return velocity_; }  // [m/s]
+  double mass() const { return mass_; }               // [kg]
+  double volume() const { return volume_; }           // [m³]
+  double contactStiffness() const { return contactStiffness_; }
+  const JellyStepInfo& lastStep() const { return info_; }
+  // The deformed surface in world coordinates.
+  Positions surface() const;
+  const TriangleMesh& rest() const { return *rest_; }
+  // The deformed surface as a mesh obstacle moving with the body (what the cloth meets).
+  Obstacle asObstacle() const;
+
+  // Exposed for tests: the volume of the rest shape, centred at `center`, beyond the plane through
+  // `point` with outward normal `normal`, and that volume's centroid.
+  struct Beyond {
+    double volume = 0;
+    Vec3 centroid{0, 0, 0};
+  };
+  Beyond beyond(const Vec3& center, const Vec3& point, const Vec3& normal) const;
+  // The rest shape's cross-section through its centre in the plane spanned by `across` and `along`
+  // (unit and perpendicular), as a counter-clockwise polygon in (across, along) coordinates of
+  // `elements` equal edges (the largest loop where the plane cuts several).
+  std::vector<Vec2> section(const Vec3& across, const Vec3& along, int elements) const;
+
+ private:
+  struct Wall {
+    Vec3 point, normal, velocity;
+    double friction;
+  };
+  struct Section {
+    Vec3 across, along;  // unit; along points from the centre to the mean contact point
+    std::shared_ptr<BemPolygon> bem;  // shared by copies of the body: a cache of matrices
+  };
+  Section& sectionFor(int which, const Vec3& across, const Vec3& along);
+  // Solves one section against the walls; its displacements, empty when it does not touch.
+  Eigen::VectorXd solveSection(Section& section, const std::vector<Wall>& walls,
+                               const Vec3& bodyForce);
+  // WOKT eq. 18 in a section: the displacement at 2D point p along the line through it parallel to
+  // coordinate `axis` (0: across, 1: along), from where that line meets the boundary.
+  Vec2 spread(const Section& section, const Eigen::VectorXd& displacement, const Vec2& p,
+              int axis) const;
+
+  std::shared_ptr<const TriangleMesh> rest_;    // relative to the centre of mass
+  std::shared_ptr<const MeshShape> restShape_;  // at the initial centre, for the obstacle
+  Vec3 start_;                                  // the initial centre
+  JellyMaterial material_;
+  Vec3 center_, velocity_;
+  double mass_ = 0, volume_ = 0, contactStiffness_ = 0, radius_ = 0;
+  Positions displacement_;  // elastic, per vertex (empty: none)
+  // The deformed surface as a mesh shape, built when asObstacle first needs it after a step.
+  mutable std::shared_ptr<const MeshShape> deformedShape_;
+  Section sections_[2];
+  JellyStepInfo info_;
+};
+
+}  // namespace clothlab

@@ -1,0 +1,331 @@
+// The boundary element model and the jelly bodies (methods §4, invariants of §5.4).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+#include <random>
+
+#include "sim/generators.h"
+#include "sim/jelly/bem2d.h"
+#include "sim/jelly/jelly.h"
+
+using namespace clothlab;
+
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+
+std::vector<Vec2> circle(int n, double radius = 1, Vec2 center = Vec2::Zero()) {
+  std::vector<Vec2> p;
+  for (int i = 0; i < n; ++i)
+    p.push_back(center + radius * Vec2(std::cos(2 * kPi * i / n), std::sin(2 * kPi * i / n)));
+  return p;
+}
+
+BemMaterial material(double young = 1e4, double poisson = 0.3) {
+  return BemMaterial{young, poisson, false};
+}
+
+// The traction error of a Dirichlet solve of the uniform strain u = (ε x, 0) on a circle of n
+// elements, relative to the exact traction σ n.
+double patchTestError(int n) {
+  const double eps = 1e-3, young = 1e4, nu = 0.3;
+  BemPolygon bem(circle(n), material(young, nu));
+  const double mu = young / (2 * (1 + nu)), lambda = 2 * mu * nu / (1 - 2 * nu);
+  Eigen::Matrix2d sigma;
+  sigma << (lambda + 2 * mu) * eps, 0, 0, lambda * eps;
+  BemPolygon::Conditions bc{std::vector<char>(2 * n, 1), Eigen::VectorXd::Zero(2 * n)};
+  Eigen::VectorXd exact(2 * n);
+  for (int j = 0; j < n; ++j) {
+    bc.value[2 * j] = eps * bem.midpoint(j).x();
+    exact.segment<2>(2 * j) = sigma * bem.normal(j);
+  }
+  auto solved = bem.solveDirect(bc, Vec2::Zero());
+  EXPECT_TRUE(solved.has_value());
+  return solved ? (solved->traction - exact).norm() / exact.norm() : 1e300;
+}
+
+// The distance from p along direction d to the boundary of a convex polygon.
+double rayToBoundary(const std::vector<Vec2>& polygon, const Vec2& p, const Vec2& d) {
+  double best = 1e300;
+  for (size_t k = 0; k < polygon.size(); ++k) {
+    const Vec2 a = polygon[k], b = polygon[(k + 1) % polygon.size()];
+    // p + t d = a + s (b - a), by cross products.
+    auto cross = [](const Vec2& u, const Vec2& v) { return u.x() * v.y() - u.y() * v.x(); };
+    const Vec2 e = b - a;
+    const double denominator = cross(d, e);
+    if (denominator == 0) continue;
+    const double t = cross(a - p, e) / denominator, s = cross(a - p, d) / denominator;
+    if (t > 0 && s >= 0 && s <= 1) best = std::min(best, t);
+  }
+  return best;
+}
+
+JellySpec ball(double radius, const Vec3& center, int segments = 24, int rings = 12) {
+  TriangleMesh mesh = makeEllipsoid(Vec3::Constant(radius), segments, rings);
+  mesh.positions.rowwise() += center.transpose();
+  JellySpec spec;
+  spec.surface = std::make_shared<const TriangleMesh>(std::move(mesh));
+  return spec;
+}
+
+Obstacle ground() {
+  Obstacle g;
+  g.type = Obstacle::Type::Plane;
+  g.point = Vec3::Zero();
+  g.normal = Vec3::UnitY();
+  return g;
+}
+
+}  // namespace
+
+TEST(Bem2d, TheDiagonalFromRigidTranslationIsTheFreeTermOnASmoothBoundary) {
+  // H_ii = -Σ_{j≠i} H_ij must equal ½I (the principal value vanishes on a straight element):
+  // this checks the off-diagonal integration, the adjacent elements' included.
+  BemPolygon bem(circle(64), material());
+  for (int i = 0; i < 64; ++i)
+    EXPECT_LT((bem.H().block<2, 2>(2 * i, 2 * i) - 0.5 * Eigen::Matrix2d::Identity()).norm(), 2e-3)
+        << "element " << i;
+}
+
+TEST(Bem2d, KelvinsDisplacementKernelIsReciprocal) {
+  BemPolygon bem(circle(16), material(1e4, 0.4));
+  const Vec2 p(0.1, -0.3), q(0.7, 0.25);
+  EXPECT_LT((bem.kernelU(p, q) - bem.kernelU(q, p).transpose()).norm(),
+            1e-15 * bem.kernelU(p, q).norm() + 1e-20);
+  EXPECT_GT(bem.kernelU(p, q).norm(), 0);
+}
+
+TEST(Bem2d, AUniformStrainPassesThePatchTestAndConvergesWithTheElements) {
+  const double coarse = patchTestError(32), fine = patchTestError(128);
+  EXPECT_LT(coarse, 2e-2);
+  EXPECT_LT(fine, 5e-3);
+  EXPECT_LT(fine, 0.5 * coarse);
+}
+
+TEST(Bem2d, TheBodyForceTermIsTheDomainIntegralOfKelvinsKernel) {
+  // Methods §4.3: the boundary form with its rigid-shift correction against a direct polar
+  // integration of U* b over the polygon, at an interior point and at a collocation point.
+  const std::vector<Vec2> polygon = circle(48, 0.8, Vec2(0.2, -0.1));
+  BemPolygon bem(polygon, material(5e3, 0.35));
+  const Vec2 b(300, -1200);
+  for (const Vec2& p : {Vec2(0.35, 0.05), bem.midpoint(7)}) {
+    Vec2 direct = Vec2::Zero();
+    const int angles = 720;
+    for (int a = 0; a < angles; ++a) {
+      const double theta = 2 * kPi * (a + 0.5) / angles;
+      const Vec2 d(std::cos(theta), std::sin(theta));
+      const double reach = rayToBoundary(polygon, p, d);
+      if (reach > 1e200) continue;  // along the boundary from a boundary point
+      // The midpoint rule in r (r ln r is smooth enough).
+      const int steps = 400;
+      for (int k = 0; k < steps; ++k) {
+        const double r = (k + 0.5) / steps * reach;
+        direct += (reach / steps) * r * (2 * kPi / angles) * (bem.kernelU(p, p + r * d) * b);
+      }
+    }
+    const Vec2 boundary = bem.bodyForceTermAt(p, b);
+    EXPECT_LT((boundary - direct).norm(), 2e-4 * direct.norm())
+        << "at " << p.transpose() << ": boundary " << boundary.transpose() << ", direct "
+        << direct.transpose();
+  }
+}
+
+TEST(Bem2d, CapacitanceUpdatesGiveTheDirectSolution) {
+  // Methods §4.5: switching columns against a held reference matches a fresh factorization.
+  const int n = 40;
+  BemPolygon bem(circle(n, 0.5), material(2e4, 0.45));
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> value(-1e-3, 1e-3);
+  auto conditions = [&](int from, int to) {
+    BemPolygon::Conditions bc{std::vector<char>(2 * n, 0), Eigen::VectorXd::Zero(2 * n)};
+    for (int j = 0; j < n; ++j) {
+      const bool held = j >= from && j < to;
+      bc.displacementKnown[2 * j] = bc.displacementKnown[2 * j + 1] = held;
+      bc.value[2 * j] = held ? value(random) : 0;
+      bc.value[2 * j + 1] = held ? value(random) : 0;
+    }
+    return bc;
+  };
+  const Vec2 b(0, 5000);
+  int checked = 0;
+  for (auto [from, to] : {std::pair{25, 35}, {24, 36}, {27, 31}, {20, 38}, {0, 30}}) {
+    const auto bc = conditions(from, to);
+    auto fast = bem.solve(bc, b);
+    auto direct = bem.solveDirect(bc, b);
+    ASSERT_TRUE(fast && direct);
+    EXPECT_LT((fast->displacement - direct->displacement).norm(),
+              1e-9 * direct->displacement.norm());
+    EXPECT_LT((fast->traction - direct->traction).norm(), 1e-9 * direct->traction.norm());
+    checked += bem.lastSwitched() > 0;
+  }
+  EXPECT_GE(checked, 3);               // most went through the capacitance matrix
+  EXPECT_EQ(bem.factorizations(), 2);  // the last pattern is too far from the reference
+}
+
+TEST(Bem2d, AFreeBodyWithoutHeldElementsIsRefusedAsSingular) {
+  BemPolygon bem(circle(24), material());
+  BemPolygon::Conditions bc{std::vector<char>(48, 0), Eigen::VectorXd::Zero(48)};
+  EXPECT_FALSE(bem.solve(bc, Vec2(0, -1)).has_value());
+}
+
+TEST(Bem2d, AContactSolveIsInEquilibrium) {
+  // A disk pressed onto a floor: elements below y = -0.92 pushed up onto it, the rest free,
+  // the d'Alembert body force; the tractions must balance it (methods §5.4 #5).
+  const int n = 96;
+  BemPolygon bem(circle(n), material(1e4, 0.3));
+  BemPolygon::Conditions bc{std::vector<char>(2 * n, 0), Eigen::VectorXd::Zero(2 * n)};
+  for (int j = 0; j < n; ++j)
+    if (bem.midpoint(j).y() < -0.92) {
+      bc.displacementKnown[2 * j] = bc.displacementKnown[2 * j + 1] = 1;
+      bc.value[2 * j + 1] = -0.92 - bem.midpoint(j).y();
+    }
+  const Vec2 b(0, -700);
+  auto solved = bem.solve(bc, b);
+  ASSERT_TRUE(solved);
+  Vec2 resultant = b * bem.area();
+  double scale = 0;
+  for (int j = 0; j < n; ++j) {
+    resultant += bem.length(j) * solved->traction.segment<2>(2 * j);
+    scale += bem.length(j) * solved->traction.segment<2>(2 * j).norm();
+  }
+  EXPECT_LT(resultant.norm(), 2e-3 * scale) << resultant.transpose();
+  // The floor pushes up, and the free elements carry nothing.
+  Vec2 floor = Vec2::Zero();
+  for (int j = 0; j < n; ++j) {
+    if (bc.displacementKnown[2 * j])
+      floor += bem.length(j) * solved->traction.segment<2>(2 * j);
+    else
+      EXPECT_EQ(solved->traction.segment<2>(2 * j).norm(), 0);
+  }
+  EXPECT_NEAR(floor.y(), 700 * bem.area(), 2e-3 * 700 * bem.area());
+}
+
+TEST(Jelly, TheVolumeBeyondAPlaneIsASphericalCap) {
+  JellyBody body(ball(0.1, Vec3(0, 0.5, 0), 64, 32));
+  const double depth = 0.03, r = 0.1;
+  const auto b = body.beyond(Vec3(0, 0.5, 0), Vec3(0, 0.5 - r + depth, 0), Vec3::UnitY());
+  const double cap = kPi * depth * depth * (3 * r - depth) / 3;
+  EXPECT_NEAR(b.volume, cap, 0.03 * cap);
+  // A cap's centroid lies 3 (2r - h)² / (4 (3r - h)) from the sphere's centre.
+  EXPECT_NEAR(b.centroid.y(), 0.5 - 3 * std::pow(2 * r - depth, 2) / (4 * (3 * r - depth)), 5e-4);
+  EXPECT_NEAR(b.centroid.x(), 0, 1e-6);
+  EXPECT_EQ(body.beyond(Vec3(0, 0.5, 0), Vec3::Zero(), Vec3::UnitY()).volume, 0);
+  EXPECT_NEAR(body.volume(), 4.0 / 3 * kPi * r * r * r, 0.02 * body.volume());
+}
+
+TEST(Jelly, ASectionThroughTheCentreIsTheEllipse) {
+  TriangleMesh mesh = makeEllipsoid(Vec3(0.2, 0.1, 0.15), 48, 24);
+  JellySpec spec;
+  spec.surface = std::make_shared<const TriangleMesh>(mesh);
+  JellyBody body(spec);
+  const auto polygon = body.section(Vec3::UnitX(), -Vec3::UnitY(), 40);
+  ASSERT_EQ(polygon.size(), 40u);
+  EXPECT_FALSE(checkBemPolygon(polygon).has_value());  // counter-clockwise
+  for (const Vec2& p : polygon) EXPECT_NEAR(std::hypot(p.x() / 0.2, p.y() / 0.1), 1, 0.01);
+}
+
+TEST(Jelly, ABadJellyIsRefusedNamingItsKey) {
+  JellySpec spec = ball(0.1, Vec3::Zero());
+  EXPECT_FALSE(validateJelly(spec, "jellies[0]").has_value());
+  spec.material.poisson = 0.5;
+  EXPECT_NE(validateJelly(spec, "jellies[0]").value_or("").find("jellies[0].poisson"),
+            std::string::npos);
+  spec = ball(0.1, Vec3::Zero());
+  auto open = std::make_shared<TriangleMesh>(*spec.surface);
+  open->triangles.pop_back();
+  spec.surface = open;
+  EXPECT_NE(validateJelly(spec, "jellies[1]").value_or("").find("must be closed"),
+            std::string::npos);
+  auto inward = std::make_shared<TriangleMesh>(*ball(0.1, Vec3::Zero()).surface);
+  for (Tri& t : inward->triangles) std::swap(t[1], t[2]);
+  spec.surface = inward;
+  EXPECT_NE(validateJelly(spec, "jellies[1]").value_or("").find("inwards"), std::string::npos);
+}
+
+TEST(Jelly, ADroppedBallBouncesSquashesAndComesToRestOnTheFloor) {
+  JellySpec spec = ball(0.1, Vec3(0, 0.4, 0));
+  JellyBody body(spec);
+  const std::vector<Obstacle> obstacles = {ground()};
+  const Vec3 g(0, -9.81, 0);
+  double lowest = 1e300, squash = 0, flattest = 1e300;
+  bool bounced = false;
+  const double dt = 1e-3;
+  for (int k = 0; k < 4000; ++k) {
+    const double vy = body.velocity().y();
+    body.step(dt, g, obstacles);
+    if (vy < 0 && body.velocity().y() > 0) bounced = true;
+    lowest = std::min(lowest, body.center().y());
+    squash = std::max(squash, body.lastStep().maxDisplacement);
+    const Positions s = body.surface();
+    ASSERT_TRUE(s.allFinite()) << "step " << k;
+    flattest = std::min(flattest, s.col(1).minCoeff());
+    if (body.lastStep().walls > 0) {
+      // The deformed surface sits on the floor: nothing beyond it by more than a millimetre.
+      EXPECT_GT(s.col(1).minCoeff(), -1e-3) << "step " << k;
+    }
+  }
+  EXPECT_TRUE(bounced);
+  EXPECT_GT(squash, 0.003);  // visibly squashed
+  EXPECT_GT(lowest, 0);      // the centre never reaches the floor
+  // At rest the wall carries the weight: k_c V / (1 - V / volume) = m g, and the body is still.
+  EXPECT_LT(body.velocity().norm(), 1e-3);
+  const double v = body.lastStep().penetration;
+  EXPECT_NEAR(body.contactStiffness() * v / (1 - v / body.volume()), body.mass() * 9.81,
+              0.01 * body.mass() * 9.81);
+  EXPECT_NEAR(body.lastStep().contactForce, body.mass() * 9.81, 0.01 * body.mass() * 9.81);
+  EXPECT_GT(body.lastStep().sectionSolves, 0);
+}
+
+TEST(Jelly, ASofterJellySinksAndSquashesMore) {
+  auto rest = [](double young) {
+    JellySpec spec = ball(0.1, Vec3(0, 0.1, 0));
+    spec.material.young = young;
+    JellyBody body(spec);
+    for (int k = 0; k < 3000; ++k) body.step(1e-3, Vec3(0, -9.81, 0), {ground()});
+    return std::pair{body.center().y(), body.lastStep().maxDisplacement};
+  };
+  const auto [softY, softSquash] = rest(5e3);
+  const auto [firmY, firmSquash] = rest(5e4);
+  EXPECT_LT(softY, firmY);
+  EXPECT_GT(softSquash, 2 * firmSquash);
+}
+
+TEST(Jelly, AWallStopsAThrownBallAndFrictionSlowsItsSlide) {
+  Obstacle wall;
+  wall.type = Obstacle::Type::Plane;
+  wall.point = Vec3(0.5, 0, 0);
+  wall.normal = -Vec3::UnitX();
+  JellySpec spec = ball(0.1, Vec3(0, 0.1, 0));
+  spec.velocity = Vec3(2, 0, 0);
+  JellyBody body(spec);
+  double farthest = 0, back = 0;
+  for (int k = 0; k < 1500; ++k) {
+    body.step(1e-3, Vec3(0, -9.81, 0), {ground(), wall});
+    farthest = std::max(farthest, body.center().x());
+    back = std::min(back, body.velocity().x());
+  }
+  EXPECT_LT(farthest, 0.5);                 // the centre never passed the wall
+  EXPECT_LT(back, -0.3);                    // it came back
+  EXPECT_GT(back, -2.0);                    // slower than it went
+  EXPECT_LT(body.velocity().norm(), 1e-3);  // and the floor's friction stopped its slide
+}
+
+TEST(Jelly, TheClothMeetsTheDeformedSurfaceMovingWithTheBody) {
+  JellySpec spec = ball(0.1, Vec3(0, 0.095, 0));
+  spec.material.friction = 0.7;
+  JellyBody body(spec);
+  for (int k = 0; k < 200; ++k) body.step(1e-3, Vec3(0, -9.81, 0), {ground()});
+  const Obstacle o = body.asObstacle();
+  ASSERT_EQ(o.type, Obstacle::Type::Mesh);
+  EXPECT_EQ(o.friction, 0.7);
+  EXPECT_EQ(o.velocity, body.velocity());
+  // The obstacle's surface is the body's surface: the top of the jelly, from above.
+  const Positions s = body.surface();
+  Eigen::Index top;
+  s.col(1).maxCoeff(&top);
+  Vec3 normal;
+  const Vec3 above = s.row(top).transpose() + Vec3(0, 0.01, 0);
+  EXPECT_NEAR(signedDistance(o, above, &normal), 0.01, 1e-3);
+  EXPECT_GT(normal.y(), 0.9);
+}
