@@ -750,7 +750,7 @@ json sceneToJson(const Scene& scene) {
   }
   if (!scene.jellies.empty()) {
     json jellies = json::array();
-    for (const JellySpec& jelly : scene.jellies) jellies.push_back(jelly.json);
+    for (const JellySpec& jelly : scene.jellies) jellies.push_back(jellyJson(jelly));
     out["jellies"] = jellies;
   }
   json solver = scene.solverParams;

@@ -63,11 +63,8 @@ Result<std::unique_ptr<Simulation>> Simulation::build(const Scene& scene, ClothM
   simulation->sim_ = scene.sim;
   auto solver = createSolver(scene.solverId);
   simulation->cloth_ = std::make_shared<const ClothModel>(std::move(cloth));
-  for (size_t i = 0; i < scene.jellies.size(); ++i) {
-    if (auto e = validateJelly(scene.jellies[i], "jellies[" + std::to_string(i) + "]"))
-      return Error{scene.sourcePath + ": " + *e};
-    simulation->jellies_.emplace_back(scene.jellies[i]);
-  }
+  if (auto e = simulation->setJellies(scene.jellies)) return Error{scene.sourcePath + ": " + *e};
+
   if (auto e = startsInsideObstacle(*simulation->cloth_, scene.obstacles, scene.sim.thickness))
     return Error{scene.sourcePath + ": " + *e};
   if (auto e = startsInsideObstacle(*simulation->cloth_, simulation->jellyObstacles(),
@@ -335,6 +332,26 @@ void Simulation::clearPins() {
   pinTravels_.clear();
 }
 
+std::optional<std::string> Simulation::setJellies(std::vector<JellySpec> jellies) {
+  for (size_t i = 0; i < jellies.size(); ++i)
+    if (auto e = validateJelly(jellies[i], "jellies[" + std::to_string(i) + "]")) return e;
+  std::vector<JellyBody> bodies;
+  for (const JellySpec& spec : jellies) {
+    auto same = std::find_if(jellySpecs_.begin(), jellySpecs_.end(),
+                             [&](const JellySpec& old) { return old.surface == spec.surface; });
+    if (same == jellySpecs_.end()) {
+      bodies.emplace_back(spec);
+      continue;
+    }
+    bodies.push_back(jellies_[static_cast<size_t>(same - jellySpecs_.begin())]);
+    bodies.back().setMaterial(spec.material);
+  }
+  jellies_ = std::move(bodies);
+  jellySpecs_ = std::move(jellies);
+  if (cloth_ && solver_) allowWhereTheClothStands();
+  return std::nullopt;
+}
+
 std::vector<Obstacle> Simulation::jellyObstacles() const {
   std::vector<Obstacle> out;
   for (const JellyBody& jelly : jellies_) out.push_back(jelly.asObstacle());
@@ -352,6 +369,7 @@ Scene Simulation::currentScene() const {
   Scene scene = scene_;
   scene.sim = sim_;
   scene.obstacles = obstacles_;
+  scene.jellies = jellySpecs_;
   scene.pins.clear();
   for (const auto& [vertex, target] : pins_) {
     PinSpec pin;

@@ -89,7 +89,13 @@ class Simulation {
   const std::optional<Grab>& grab() const { return grab_; }
   const std::vector<Obstacle>& obstacles() const { return obstacles_; }  // as at t = 0
   std::vector<Obstacle> obstaclesAt(double t) const;  // moving obstacles where they are at t
-  // The scene's jellies as they stand now, and each as the mesh obstacle the cloth meets.
+  // Replaces the jellies; refused, changing nothing, where one of them is invalid (validateJelly
+  // names it as jellies[i]). A jelly whose surface the list had already (the same mesh) keeps its
+  // place and motion and takes the new material; a new one starts where its surface stands.
+  std::optional<std::string> setJellies(std::vector<JellySpec> jellies);
+  // The jellies as a scene describes them, and as they stand now; each as the mesh obstacle the
+  // cloth meets.
+  const std::vector<JellySpec>& jellySpecs() const { return jellySpecs_; }
   const std::vector<JellyBody>& jellies() const { return jellies_; }
   std::vector<Obstacle> jellyObstacles() const;
   const StepStats& lastStats() const { return stats_; }
@@ -140,6 +146,7 @@ class Simulation {
   std::vector<Obstacle> obstacles_;
   // Stepped before the cloth in each sub-step, against obstacles_; the cloth meets them.
   std::vector<JellyBody> jellies_;
+  std::vector<JellySpec> jellySpecs_;  // as the scene (or the last setJellies) gave them
   // Per vertex, how far within the thickness of an obstacle (or, with self-collision, of another
   // part of the cloth) its contacts may leave it (StepContext::contactAllowance): where the
   // scene, a thicker cloth, self-collision turned on or an obstacle edit put it, shrinking at

@@ -40,6 +40,14 @@ struct Snapshot {
   Vec3 grabPoint{0, 0, 0};       // current position of the grabbed material point [m]
   std::vector<Obstacle> obstacles;
   std::vector<Obstacle> jellies;  // the jellies' deformed surfaces, as mesh obstacles
+  struct JellyState {
+    JellyMaterial material;
+    Vec3 center{0, 0, 0}, velocity{0, 0, 0};  // [m], [m/s]
+    double mass = 0;                          // [kg]
+    int triangles = 0;
+    JellyStepInfo step;  // what its last step did
+  };
+  std::vector<JellyState> jellyStates;  // the same jellies
   SimParams sim;
   nlohmann::json solverParams;
   StepStats stats;

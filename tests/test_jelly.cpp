@@ -8,6 +8,8 @@
 #include "sim/generators.h"
 #include "sim/jelly/bem2d.h"
 #include "sim/jelly/jelly.h"
+#include "sim/scene.h"
+#include "sim/simulation.h"
 
 using namespace clothlab;
 
@@ -328,4 +330,102 @@ TEST(Jelly, TheClothMeetsTheDeformedSurfaceMovingWithTheBody) {
   const Vec3 above = s.row(top).transpose() + Vec3(0, 0.01, 0);
   EXPECT_NEAR(signedDistance(o, above, &normal), 0.01, 1e-3);
   EXPECT_GT(normal.y(), 0.9);
+}
+
+namespace {
+
+nlohmann::json jellyScene() {
+  return nlohmann::json::parse(R"({
+    "cloth": {"generator": {"type": "grid", "width": 0.6, "height": 0.6, "columns": 13, "rows": 13},
+              "transform": {"rotate_deg": [-90, 0, 0], "translate": [0, 0.45, 0]}},
+    "simulation": {"dt": 0.002, "thickness": 0.004},
+    "obstacles": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0]}],
+    "jellies": [{"generator": {"type": "ellipsoid", "radii": [0.12, 0.12, 0.12], "segments": 24, "rings": 12},
+                 "transform": {"translate": [0, 0.2, 0]}, "young": 3e4, "damping": 1}]
+  })");
+}
+
+}  // namespace
+
+TEST(JellyScene, AJellyIsReadSavedAndReadAgain) {
+  auto scene = parseScene(jellyScene(), "jelly.json", "");
+  ASSERT_TRUE(scene) << scene.error();
+  ASSERT_EQ(scene->jellies.size(), 1u);
+  EXPECT_EQ(scene->jellies[0].material.young, 3e4);
+  EXPECT_EQ(scene->jellies[0].material.damping, 1);
+  EXPECT_NEAR(scene->jellies[0].surface->positions.col(1).maxCoeff(), 0.32, 1e-9);
+  auto again = parseScene(sceneToJson(*scene), "again.json", "");
+  ASSERT_TRUE(again) << again.error();
+  ASSERT_EQ(again->jellies.size(), 1u);
+  EXPECT_EQ(again->jellies[0].material.young, 3e4);
+  EXPECT_LT((again->jellies[0].surface->positions - scene->jellies[0].surface->positions).norm(),
+            1e-12);
+}
+
+TEST(JellyScene, BadJelliesAreRefusedNamingTheKey) {
+  auto refused = [](const std::string& key, const nlohmann::json& value) {
+    nlohmann::json j = jellyScene();
+    j["jellies"][0][key] = value;
+    auto scene = parseScene(j, "jelly.json", "");
+    return scene ? std::string("accepted") : scene.error();
+  };
+  EXPECT_NE(refused("poisson", 0.7).find("jellies[0].poisson"), std::string::npos);
+  EXPECT_NE(refused("young", "soft").find("jellies[0].young"), std::string::npos);
+  EXPECT_NE(refused("elements", 3).find("jellies[0].elements"), std::string::npos);
+  EXPECT_NE(refused("colour", 1).find("colour"), std::string::npos);
+  EXPECT_NE(refused("generator", nlohmann::json{{"type", "cube"}}).find("unknown shape 'cube'"),
+            std::string::npos);
+  EXPECT_NE(refused("obj", "/no/such.obj").find("jellies[0]"), std::string::npos);
+}
+
+TEST(JellyScene, EverySolversClothDrapesOverAJellyOnTheGround) {
+  auto parsed = parseScene(jellyScene(), "jelly.json", "");
+  ASSERT_TRUE(parsed) << parsed.error();
+  for (const char* solver : {"impulse-nc", "xpbd", "mls-isometry", "conforming"}) {
+    Scene scene = *parsed;
+    useSolver(scene, solver);
+    auto simulation = Simulation::create(scene);
+    ASSERT_TRUE(simulation) << simulation.error();
+    Simulation& s = **simulation;
+    for (int k = 0; k < 250; ++k) ASSERT_FALSE(s.step().has_value()) << solver << " step " << k;
+    const JellyBody& jelly = s.jellies()[0];
+    EXPECT_GT(jelly.lastStep().walls, 0) << solver;  // resting on the ground
+    // The cloth lies over the jelly: its centre above the jelly's top, no vertex inside it.
+    const Positions& x = s.surface();
+    const Obstacle o = jelly.asObstacle();
+    Vec3 normal;
+    double deepest = 1e300;
+    for (Eigen::Index i = 0; i < x.rows(); ++i)
+      deepest = std::min(deepest, signedDistance(o, x.row(i).transpose(), &normal));
+    EXPECT_GT(deepest, -0.005) << solver;
+    EXPECT_GT(x.col(1).maxCoeff(), jelly.surface().col(1).maxCoeff()) << solver;
+    EXPECT_GT(s.lastStats().extra.value("jelly_walls", 0), 0) << solver;
+  }
+}
+
+TEST(JellyScene, AnEditedJellyKeepsItsMotionAndTakesTheNewMaterial) {
+  auto parsed = parseScene(jellyScene(), "jelly.json", "");
+  ASSERT_TRUE(parsed) << parsed.error();
+  auto simulation = Simulation::create(*parsed);
+  ASSERT_TRUE(simulation) << simulation.error();
+  Simulation& s = **simulation;
+  for (int k = 0; k < 20; ++k) ASSERT_FALSE(s.step().has_value());
+  const Vec3 center = s.jellies()[0].center(), velocity = s.jellies()[0].velocity();
+  auto specs = s.jellySpecs();
+  specs[0].material.young = 5e3;
+  ASSERT_FALSE(s.setJellies(specs).has_value());
+  EXPECT_EQ(s.jellies()[0].center(), center);
+  EXPECT_EQ(s.jellies()[0].velocity(), velocity);
+  EXPECT_EQ(s.jellies()[0].material().young, 5e3);
+  EXPECT_LT(s.jellies()[0].contactStiffness(),
+            jellyContactStiffness(parsed->jellies[0].material, s.jellies()[0].volume()));
+  specs[0].material.poisson = 0.6;
+  EXPECT_NE(s.setJellies(specs).value_or("").find("jellies[0].poisson"), std::string::npos);
+  EXPECT_EQ(s.jellies()[0].material().young, 5e3);  // refused, nothing changed
+  // The scene as it stands keeps the edit, and starts the jelly from where the scene put it.
+  const Scene current = s.currentScene();
+  ASSERT_EQ(current.jellies.size(), 1u);
+  EXPECT_EQ(current.jellies[0].material.young, 5e3);
+  ASSERT_FALSE(s.setJellies({}).has_value());
+  EXPECT_TRUE(s.jellies().empty());
 }

@@ -21,8 +21,9 @@ namespace clothlab {
 
 namespace {
 
-const char* const kObjAsNames[] = {"cloth", "obstacle (mesh, placed under the cloth)", "obstacle (bounding box)",
-                                   "obstacle (bounding sphere)"};
+const char* const kObjAsNames[] = {"cloth", "obstacle (mesh, placed under the cloth)",
+                                   "obstacle (bounding box)", "obstacle (bounding sphere)",
+                                   "jelly (a closed mesh, placed under the cloth)"};
 
 std::string formatValue(double v, const std::string& unit) {
   char buf[64];
@@ -198,6 +199,7 @@ void Viewer::drawPanel() {
   drawParameterSection();
   drawPinSection();
   drawObstacleSection();
+  drawJellySection();
   drawViewSection();
   drawStatsSection();
   panelWidth_ = ImGui::IsWindowCollapsed() ? 0.0f : ImGui::GetWindowPos().x + ImGui::GetWindowWidth();
@@ -497,6 +499,117 @@ void Viewer::drawObstacleSection() {
                     [i](std::vector<Obstacle>& obstacles) { obstacles.erase(obstacles.begin() + static_cast<long>(i)); },
                     true);
       log_.write("obstacle_remove", {{"index", i}});
+    }
+    ImGui::PopID();
+  }
+}
+
+void Viewer::editJellies(const std::string& label,
+                         std::function<void(std::vector<JellySpec>&)> change, bool interrupt) {
+  const size_t expected = snapshot_ ? snapshot_->jellyStates.size() : 0;
+  postEach(
+      label,
+      [change, expected](int) {
+        return [change, expected](Simulation& s) -> std::optional<std::string> {
+          auto jellies = s.jellySpecs();
+          if (jellies.size() != expected)
+            return std::string("the jellies changed meanwhile; try again");
+          change(jellies);
+          return s.setJellies(jellies);
+        };
+      },
+      true, interrupt);
+}
+
+void Viewer::addJelly(JellySpec jelly, const std::string& what) {
+  postClick("add jelly", [jelly](int) {
+    return [jelly](Simulation& s) {
+      auto jellies = s.jellySpecs();
+      jellies.push_back(jelly);
+      return s.setJellies(jellies);
+    };
+  });
+  log_.write("jelly_added", {{"what", what}, {"triangles", jelly.surface->triangleCount()}});
+  message(RunnerMessage::Kind::Info, "added " + what);
+}
+
+void Viewer::drawJellySection() {
+  const bool open = ImGui::CollapsingHeader("Jellies");
+  layout("jellies_header");
+  if (!open || !snapshot_) return;
+  const RevealWhenOpened reveal;
+  if (ImGui::Button("add a jelly ball")) {
+    // A ball a fifth of the cloth's size under its centre, like an OBJ jelly (jellyUnderCloth).
+    Vec3 lo = Vec3::Zero(), hi = Vec3::Zero();
+    snapshot_->clothBounds(lo, hi);
+    const double radius = 0.1 * std::max((hi - lo).maxCoeff(), 0.1);
+    TriangleMesh ball = makeEllipsoid(Vec3::Constant(radius), 32, 16);
+    const Transform placement = jellyUnderCloth(ball.positions);
+    ball.positions = placement.applied(ball.positions);
+    const Vec3& t = placement.translate;
+    JellySpec jelly;
+    jelly.surface = std::make_shared<const TriangleMesh>(std::move(ball));
+    jelly.json = {{"generator", {{"type", "ellipsoid"}, {"radii", {radius, radius, radius}}}},
+                  {"transform", {{"translate", {t.x(), t.y(), t.z()}}}}};
+    addJelly(std::move(jelly), "a jelly ball of radius " + formatValue(radius, "m"));
+  }
+  layout("jelly_add");
+  tooltip(
+      "an elastic ball (boundary elements on two cross-sections, seed 004) under the cloth's "
+      "centre: "
+      "it falls onto what is below, and the cloth drapes over it (the cloth does not push it)");
+  hint("or open a closed .obj as a jelly (Scene section)");
+  for (size_t i = 0; i < snapshot_->jellyStates.size(); ++i) {
+    const Snapshot::JellyState& j = snapshot_->jellyStates[i];
+    ImGui::PushID(static_cast<int>(i));
+    char line[200];
+    std::snprintf(line, sizeof line, "%zu: %d triangles, %.3g kg, at (%.2f, %.2f, %.2f), %.2f m/s",
+                  i + 1, j.triangles, j.mass, j.center.x(), j.center.y(), j.center.z(),
+                  j.velocity.norm());
+    ImGui::TextUnformatted(line);
+    if (j.step.walls > 0) {
+      std::snprintf(line, sizeof line, "   touching %d, squashed %.1f mm, wall force %.3g N",
+                    j.step.walls, 1e3 * j.step.maxDisplacement, j.step.contactForce);
+      ImGui::TextUnformatted(line);
+    }
+    JellyMaterial m = j.material;
+    bool changed = false;
+    ImGui::SetNextItemWidth(170);
+    changed |= logSlider("young", m.young, 100, 1e7, "Pa");
+    if (i == 0) layout("jelly_young");
+    tooltip(
+        "Young's modulus [Pa]: softer squashes more and sinks deeper (gelatin dessert: about 1e4)");
+    ImGui::SetNextItemWidth(170);
+    changed |= numberEditor("poisson", m.poisson, 0, 0.49, false, "");
+    tooltip(
+        "Poisson's ratio: near 0.5 bulges sideways as it squashes (rubber), near 0 does not "
+        "(sponge)");
+    ImGui::SetNextItemWidth(170);
+    changed |= numberEditor("damping", m.damping, 0, 5, false, "s/m");
+    tooltip(
+        "internal friction [s/m]: higher bounces less (about 1 - 0.4 x damping x speed of the "
+        "speed comes back)");
+    ImGui::SetNextItemWidth(170);
+    changed |= numberEditor("density##jelly", m.density, 10, 1e4, true, "kg/m^3");
+    tooltip("density [kg/m^3] (water 1000)");
+    ImGui::SetNextItemWidth(120);
+    changed |= numberEditor("cloth friction", m.friction, 0, 2, false, "");
+    tooltip(
+        "Coulomb coefficient of the cloth on this jelly (the jelly on an obstacle: the "
+        "obstacle's)");
+    if (changed) {
+      editJellies("jelly material",
+                  [i, m](std::vector<JellySpec>& jellies) { jellies[i].material = m; });
+      log_.write(
+          "jelly_material",
+          {{"index", i}, {"young", m.young}, {"poisson", m.poisson}, {"damping", m.damping}});
+    }
+    ImGui::SameLine();
+    if (ImGui::SmallButton("remove")) {
+      editJellies(
+          "remove jelly",
+          [i](std::vector<JellySpec>& jellies) { jellies.erase(jellies.begin() + long(i)); }, true);
+      log_.write("jelly_remove", {{"index", i}});
     }
     ImGui::PopID();
   }

@@ -276,6 +276,14 @@ void Viewer::consumeSnapshot() {
                         {"position", vecJson(latest->vertex(latest->pinVertices[i]))},
                         {"target", vecJson(latest->pinTargets[i])}});
       e["pins"] = pins;
+      if (!latest->jellyStates.empty()) {
+        nlohmann::json jellies = nlohmann::json::array();
+        for (const auto& j : latest->jellyStates)
+          jellies.push_back({{"center", vecJson(j.center)},
+                             {"walls", j.step.walls},
+                             {"squash", j.step.maxDisplacement}});
+        e["jellies"] = jellies;
+      }
       if (latest->grab)
         e["grab"] = {{"triangle", latest->grab->triangle}, {"point", vecJson(latest->grabPoint)},
                      {"target", vecJson(latest->grab->target)}};
@@ -686,6 +694,25 @@ void Viewer::openPath(const std::string& path, const std::string& how) {
   openScene(path);
 }
 
+Transform Viewer::jellyUnderCloth(const Positions& vertices) const {
+  Vec3 clothLo = Vec3::Zero(), clothHi = Vec3::Zero();
+  std::optional<double> ground;
+  if (snapshot_) {
+    snapshot_->clothBounds(clothLo, clothHi);
+    for (const Obstacle& o : snapshot_->obstacles)
+      if (o.type == Obstacle::Type::Plane && o.normal.y() > 0.99)
+        ground = std::max(ground.value_or(-1e300), o.point.y());
+  }
+  const Vec3 lo = vertices.colwise().minCoeff(), hi = vertices.colwise().maxCoeff();
+  double bottom = clothLo.y() - 0.02 - (hi.y() - lo.y());
+  if (ground) bottom = std::max(bottom, *ground + 0.01);
+  Transform placement;
+  placement.translate =
+      Vec3(0.5 * (clothLo.x() + clothHi.x()) - 0.5 * (lo.x() + hi.x()), bottom - lo.y(),
+           0.5 * (clothLo.z() + clothHi.z()) - 0.5 * (lo.z() + hi.z()));
+  return placement;
+}
+
 void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
   // The mesh itself, or an analytic stand-in: its bounding box or bounding sphere.
   auto mesh = loadObj(path);
@@ -696,6 +723,32 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
   addRecent(path);
   const Positions& p = mesh->mesh.positions;
   const Vec3 lo = p.colwise().minCoeff(), hi = p.colwise().maxCoeff();
+  if (as == ObjAs::Jelly) {
+    // Scaled to 30% of the cloth's size and placed under it.
+    Vec3 clothLo = Vec3::Zero(), clothHi = Vec3::Zero();
+    if (snapshot_) snapshot_->clothBounds(clothLo, clothHi);
+    const double scale =
+        0.3 * std::max((clothHi - clothLo).maxCoeff(), 0.1) / std::max((hi - lo).maxCoeff(), 1e-9);
+    Transform placement = jellyUnderCloth(scale * p);
+    placement.scale = scale;
+    const Vec3& t = placement.translate;
+    JellySpec jelly;
+    jelly.json = {
+        {"obj", fs::absolute(path).lexically_normal().string()},
+        {"transform", {{"scale", placement.scale}, {"translate", {t.x(), t.y(), t.z()}}}}};
+    jelly.surface = std::make_shared<const TriangleMesh>(
+        TriangleMesh{placement.applied(mesh->mesh.positions), mesh->mesh.triangles});
+    if (auto e = validateJelly(jelly, path)) {
+      message(RunnerMessage::Kind::Error, "not added as a jelly: " + *e);
+      return;
+    }
+    addJelly(std::move(jelly), path + " as a jelly (" + std::to_string(mesh->mesh.triangleCount()) +
+                                   " triangles, scaled by " +
+                                   std::to_string(placement.scale).substr(0, 6) + ")");
+    for (const std::string& warning : mesh->warnings)
+      message(RunnerMessage::Kind::Warning, warning);
+    return;
+  }
   Obstacle ob;
   ob.point = 0.5 * (lo + hi);
   ob.friction = sim_.friction;

@@ -69,7 +69,7 @@ class Viewer {
 
  private:
   enum class Drag { None, Grab, Pin, Orbit, Pan };
-  enum class ObjAs { Cloth, ObstacleMesh, ObstacleBox, ObstacleSphere };
+  enum class ObjAs { Cloth, ObstacleMesh, ObstacleBox, ObstacleSphere, Jelly };
 
   void frame(bool last);
   void drawPanel();
@@ -83,6 +83,17 @@ class Viewer {
   // changed meanwhile); with `interrupt` a step in progress is given up for it (postClick).
   void editObstacles(const std::string& label, std::function<void(std::vector<Obstacle>&)> change,
                      bool interrupt = false);
+  // The jellies (sim/jelly/jelly.h): each one's state and material, a ball to drop on the cloth.
+  void drawJellySection();
+  // Posts a change of the jelly list as the panel saw it to every pane, like editObstacles.
+  void editJellies(const std::string& label, std::function<void(std::vector<JellySpec>&)> change,
+                   bool interrupt = false);
+  // Adds `jelly` to every pane (an addition does not depend on the list the panel saw).
+  void addJelly(JellySpec jelly, const std::string& what);
+  // Where a jelly of these vertices (its own coordinates) goes: as they are, moved so that it sits
+  // centred under the cloth, its top 2 cm below the cloth's lowest point, or, where the ground
+  // leaves no room for that, a centimetre above the ground.
+  Transform jellyUnderCloth(const Positions& vertices) const;
   void drawStatsSection();
   void drawViewSection();
   void drawHelpWindow();

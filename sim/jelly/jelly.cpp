@@ -120,16 +120,45 @@ std::optional<std::string> validateJelly(const JellySpec& spec, const std::strin
   return std::nullopt;
 }
 
-JellyBody::JellyBody(const JellySpec& spec) : material_(spec.material), velocity_(spec.velocity) {
+nlohmann::json jellyJson(const JellySpec& spec) {
+  nlohmann::json j = spec.json;
+  const JellyMaterial& m = spec.material;
+  j["density"] = m.density;
+  j["young"] = m.young;
+  j["poisson"] = m.poisson;
+  j["damping"] = m.damping;
+  j["friction"] = m.friction;
+  j["alpha"] = m.alpha;
+  j["elements"] = m.elements;
+  if (m.contactStiffness > 0)
+    j["contact_stiffness"] = m.contactStiffness;
+  else
+    j.erase("contact_stiffness");
+  if (spec.velocity != Vec3::Zero())
+    j["velocity"] = {spec.velocity.x(), spec.velocity.y(), spec.velocity.z()};
+  else
+    j.erase("velocity");
+  return j;
+}
+
+JellyBody::JellyBody(const JellySpec& spec) : velocity_(spec.velocity) {
   const VolumeAndCentroid vc = enclosed(*spec.surface);
   volume_ = vc.volume;
-  mass_ = material_.density * volume_;
   start_ = center_ = vc.centroid;
   auto rest = std::make_shared<TriangleMesh>(*spec.surface);
   rest->positions.rowwise() -= start_.transpose();
   radius_ = rest->positions.rowwise().norm().maxCoeff();
   rest_ = std::move(rest);
   restShape_ = std::make_shared<const MeshShape>(*spec.surface);
+  setMaterial(spec.material);
+}
+
+void JellyBody::setMaterial(const JellyMaterial& material) {
+  if (material.young != material_.young || material.poisson != material_.poisson ||
+      material.elements != material_.elements)
+    for (Section& s : sections_) s.bem = nullptr;
+  material_ = material;
+  mass_ = material_.density * volume_;
   contactStiffness_ = material_.contactStiffness > 0 ? material_.contactStiffness
                                                      : jellyContactStiffness(material_, volume_);
 }

@@ -57,6 +57,10 @@ struct JellySpec {
   nlohmann::json json;
 };
 
+// The JSON a saved scene writes for `spec`: what it was read from, with the material and velocity
+// it has now.
+nlohmann::json jellyJson(const JellySpec& spec);
+
 // The contact stiffness k_c that makes the wall's force on a sphere of the body's volume (radius
 // R) match a Hertz contact of the material at a depth of R / 10: k_c = 4 E / (3π (1 - ν²) R √0.1).
 double jellyContactStiffness(const JellyMaterial& material, double volume);
@@ -81,6 +85,10 @@ class JellyBody {
 
   // One step of dt [s] under `gravity` [m/s²] against `obstacles` (where they stand now).
   void step(double dt, const Vec3& gravity, const std::vector<Obstacle>& obstacles);
+  // A new material (validated by the caller), the body staying where it is and moving as it does;
+  // the sections are built again when the elastic constants or the element count change.
+  void setMaterial(const JellyMaterial& material);
+  const JellyMaterial& material() const { return material_; }
 
   const Vec3& center() const { return center_; }      // centre of mass [m]
   const Vec3& velocity() const { return velocity_; }  // [m/s]

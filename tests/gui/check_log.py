@@ -23,6 +23,8 @@
   clicks LOG          on a scene whose steps take seconds, the grab's start and release each show
                       in a snapshot within 1 s, of the same step as the last one before the click
                       (the step in progress was given up for it, not waited out)
+  jelly LOG           a jelly_added event, then snapshots with one more jelly than before, whose
+                      centre falls, and one of them touching something (walls > 0) and squashed
   inside OUT OUTER INNER...   the viewer's stdout with --layout: the last rectangle printed for
                       each INNER lies within the last one printed for OUTER; prints them
 """
@@ -39,6 +41,25 @@ def events(path):
 
 def dist(a, b):
     return math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b)))
+
+
+def jelly(log):
+    added = [i for i, e in enumerate(log) if e["event"] == "jelly_added"]
+    if not added:
+        print("no jelly_added event")
+        return False
+    before = [e for e in log[:added[-1]] if e["event"] == "snapshot"]
+    count = len(before[-1].get("jellies", [])) if before else 0
+    after = [e for e in log[added[-1]:] if e["event"] == "snapshot" and len(e.get("jellies", [])) == count + 1]
+    if len(after) < 3:
+        print(f"only {len(after)} snapshots with {count + 1} jellies after the drop")
+        return False
+    heights = [e["jellies"][-1]["center"][1] for e in after]
+    touched = [e["jellies"][-1] for e in after if e["jellies"][-1]["walls"] > 0]
+    squash = max((j["squash"] for j in touched), default=0)
+    print(f"{len(after)} snapshots with the new jelly: its centre from {heights[0]:.3f} to {min(heights):.3f} m, "
+          f"touching in {len(touched)}, squashed up to {squash * 1e3:.1f} mm")
+    return min(heights) < heights[0] - 0.02 and len(touched) > 0 and squash > 0
 
 
 def grab(log):
@@ -320,5 +341,5 @@ if __name__ == "__main__":
     elif what == "mirror":
         ok = mirror(log, sys.argv[3])
     else:
-        ok = {"grab": grab, "clicks": clicks, "pin": pin, "pin_dragged_paused": pin_dragged_paused, "density": density, "substeps": substeps, "gravity": gravity, "wind": wind}[what](log)
+        ok = {"grab": grab, "clicks": clicks, "pin": pin, "pin_dragged_paused": pin_dragged_paused, "density": density, "substeps": substeps, "gravity": gravity, "wind": wind, "jelly": jelly}[what](log)
     sys.exit(0 if ok else 1)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GUI test of the clothlab viewer in a real X window (Xvfb) driven by real X input (xdotool):
 #   drag the cloth (the grabbed point follows the cursor), Ctrl+click pins a vertex (it stays),
-#   a panel slider reaches the simulation, an OBJ opens through the Open field (a bad one leaves
+#   a panel slider reaches the simulation, a jelly ball added in the panel falls and squashes
+#   on the ground (and is saved with the scene), an OBJ opens through the Open field (a bad one leaves
 #   an error and the scene running), the panel's placement lays a standing OBJ flat (and refuses a
 #   scale of 0), a typed wind and the air reach the simulation, a screenshot (P) is not blank, "this scene, all solvers"
 #   compares the opened OBJ in five panes, in compare mode the panes
@@ -155,17 +156,36 @@ xdotool sleep 0.2 key Return
 sleep 1
 check "slider: a gravity typed past the range runs clamped to it" python3 "$HERE/check_log.py" gravity "$LOG"
 
+# 3a'. The Jellies section's "add a jelly ball": a ball under the cloth falls to the ground,
+#      touches it and squashes, while the cloth runs on; Save scene below writes it.
+scroll_panel_to jellies_header "$OUT/hanging.out"
+read -r jx jy <<< "$(layout jellies_header "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$jx" "$jy" sleep 0.3 click 1
+sleep 1
+scroll_panel_to jelly_add "$OUT/hanging.out"
+read -r jx jy <<< "$(layout jelly_add "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$jx" "$jy" sleep 0.3 click 1
+# The scene steps at a tenth of real time here: up to 30 s for the ball to reach the ground.
+for _ in $(seq 60); do python3 "$HERE/check_log.py" jelly "$LOG" > /dev/null && break; sleep 0.5; done
+check "jelly: the added ball fell, touched the ground and squashed" python3 "$HERE/check_log.py" jelly "$LOG"
+scroll_panel_to jellies_header "$OUT/hanging.out"
+read -r jx jy <<< "$(layout jellies_header "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$jx" "$jy" sleep 0.3 click 1   # closed again
+xdotool mousemove --window "$WID" 150 300 sleep 0.2 click --repeat 30 --delay 20 4   # the panel back at its top
+sleep 0.5
+
 # 3b. Save the scene and export the surface (panel buttons; files land in the app's folder).
 read -r vx vy <<< "$(layout save_scene "$OUT/hanging.out")"
 xdotool mousemove --window "$WID" "$vx" "$vy" sleep 0.3 click 1 sleep 0.5
 read -r ex ey <<< "$(layout export_obj "$OUT/hanging.out")"
 xdotool mousemove --window "$WID" "$ex" "$ey" sleep 0.3 click 1 sleep 1
-check "save: the saved scene has the new density and the pin" python3 -c "
+check "save: the saved scene has the new density, the pin and the jelly" python3 -c "
 import json, sys
 s = json.load(open('$OUT/scene.json'))
 pins = [p for p in s.get('pins', []) if 'vertex' in p]
-print('saved density', s['simulation']['density'], 'pins', len(pins))
-sys.exit(0 if abs(s['simulation']['density'] - 0.1) > 1e-6 and s['simulation']['substeps'] > 1 and len(pins) >= 3 else 1)"
+print('saved density', s['simulation']['density'], 'pins', len(pins), 'jellies', len(s.get('jellies', [])))
+sys.exit(0 if abs(s['simulation']['density'] - 0.1) > 1e-6 and s['simulation']['substeps'] > 1 and len(pins) >= 3
+         and len(s.get('jellies', [])) == 1 else 1)"
 if [ -x "$(dirname "$APP")/clothlab-cli" ]; then
   check "save: the saved scene loads again" "$(dirname "$APP")/clothlab-cli" info "$OUT/scene.json"
 fi
