@@ -6,6 +6,7 @@
 #include "sim/self_collision.h"
 #include "sim/solver_registry.h"
 #include "sim/steps_in_progress.h"
+#include "sim/timing.h"
 
 namespace clothlab {
 
@@ -207,14 +208,18 @@ std::optional<std::string> Simulation::takeSubsteps(int substeps, StepStats& sta
 std::optional<std::string> Simulation::substep(const SimParams& sim, double start, StepStats& stats) {
   std::vector<Obstacle> obstacles = obstaclesAt(start + sim.dt);
   // The jellies move and deform against the obstacles first; the cloth then meets them too.
-  int jellyWalls = 0;
+  int jellyWalls = 0, jellySolves = 0, jellyFactorizations = 0;
   double squash = 0;
+  const auto jellyStart = Clock::now();
   for (JellyBody& jelly : jellies_) {
     jelly.step(sim.dt, sim.gravity, obstacles);
     jellyWalls += jelly.lastStep().walls;
+    jellySolves += jelly.lastStep().sectionSolves;
+    jellyFactorizations += jelly.lastStep().factorizations;
     squash = std::max(squash, jelly.lastStep().maxDisplacement);
   }
   for (const JellyBody& jelly : jellies_) obstacles.push_back(jelly.asObstacle());
+  const double jellyMs = msSince(jellyStart);
   // Where each pin holds its vertex in this sub-step: pins_, copied only once a hold differs.
   const std::vector<std::pair<int, Vec3>>* given = &pins_;
   std::vector<std::pair<int, Vec3>> holds;
@@ -254,6 +259,10 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
   if (!jellies_.empty()) {
     stats.extra["jelly_walls"] = jellyWalls;
     stats.extra["max_jelly_squash"] = squash;
+    stats.extra["jelly_section_solves"] = jellySolves;
+    stats.extra["jelly_factorizations"] = jellyFactorizations;
+    stats.extra["ms_jellies"] = jellyMs;  // also in ms_total
+    stats.msTotal += jellyMs;
   }
   if (allowance_.size() > 0) {
     allowance_ = (allowance_.array() - kContactRecoverySpeed * sim.dt).max(0.0);

@@ -233,6 +233,7 @@ int commandRun(const RunOptions& options) {
   double worstError = 0, worstStrain = 0;
   ConstraintError errorLabel{0, "max position error", " m"};  // the last step's kind
   long iterations = 0, unconverged = 0;
+  double largestSquash = 0;  // of the jellies, over the run [m]
   std::optional<std::string> failure;
   for (long i = 0; i < steps; ++i) {
     if (auto e = simulation.step()) {
@@ -246,6 +247,7 @@ int commandRun(const RunOptions& options) {
     worstStrain = std::max(worstStrain, s.maxEdgeStrain);
     iterations += s.positionIterations;
     unconverged += s.converged ? 0 : 1;
+    largestSquash = std::max(largestSquash, s.extra.value("max_jelly_squash", 0.0));
     if (stats.is_open())
       stats << statsJson(s, simulation.solver().counts(), int(simulation.pins().size())).dump() << "\n";
     if (!options.outDir.empty() && (i + 1) % options.every == 0 && !writeFrame()) return kExitBadInput;
@@ -270,6 +272,16 @@ int commandRun(const RunOptions& options) {
         medianMs, simulation.stepCount() ? double(iterations) / simulation.stepCount() : 0.0,
         errorLabel.name, worstError, errorLabel.unit, worstStrain, unconverged,
         countSelfIntersections(simulation.cloth().mesh, simulation.surface()), framesNote.c_str());
+    for (size_t j = 0; j < simulation.jellies().size(); ++j) {
+      const JellyBody& jelly = simulation.jellies()[j];
+      std::printf(
+          "  jelly %zu: %.3g kg, centre at (%.3f, %.3f, %.3f) m, %.3f m/s, touching %d "
+          "obstacle(s)\n",
+          j + 1, jelly.mass(), jelly.center().x(), jelly.center().y(), jelly.center().z(),
+          jelly.velocity().norm(), jelly.lastStep().walls);
+    }
+    if (!simulation.jellies().empty())
+      std::printf("  the jellies squashed by up to %.1f mm\n", 1e3 * largestSquash);
   }
   if (failure) {
     std::cerr << "clothlab-cli: diverged at " << *failure << "\n";
