@@ -249,5 +249,23 @@ check "compare: preset or solvers required" expect_exit 2 "give --solvers" -- co
 "$cli" compare cantilever-coarse --solvers conforming@cantilever-coarse,conforming@cantilever-medium --steps 2 >"$work/labels.txt" 2>&1
 check "compare: long pane labels are printed whole" grep -Eq "^metric \[unit\] +conforming@cantilever-coarse +conforming@cantilever-medium$" "$work/labels.txt"
 
+# Jellies: jelly-drop runs and lists its jellies; a bad jelly or an open jelly surface is refused
+# naming the key.
+"$cli" run jelly-drop --steps 150 >"$work/jelly.txt" 2>&1
+check "run: jelly-drop lists its two jellies" test "$(grep -c '^  jelly [12]: ' "$work/jelly.txt")" -eq 2
+check "run: jelly-drop's jellies squashed" grep -Eq 'the jellies squashed by up to [1-9][0-9.]* mm' "$work/jelly.txt"
+python3 - "$work" <<'PY'
+import json, sys
+w = sys.argv[1]
+base = {"cloth": {"generator": {"type": "grid", "width": 1, "height": 1, "columns": 5, "rows": 5}},
+        "obstacles": [{"type": "plane"}]}
+json.dump(dict(base, jellies=[{"generator": {"type": "ellipsoid"}, "poisson": 0.7}]), open(w + "/badjelly.json", "w"))
+json.dump(dict(base, jellies=[{"obj": "quad.obj"}]), open(w + "/openjelly.json", "w"))
+PY
+check "run: a jelly's Poisson ratio out of range is named" expect_exit 2 "jellies\[0\]\.poisson: 0.7 is out of range" -- \
+  run "$work/badjelly.json" --steps 1
+check "run: an open jelly surface is refused, saying so" expect_exit 2 "jellies\[0\]: the jelly's surface must be closed" -- \
+  run "$work/openjelly.json" --steps 1
+
 echo "cli_contract: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

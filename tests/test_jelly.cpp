@@ -429,3 +429,31 @@ TEST(JellyScene, AnEditedJellyKeepsItsMotionAndTakesTheNewMaterial) {
   ASSERT_FALSE(s.setJellies({}).has_value());
   EXPECT_TRUE(s.jellies().empty());
 }
+
+TEST(JellyScene, TwoJelliesThrownAtEachOtherBounceApart) {
+  nlohmann::json j = jellyScene();
+  j["jellies"] = nlohmann::json::parse(R"([
+    {"generator": {"type": "ellipsoid", "radii": [0.1, 0.1, 0.1], "segments": 24, "rings": 12},
+     "transform": {"translate": [-0.35, 0.098, 0]}, "velocity": [1.5, 0, 0]},
+    {"generator": {"type": "ellipsoid", "radii": [0.1, 0.1, 0.1], "segments": 24, "rings": 12},
+     "transform": {"translate": [0.35, 0.098, 0]}, "velocity": [-1.5, 0, 0]}])");
+  j["cloth"]["transform"]["translate"] = {0, 1.5, 3};  // far away
+  auto parsed = parseScene(j, "two.json", "");
+  ASSERT_TRUE(parsed) << parsed.error();
+  auto simulation = Simulation::create(*parsed);
+  ASSERT_TRUE(simulation) << simulation.error();
+  Simulation& s = **simulation;
+  double closest = 1e300;
+  for (int k = 0; k < 500; ++k) {
+    ASSERT_FALSE(s.step().has_value());
+    closest = std::min(closest, (s.jellies()[1].center() - s.jellies()[0].center()).norm());
+  }
+  EXPECT_GT(closest, 0.1);  // they met (0.2 apart at touching) but did not pass through each other
+  EXPECT_LT(closest, 0.2);
+  // Pushed apart again (the floor's friction stops them soon after): in their order, farther
+  // apart than when they met, and no longer overlapping much.
+  const double final = (s.jellies()[1].center() - s.jellies()[0].center()).norm();
+  EXPECT_LT(s.jellies()[0].center().x(), s.jellies()[1].center().x());
+  EXPECT_GT(final, closest + 0.02);
+  EXPECT_GT(final, 0.19);
+}

@@ -818,10 +818,13 @@ void Viewer::drawHelpWindow() {
       {"P", "screenshot (path in the View section)"},
       {"F1 or ?", "this window"},
       {"Esc / Ctrl+Q", "close help / quit"},
-      {"Drop files on the window", ".obj (cloth or obstacle, see Scene) or scene .json"},
+      {"Drop files on the window", ".obj (cloth, obstacle or jelly, see Scene) or scene .json"},
       {"Red dots", "pins (a line to the target while one moves)"},
       {"Yellow dots", "the grabbed point and the target it is pulled to"},
       {"Large dark dots", "point masses of the scene (\"point_masses\")"},
+      {"Green bodies",
+       "jellies: they bounce and squash on obstacles; the cloth drapes over them (Jellies "
+       "section)"},
   };
   if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders)) {
     for (const auto& r : rows) {

@@ -17,7 +17,8 @@
 //   direction from the centre to the mean contact point (methods §4.7); a vertex their
 //   interpolation leaves beyond a wall is put on it. Out of contact the body takes its rest shape.
 // - The body does not turn, and the cloth does not push it (the cloth collides with its deformed
-//   surface as with a moving mesh obstacle).
+//   surface as with a moving mesh obstacle). Other jellies are walls like obstacles
+//   (Simulation::substep passes them in).
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
