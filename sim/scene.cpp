@@ -446,6 +446,7 @@ std::optional<std::string> parseJellies(const json& list, const std::string& whe
     }
     if (auto e = readInt(o, "elements", at, m.elements, 8, 512)) return e;
     if (auto e = validateJelly(jelly, at)) return e;
+    if (auto w = jellyShapeWarning(jelly, at)) scene.warnings.push_back(*w);
     scene.jellies.push_back(std::move(jelly));
   }
   return std::nullopt;

@@ -457,3 +457,30 @@ TEST(JellyScene, TwoJelliesThrownAtEachOtherBounceApart) {
   EXPECT_GT(final, closest + 0.02);
   EXPECT_GT(final, 0.19);
 }
+
+TEST(Jelly, AShapeTheTwoSectionsDoNotSuitIsWarnedOf) {
+  EXPECT_FALSE(jellyShapeWarning(ball(0.1, Vec3(0, 1, 0)), "jellies[0]").has_value());
+  JellySpec ellipsoid;
+  ellipsoid.surface =
+      std::make_shared<const TriangleMesh>(makeEllipsoid(Vec3(0.3, 0.1, 0.2), 32, 16));
+  EXPECT_FALSE(jellyShapeWarning(ellipsoid, "jellies[0]").has_value());
+  // A torus: compact by its fill, but a vertical section through its centre cuts the ring twice.
+  JellySpec ring;
+  ring.surface = std::make_shared<const TriangleMesh>(makeTorus(0.3, 0.1, 48, 24));
+  const auto warned = jellyShapeWarning(ring, "jellies[1]");
+  ASSERT_TRUE(warned.has_value());
+  EXPECT_NE(warned->find("jellies[1]"), std::string::npos);
+  EXPECT_NE(warned->find("falls in 2 pieces"), std::string::npos) << *warned;
+  // Two balls joined by a thin neck fill little of their bounding ellipsoid.
+  TriangleMesh dumbbell = makeEllipsoid(Vec3(0.5, 0.05, 0.05), 64, 16);
+  for (Eigen::Index i = 0; i < dumbbell.positions.rows(); ++i) {
+    const double x = dumbbell.positions(i, 0), bulge = std::abs(x) > 0.3 ? 3.0 : 1.0;
+    dumbbell.positions(i, 1) *= bulge;
+    dumbbell.positions(i, 2) *= bulge;
+  }
+  JellySpec limbs;
+  limbs.surface = std::make_shared<const TriangleMesh>(dumbbell);
+  const auto thin = jellyShapeWarning(limbs, "jellies[2]");
+  ASSERT_TRUE(thin.has_value());
+  EXPECT_NE(thin->find("% of the ellipsoid in its bounding box"), std::string::npos) << *thin;
+}

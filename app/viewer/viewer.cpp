@@ -742,11 +742,13 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
       message(RunnerMessage::Kind::Error, "not added as a jelly: " + *e);
       return;
     }
+    const auto shapeWarning = jellyShapeWarning(jelly, path);
     addJelly(std::move(jelly), path + " as a jelly (" + std::to_string(mesh->mesh.triangleCount()) +
                                    " triangles, scaled by " +
                                    std::to_string(placement.scale).substr(0, 6) + ")");
     for (const std::string& warning : mesh->warnings)
       message(RunnerMessage::Kind::Warning, warning);
+    if (shapeWarning) message(RunnerMessage::Kind::Warning, *shapeWarning);
     return;
   }
   Obstacle ob;

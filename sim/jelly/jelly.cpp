@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <numbers>
 
@@ -13,6 +14,12 @@ namespace {
 constexpr double kPi = std::numbers::pi;
 // The wall's force grows as k_c V / (1 - V / volume), the denominator no smaller than this.
 constexpr double kLeastRoom = 0.05;
+// The farthest the sections' solves move a vertex, as a fraction of the body's radius (the
+// largest distance of a vertex from the centre).
+constexpr double kFarthest = 0.5;
+// Solves of a section after the first, each holding on the walls the elements the last one
+// left beyond them.
+constexpr int kExtraPasses = 3;
 
 // Signed volume of the tetrahedron (p, a, b, c).
 double tetVolume(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
@@ -141,6 +148,38 @@ nlohmann::json jellyJson(const JellySpec& spec) {
   return j;
 }
 
+std::optional<std::string> jellyShapeWarning(const JellySpec& spec, const std::string& at) {
+  const JellyBody body(spec);
+  const Positions& p = spec.surface->positions;
+  const Vec3 extent = p.colwise().maxCoeff() - p.colwise().minCoeff();
+  const double fill = body.volume() / (kPi / 6 * extent.prod());
+  std::string why;
+  for (const Vec3& across : {Vec3(Vec3::UnitX()), Vec3(Vec3::UnitZ())}) {
+    int loops = 0;
+    const std::vector<Vec2> polygon =
+        body.section(across, -Vec3::UnitY(), spec.material.elements, &loops);
+    bool centre = false;  // inside the polygon, by the parity of crossings of a ray along +x
+    for (size_t i = 0; i < polygon.size(); ++i) {
+      const Vec2& a = polygon[i];
+      const Vec2& b = polygon[(i + 1) % polygon.size()];
+      if ((a.y() > 0) != (b.y() > 0) && a.x() + (0 - a.y()) / (b.y() - a.y()) * (b.x() - a.x()) > 0)
+        centre = !centre;
+    }
+    if (loops > 1 && why.empty())
+      why = "a section through its centre falls in " + std::to_string(loops) + " pieces";
+    else if (!centre && why.empty())
+      why = "a section through it misses its centre";
+  }
+  if (fill >= 0.6 && why.empty()) return std::nullopt;
+  char filled[64];
+  std::snprintf(filled, sizeof filled, "it fills %.0f%% of the ellipsoid in its bounding box",
+                100 * fill);
+  return at +
+         ": WOKT's two cross-sections suit compact jellies (a ball, an ellipsoid, a cylinder); " +
+         filled + (why.empty() ? "" : " and " + why) +
+         ", so where it touches, its limbs bend as soft cantilevers (a soft one's droop far)";
+}
+
 JellyBody::JellyBody(const JellySpec& spec) : velocity_(spec.velocity) {
   const VolumeAndCentroid vc = enclosed(*spec.surface);
   volume_ = vc.volume;
@@ -219,7 +258,8 @@ JellyBody::Beyond JellyBody::beyond(const Vec3& center, const Vec3& point,
   return out;
 }
 
-std::vector<Vec2> JellyBody::section(const Vec3& across, const Vec3& along, int elements) const {
+std::vector<Vec2> JellyBody::section(const Vec3& across, const Vec3& along, int elements,
+                                     int* loops) const {
   const Vec3 normal = across.cross(along);
   const Positions& r = rest_->positions;
   const Eigen::VectorXd side = r * normal;
@@ -250,6 +290,7 @@ std::vector<Vec2> JellyBody::section(const Vec3& across, const Vec3& along, int 
     }
   }
   // Walk the loops; keep the one enclosing the most area.
+  if (loops) *loops = 0;
   std::vector<char> seen(points.size(), 0);
   std::vector<Vec2> best;
   double bestArea = 0;
@@ -267,6 +308,7 @@ std::vector<Vec2> JellyBody::section(const Vec3& across, const Vec3& along, int 
       at = go;
     }
     const double area = polygonArea(loop);
+    if (loops && loop.size() >= 3) ++*loops;
     if (loop.size() >= 3 && std::abs(area) > std::abs(bestArea)) {
       best = std::move(loop);
       bestArea = area;
@@ -315,35 +357,35 @@ Eigen::VectorXd JellyBody::solveSection(Section& section, const std::vector<Wall
     return depth;
   };
   BemPolygon::Conditions bc{std::vector<char>(2 * n, 0), Eigen::VectorXd::Zero(2 * n)};
-  auto pushOntoWall = [&](int j) {
+  // Holds element j on the wall it lies beyond, moved by `already` (its displacement so far):
+  // pushed along the wall's normal onto it, not sliding along it.
+  auto holdOnWall = [&](int j, const Vec2& already) {
     Vec3 normal;
-    const double depth = deepest(toWorld(bem.midpoint(j)), normal);
+    const double depth = deepest(toWorld(bem.midpoint(j) + already), normal);
     if (depth <= 0) return false;
-    const Vec3 u = depth * normal;  // onto the wall, not sliding along it
+    const Vec3 u = already.x() * section.across + already.y() * section.along + depth * normal;
     bc.displacementKnown[2 * j] = bc.displacementKnown[2 * j + 1] = 1;
     bc.value[2 * j] = u.dot(section.across);
     bc.value[2 * j + 1] = u.dot(section.along);
     return true;
   };
   int held = 0;
-  for (int j = 0; j < n; ++j) held += pushOntoWall(j);
+  for (int j = 0; j < n; ++j) held += holdOnWall(j, Vec2::Zero());
   if (held < 2) return {};  // a touch of one element leaves the shape as it is
   const Vec2 b(bodyForce.dot(section.across), bodyForce.dot(section.along));
   std::optional<BemPolygon::Solution> solved;
-  for (int pass = 0; pass < 2; ++pass) {
+  for (int pass = 0; pass <= kExtraPasses; ++pass) {
     const int before = bem.factorizations();
     solved = bem.solve(bc, b);
     ++info_.sectionSolves;
     info_.factorizations += bem.factorizations() - before;
     if (!solved || !solved->displacement.allFinite()) return {};
-    // Elements the solve left beyond a wall are held on it too, once (WOKT §6).
+    // Elements the solve left beyond a wall are held on it too, and the section solved again
+    // (WOKT §6 does this once; a body standing on a narrow foot needs a few).
     bool more = false;
-    for (int j = 0; j < n && pass == 0; ++j) {
-      if (bc.displacementKnown[2 * j]) continue;
-      const Vec2 u = solved->displacement.segment<2>(2 * j);
-      Vec3 normal;
-      if (deepest(toWorld(bem.midpoint(j) + u), normal) > 0) more |= pushOntoWall(j);
-    }
+    for (int j = 0; j < n && pass < kExtraPasses; ++j)
+      if (!bc.displacementKnown[2 * j])
+        more |= holdOnWall(j, solved->displacement.segment<2>(2 * j));
     if (!more) break;
   }
   return solved->displacement;
@@ -427,13 +469,43 @@ void JellyBody::step(double dt, const Vec3& gravity, const std::vector<Obstacle>
   center_ += dt * velocity_;
   const Vec3 contactForce = force + mass_ * frictionChange / dt;
   info_.contactForce = contactForce.norm();
-  displacement_.resize(0, 3);
-  if (info_.walls == 0) return;
+  // The deformation tends to the static solution while the body touches (zero otherwise), no
+  // faster than the elastic wave speed √(E/ρ): a static solve that jumped in one step (when the
+  // contact starts, or when the body leaves) would throw the cloth lying on it.
+  Positions target;
+  if (info_.walls > 0)
+    target = staticDisplacement(walls, contactMoment / info_.penetration - before, contactForce);
+  const Positions& r = rest_->positions;
+  Positions d = displacement_.size() > 0 ? displacement_ : Positions::Zero(r.rows(), 3);
+  const double reach = std::sqrt(material_.young / material_.density) * dt;
+  for (Eigen::Index i = 0; i < r.rows(); ++i) {
+    Vec3 change =
+        (target.size() > 0 ? Vec3(target.row(i).transpose()) : Vec3::Zero()) - d.row(i).transpose();
+    if (change.norm() > reach) change *= reach / change.norm();
+    d.row(i) += change.transpose();
+  }
+  // What the interpolation (or the lag) leaves beyond a wall stays on it (WOKT §6).
+  for (Eigen::Index i = 0; i < r.rows(); ++i) {
+    const Vec3 x = center_ + r.row(i).transpose() + d.row(i).transpose();
+    Vec3 push = Vec3::Zero();
+    for (const Wall& w : walls)
+      push += std::max(0.0, (w.point - x - push).dot(w.normal)) * w.normal;
+    d.row(i) += push.transpose();
+  }
+  const double largest = d.allFinite() ? d.rowwise().norm().maxCoeff() : 0;
+  if (largest > 1e-9 * radius_) {
+    displacement_ = std::move(d);
+    info_.maxDisplacement = largest;
+  } else {
+    displacement_.resize(0, 3);
+  }
+}
 
-  // The deformation: sections through the centre containing the direction to the mean contact
-  // point, loaded by the d'Alembert body force that balances the contact.
-  const Vec3 toContact = contactMoment / info_.penetration - before;
-  if (!(toContact.norm() > 1e-12 * radius_)) return;
+Positions JellyBody::staticDisplacement(const std::vector<Wall>& walls, const Vec3& toContact,
+                                        const Vec3& contactForce) {
+  // Sections through the centre containing the direction to the mean contact point, loaded by
+  // the d'Alembert body force that balances the contact.
+  if (!(toContact.norm() > 1e-12 * radius_)) return {};
   const Vec3 along = toContact.normalized();
   const Vec3 across[2] = {perpendicular(along), along.cross(perpendicular(along))};
   const Vec3 bodyForce = -material_.density * contactForce / mass_;
@@ -441,7 +513,7 @@ void JellyBody::step(double dt, const Vec3& gravity, const std::vector<Obstacle>
   for (int k = 0; k < 2; ++k)
     u[k] = solveSection(sectionFor(k, across[k], along), walls, bodyForce);
   const bool has[2] = {u[0].size() > 0, u[1].size() > 0};
-  if (!has[0] && !has[1]) return;
+  if (!has[0] && !has[1]) return {};
   const Positions& r = rest_->positions;
   Positions d(r.rows(), 3);
   for (Eigen::Index i = 0; i < r.rows(); ++i) {
@@ -455,19 +527,12 @@ void JellyBody::step(double dt, const Vec3& gravity, const std::vector<Obstacle>
       sum += spread(s, u[k], p, 0).x() * s.across +
              spread(s, u[k], p, 1).y() / (has[0] + has[1]) * s.along;
     }
-    d.row(i) = sum.transpose();
+    // Linear elasticity means little past strains of order one: no vertex moves farther than
+    // kFarthest of the body's radius (ours; a cow's leg on the floor bent its soft head by 1 m).
+    const double length = sum.norm(), most = kFarthest * radius_;
+    d.row(i) = (length > most ? Vec3(sum * (most / length)) : sum).transpose();
   }
-  // What the interpolation still leaves beyond a wall stays on it (WOKT §6).
-  for (Eigen::Index i = 0; i < r.rows(); ++i) {
-    const Vec3 x = center_ + r.row(i).transpose() + d.row(i).transpose();
-    Vec3 push = Vec3::Zero();
-    for (const Wall& w : walls)
-      push += std::max(0.0, (w.point - x - push).dot(w.normal)) * w.normal;
-    d.row(i) += push.transpose();
-  }
-  if (!d.allFinite()) return;
-  displacement_ = std::move(d);
-  info_.maxDisplacement = displacement_.rowwise().norm().maxCoeff();
+  return d.allFinite() ? d : Positions();
 }
 
 }  // namespace clothlab

@@ -15,7 +15,12 @@
 //   d'Alembert body force -ρ F/m balances the contact; an element the solve leaves beyond a wall is
 //   pushed onto it too and the section solved once more (WOKT §6). The sections contain the
 //   direction from the centre to the mean contact point (methods §4.7); a vertex their
-//   interpolation leaves beyond a wall is put on it. Out of contact the body takes its rest shape.
+//   interpolation leaves beyond a wall is put on it. Out of contact the body returns to its rest
+//   shape. The shape moves towards the static one no faster than the elastic wave speed
+//   √(E/ρ) (ours: a jump in one step threw the cloth lying on it), and no vertex moves farther
+//   than half the body's radius under the solves (ours: linear elasticity means little beyond).
+//   WOKT's two sections suit compact shapes (balls, ellipsoids, cylinders: their §5.1); a shape
+//   with limbs bends them as soft cantilevers (jellyShapeWarning).
 // - The body does not turn, and the cloth does not push it (the cloth collides with its deformed
 //   surface as with a moving mesh obstacle). Other jellies are walls like obstacles
 //   (Simulation::substep passes them in).
@@ -70,6 +75,13 @@ double jellyContactStiffness(const JellyMaterial& material, double volume);
 // surface that is not closed (every edge shared by two triangles) or encloses no volume.
 std::optional<std::string> validateJelly(const JellySpec& spec, const std::string& at);
 
+// A warning naming `at` when `spec`'s surface is not the compact shape WOKT's two cross-sections
+// suit (their §5.1): it fills less than 60% of the ellipsoid inscribed in its bounding box (Spot
+// and the Stanford bunny fill half), or a vertical section through its centre falls in several
+// pieces or misses the centre (a torus). Such a jelly still runs; its limbs bend as soft
+// cantilevers where it touches.
+std::optional<std::string> jellyShapeWarning(const JellySpec& spec, const std::string& at);
+
 // What the body did in its last step.
 struct JellyStepInfo {
   int walls = 0;               // obstacles touching it
@@ -113,7 +125,9 @@ class JellyBody {
   // The rest shape's cross-section through its centre in the plane spanned by `across` and `along`
   // (unit and perpendicular), as a counter-clockwise polygon in (across, along) coordinates of
   // `elements` equal edges (the largest loop where the plane cuts several).
-  std::vector<Vec2> section(const Vec3& across, const Vec3& along, int elements) const;
+  // `loops`, when given, gets how many closed loops the plane cut.
+  std::vector<Vec2> section(const Vec3& across, const Vec3& along, int elements,
+                            int* loops = nullptr) const;
 
  private:
   struct Wall {
@@ -125,6 +139,10 @@ class JellyBody {
     std::shared_ptr<BemPolygon> bem;  // shared by copies of the body: a cache of matrices
   };
   Section& sectionFor(int which, const Vec3& across, const Vec3& along);
+  // The displacement of every vertex that the sections' static solves give for these walls, the
+  // direction to the mean contact point and the contact force; empty when no section touches.
+  Positions staticDisplacement(const std::vector<Wall>& walls, const Vec3& toContact,
+                               const Vec3& contactForce);
   // Solves one section against the walls; its displacements, empty when it does not touch.
   Eigen::VectorXd solveSection(Section& section, const std::vector<Wall>& walls,
                                const Vec3& bodyForce);
