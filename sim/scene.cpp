@@ -236,11 +236,29 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
   return std::nullopt;
 }
 
-// The mesh of a shape given by "obj" (a path relative to the scene file) into `mesh`, the path
-// made absolute in `spec`; the loader's warnings appended, naming the key.
-std::optional<std::string> loadShapeObj(const json& o, const std::string& at,
-                                        const std::string& baseDir, TriangleMesh& mesh, json& spec,
-                                        std::vector<std::string>& warnings) {
+// A shape given by exactly one of "obj" (a path relative to the scene file: its mesh loaded into
+// `mesh`, the path made absolute in `spec`, the loader's warnings appended naming the key) or
+// "generator" of type `generatorType`, which `generator` then points to for the caller to read
+// (`what` names the kind of shape in the message for another type).
+std::optional<std::string> readShapeSource(const json& o, const std::string& at,
+                                           const std::string& baseDir,
+                                           const std::string& generatorType,
+                                           const std::string& what, TriangleMesh& mesh, json& spec,
+                                           std::vector<std::string>& warnings,
+                                           const json*& generator) {
+  generator = nullptr;
+  if (o.contains("obj") == o.contains("generator"))
+    return at + ": give exactly one of \"obj\" or \"generator\"";
+  if (o.contains("generator")) {
+    const std::string gat = at + ".generator";
+    auto typed =
+        typeOf(o["generator"], gat, "\"" + generatorType + "\", the generated " + what + " shape");
+    if (!typed) return typed.error();
+    if (*typed != generatorType)
+      return gat + ".type: unknown shape '" + *typed + "' (expected \"" + generatorType + "\")";
+    generator = &o["generator"];
+    return std::nullopt;
+  }
   if (!o["obj"].is_string()) return expectedButGot(at + ".obj", "a path string", o["obj"]);
   std::filesystem::path path = o["obj"].get<std::string>();
   if (path.is_relative() && !baseDir.empty()) path = std::filesystem::path(baseDir) / path;
@@ -264,16 +282,13 @@ std::optional<std::string> parseMeshObstacle(const json& o, const std::string& a
     if (auto e = readVec3(o["angular_velocity"], at + ".angular_velocity", obstacle.angularVelocity)) return e;
   json spec = o;
   TriangleMesh mesh;
-  if (o.contains("obj") == o.contains("generator")) return at + ": give exactly one of \"obj\" or \"generator\"";
-  if (o.contains("obj")) {
-    if (auto e = loadShapeObj(o, at, baseDir, mesh, spec, warnings)) return e;
-  } else {
-    const json& g = o["generator"];
+  const json* generator = nullptr;
+  if (auto e =
+          readShapeSource(o, at, baseDir, "torus", "obstacle", mesh, spec, warnings, generator))
+    return e;
+  if (generator) {
+    const json& g = *generator;
     const std::string gat = at + ".generator";
-    auto typed = typeOf(g, gat, "\"torus\", the generated obstacle shape");
-    if (!typed) return typed.error();
-    if (*typed != "torus")
-      return gat + ".type: unknown shape '" + *typed + "' (expected \"torus\")";
     if (auto e = checkKeys(g, gat, {"type", "major_radius", "minor_radius", "segments", "rings"})) return e;
     double major = 0.3, minor = 0.1;
     int segments = 48, rings = 24;
@@ -401,17 +416,13 @@ std::optional<std::string> parseJellies(const json& list, const std::string& whe
     JellySpec jelly;
     jelly.json = o;
     TriangleMesh mesh;
-    if (o.contains("obj") == o.contains("generator"))
-      return at + ": give exactly one of \"obj\" or \"generator\"";
-    if (o.contains("obj")) {
-      if (auto e = loadShapeObj(o, at, baseDir, mesh, jelly.json, scene.warnings)) return e;
-    } else {
-      const json& g = o["generator"];
+    const json* generator = nullptr;
+    if (auto e = readShapeSource(o, at, baseDir, "ellipsoid", "jelly", mesh, jelly.json,
+                                 scene.warnings, generator))
+      return e;
+    if (generator) {
+      const json& g = *generator;
       const std::string gat = at + ".generator";
-      auto typed = typeOf(g, gat, "\"ellipsoid\", the generated jelly shape");
-      if (!typed) return typed.error();
-      if (*typed != "ellipsoid")
-        return gat + ".type: unknown shape '" + *typed + "' (expected \"ellipsoid\")";
       if (auto e = checkKeys(g, gat, {"type", "radii", "segments", "rings"})) return e;
       Vec3 radii(0.1, 0.1, 0.1);
       int segments = 32, rings = 16;

@@ -65,7 +65,6 @@ Result<std::unique_ptr<Simulation>> Simulation::build(const Scene& scene, ClothM
   auto solver = createSolver(scene.solverId);
   simulation->cloth_ = std::make_shared<const ClothModel>(std::move(cloth));
   if (auto e = simulation->setJellies(scene.jellies)) return Error{scene.sourcePath + ": " + *e};
-
   if (auto e = startsInsideObstacle(*simulation->cloth_, scene.obstacles, scene.sim.thickness))
     return Error{scene.sourcePath + ": " + *e};
   if (auto e = startsInsideObstacle(*simulation->cloth_, simulation->jellyObstacles(),

@@ -376,6 +376,20 @@ TEST(JellyScene, BadJelliesAreRefusedNamingTheKey) {
   EXPECT_NE(refused("generator", nlohmann::json{{"type", "cube"}}).find("unknown shape 'cube'"),
             std::string::npos);
   EXPECT_NE(refused("obj", "/no/such.obj").find("jellies[0]"), std::string::npos);
+  // The same reading of "obj" or "generator" serves mesh obstacles.
+  nlohmann::json j = jellyScene();
+  j["obstacles"].push_back({{"type", "mesh"}, {"generator", {{"type", "cube"}}}});
+  auto scene = parseScene(j, "jelly.json", "");
+  ASSERT_FALSE(scene);
+  EXPECT_NE(
+      scene.error().find("obstacles[1].generator.type: unknown shape 'cube' (expected \"torus\")"),
+      std::string::npos)
+      << scene.error();
+  j["obstacles"][1] = {{"type", "mesh"}, {"generator", {{"type", "torus"}}}, {"obj", "x.obj"}};
+  scene = parseScene(j, "jelly.json", "");
+  ASSERT_FALSE(scene);
+  EXPECT_NE(scene.error().find("obstacles[1]: give exactly one of"), std::string::npos)
+      << scene.error();
 }
 
 TEST(JellyScene, EverySolversClothDrapesOverAJellyOnTheGround) {

@@ -89,6 +89,13 @@ scroll_panel_to() {
     sleep 0.3
   done
 }
+# click_panel NAME APP_OUT: scrolls the panel to the widget NAME and clicks it.
+click_panel() {
+  local x y
+  scroll_panel_to "$1" "$2"
+  read -r x y <<< "$(layout "$1" "$2")"
+  xdotool mousemove --window "$WID" "$x" "$y" sleep 0.3 click 1
+}
 stop_app() {
   xdotool mousemove --window "$WID" 900 700 sleep 0.2 key ctrl+q 2> /dev/null
   for _ in $(seq 50); do kill -0 $APP_PID 2> /dev/null || break; sleep 0.1; done
@@ -158,19 +165,13 @@ check "slider: a gravity typed past the range runs clamped to it" python3 "$HERE
 
 # 3a'. The Jellies section's "add a jelly ball": a ball under the cloth falls to the ground,
 #      touches it and squashes, while the cloth runs on; Save scene below writes it.
-scroll_panel_to jellies_header "$OUT/hanging.out"
-read -r jx jy <<< "$(layout jellies_header "$OUT/hanging.out")"
-xdotool mousemove --window "$WID" "$jx" "$jy" sleep 0.3 click 1
+click_panel jellies_header "$OUT/hanging.out"
 sleep 1
-scroll_panel_to jelly_add "$OUT/hanging.out"
-read -r jx jy <<< "$(layout jelly_add "$OUT/hanging.out")"
-xdotool mousemove --window "$WID" "$jx" "$jy" sleep 0.3 click 1
+click_panel jelly_add "$OUT/hanging.out"
 # The scene steps at a tenth of real time here: up to 30 s for the ball to reach the ground.
 for _ in $(seq 60); do python3 "$HERE/check_log.py" jelly "$LOG" > /dev/null && break; sleep 0.5; done
 check "jelly: the added ball fell, touched the ground and squashed" python3 "$HERE/check_log.py" jelly "$LOG"
-scroll_panel_to jellies_header "$OUT/hanging.out"
-read -r jx jy <<< "$(layout jellies_header "$OUT/hanging.out")"
-xdotool mousemove --window "$WID" "$jx" "$jy" sleep 0.3 click 1   # closed again
+click_panel jellies_header "$OUT/hanging.out"   # closed again
 xdotool mousemove --window "$WID" 150 300 sleep 0.2 click --repeat 30 --delay 20 4   # the panel back at its top
 sleep 0.5
 
