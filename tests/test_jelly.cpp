@@ -498,3 +498,13 @@ TEST(Jelly, AShapeTheTwoSectionsDoNotSuitIsWarnedOf) {
   ASSERT_TRUE(thin.has_value());
   EXPECT_NE(thin->find("% of the ellipsoid in its bounding box"), std::string::npos) << *thin;
 }
+
+TEST(Jelly, OneFallingWithNothingBelowStopsWhereAnObstacleWould) {
+  JellySpec spec = ball(0.1, Vec3(0, 0, 0));
+  spec.velocity = Vec3(0, -kMaxObstacleSpeed, 0);
+  JellyBody body(spec);
+  for (int k = 0; k < 1200; ++k) body.step(1.0, Vec3(0, -9.81, 0), {});
+  EXPECT_TRUE(body.surface().allFinite());
+  EXPECT_LE(body.surface().cwiseAbs().maxCoeff(), kMaxObstacleCoordinate);
+  EXPECT_EQ(body.velocity().y(), 0);
+}

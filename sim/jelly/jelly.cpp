@@ -467,6 +467,13 @@ void JellyBody::step(double dt, const Vec3& gravity, const std::vector<Obstacle>
   for (int axis = 0; axis < 3; ++axis)  // as fast as an obstacle may move, no faster
     velocity_[axis] = std::clamp(velocity_[axis], -kMaxObstacleSpeed, kMaxObstacleSpeed);
   center_ += dt * velocity_;
+  // One that falls with nothing below stops where an obstacle would (kMaxObstacleCoordinate): the
+  // renderer draws in single precision.
+  for (int axis = 0; axis < 3; ++axis)
+    if (std::abs(center_[axis]) >= kMaxObstacleCoordinate - radius_) {
+      center_[axis] = std::copysign(kMaxObstacleCoordinate - radius_, center_[axis]);
+      velocity_[axis] = 0;
+    }
   const Vec3 contactForce = force + mass_ * frictionChange / dt;
   info_.contactForce = contactForce.norm();
   // The deformation tends to the static solution while the body touches (zero otherwise), no
