@@ -408,13 +408,12 @@ std::optional<std::string> parseJellies(const json& list, const std::string& whe
     const json& o = list[i];
     const std::string at = where + "[" + std::to_string(i) + "]";
     if (!o.is_object()) return expectedButGot(at, "an object", o);
-    if (auto e =
-            checkKeys(o, at,
-                      {"obj", "generator", "transform", "velocity", "density", "young", "poisson",
-                       "damping", "friction", "alpha", "elements", "contact_stiffness"}))
-      return e;
     JellySpec jelly;
     jelly.json = o;
+    // The material's keys, and every other key known, before any OBJ is read.
+    if (auto e = readParams(o, JellyMaterial::table(), jelly.material, at,
+                            {"obj", "generator", "transform", "velocity"}))
+      return e;
     TriangleMesh mesh;
     const json* generator = nullptr;
     if (auto e = readShapeSource(o, at, baseDir, "ellipsoid", "jelly", mesh, jelly.json,
@@ -442,20 +441,6 @@ std::optional<std::string> parseJellies(const json& list, const std::string& whe
     jelly.surface = std::make_shared<const TriangleMesh>(std::move(mesh));
     if (o.contains("velocity"))
       if (auto e = readVec3(o["velocity"], at + ".velocity", jelly.velocity)) return e;
-    JellyMaterial& m = jelly.material;
-    const std::pair<const char*, double*> numbers[] = {{"density", &m.density},
-                                                       {"young", &m.young},
-                                                       {"poisson", &m.poisson},
-                                                       {"damping", &m.damping},
-                                                       {"friction", &m.friction},
-                                                       {"alpha", &m.alpha},
-                                                       {"contact_stiffness", &m.contactStiffness}};
-    for (auto [key, value] : numbers) {  // their ranges: validateJelly
-      if (!o.contains(key)) continue;
-      if (!o[key].is_number()) return expectedButGot(at + "." + key, "a number", o[key]);
-      *value = o[key].get<double>();
-    }
-    if (auto e = readInt(o, "elements", at, m.elements, 8, 512)) return e;
     if (auto e = validateJelly(jelly, at)) return e;
     if (auto w = jellyShapeWarning(jelly, at)) scene.warnings.push_back(*w);
     scene.jellies.push_back(std::move(jelly));

@@ -211,18 +211,13 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
   double squash = 0;
   const auto jellyStart = Clock::now();
   // Each jelly meets the obstacles and the other jellies as they stood at the sub-step's start.
-  const std::vector<Obstacle> others =
-      jellies_.size() > 1 ? jellyObstacles() : std::vector<Obstacle>{};
-  for (size_t i = 0; i < jellies_.size(); ++i) {
-    JellyBody& jelly = jellies_[i];
-    if (others.empty()) {
-      jelly.step(sim.dt, sim.gravity, obstacles);
-    } else {
-      std::vector<Obstacle> around = obstacles;
-      for (size_t j = 0; j < others.size(); ++j)
-        if (j != i) around.push_back(others[j]);
-      jelly.step(sim.dt, sim.gravity, around);
-    }
+  std::vector<Obstacle> around;
+  if (jellies_.size() > 1) {
+    around = obstacles;
+    for (Obstacle& jelly : jellyObstacles()) around.push_back(std::move(jelly));
+  }
+  for (JellyBody& jelly : jellies_) {
+    jelly.step(sim.dt, sim.gravity, jellies_.size() > 1 ? around : obstacles);
     jellyWalls += jelly.lastStep().walls;
     jellySolves += jelly.lastStep().sectionSolves;
     jellyFactorizations += jelly.lastStep().factorizations;

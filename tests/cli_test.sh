@@ -262,7 +262,7 @@ base = {"cloth": {"generator": {"type": "grid", "width": 1, "height": 1, "column
 json.dump(dict(base, jellies=[{"generator": {"type": "ellipsoid"}, "poisson": 0.7}]), open(w + "/badjelly.json", "w"))
 json.dump(dict(base, jellies=[{"obj": "quad.obj"}]), open(w + "/openjelly.json", "w"))
 PY
-check "run: a jelly's Poisson ratio out of range is named" expect_exit 2 "jellies\[0\]\.poisson: 0.7 is out of range" -- \
+check "run: a jelly's Poisson ratio out of range is named" expect_exit 2 "jellies\[0\]\.poisson: 0.7 is outside the valid range" -- \
   run "$work/badjelly.json" --steps 1
 check "run: an open jelly surface is refused, saying so" expect_exit 2 "jellies\[0\]: the jelly's surface must be closed" -- \
   run "$work/openjelly.json" --steps 1

@@ -63,6 +63,35 @@ bool numberEditor(const char* label, double& value, double lo, double hi, bool l
                              ImGuiSliderFlags_AlwaysClamp);
 }
 
+// An editor for each field of `table` in `params` (sliders for numbers and counts, a checkbox for
+// a switch), its description and unit as tooltip, its rectangle printed through `layoutAs(key)`.
+// Whether one changed.
+template <class Params>
+bool editParams(const ParamTable<Params>& table, Params& params,
+                const std::function<void(const std::string&)>& layoutAs) {
+  bool changed = false;
+  for (const auto& info : table) {
+    if (const auto* flag = std::get_if<bool Params::*>(&info.field)) {
+      changed |= ImGui::Checkbox(info.key.c_str(), &(params.**flag));
+      tooltip(info.description);
+    } else if (const auto* count = std::get_if<int Params::*>(&info.field)) {
+      ImGui::SetNextItemWidth(170);
+      changed |=
+          ImGui::SliderInt(info.key.c_str(), &(params.**count), static_cast<int>(info.min),
+                           static_cast<int>(info.max), "%d", intSliderFlags(info.logarithmic));
+      tooltip(info.description);
+    } else if (const auto* number = std::get_if<double Params::*>(&info.field)) {
+      ImGui::SetNextItemWidth(170);
+      changed |= numberEditor(info.key.c_str(), params.**number, info.min, info.max,
+                              info.logarithmic, info.unit);
+      tooltip(info.description + (info.unit.empty() ? "" : " [" + info.unit + "]"));
+    } else {
+      continue;
+    }
+    layoutAs(info.key);
+  }
+  return changed;
+}
 
 }  // namespace
 
@@ -327,29 +356,8 @@ void Viewer::drawSolverSection() {
 void Viewer::drawParameterSection() {
   if (!ImGui::CollapsingHeader("Cloth and simulation", ImGuiTreeNodeFlags_DefaultOpen)) return;
   const RevealWhenOpened reveal;
-  bool changed = false;
-  for (const auto& info : SimParams::table()) {
-    if (const auto* flag = std::get_if<bool SimParams::*>(&info.field)) {
-      changed |= ImGui::Checkbox(info.key.c_str(), &(sim_.**flag));
-      tooltip(info.description);
-      layout(("sim." + info.key).c_str());
-      continue;
-    }
-    if (const auto* count = std::get_if<int SimParams::*>(&info.field)) {
-      ImGui::SetNextItemWidth(170);
-      changed |= ImGui::SliderInt(info.key.c_str(), &(sim_.**count), static_cast<int>(info.min),
-                                  static_cast<int>(info.max), "%d",
-                                  intSliderFlags(info.logarithmic));
-      tooltip(info.description);
-      layout(("sim." + info.key).c_str());
-      continue;
-    }
-    double& value = sim_.*std::get<double SimParams::*>(info.field);
-    ImGui::SetNextItemWidth(170);
-    changed |= numberEditor(info.key.c_str(), value, info.min, info.max, info.logarithmic, info.unit);
-    tooltip(info.description + (info.unit.empty() ? "" : " [" + info.unit + "]"));
-    layout(("sim." + info.key).c_str());
-  }
+  bool changed = editParams(SimParams::table(), sim_,
+                            [this](const std::string& key) { layout(("sim." + key).c_str()); });
   double lo = -50, hi = 50;
   ImGui::SetNextItemWidth(170);
   const ImVec2 slidersAt = ImGui::GetCursorScreenPos();
@@ -573,30 +581,9 @@ void Viewer::drawJellySection() {
       ImGui::TextUnformatted(line);
     }
     JellyMaterial m = j.material;
-    bool changed = false;
-    ImGui::SetNextItemWidth(170);
-    changed |= logSlider("young", m.young, 100, 1e7, "Pa");
-    if (i == 0) layout("jelly_young");
-    tooltip(
-        "Young's modulus [Pa]: softer squashes more and sinks deeper (gelatin dessert: about 1e4)");
-    ImGui::SetNextItemWidth(170);
-    changed |= numberEditor("poisson", m.poisson, 0, 0.49, false, "");
-    tooltip(
-        "Poisson's ratio: near 0.5 bulges sideways as it squashes (rubber), near 0 does not "
-        "(sponge)");
-    ImGui::SetNextItemWidth(170);
-    changed |= numberEditor("damping", m.damping, 0, 5, false, "s/m");
-    tooltip(
-        "internal friction [s/m]: higher bounces less (about 1 - 0.4 x damping x speed of the "
-        "speed comes back)");
-    ImGui::SetNextItemWidth(170);
-    changed |= numberEditor("density##jelly", m.density, 10, 1e4, true, "kg/m^3");
-    tooltip("density [kg/m^3] (water 1000)");
-    ImGui::SetNextItemWidth(120);
-    changed |= numberEditor("cloth friction", m.friction, 0, 2, false, "");
-    tooltip(
-        "Coulomb coefficient of the cloth on this jelly (the jelly on an obstacle: the "
-        "obstacle's)");
+    const bool changed = editParams(JellyMaterial::table(), m, [this, i](const std::string& key) {
+      if (i == 0) layout(("jelly." + key).c_str());
+    });
     if (changed) {
       editJellies("jelly material",
                   [i, m](std::vector<JellySpec>& jellies) { jellies[i].material = m; });

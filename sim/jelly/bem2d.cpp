@@ -34,18 +34,26 @@ void integrateSegment(const Vec2& p, const Vec2& a, const Vec2& b, F&& f) {
 
 }  // namespace
 
-std::optional<std::string> checkBemPolygon(const std::vector<Vec2>& polygon) {
-  if (polygon.size() < 3)
-    return "a section needs at least 3 vertices, got " + std::to_string(polygon.size());
-  double twiceArea = 0;
+double polygonArea(const std::vector<Vec2>& polygon) {
+  double twice = 0;
   for (size_t i = 0; i < polygon.size(); ++i) {
     const Vec2& a = polygon[i];
     const Vec2& b = polygon[(i + 1) % polygon.size()];
-    if (!a.allFinite()) return "a section vertex is not finite";
-    if ((b - a).norm() == 0) return "a section has two equal consecutive vertices";
-    twiceArea += a.x() * b.y() - a.y() * b.x();
+    twice += a.x() * b.y() - a.y() * b.x();
   }
-  if (!(twiceArea > 0)) return "a section must be counter-clockwise with a positive area";
+  return twice / 2;
+}
+
+std::optional<std::string> checkBemPolygon(const std::vector<Vec2>& polygon) {
+  if (polygon.size() < 3)
+    return "a section needs at least 3 vertices, got " + std::to_string(polygon.size());
+  for (size_t i = 0; i < polygon.size(); ++i) {
+    if (!polygon[i].allFinite()) return "a section vertex is not finite";
+    if ((polygon[(i + 1) % polygon.size()] - polygon[i]).norm() == 0)
+      return "a section has two equal consecutive vertices";
+  }
+  if (!(polygonArea(polygon) > 0))
+    return "a section must be counter-clockwise with a positive area";
   return std::nullopt;
 }
 
@@ -66,11 +74,11 @@ BemPolygon::BemPolygon(std::vector<Vec2> vertices, const BemMaterial& material)
     tangent_[j] = (b - a) / length_[j];
     normal_[j] =
         Vec2(tangent_[j].y(), -tangent_[j].x());  // outward for a counter-clockwise polygon
-    area_ += 0.5 * (a.x() * b.y() - a.y() * b.x());
   }
   double perimeter = 0;
   for (double l : length_) perimeter += l;
   tractionScale_ = 8 * kPi * mu_ * (1 - nu_) * n / perimeter;
+  area_ = polygonArea(vertices_);
   H_.setZero(2 * n, 2 * n);
   G_.setZero(2 * n, 2 * n);
   const double cu = 1 / (8 * kPi * mu_ * (1 - nu_));

@@ -94,6 +94,9 @@ class BemPolygon {
   int factorizations_ = 0, lastSwitched_ = 0;
 };
 
+// The signed area of a closed polygon (positive counter-clockwise) [m²].
+double polygonArea(const std::vector<Vec2>& polygon);
+
 // Whether `polygon` is simple enough for the model: at least 3 vertices, positive (counter-
 // clockwise) area. A message saying what is wrong otherwise.
 std::optional<std::string> checkBemPolygon(const std::vector<Vec2>& polygon);

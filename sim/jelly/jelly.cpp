@@ -53,16 +53,6 @@ Vec3 perpendicular(const Vec3& along) {
   return (e - e.dot(along) * along).normalized();
 }
 
-double polygonArea(const std::vector<Vec2>& p) {
-  double twice = 0;
-  for (size_t i = 0; i < p.size(); ++i) {
-    const Vec2& a = p[i];
-    const Vec2& b = p[(i + 1) % p.size()];
-    twice += a.x() * b.y() - a.y() * b.x();
-  }
-  return twice / 2;
-}
-
 // `loop` resampled at `count` points equally spaced along its length.
 std::vector<Vec2> resample(const std::vector<Vec2>& loop, int count) {
   std::vector<double> at(loop.size() + 1, 0);
@@ -88,22 +78,36 @@ double jellyContactStiffness(const JellyMaterial& m, double volume) {
   return 4 * m.young / (3 * kPi * (1 - m.poisson * m.poisson) * radius * std::sqrt(0.1));
 }
 
-std::optional<std::string> validateJelly(const JellySpec& spec, const std::string& at) {
-  const JellyMaterial& m = spec.material;
-  auto range = [&](const char* key, double value, double lo,
-                   double hi) -> std::optional<std::string> {
-    if (value >= lo && value <= hi) return std::nullopt;
-    return at + "." + key + ": " + nlohmann::json(value).dump() + " is out of range [" +
-           nlohmann::json(lo).dump() + ", " + nlohmann::json(hi).dump() + "]";
+const ParamTable<JellyMaterial>& JellyMaterial::table() {
+  static const ParamTable<JellyMaterial> table = {
+      {"density", "kg/m^3", "density (water 1000)", &JellyMaterial::density, 1, 1e5, true},
+      {"young", "Pa",
+       "Young's modulus: softer squashes more and sinks deeper (a gelatin dessert: about 1e4)",
+       &JellyMaterial::young, 1, 1e9, true},
+      {"poisson", "",
+       "Poisson's ratio: near 0.5 bulges sideways as it squashes (rubber), near 0 does not "
+       "(sponge)",
+       &JellyMaterial::poisson, 0, 0.49},
+      {"damping", "s/m",
+       "internal friction: higher bounces less (about 1 - 0.4 damping v of an impact speed v comes "
+       "back)",
+       &JellyMaterial::damping, 0, 100},
+      {"friction", "",
+       "Coulomb coefficient of the cloth on the jelly (the jelly on an obstacle: the obstacle's)",
+       &JellyMaterial::friction, 0, kMaxFriction},
+      {"alpha", "",
+       "WOKT eq. 18's exponent spreading the sections' displacements over the vertices (1 to 2)",
+       &JellyMaterial::alpha, 0.1, 10},
+      {"elements", "", "boundary elements per cross-section", &JellyMaterial::elements, 8, 512},
+      {"contact_stiffness", "N/m^3",
+       "k_c of the walls' push k_c V; 0: a Hertz contact of the material at a tenth of the radius",
+       &JellyMaterial::contactStiffness, 0, 1e12, true},
   };
-  if (auto e = range("density", m.density, 1, 1e5)) return e;
-  if (auto e = range("young", m.young, 1, 1e9)) return e;
-  if (auto e = range("poisson", m.poisson, 0, 0.49)) return e;
-  if (auto e = range("damping", m.damping, 0, 100)) return e;
-  if (auto e = range("friction", m.friction, 0, kMaxFriction)) return e;
-  if (auto e = range("alpha", m.alpha, 0.1, 10)) return e;
-  if (auto e = range("elements", m.elements, 8, 512)) return e;
-  if (auto e = range("contact_stiffness", m.contactStiffness, 0, 1e12)) return e;
+  return table;
+}
+
+std::optional<std::string> validateJelly(const JellySpec& spec, const std::string& at) {
+  if (auto e = validateParams(JellyMaterial::table(), spec.material, at)) return e;
   if (!spec.velocity.allFinite() || spec.velocity.cwiseAbs().maxCoeff() > kMaxObstacleSpeed)
     return at + ".velocity: each component must be finite and at most " +
            nlohmann::json(kMaxObstacleSpeed).dump() + " m/s";
@@ -129,18 +133,7 @@ std::optional<std::string> validateJelly(const JellySpec& spec, const std::strin
 
 nlohmann::json jellyJson(const JellySpec& spec) {
   nlohmann::json j = spec.json;
-  const JellyMaterial& m = spec.material;
-  j["density"] = m.density;
-  j["young"] = m.young;
-  j["poisson"] = m.poisson;
-  j["damping"] = m.damping;
-  j["friction"] = m.friction;
-  j["alpha"] = m.alpha;
-  j["elements"] = m.elements;
-  if (m.contactStiffness > 0)
-    j["contact_stiffness"] = m.contactStiffness;
-  else
-    j.erase("contact_stiffness");
+  j.update(writeParams(JellyMaterial::table(), spec.material));
   if (spec.velocity != Vec3::Zero())
     j["velocity"] = {spec.velocity.x(), spec.velocity.y(), spec.velocity.z()};
   else
@@ -431,16 +424,18 @@ Vec2 JellyBody::spread(const Section& section, const Eigen::VectorXd& u, const V
 
 void JellyBody::step(double dt, const Vec3& gravity, const std::vector<Obstacle>& obstacles) {
   info_ = JellyStepInfo{};
-  deformedShape_ = nullptr;
-  // The walls: each obstacle within reach, as its tangent plane nearest the centre.
+  // The walls: each obstacle within reach, as its tangent plane nearest the centre; not this
+  // body's own surface, when the list holds it (the jellies as the cloth meets them).
   std::vector<Wall> walls;
   for (const Obstacle& o : obstacles) {
+    if (o.shape && (o.shape == restShape_ || o.shape == deformedShape_)) continue;
     Vec3 normal;
     const double d = signedDistance(o, center_, &normal, nullptr, 2 * radius_);
     if (!(d < radius_) || !normal.allFinite() || normal.norm() == 0) continue;
     const Vec3 point = center_ - d * normal;
     walls.push_back({point, normal.normalized(), o.surfaceVelocity(point), o.friction});
   }
+  deformedShape_ = nullptr;  // the shape changes below
   Vec3 force = Vec3::Zero(), frictionChange = Vec3::Zero(), contactMoment = Vec3::Zero();
   for (const Wall& w : walls) {
     const Beyond b = beyond(center_, w.point, w.normal);

@@ -23,7 +23,7 @@
 //   with limbs bends them as soft cantilevers (jellyShapeWarning).
 // - The body does not turn, and the cloth does not push it (the cloth collides with its deformed
 //   surface as with a moving mesh obstacle). Other jellies are walls like obstacles
-//   (Simulation::substep passes them in).
+//   (Simulation::substep passes them all in; each passes over its own).
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -33,6 +33,7 @@
 #include "sim/jelly/bem2d.h"
 #include "sim/mesh.h"
 #include "sim/obstacles.h"
+#include "sim/params.h"
 #include "sim/result.h"
 
 namespace clothlab {
@@ -52,6 +53,8 @@ struct JellyMaterial {
   int elements = 48;  // boundary elements per section
   // k_c [N/m³]; 0: from the material (jellyContactStiffness).
   double contactStiffness = 0;
+  // Keys, units, descriptions and valid ranges: what scenes read and write and the panel edits.
+  static const ParamTable<JellyMaterial>& table();
 };
 
 // A jelly as a scene describes it: its closed surface in world coordinates at t = 0, its velocity
@@ -96,7 +99,8 @@ class JellyBody {
  public:
   explicit JellyBody(const JellySpec& spec);
 
-  // One step of dt [s] under `gravity` [m/s²] against `obstacles` (where they stand now).
+  // One step of dt [s] under `gravity` [m/s²] against `obstacles` (where they stand now), which
+  // may hold this body's own asObstacle() (passed over).
   void step(double dt, const Vec3& gravity, const std::vector<Obstacle>& obstacles);
   // A new material (validated by the caller), the body staying where it is and moving as it does;
   // the sections are built again when the elastic constants or the element count change.
