@@ -412,7 +412,7 @@ std::optional<std::string> parseJellies(const json& list, const std::string& whe
     jelly.json = o;
     // The material's keys, and every other key known, before any OBJ is read.
     if (auto e = readParams(o, JellyMaterial::table(), jelly.material, at,
-                            {"obj", "generator", "transform", "velocity"}))
+                            {"obj", "generator", "transform", "velocity", "angular_velocity"}))
       return e;
     TriangleMesh mesh;
     const json* generator = nullptr;
@@ -441,6 +441,9 @@ std::optional<std::string> parseJellies(const json& list, const std::string& whe
     jelly.surface = std::make_shared<const TriangleMesh>(std::move(mesh));
     if (o.contains("velocity"))
       if (auto e = readVec3(o["velocity"], at + ".velocity", jelly.velocity)) return e;
+    if (o.contains("angular_velocity"))
+      if (auto e = readVec3(o["angular_velocity"], at + ".angular_velocity", jelly.angularVelocity))
+        return e;
     if (auto e = validateJelly(jelly, at)) return e;
     if (auto w = jellyShapeWarning(jelly, at)) scene.warnings.push_back(*w);
     scene.jellies.push_back(std::move(jelly));

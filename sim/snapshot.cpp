@@ -111,8 +111,9 @@ Snapshot makeSnapshot(const Simulation& simulation, bool overlay,
   s.obstacles = simulation.obstaclesAt(simulation.time());
   s.jellies = simulation.jellyObstacles();
   for (const JellyBody& jelly : simulation.jellies())
-    s.jellyStates.push_back({jelly.material(), jelly.center(), jelly.velocity(), jelly.mass(),
-                             jelly.rest().triangleCount(), jelly.lastStep()});
+    s.jellyStates.push_back({jelly.material(), jelly.center(), jelly.velocity(),
+                             jelly.angularVelocity(), jelly.mass(), jelly.rest().triangleCount(),
+                             jelly.lastStep()});
   s.sim = simulation.sim();
   s.solverParams = simulation.solver().params();
   s.stats = simulation.lastStats();

@@ -43,6 +43,7 @@ struct Snapshot {
   struct JellyState {
     JellyMaterial material;
     Vec3 center{0, 0, 0}, velocity{0, 0, 0};  // [m], [m/s]
+    Vec3 angularVelocity{0, 0, 0};            // [rad/s]
     double mass = 0;                          // [kg]
     int triangles = 0;
     JellyStepInfo step;  // what its last step did

@@ -252,7 +252,9 @@ check "compare: long pane labels are printed whole" grep -Eq "^metric \[unit\] +
 # Jellies: jelly-drop runs and lists its jellies; a bad jelly or an open jelly surface is refused
 # naming the key.
 "$cli" run jelly-drop --steps 150 >"$work/jelly.txt" 2>&1
-check "run: jelly-drop lists its two jellies" test "$(grep -c '^  jelly [12]: ' "$work/jelly.txt")" -eq 2
+check "run: jelly-drop lists its three jellies" test "$(grep -c '^  jelly [123]: ' "$work/jelly.txt")" -eq 3
+check "run: jelly-drop's spinning cigar still turns after 0.3 s" \
+  grep -Eq '^  jelly 3: .* spinning at ([1-9]|0\.[1-9])[0-9.]* rad/s' "$work/jelly.txt"
 check "run: jelly-drop's jellies squashed" grep -Eq 'the jellies squashed by up to [1-9][0-9.]* mm' "$work/jelly.txt"
 python3 - "$work" <<'PY'
 import json, sys

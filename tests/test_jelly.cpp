@@ -212,6 +212,17 @@ TEST(Jelly, TheVolumeBeyondAPlaneIsASphericalCap) {
   // A cap's centroid lies 3 (2r - h)² / (4 (3r - h)) from the sphere's centre.
   EXPECT_NEAR(b.centroid.y(), 0.5 - 3 * std::pow(2 * r - depth, 2) / (4 * (3 * r - depth)), 5e-4);
   EXPECT_NEAR(b.centroid.x(), 0, 1e-6);
+  // Its second moment across: ∫ π ρ(z)⁴ / 4 dz over the cap, ρ² = r² - z².
+  auto integral = [r](double z) {
+    return std::pow(r, 4) * z - 2 * r * r * std::pow(z, 3) / 3 + std::pow(z, 5) / 5;
+  };
+  const double across = kPi / 4 * (integral(r) - integral(r - depth));
+  EXPECT_NEAR(b.spread(0, 0), across, 0.03 * across);
+  EXPECT_NEAR(b.spread(2, 2), across, 0.03 * across);
+  EXPECT_LT(std::abs(b.spread(0, 1)) + std::abs(b.spread(0, 2)), 1e-3 * across);
+  // The same far from the origin (it is summed relative to the centre).
+  const auto far = body.beyond(Vec3(1e4, 0.5, 0), Vec3(1e4, 0.5 - r + depth, 0), Vec3::UnitY());
+  EXPECT_LT((far.spread - b.spread).norm(), 1e-9 * across);
   EXPECT_EQ(body.beyond(Vec3(0, 0.5, 0), Vec3::Zero(), Vec3::UnitY()).volume, 0);
   EXPECT_NEAR(body.volume(), 4.0 / 3 * kPi * r * r * r, 0.02 * body.volume());
 }
@@ -293,7 +304,7 @@ TEST(Jelly, ASofterJellySinksAndSquashesMore) {
   EXPECT_GT(softSquash, 2 * firmSquash);
 }
 
-TEST(Jelly, AWallStopsAThrownBallAndFrictionSlowsItsSlide) {
+TEST(Jelly, AThrownBallRollsTheWallSendsItBackAndItsRollingSlows) {
   Obstacle wall;
   wall.type = Obstacle::Type::Plane;
   wall.point = Vec3(0.5, 0, 0);
@@ -301,16 +312,128 @@ TEST(Jelly, AWallStopsAThrownBallAndFrictionSlowsItsSlide) {
   JellySpec spec = ball(0.1, Vec3(0, 0.1, 0));
   spec.velocity = Vec3(2, 0, 0);
   JellyBody body(spec);
-  double farthest = 0, back = 0;
-  for (int k = 0; k < 1500; ++k) {
+  double farthest = 0, back = 0, slipAfterWall = 0;
+  for (int k = 0; k < 3000; ++k) {
     body.step(1e-3, Vec3(0, -9.81, 0), {ground(), wall});
     farthest = std::max(farthest, body.center().x());
     back = std::min(back, body.velocity().x());
+    // Where the ball meets the floor: its speed there.
+    const Vec3 bottom = Vec3(0, -(body.center().y()), 0);
+    if (k > 2000)
+      slipAfterWall =
+          std::max(slipAfterWall, (body.velocity() + body.angularVelocity().cross(bottom)).norm());
   }
-  EXPECT_LT(farthest, 0.5);                 // the centre never passed the wall
-  EXPECT_LT(back, -0.3);                    // it came back
-  EXPECT_GT(back, -2.0);                    // slower than it went
-  EXPECT_LT(body.velocity().norm(), 1e-3);  // and the floor's friction stopped its slide
+  EXPECT_LT(farthest, 0.5);  // the centre never passed the wall
+  EXPECT_LT(back, -0.3);     // it came back
+  EXPECT_GT(back, -2.0);     // slower than it went
+  // The floor's friction turned the slide into rolling: the bottom does not slip, and the ball
+  // turns about the floor's normal's perpendicular (z) as it rolls back along -x.
+  EXPECT_LT(slipAfterWall, 0.02);
+  EXPECT_GT(body.angularVelocity().z(), 1);
+  // The damping resists rolling: slower than just after the wall, but still rolling.
+  EXPECT_GT(body.velocity().x(), back);
+  EXPECT_LT(body.velocity().x(), -0.05);
+}
+
+TEST(Jelly, TheInertiaIsTheEllipsoidsAndTurnsWithTheBody) {
+  const Vec3 radii(0.2, 0.1, 0.05);
+  JellySpec spec;
+  spec.surface = std::make_shared<const TriangleMesh>(makeEllipsoid(radii, 96, 48));
+  JellyBody body(spec);
+  const double m = body.mass();
+  EXPECT_NEAR(m, 1000 * 4.0 / 3 * std::numbers::pi * radii.prod(), 0.01 * m);
+  const Eigen::Matrix3d inertia = body.inertia();
+  const Vec3 expected(m / 5 * (radii.y() * radii.y() + radii.z() * radii.z()),
+                      m / 5 * (radii.x() * radii.x() + radii.z() * radii.z()),
+                      m / 5 * (radii.x() * radii.x() + radii.y() * radii.y()));
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(inertia(k, k), expected[k], 0.01 * expected[k]) << k;
+  EXPECT_LT((inertia - Eigen::Matrix3d(inertia.diagonal().asDiagonal())).norm(),
+            1e-6 * inertia.norm());
+}
+
+TEST(Jelly, ASpinningBodyInFlightKeepsItsAngularMomentum) {
+  JellySpec spec;
+  spec.surface = std::make_shared<const TriangleMesh>(makeEllipsoid(Vec3(0.2, 0.1, 0.05), 32, 16));
+  spec.angularVelocity = Vec3(3, 1, 0.5);
+  JellyBody body(spec);
+  const Vec3 momentum = body.inertia() * body.angularVelocity();
+  const double energy = 0.5 * body.angularVelocity().dot(momentum);
+  for (int k = 0; k < 2000; ++k) body.step(1e-3, Vec3::Zero(), {});
+  const Vec3 after = body.inertia() * body.angularVelocity();
+  EXPECT_LT((after - momentum).norm(), 1e-9 * momentum.norm());
+  EXPECT_NEAR(0.5 * body.angularVelocity().dot(after), energy, 0.02 * energy);
+  // It tumbles: the spin's axis moved (the spin is not about a principal axis).
+  EXPECT_LT(body.angularVelocity().normalized().dot(spec.angularVelocity.normalized()), 0.99);
+  const Eigen::Matrix3d r = body.rotation();
+  EXPECT_LT((r * r.transpose() - Eigen::Matrix3d::Identity()).norm(), 1e-12);
+  EXPECT_LT((body.center() - Vec3::Zero()).norm(), 1e-12);
+}
+
+TEST(Jelly, ABallRollsDownASlopeAsASolidBallDoes) {
+  // A 15° slope: friction 0.6 would hold a sliding block (tan 15° = 0.27), but a ball rolls, its
+  // centre accelerating at g sin θ / (1 + I / (m r²)), r the centre's height above the slope
+  // (5/7 g sin θ for a rigid solid ball); the damping's resistance to rolling takes a little off.
+  const double theta = 15 * std::numbers::pi / 180, g = 9.81;
+  Obstacle slope;
+  slope.type = Obstacle::Type::Plane;
+  slope.point = Vec3::Zero();
+  slope.normal = Vec3(std::sin(theta), std::cos(theta), 0);
+  slope.friction = 0.6;
+  const Vec3 downhill(std::cos(theta), -std::sin(theta), 0);
+  struct Roll {
+    double acceleration, expected, slip;
+  };
+  auto roll = [&](double damping) {
+    JellySpec spec = ball(0.1, 0.098 * slope.normal);
+    spec.material.young = 1e5;
+    JellyBody body(spec);
+    for (int k = 0; k < 300; ++k) body.step(1e-3, Vec3(0, -g, 0), {slope});  // settles on it
+    JellyMaterial material = spec.material;
+    material.damping = damping;  // (undamped, it would bounce on the slope as it rolls)
+    body.setMaterial(material);
+    const Vec3 start = body.center();
+    const double v0 = body.velocity().dot(downhill), t = 0.5;
+    const double r = start.dot(slope.normal), inertia = body.inertia()(2, 2);
+    for (int k = 0; k < 500; ++k) body.step(1e-3, Vec3(0, -g, 0), {slope});
+    const double travelled = (body.center() - start).dot(downhill);
+    const Vec3 bottom = -body.center().dot(slope.normal) * slope.normal;
+    return Roll{2 * (travelled - v0 * t) / (t * t),
+                g * std::sin(theta) / (1 + inertia / (body.mass() * r * r)),
+                std::abs((body.velocity() + body.angularVelocity().cross(bottom)).dot(downhill))};
+  };
+  const Roll undamped = roll(0), damped = roll(0.5);
+  EXPECT_NEAR(undamped.acceleration, undamped.expected, 0.03 * undamped.expected);
+  EXPECT_LT(undamped.slip, 0.01);  // the point on the slope does not slip
+  EXPECT_LT(damped.acceleration, 0.98 * undamped.acceleration);
+  EXPECT_GT(damped.acceleration, 0.85 * undamped.acceleration);
+  EXPECT_LT(damped.slip, 0.01);
+}
+
+TEST(Jelly, ATiltedEllipsoidTipsOverAndLiesFlat) {
+  // A cigar standing at 60° from the floor on its end falls over onto its side and rocks there,
+  // less and less.
+  const double tilt = 60 * std::numbers::pi / 180;
+  const Eigen::Matrix3d turn = Eigen::AngleAxisd(tilt, Vec3::UnitZ()).toRotationMatrix();
+  TriangleMesh cigar = makeEllipsoid(Vec3(0.15, 0.05, 0.05), 32, 16);
+  cigar.positions = cigar.positions * turn.transpose();
+  const double lowest = cigar.positions.col(1).minCoeff();
+  cigar.positions.rowwise() += Vec3(0, 0.002 - lowest, 0).transpose();
+  JellySpec spec;
+  spec.surface = std::make_shared<const TriangleMesh>(std::move(cigar));
+  spec.material.young = 5e4;
+  JellyBody body(spec);
+  double early = 0, late = 0;  // the long axis' largest slope in [1.5, 2.5) and [4, 5) s
+  for (int k = 0; k < 5000; ++k) {
+    body.step(1e-3, Vec3(0, -9.81, 0), {ground()});
+    ASSERT_TRUE(body.surface().allFinite()) << k;
+    const double slope = std::abs((body.rotation() * turn * Vec3::UnitX()).y());
+    if (k >= 1500 && k < 2500) early = std::max(early, slope);
+    if (k >= 4000) late = std::max(late, slope);
+  }
+  EXPECT_LT(early, 0.2);               // it lies on its side,
+  EXPECT_LT(late, 0.75 * early);       // rocking less and less
+  EXPECT_LT(body.center().y(), 0.05);  // as low as its short radius
+  EXPECT_GT(body.surface().col(1).minCoeff(), -2e-3);
 }
 
 TEST(Jelly, TheClothMeetsTheDeformedSurfaceMovingWithTheBody) {
@@ -321,7 +444,7 @@ TEST(Jelly, TheClothMeetsTheDeformedSurfaceMovingWithTheBody) {
   const Obstacle o = body.asObstacle();
   ASSERT_EQ(o.type, Obstacle::Type::Mesh);
   EXPECT_EQ(o.friction, 0.7);
-  EXPECT_EQ(o.velocity, body.velocity());
+  EXPECT_LT((o.velocity - body.velocity()).norm(), 1e-9);
   // The obstacle's surface is the body's surface: the top of the jelly, from above.
   const Positions s = body.surface();
   Eigen::Index top;
@@ -330,6 +453,36 @@ TEST(Jelly, TheClothMeetsTheDeformedSurfaceMovingWithTheBody) {
   const Vec3 above = s.row(top).transpose() + Vec3(0, 0.01, 0);
   EXPECT_NEAR(signedDistance(o, above, &normal), 0.01, 1e-3);
   EXPECT_GT(normal.y(), 0.9);
+}
+
+TEST(Jelly, ATurningBodysObstacleIsItsSurfaceMovingAsItTurns) {
+  // A cigar spun and thrown onto the floor: while it tumbles and squashes, the obstacle the cloth
+  // meets has its deformed surface where the body has it, moving with the body's material.
+  JellySpec spec;
+  TriangleMesh cigar = makeEllipsoid(Vec3(0.15, 0.05, 0.05), 24, 12);
+  cigar.positions.rowwise() += Vec3(0.3, 0.2, -0.1).transpose();
+  spec.surface = std::make_shared<const TriangleMesh>(std::move(cigar));
+  spec.velocity = Vec3(0.5, -1, 0);
+  spec.angularVelocity = Vec3(1, 2, 8);
+  JellyBody body(spec);
+  int checked = 0;
+  for (int k = 0; k < 400; ++k) {
+    body.step(1e-3, Vec3(0, -9.81, 0), {ground()});
+    if (k % 50 != 0 && !(body.lastStep().walls > 0 && k % 10 == 0)) continue;
+    const Obstacle o = body.asObstacle();
+    const Positions s = body.surface();
+    for (Eigen::Index i = 0; i < s.rows(); i += 7) {
+      const Vec3 x = s.row(i).transpose();
+      Vec3 normal;
+      EXPECT_LT(std::abs(signedDistance(o, x, &normal)), 1e-9) << "step " << k << ", vertex " << i;
+      const Vec3 expected = body.velocity() + body.angularVelocity().cross(x - body.center());
+      EXPECT_LT((o.surfaceVelocity(x) - expected).norm(), 1e-9) << "step " << k;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 100);
+  EXPECT_GT(body.rotation().trace(), -1.5);  // it has turned (R = I has trace 3)
+  EXPECT_LT(body.rotation().trace(), 2.9);
 }
 
 namespace {
@@ -354,10 +507,12 @@ TEST(JellyScene, AJellyIsReadSavedAndReadAgain) {
   EXPECT_EQ(scene->jellies[0].material.young, 3e4);
   EXPECT_EQ(scene->jellies[0].material.damping, 1);
   EXPECT_NEAR(scene->jellies[0].surface->positions.col(1).maxCoeff(), 0.32, 1e-9);
+  scene->jellies[0].angularVelocity = Vec3(0, 0, -4);
   auto again = parseScene(sceneToJson(*scene), "again.json", "");
   ASSERT_TRUE(again) << again.error();
   ASSERT_EQ(again->jellies.size(), 1u);
   EXPECT_EQ(again->jellies[0].material.young, 3e4);
+  EXPECT_EQ(again->jellies[0].angularVelocity, Vec3(0, 0, -4));
   EXPECT_LT((again->jellies[0].surface->positions - scene->jellies[0].surface->positions).norm(),
             1e-12);
 }
@@ -373,6 +528,10 @@ TEST(JellyScene, BadJelliesAreRefusedNamingTheKey) {
   EXPECT_NE(refused("young", "soft").find("jellies[0].young"), std::string::npos);
   EXPECT_NE(refused("elements", 3).find("jellies[0].elements"), std::string::npos);
   EXPECT_NE(refused("colour", 1).find("colour"), std::string::npos);
+  EXPECT_NE(refused("angular_velocity", {0, 2e3, 0}).find("jellies[0].angular_velocity"),
+            std::string::npos);
+  EXPECT_NE(refused("angular_velocity", {0, 1}).find("jellies[0].angular_velocity"),
+            std::string::npos);
   EXPECT_NE(refused("generator", nlohmann::json{{"type", "cube"}}).find("unknown shape 'cube'"),
             std::string::npos);
   EXPECT_NE(refused("obj", "/no/such.obj").find("jellies[0]"), std::string::npos);

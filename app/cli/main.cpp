@@ -275,10 +275,10 @@ int commandRun(const RunOptions& options) {
     for (size_t j = 0; j < simulation.jellies().size(); ++j) {
       const JellyBody& jelly = simulation.jellies()[j];
       std::printf(
-          "  jelly %zu: %.3g kg, centre at (%.3f, %.3f, %.3f) m, %.3f m/s, touching %d "
-          "obstacle(s)\n",
+          "  jelly %zu: %.3g kg, centre at (%.3f, %.3f, %.3f) m, %.3f m/s, spinning at %.2f "
+          "rad/s, touching %d obstacle(s)\n",
           j + 1, jelly.mass(), jelly.center().x(), jelly.center().y(), jelly.center().z(),
-          jelly.velocity().norm(), jelly.lastStep().walls);
+          jelly.velocity().norm(), jelly.angularVelocity().norm(), jelly.lastStep().walls);
     }
     if (!simulation.jellies().empty())
       std::printf("  the jellies squashed by up to %.1f mm\n", 1e3 * largestSquash);

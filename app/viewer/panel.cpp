@@ -571,9 +571,10 @@ void Viewer::drawJellySection() {
     const Snapshot::JellyState& j = snapshot_->jellyStates[i];
     ImGui::PushID(static_cast<int>(i));
     char line[200];
-    std::snprintf(line, sizeof line, "%zu: %d triangles, %.3g kg, at (%.2f, %.2f, %.2f), %.2f m/s",
-                  i + 1, j.triangles, j.mass, j.center.x(), j.center.y(), j.center.z(),
-                  j.velocity.norm());
+    std::snprintf(line, sizeof line,
+                  "%zu: %d triangles, %.3g kg, at (%.2f, %.2f, %.2f), %.2f m/s, %.1f rad/s", i + 1,
+                  j.triangles, j.mass, j.center.x(), j.center.y(), j.center.z(), j.velocity.norm(),
+                  j.angularVelocity.norm());
     ImGui::TextUnformatted(line);
     if (j.step.walls > 0) {
       std::snprintf(line, sizeof line, "   touching %d, squashed %.1f mm, wall force %.3g N",

@@ -26,6 +26,15 @@ double tetVolume(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
   return (a - p).dot((b - p).cross(c - p)) / 6;
 }
 
+// ∫ x xᵀ dV over the tetrahedron (a, b, c, d) of signed volume `volume`.
+Eigen::Matrix3d tetSecondMoment(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d,
+                                double volume) {
+  const Vec3 sum = a + b + c + d;
+  return volume / 20 *
+         (a * a.transpose() + b * b.transpose() + c * c.transpose() + d * d.transpose() +
+          sum * sum.transpose());
+}
+
 struct VolumeAndCentroid {
   double volume = 0;
   Vec3 centroid{0, 0, 0};
@@ -111,6 +120,10 @@ std::optional<std::string> validateJelly(const JellySpec& spec, const std::strin
   if (!spec.velocity.allFinite() || spec.velocity.cwiseAbs().maxCoeff() > kMaxObstacleSpeed)
     return at + ".velocity: each component must be finite and at most " +
            nlohmann::json(kMaxObstacleSpeed).dump() + " m/s";
+  if (!spec.angularVelocity.allFinite() ||
+      spec.angularVelocity.cwiseAbs().maxCoeff() > kMaxObstacleSpin)
+    return at + ".angular_velocity: each component must be finite and at most " +
+           nlohmann::json(kMaxObstacleSpin).dump() + " rad/s";
   if (!spec.surface || spec.surface->triangleCount() == 0)
     return at + ": the jelly has no triangles";
   const TriangleMesh& mesh = *spec.surface;
@@ -138,6 +151,11 @@ nlohmann::json jellyJson(const JellySpec& spec) {
     j["velocity"] = {spec.velocity.x(), spec.velocity.y(), spec.velocity.z()};
   else
     j.erase("velocity");
+  if (spec.angularVelocity != Vec3::Zero())
+    j["angular_velocity"] = {spec.angularVelocity.x(), spec.angularVelocity.y(),
+                             spec.angularVelocity.z()};
+  else
+    j.erase("angular_velocity");
   return j;
 }
 
@@ -173,13 +191,20 @@ std::optional<std::string> jellyShapeWarning(const JellySpec& spec, const std::s
          ", so where it touches, its limbs bend as soft cantilevers (a soft one's droop far)";
 }
 
-JellyBody::JellyBody(const JellySpec& spec) : velocity_(spec.velocity) {
+JellyBody::JellyBody(const JellySpec& spec)
+    : velocity_(spec.velocity), angularVelocity_(spec.angularVelocity) {
   const VolumeAndCentroid vc = enclosed(*spec.surface);
   volume_ = vc.volume;
   start_ = center_ = vc.centroid;
   auto rest = std::make_shared<TriangleMesh>(*spec.surface);
   rest->positions.rowwise() -= start_.transpose();
   radius_ = rest->positions.rowwise().norm().maxCoeff();
+  for (const Tri& t : rest->triangles) {
+    const Vec3 a = rest->positions.row(t[0]), b = rest->positions.row(t[1]),
+               c = rest->positions.row(t[2]);
+    secondMoment_ += tetSecondMoment(Vec3::Zero(), a, b, c, tetVolume(Vec3::Zero(), a, b, c));
+  }
+  posed_ = rest->positions;
   rest_ = std::move(rest);
   restShape_ = std::make_shared<const MeshShape>(*spec.surface);
   setMaterial(spec.material);
@@ -195,9 +220,16 @@ void JellyBody::setMaterial(const JellyMaterial& material) {
                                                      : jellyContactStiffness(material_, volume_);
 }
 
+Eigen::Matrix3d JellyBody::inertia() const {
+  const Eigen::Matrix3d r = rotation();
+  const Eigen::Matrix3d body =
+      material_.density * (secondMoment_.trace() * Eigen::Matrix3d::Identity() - secondMoment_);
+  return r * body * r.transpose();
+}
+
 Positions JellyBody::surface() const {
-  Positions p = rest_->positions.rowwise() + center_.transpose();
-  if (displacement_.size() > 0) p += displacement_;
+  Positions p = posed_.rowwise() + center_.transpose();
+  if (displacement_.size() > 0) p += displacement_ * rotation().transpose();
   return p;
 }
 
@@ -210,8 +242,14 @@ Obstacle JellyBody::asObstacle() const {
     deformedShape_ = std::make_shared<const MeshShape>(std::move(deformed));
   }
   o.shape = displacement_.size() > 0 ? deformedShape_ : restShape_;
-  o.point = center_ - start_;
-  o.velocity = velocity_;
+  // The shape lies as the spec placed it (centre start_); the obstacle turns it about its pivot,
+  // so `point` puts the turned centre of mass at center_, and `velocity` makes the surface move
+  // at velocity_ + angularVelocity_ × (p - center_).
+  o.rotation = rotation();
+  const Vec3 pivot = o.shape->pivot();
+  o.point = center_ - pivot + o.rotation * (pivot - start_);
+  o.angularVelocity = angularVelocity_;
+  o.velocity = velocity_ + angularVelocity_.cross(o.center() - center_);
   o.friction = material_.friction;
   return o;
 }
@@ -219,15 +257,18 @@ Obstacle JellyBody::asObstacle() const {
 JellyBody::Beyond JellyBody::beyond(const Vec3& center, const Vec3& point,
                                     const Vec3& normal) const {
   // The rest surface clipped to the far side of the plane, coned from a point on the plane: the
-  // cap the plane cuts adds nothing (its cones are flat), so the sum is the volume beyond.
+  // cap the plane cuts adds nothing (its cones are flat), so the sum is the volume beyond. In
+  // coordinates relative to `center`, whose second moments do not cancel far from the origin.
   Beyond out;
   Vec3 moment = Vec3::Zero();
+  Eigen::Matrix3d second = Eigen::Matrix3d::Zero();
+  const Vec3 onPlane = point - center;
   for (const Tri& t : rest_->triangles) {
     Vec3 v[3];
     double s[3];
     for (int k = 0; k < 3; ++k) {
-      v[k] = rest_->positions.row(t[k]).transpose() + center;
-      s[k] = (v[k] - point).dot(normal);
+      v[k] = posed_.row(t[k]).transpose();
+      s[k] = (v[k] - onPlane).dot(normal);
     }
     if (s[0] >= 0 && s[1] >= 0 && s[2] >= 0) continue;
     Vec3 clipped[4];
@@ -239,15 +280,19 @@ JellyBody::Beyond JellyBody::beyond(const Vec3& center, const Vec3& point,
         clipped[n++] = v[k] + s[k] / (s[k] - s[next]) * (v[next] - v[k]);
     }
     for (int k = 1; k + 1 < n; ++k) {
-      const double vol = tetVolume(point, clipped[0], clipped[k], clipped[k + 1]);
+      const double vol = tetVolume(onPlane, clipped[0], clipped[k], clipped[k + 1]);
       out.volume += vol;
-      moment += vol * (point + clipped[0] + clipped[k] + clipped[k + 1]) / 4;
+      moment += vol * (onPlane + clipped[0] + clipped[k] + clipped[k + 1]) / 4;
+      second += tetSecondMoment(onPlane, clipped[0], clipped[k], clipped[k + 1], vol);
     }
   }
-  if (out.volume > 0)
-    out.centroid = moment / out.volume;
-  else
+  if (out.volume > 0) {
+    const Vec3 c = moment / out.volume;
+    out.centroid = c + center;
+    out.spread = second - out.volume * c * c.transpose();
+  } else {
     out.volume = 0;
+  }
   return out;
 }
 
@@ -334,9 +379,10 @@ Eigen::VectorXd JellyBody::solveSection(Section& section, const std::vector<Wall
   if (!section.bem) return {};
   BemPolygon& bem = *section.bem;
   const int n = bem.elementCount();
-  auto toWorld = [&](const Vec2& p) {
-    return Vec3(center_ + p.x() * section.across + p.y() * section.along);
-  };
+  // The section's axes in the world, as the body is turned now.
+  const Eigen::Matrix3d turn = rotation();
+  const Vec3 across = turn * section.across, along = turn * section.along;
+  auto toWorld = [&](const Vec2& p) { return Vec3(center_ + p.x() * across + p.y() * along); };
   // How far point q lies beyond the walls (the deepest), and that wall's normal.
   auto deepest = [&](const Vec3& q, Vec3& normal) {
     double depth = 0;
@@ -356,16 +402,16 @@ Eigen::VectorXd JellyBody::solveSection(Section& section, const std::vector<Wall
     Vec3 normal;
     const double depth = deepest(toWorld(bem.midpoint(j) + already), normal);
     if (depth <= 0) return false;
-    const Vec3 u = already.x() * section.across + already.y() * section.along + depth * normal;
+    const Vec3 u = already.x() * across + already.y() * along + depth * normal;
     bc.displacementKnown[2 * j] = bc.displacementKnown[2 * j + 1] = 1;
-    bc.value[2 * j] = u.dot(section.across);
-    bc.value[2 * j + 1] = u.dot(section.along);
+    bc.value[2 * j] = u.dot(across);
+    bc.value[2 * j + 1] = u.dot(along);
     return true;
   };
   int held = 0;
   for (int j = 0; j < n; ++j) held += holdOnWall(j, Vec2::Zero());
   if (held < 2) return {};  // a touch of one element leaves the shape as it is
-  const Vec2 b(bodyForce.dot(section.across), bodyForce.dot(section.along));
+  const Vec2 b(bodyForce.dot(across), bodyForce.dot(along));
   std::optional<BemPolygon::Solution> solved;
   for (int pass = 0; pass <= kExtraPasses; ++pass) {
     const int before = bem.factorizations();
@@ -436,32 +482,84 @@ void JellyBody::step(double dt, const Vec3& gravity, const std::vector<Obstacle>
     walls.push_back({point, normal.normalized(), o.surfaceVelocity(point), o.friction});
   }
   deformedShape_ = nullptr;  // the shape changes below
-  Vec3 force = Vec3::Zero(), frictionChange = Vec3::Zero(), contactMoment = Vec3::Zero();
+  // Each touching wall's push, and where the body meets it (for friction).
+  struct Touch {
+    const Wall* wall;
+    double push;
+    Vec3 at;
+  };
+  std::vector<Touch> touches;
+  Vec3 force = Vec3::Zero(), torque = Vec3::Zero(), contactMoment = Vec3::Zero();
+  // The damping's resistance to turning: its torque is -rollingDamping ω.
+  Eigen::Matrix3d rollingDamping = Eigen::Matrix3d::Zero();
   for (const Wall& w : walls) {
     const Beyond b = beyond(center_, w.point, w.normal);
     if (b.volume <= 0) continue;
     ++info_.walls;
     info_.penetration += b.volume;
     contactMoment += b.volume * b.centroid;
-    const Vec3 relative = velocity_ - w.velocity;
-    const double normalSpeed = relative.dot(w.normal);
+    // The mean approach speed over the volume beyond: that of its centroid.
+    const Vec3 arm = b.centroid - center_;
+    const double normalSpeed = (velocity_ + angularVelocity_.cross(arm) - w.velocity).dot(w.normal);
     // WOKT's k_c V, stiffened as V nears the whole volume (ours): a fast soft body would
     // otherwise pass its centre through the wall.
     const double spring =
         contactStiffness_ * b.volume / std::max(1 - b.volume / volume_, kLeastRoom);
     // Hunt and Crossley's damping: in proportion to the spring, so it starts at zero on touching.
     const double push = std::max(0.0, spring * (1 - material_.damping * normalSpeed));
+    if (push <= 0) continue;
     force += push * w.normal;
-    const Vec3 sliding = relative - normalSpeed * w.normal;
-    const double slide = sliding.norm();
-    if (slide > 0)
-      frictionChange -= std::min(slide, w.friction * push * dt / mass_) * sliding / slide;
+    torque += arm.cross(push * w.normal);
+    // The push per unit volume k (1 - D s(x)) with s(x) = s + (x - centroid)·(n × ω) adds, over
+    // the volume, the torque -k D (S (n × ω)) × n for its second moment S: -k D Nᵀ S N ω with
+    // N = [n]×.
+    Eigen::Matrix3d cross;
+    cross << 0, -w.normal.z(), w.normal.y(), w.normal.z(), 0, -w.normal.x(), -w.normal.y(),
+        w.normal.x(), 0;
+    rollingDamping +=
+        (spring / b.volume * material_.damping) * cross.transpose() * b.spread * cross;
+    touches.push_back({&w, push, b.centroid + (w.point - b.centroid).dot(w.normal) * w.normal});
   }
   const Vec3 before = center_;
-  velocity_ += dt * (gravity + force / mass_) + frictionChange;
+  const Eigen::Matrix3d turnBefore = rotation();
+  velocity_ += dt * (gravity + force / mass_);
+  // Angular momentum gains the torque; the damping is taken implicitly (stable for any damping).
+  const Eigen::Matrix3d inertiaNow = inertia();
+  const Vec3 momentum = inertiaNow * angularVelocity_ + dt * torque;
+  angularVelocity_ = (inertiaNow + dt * rollingDamping).ldlt().solve(momentum);
+  // Coulomb friction where the body meets each wall: an impulse against the sliding there, no
+  // larger than friction times the push, nor than what stops the sliding.
+  const Eigen::Matrix3d inverseInertia = inertiaNow.inverse();
+  Vec3 frictionImpulse = Vec3::Zero();
+  for (const Touch& t : touches) {
+    const Vec3 arm = t.at - center_;
+    const Vec3 relative = velocity_ + angularVelocity_.cross(arm) - t.wall->velocity;
+    const Vec3 sliding = relative - relative.dot(t.wall->normal) * t.wall->normal;
+    const double slide = sliding.norm();
+    if (!(slide > 0)) continue;
+    const Vec3 along = sliding / slide;
+    const Vec3 turn = arm.cross(along);
+    const double inverseMass = 1 / mass_ + turn.dot(inverseInertia * turn);
+    const Vec3 impulse = -std::min(slide / inverseMass, t.wall->friction * t.push * dt) * along;
+    velocity_ += impulse / mass_;
+    angularVelocity_ += inverseInertia * arm.cross(impulse);
+    frictionImpulse += impulse;
+  }
   for (int axis = 0; axis < 3; ++axis)  // as fast as an obstacle may move, no faster
     velocity_[axis] = std::clamp(velocity_[axis], -kMaxObstacleSpeed, kMaxObstacleSpeed);
   center_ += dt * velocity_;
+  const double angle = angularVelocity_.norm() * dt;
+  if (angle > 0) {
+    orientation_ =
+        Eigen::Quaterniond(Eigen::AngleAxisd(angle, angularVelocity_.normalized())) * orientation_;
+    orientation_.normalize();
+    posed_ = rest_->positions * rotation().transpose();
+    // The angular momentum is kept as the body turns (a free body's spin precesses).
+    angularVelocity_ = inertia().ldlt().solve(Vec3(inertiaNow * angularVelocity_));
+  }
+  for (int axis = 0; axis < 3; ++axis)  // as fast as an obstacle may spin, no faster
+    angularVelocity_[axis] =
+        std::clamp(angularVelocity_[axis], -kMaxObstacleSpin, kMaxObstacleSpin);
   // One that falls with nothing below stops where an obstacle would (kMaxObstacleCoordinate): the
   // renderer draws in single precision.
   for (int axis = 0; axis < 3; ++axis)
@@ -469,14 +567,16 @@ void JellyBody::step(double dt, const Vec3& gravity, const std::vector<Obstacle>
       center_[axis] = std::copysign(kMaxObstacleCoordinate - radius_, center_[axis]);
       velocity_[axis] = 0;
     }
-  const Vec3 contactForce = force + mass_ * frictionChange / dt;
+  const Vec3 contactForce = force + frictionImpulse / dt;
   info_.contactForce = contactForce.norm();
   // The deformation tends to the static solution while the body touches (zero otherwise), no
   // faster than the elastic wave speed √(E/ρ): a static solve that jumped in one step (when the
-  // contact starts, or when the body leaves) would throw the cloth lying on it.
+  // contact starts, or when the body leaves) would throw the cloth lying on it. Displacements are
+  // kept in the body's frame, so they turn with it.
   Positions target;
   if (info_.walls > 0)
-    target = staticDisplacement(walls, contactMoment / info_.penetration - before, contactForce);
+    target = staticDisplacement(
+        walls, turnBefore.transpose() * (contactMoment / info_.penetration - before), contactForce);
   const Positions& r = rest_->positions;
   Positions d = displacement_.size() > 0 ? displacement_ : Positions::Zero(r.rows(), 3);
   const double reach = std::sqrt(material_.young / material_.density) * dt;
@@ -487,12 +587,13 @@ void JellyBody::step(double dt, const Vec3& gravity, const std::vector<Obstacle>
     d.row(i) += change.transpose();
   }
   // What the interpolation (or the lag) leaves beyond a wall stays on it (WOKT §6).
+  const Eigen::Matrix3d turn = rotation();
   for (Eigen::Index i = 0; i < r.rows(); ++i) {
-    const Vec3 x = center_ + r.row(i).transpose() + d.row(i).transpose();
+    const Vec3 x = center_ + posed_.row(i).transpose() + turn * d.row(i).transpose();
     Vec3 push = Vec3::Zero();
     for (const Wall& w : walls)
       push += std::max(0.0, (w.point - x - push).dot(w.normal)) * w.normal;
-    d.row(i) += push.transpose();
+    d.row(i) += (turn.transpose() * push).transpose();
   }
   const double largest = d.allFinite() ? d.rowwise().norm().maxCoeff() : 0;
   if (largest > 1e-9 * radius_) {

@@ -21,9 +21,16 @@
 //   than half the body's radius under the solves (ours: linear elasticity means little beyond).
 //   WOKT's two sections suit compact shapes (balls, ellipsoids, cylinders: their §5.1); a shape
 //   with limbs bends them as soft cantilevers (jellyShapeWarning).
-// - The body does not turn, and the cloth does not push it (the cloth collides with its deformed
-//   surface as with a moving mesh obstacle). Other jellies are walls like obstacles
-//   (Simulation::substep passes them all in; each passes over its own).
+// - Turning (ours; WOKT's bodies only translate): the body is a rigid body with the inertia of its
+//   closed surface. Each wall's push acts at the centroid of the volume beyond it, so a tilted
+//   body tips over; friction acts where the body meets the wall, so a ball rolls; and the
+//   Hunt-Crossley damping, spread over that volume, resists rolling (the patch's leading part
+//   approaches the wall and pushes harder than its trailing part). The sections and the
+//   displacements turn with the body.
+// - The cloth does not push the body (the cloth collides with its deformed surface as with a
+//   moving, turning mesh obstacle). Other jellies are walls like obstacles (Simulation::substep
+//   passes them all in; each passes over its own).
+#include <Eigen/Geometry>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -62,6 +69,7 @@ struct JellyMaterial {
 struct JellySpec {
   std::shared_ptr<const TriangleMesh> surface;
   Vec3 velocity{0, 0, 0};
+  Vec3 angularVelocity{0, 0, 0};  // spin about its centre of mass [rad/s]
   JellyMaterial material;
   nlohmann::json json;
 };
@@ -109,6 +117,11 @@ class JellyBody {
 
   const Vec3& center() const { return center_; }      // centre of mass [m]
   const Vec3& velocity() const { return velocity_; }  // [m/s]
+  // Its turn from the surface as the spec gave it, and its spin [rad/s].
+  Eigen::Matrix3d rotation() const { return orientation_.toRotationMatrix(); }
+  const Vec3& angularVelocity() const { return angularVelocity_; }
+  // The inertia tensor about the centre of mass, turned as the body is now [kg m²].
+  Eigen::Matrix3d inertia() const;
   double mass() const { return mass_; }               // [kg]
   double volume() const { return volume_; }           // [m³]
   double contactStiffness() const { return contactStiffness_; }
@@ -119,16 +132,19 @@ class JellyBody {
   // The deformed surface as a mesh obstacle moving with the body (what the cloth meets).
   Obstacle asObstacle() const;
 
-  // Exposed for tests: the volume of the rest shape, centred at `center`, beyond the plane through
-  // `point` with outward normal `normal`, and that volume's centroid.
+  // Exposed for tests: the volume of the rest shape, turned as the body is now and centred at
+  // `center`, beyond the plane through `point` with outward normal `normal`, that volume's
+  // centroid and its second moment about the centroid (∫ (x - c)(x - c)ᵀ dV).
   struct Beyond {
     double volume = 0;
     Vec3 centroid{0, 0, 0};
+    Eigen::Matrix3d spread = Eigen::Matrix3d::Zero();
   };
   Beyond beyond(const Vec3& center, const Vec3& point, const Vec3& normal) const;
   // The rest shape's cross-section through its centre in the plane spanned by `across` and `along`
-  // (unit and perpendicular), as a counter-clockwise polygon in (across, along) coordinates of
-  // `elements` equal edges (the largest loop where the plane cuts several).
+  // (unit and perpendicular, in the body's own frame: that of the spec's surface), as a
+  // counter-clockwise polygon in (across, along) coordinates of `elements` equal edges (the
+  // largest loop where the plane cuts several).
   // `loops`, when given, gets how many closed loops the plane cut.
   std::vector<Vec2> section(const Vec3& across, const Vec3& along, int elements,
                             int* loops = nullptr) const;
@@ -139,12 +155,14 @@ class JellyBody {
     double friction;
   };
   struct Section {
-    Vec3 across, along;  // unit; along points from the centre to the mean contact point
+    // Unit, in the body's frame; along points from the centre to the mean contact point.
+    Vec3 across, along;
     std::shared_ptr<BemPolygon> bem;  // shared by copies of the body: a cache of matrices
   };
   Section& sectionFor(int which, const Vec3& across, const Vec3& along);
-  // The displacement of every vertex that the sections' static solves give for these walls, the
-  // direction to the mean contact point and the contact force; empty when no section touches.
+  // The displacement of every vertex (in the body's frame) that the sections' static solves give
+  // for these walls, the direction to the mean contact point (in the body's frame) and the
+  // contact force; empty when no section touches.
   Positions staticDisplacement(const std::vector<Wall>& walls, const Vec3& toContact,
                                const Vec3& contactForce);
   // Solves one section against the walls; its displacements, empty when it does not touch.
@@ -159,9 +177,13 @@ class JellyBody {
   std::shared_ptr<const MeshShape> restShape_;  // at the initial centre, for the obstacle
   Vec3 start_;                                  // the initial centre
   JellyMaterial material_;
-  Vec3 center_, velocity_;
+  Vec3 center_, velocity_, angularVelocity_;
+  Eigen::Quaterniond orientation_ = Eigen::Quaterniond::Identity();
+  Positions posed_;  // rest_'s positions turned as the body is now
+  // ∫ x xᵀ dV over the rest shape about its centre of mass [m⁵] (the inertia per unit density).
+  Eigen::Matrix3d secondMoment_ = Eigen::Matrix3d::Zero();
   double mass_ = 0, volume_ = 0, contactStiffness_ = 0, radius_ = 0;
-  Positions displacement_;  // elastic, per vertex (empty: none)
+  Positions displacement_;  // elastic, per vertex, in the body's frame (empty: none)
   // The deformed surface as a mesh shape, built when asObstacle first needs it after a step.
   mutable std::shared_ptr<const MeshShape> deformedShape_;
   Section sections_[2];
