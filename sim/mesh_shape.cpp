@@ -10,12 +10,53 @@ namespace {
 constexpr int kLeafSize = 4;
 }  // namespace
 
-MeshShape::MeshShape(TriangleMesh mesh) : mesh_(std::move(mesh)) {
+MeshShape::MeshShape(TriangleMesh mesh)
+    : mesh_(std::move(mesh)),
+      topology_(std::make_shared<const MeshTopology>(buildTopology(mesh_))) {
   const int triangles = mesh_.triangleCount();
-  const MeshTopology topology = buildTopology(mesh_);
-  edges_ = topology.edges;
-  closed_ = triangles > 0 && std::all_of(topology.edgeTriCount.begin(), topology.edgeTriCount.end(),
-                                         [](int c) { return c == 2; });
+  edges_ = topology_->edges;
+  closed_ =
+      triangles > 0 && std::all_of(topology_->edgeTriCount.begin(), topology_->edgeTriCount.end(),
+                                   [](int c) { return c == 2; });
+  findNormalsAndFeatures();
+  order_.resize(triangles);
+  std::iota(order_.begin(), order_.end(), 0);
+  std::vector<Vec3> centroids(triangles);
+  for (int t = 0; t < triangles; ++t) {
+    const Tri& f = mesh_.triangles[t];
+    centroids[t] =
+        (mesh_.positions.row(f[0]) + mesh_.positions.row(f[1]) + mesh_.positions.row(f[2]))
+            .transpose() /
+        3;
+  }
+  nodes_.reserve(2 * triangles / kLeafSize + 2);
+  if (triangles > 0) build(0, triangles, centroids);
+}
+
+MeshShape MeshShape::movedTo(const Positions& positions) const {
+  MeshShape out = *this;
+  out.mesh_.positions = positions;
+  out.findNormalsAndFeatures();
+  if (!out.nodes_.empty()) out.refit(0);
+  return out;
+}
+
+void MeshShape::refit(int node) {
+  Node& n = nodes_[node];
+  n.box.setEmpty();
+  if (n.left < 0) {
+    for (int i = n.first; i < n.first + n.count; ++i)
+      for (int k : mesh_.triangles[order_[i]]) n.box.extend(Vec3(mesh_.positions.row(k)));
+    return;
+  }
+  refit(n.left);
+  refit(n.right);
+  n.box = nodes_[n.left].box.merged(nodes_[n.right].box);
+}
+
+void MeshShape::findNormalsAndFeatures() {
+  const int triangles = mesh_.triangleCount();
+  const MeshTopology& topology = *topology_;
   lo_ = mesh_.positions.colwise().minCoeff();
   hi_ = mesh_.positions.colwise().maxCoeff();
 
@@ -69,17 +110,8 @@ MeshShape::MeshShape(TriangleMesh mesh) : mesh_(std::move(mesh)) {
   featureVertices_ = sharpVertices_;
   for (size_t e = 0; e < edges_.size(); ++e)
     if (sharpEdges_[e]) featureVertices_[edges_[e][0]] = featureVertices_[edges_[e][1]] = 1;
-  hasSharp_ = std::find(featureVertices_.begin(), featureVertices_.end(), 1) != featureVertices_.end();
-
-  order_.resize(triangles);
-  std::iota(order_.begin(), order_.end(), 0);
-  std::vector<Vec3> centroids(triangles);
-  for (int t = 0; t < triangles; ++t) {
-    const Tri& f = mesh_.triangles[t];
-    centroids[t] = (mesh_.positions.row(f[0]) + mesh_.positions.row(f[1]) + mesh_.positions.row(f[2])).transpose() / 3;
-  }
-  nodes_.reserve(2 * triangles / kLeafSize + 2);
-  if (triangles > 0) build(0, triangles, centroids);
+  hasSharp_ =
+      std::find(featureVertices_.begin(), featureVertices_.end(), 1) != featureVertices_.end();
 }
 
 int MeshShape::build(int first, int count, std::vector<Vec3>& centroids) {

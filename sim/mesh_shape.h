@@ -16,6 +16,11 @@ namespace clothlab {
 class MeshShape {
  public:
   explicit MeshShape(TriangleMesh mesh);
+  // The same triangles with their vertices at `positions` (one row per vertex): normals and
+  // features found again, the hierarchy's boxes refitted around the moved triangles (its splits
+  // kept), the connectivity shared. For a shape that deforms a little from step to step (a jelly),
+  // at a fraction of a new shape's cost.
+  MeshShape movedTo(const Positions& positions) const;
 
   const TriangleMesh& mesh() const { return mesh_; }
   const std::vector<std::array<int, 2>>& edges() const { return edges_; }  // unique, v0 < v1
@@ -68,6 +73,9 @@ class MeshShape {
     int first = 0, count = 0;   // leaf: triangles order_[first, first + count)
   };
   int build(int first, int count, std::vector<Vec3>& centroids);
+  void refit(int node);  // the boxes under `node` around the triangles' current positions
+  // Normals, sharp features and bounds from mesh_ and topology_.
+  void findNormalsAndFeatures();
   void consider(int triangle, const Vec3& p, Hit& best) const;  // best, if this triangle is nearer
   void search(int node, const Vec3& p, Hit& best) const;
   void gather(int node, const Vec3& p, double distance, std::vector<Near>& out) const;
@@ -77,6 +85,7 @@ class MeshShape {
                       int& crossings) const;
 
   TriangleMesh mesh_;
+  std::shared_ptr<const MeshTopology> topology_;
   std::vector<std::array<int, 2>> edges_;
   bool closed_ = false;
   Vec3 lo_{0, 0, 0}, hi_{0, 0, 0};

@@ -41,6 +41,38 @@ TEST(MeshShape, ClosestPointsMatchBruteForce) {
   EXPECT_LT(torus.closest(Vec3(0, 2, 0), 0.5).triangle, 0);
 }
 
+TEST(MeshShape, AMovedShapeAnswersLikeOneBuiltAnew) {
+  // A torus squashed and twisted: the refitted shape finds the same closest points, normals,
+  // insides and features as a shape built from the moved mesh.
+  const MeshShape torus(makeTorus(0.3, 0.1, 32, 16));
+  TriangleMesh moved = torus.mesh();
+  for (Eigen::Index i = 0; i < moved.positions.rows(); ++i) {
+    const Vec3 p = moved.positions.row(i);
+    const double turn = 0.8 * p.y();
+    moved.positions.row(i) << std::cos(turn) * p.x() - std::sin(turn) * p.z(),
+        0.6 * p.y() + 0.05 * p.x(), std::sin(turn) * p.x() + std::cos(turn) * p.z();
+  }
+  const MeshShape refitted = torus.movedTo(moved.positions), fresh(moved);
+  EXPECT_EQ(refitted.lo(), fresh.lo());
+  EXPECT_EQ(refitted.hi(), fresh.hi());
+  EXPECT_EQ(refitted.closed(), fresh.closed());
+  std::mt19937 random(11);
+  std::uniform_real_distribution<double> coordinate(-0.5, 0.5);
+  for (int trial = 0; trial < 300; ++trial) {
+    const Vec3 p(coordinate(random), 0.3 * coordinate(random), coordinate(random));
+    const MeshShape::Hit a = refitted.closest(p), b = fresh.closest(p);
+    EXPECT_NEAR(a.distance, b.distance, 1e-12);
+    EXPECT_LT((a.normal - b.normal).norm(), 1e-9);
+    EXPECT_EQ(refitted.inside(p), fresh.inside(p));
+  }
+  for (int v = 0; v < moved.vertexCount(); ++v)
+    EXPECT_EQ(refitted.sharpVertex(v), fresh.sharpVertex(v));
+  for (size_t e = 0; e < fresh.edges().size(); ++e)
+    EXPECT_EQ(refitted.sharpEdge(int(e)), fresh.sharpEdge(int(e)));
+  // The original is untouched.
+  EXPECT_EQ(torus.mesh().positions, makeTorus(0.3, 0.1, 32, 16).positions);
+}
+
 TEST(MeshShape, ClosedMeshInsideAndOutsideMatchTheTorus) {
   Obstacle torus;
   torus.type = Obstacle::Type::Mesh;

@@ -212,7 +212,7 @@ JellyBody::JellyBody(const JellySpec& spec)
 
 void JellyBody::setMaterial(const JellyMaterial& material) {
   if (material.young != material_.young || material.poisson != material_.poisson ||
-      material.elements != material_.elements)
+      material.elements != material_.elements || material.alpha != material_.alpha)
     for (Section& s : sections_) s.bem = nullptr;
   material_ = material;
   mass_ = material_.density * volume_;
@@ -237,9 +237,8 @@ Obstacle JellyBody::asObstacle() const {
   Obstacle o;
   o.type = Obstacle::Type::Mesh;
   if (displacement_.size() > 0 && !deformedShape_) {
-    TriangleMesh deformed = *rest_;
-    deformed.positions = (deformed.positions + displacement_).rowwise() + start_.transpose();
-    deformedShape_ = std::make_shared<const MeshShape>(std::move(deformed));
+    deformedShape_ = std::make_shared<const MeshShape>(
+        restShape_->movedTo((rest_->positions + displacement_).rowwise() + start_.transpose()));
   }
   o.shape = displacement_.size() > 0 ? deformedShape_ : restShape_;
   // The shape lies as the spec placed it (centre start_); the obstacle turns it about its pivot,
@@ -371,6 +370,17 @@ JellyBody::Section& JellyBody::sectionFor(int which, const Vec3& across, const V
               ? nullptr
               : std::make_shared<BemPolygon>(
                     std::move(polygon), BemMaterial{material_.young, material_.poisson, false});
+  s.spreads = nullptr;
+  if (s.bem) {
+    const Positions& r = rest_->positions;
+    auto spreads = std::make_shared<std::vector<std::array<Spread, 2>>>(r.rows());
+    for (Eigen::Index i = 0; i < r.rows(); ++i) {
+      const Vec3 q = r.row(i).transpose();
+      const Vec2 p(q.dot(across), q.dot(along));
+      (*spreads)[i] = {spreadAt(*s.bem, p, 0), spreadAt(*s.bem, p, 1)};
+    }
+    s.spreads = std::move(spreads);
+  }
   return s;
 }
 
@@ -430,14 +440,12 @@ Eigen::VectorXd JellyBody::solveSection(Section& section, const std::vector<Wall
   return solved->displacement;
 }
 
-Vec2 JellyBody::spread(const Section& section, const Eigen::VectorXd& u, const Vec2& p,
-                       int axis) const {
-  const BemPolygon& bem = *section.bem;
+JellyBody::Spread JellyBody::spreadAt(const BemPolygon& bem, const Vec2& p, int axis) const {
   const std::vector<Vec2>& v = bem.vertices();
   const int n = bem.elementCount(), other = 1 - axis;
   // Where the line through p along `axis` meets the boundary, nearest on either side of p.
+  Spread out;
   double below = -1e300, above = 1e300;
-  Vec2 uBelow = Vec2::Zero(), uAbove = Vec2::Zero();
   for (int k = 0; k < n; ++k) {
     const Vec2& a = v[k];
     const Vec2& b = v[(k + 1) % n];
@@ -446,26 +454,30 @@ Vec2 JellyBody::spread(const Section& section, const Eigen::VectorXd& u, const V
     const double x = a[axis] + s * (b[axis] - a[axis]);
     if (x <= p[axis] && x > below) {
       below = x;
-      uBelow = bem.boundaryDisplacement(u, k, s);
+      out.element[0] = k;
+      out.at[0] = s;
     } else if (x > p[axis] && x < above) {
       above = x;
-      uAbove = bem.boundaryDisplacement(u, k, s);
+      out.element[1] = k;
+      out.at[1] = s;
     }
   }
-  const bool hasBelow = below > -1e300, hasAbove = above < 1e300;
+  const bool hasBelow = out.element[0] >= 0, hasAbove = out.element[1] >= 0;
   if (hasBelow && hasAbove) {
     const double r1 = std::pow(p[axis] - below, material_.alpha),
                  r2 = std::pow(above - p[axis], material_.alpha);
-    return r1 + r2 > 0 ? Vec2((r2 * uBelow + r1 * uAbove) / (r1 + r2)) : uBelow;
+    out.weight[0] = r1 + r2 > 0 ? r2 / (r1 + r2) : 1;
+    out.weight[1] = 1 - out.weight[0];
+  } else if (hasBelow || hasAbove) {
+    out.weight[hasBelow ? 0 : 1] = 1;
+  } else {
+    // The line misses the section (a vertex beyond its extent): the nearest element's displacement.
+    out.nearest = 0;
+    for (int k = 1; k < n; ++k)
+      if ((bem.midpoint(k) - p).squaredNorm() < (bem.midpoint(out.nearest) - p).squaredNorm())
+        out.nearest = k;
   }
-  if (hasBelow) return uBelow;
-  if (hasAbove) return uAbove;
-  // The line misses the section (a vertex beyond its extent): the nearest element's displacement.
-  int nearest = 0;
-  for (int k = 1; k < n; ++k)
-    if ((bem.midpoint(k) - p).squaredNorm() < (bem.midpoint(nearest) - p).squaredNorm())
-      nearest = k;
-  return u.segment<2>(2 * nearest);
+  return out;
 }
 
 void JellyBody::step(double dt, const Vec3& gravity, const std::vector<Obstacle>& obstacles) {
@@ -617,18 +629,26 @@ Positions JellyBody::staticDisplacement(const std::vector<Wall>& walls, const Ve
     u[k] = solveSection(sectionFor(k, across[k], along), walls, bodyForce);
   const bool has[2] = {u[0].size() > 0, u[1].size() > 0};
   if (!has[0] && !has[1]) return {};
+  // The displacement a Spread gives from section k's solve.
+  auto spread = [&](int k, const Spread& at) {
+    const BemPolygon& bem = *sections_[k].bem;
+    if (at.nearest >= 0) return Vec2(u[k].segment<2>(2 * at.nearest));
+    Vec2 out = Vec2::Zero();
+    for (int side = 0; side < 2; ++side)
+      if (at.element[side] >= 0)
+        out += at.weight[side] * bem.boundaryDisplacement(u[k], at.element[side], at.at[side]);
+    return out;
+  };
   const Positions& r = rest_->positions;
   Positions d(r.rows(), 3);
   for (Eigen::Index i = 0; i < r.rows(); ++i) {
-    const Vec3 q = r.row(i).transpose();
     // Across each section from that section, along both from their mean.
     Vec3 sum = Vec3::Zero();
     for (int k = 0; k < 2; ++k) {
       if (!has[k]) continue;
       const Section& s = sections_[k];
-      const Vec2 p(q.dot(s.across), q.dot(s.along));
-      sum += spread(s, u[k], p, 0).x() * s.across +
-             spread(s, u[k], p, 1).y() / (has[0] + has[1]) * s.along;
+      const std::array<Spread, 2>& at = (*s.spreads)[i];
+      sum += spread(k, at[0]).x() * s.across + spread(k, at[1]).y() / (has[0] + has[1]) * s.along;
     }
     // Linear elasticity means little past strains of order one: no vertex moves farther than
     // kFarthest of the body's radius (ours; a cow's leg on the floor bent its soft head by 1 m).

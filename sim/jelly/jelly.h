@@ -31,6 +31,7 @@
 //   moving, turning mesh obstacle). Other jellies are walls like obstacles (Simulation::substep
 //   passes them all in; each passes over its own).
 #include <Eigen/Geometry>
+#include <array>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -154,10 +155,22 @@ class JellyBody {
     Vec3 point, normal, velocity;
     double friction;
   };
+  // Where the line through a vertex parallel to a section's axis meets the section's boundary,
+  // nearest on either side (element and position along it; element -1: no boundary there), and
+  // the weights of the displacements there; where the line misses the section, the nearest
+  // element (else -1).
+  struct Spread {
+    int element[2] = {-1, -1};
+    double at[2] = {0, 0}, weight[2] = {0, 0};
+    int nearest = -1;
+  };
   struct Section {
     // Unit, in the body's frame; along points from the centre to the mean contact point.
     Vec3 across, along;
     std::shared_ptr<BemPolygon> bem;  // shared by copies of the body: a cache of matrices
+    // WOKT eq. 18 for each vertex along each axis (0: across, 1: along); fixed by the section and
+    // the rest shape, so found once per section (and shared like `bem`).
+    std::shared_ptr<const std::vector<std::array<Spread, 2>>> spreads;
   };
   Section& sectionFor(int which, const Vec3& across, const Vec3& along);
   // The displacement of every vertex (in the body's frame) that the sections' static solves give
@@ -168,10 +181,10 @@ class JellyBody {
   // Solves one section against the walls; its displacements, empty when it does not touch.
   Eigen::VectorXd solveSection(Section& section, const std::vector<Wall>& walls,
                                const Vec3& bodyForce);
-  // WOKT eq. 18 in a section: the displacement at 2D point p along the line through it parallel to
-  // coordinate `axis` (0: across, 1: along), from where that line meets the boundary.
-  Vec2 spread(const Section& section, const Eigen::VectorXd& displacement, const Vec2& p,
-              int axis) const;
+  // WOKT eq. 18 in a section: how the displacement at 2D point p along the line through it
+  // parallel to coordinate `axis` (0: across, 1: along) follows from where that line meets the
+  // boundary.
+  Spread spreadAt(const BemPolygon& bem, const Vec2& p, int axis) const;
 
   std::shared_ptr<const TriangleMesh> rest_;    // relative to the centre of mass
   std::shared_ptr<const MeshShape> restShape_;  // at the initial centre, for the obstacle
