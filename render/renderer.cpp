@@ -375,11 +375,9 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
   s.bounds(lo, hi);
   const double size = std::max((hi - lo).norm(), 0.1);
 
-  // The ground: the first upward plane obstacle, else just below everything.
-  std::optional<double> groundY;
-  for (const auto& ob : s.obstacles)
-    if (ob.type == Obstacle::Type::Plane && ob.normal.y() > 0.99) groundY = ob.point.y();
-  const double gridY = groundY ? *groundY : lo.y() - 0.05 * size;
+  // The ground (groundHeight), else just below everything.
+  const std::optional<double> groundY = groundHeight(s.obstacles);
+  const double gridY = groundY.value_or(lo.y() - 0.05 * size);
   const glm::vec3 center = toGlm(0.5 * (lo + hi));
   const glm::mat4 viewProj = camera.viewProjection(width, height);
   const glm::vec3 lightDir = glm::normalize(glm::vec3(0.35f, 1.0f, 0.45f));

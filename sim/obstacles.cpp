@@ -257,6 +257,14 @@ Vec3 outsideObstacles(const std::vector<Obstacle>& obstacles, Vec3 p, double thi
   return p;
 }
 
+std::optional<double> groundHeight(const std::vector<Obstacle>& obstacles) {
+  std::optional<double> ground;
+  for (const Obstacle& o : obstacles)
+    if (o.type == Obstacle::Type::Plane && o.normal.y() > 0.99 * o.normal.norm())
+      ground = std::max(ground.value_or(-1e300), o.point.y());
+  return ground;
+}
+
 bool hasMeshObstacle(const std::vector<Obstacle>& obstacles) {
   return std::any_of(obstacles.begin(), obstacles.end(), [](const Obstacle& o) { return o.type == Obstacle::Type::Mesh; });
 }

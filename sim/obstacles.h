@@ -126,6 +126,10 @@ struct ContactResult {
   double maxDepth = 0;        // deepest penetration before correction [m]
 };
 
+// The ground: the height of the highest plane obstacle facing up (its normal within 8° of +y),
+// if there is one [m]. What the renderer draws its grid on and the viewer places things on.
+std::optional<double> groundHeight(const std::vector<Obstacle>& obstacles);
+
 // Whether any obstacle is a mesh (the only ones with features, sim/self_collision.h, and the
 // only ones a ContactCache keeps entries for).
 bool hasMeshObstacle(const std::vector<Obstacle>& obstacles);

@@ -31,6 +31,27 @@ TEST(Obstacles, SignedDistancesAndNormals) {
 
 // A moving obstacle stops along an axis where it reaches kMaxObstacleCoordinate (the renderer
 // draws in single precision): 1000 m/s for 2000 s would take it to 2e6 m.
+TEST(Obstacles, TheGroundIsTheHighestPlaneFacingUp) {
+  auto plane = [](double y, const Vec3& normal) {
+    Obstacle o;
+    o.type = Obstacle::Type::Plane;
+    o.point = Vec3(0, y, 0);
+    o.normal = normal;
+    return o;
+  };
+  Obstacle sphere;
+  sphere.type = Obstacle::Type::Sphere;
+  sphere.point = Vec3(0, 5, 0);
+  EXPECT_FALSE(groundHeight({}).has_value());
+  EXPECT_FALSE(
+      groundHeight({sphere, plane(1, Vec3(1, 1, 0).normalized()), plane(2, -Vec3::UnitY())})
+          .has_value());  // a slope and a ceiling are not the ground
+  EXPECT_EQ(groundHeight({plane(-0.5, Vec3::UnitY()), sphere, plane(0.25, Vec3::UnitY()),
+                          plane(-1, Vec3::UnitY())}),
+            0.25);
+  EXPECT_EQ(groundHeight({plane(0.3, Vec3(0, 2, 0))}), 0.3);  // a normal not yet of unit length
+}
+
 TEST(Obstacles, AMovingObstacleStopsAtTheLargestCoordinate) {
   Obstacle o;
   o.type = Obstacle::Type::Sphere;

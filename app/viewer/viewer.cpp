@@ -699,9 +699,7 @@ Transform Viewer::jellyUnderCloth(const Positions& vertices) const {
   std::optional<double> ground;
   if (snapshot_) {
     snapshot_->clothBounds(clothLo, clothHi);
-    for (const Obstacle& o : snapshot_->obstacles)
-      if (o.type == Obstacle::Type::Plane && o.normal.y() > 0.99)
-        ground = std::max(ground.value_or(-1e300), o.point.y());
+    ground = groundHeight(snapshot_->obstacles);
   }
   const Vec3 lo = vertices.colwise().minCoeff(), hi = vertices.colwise().maxCoeff();
   double bottom = clothLo.y() - 0.02 - (hi.y() - lo.y());
@@ -844,24 +842,22 @@ void Viewer::fitCamera(const Snapshot& snapshot, bool newScene) {
   // A new scene's pinned cloth will hang: frame the room below it too. An unpinned one standing
   // above the ground may fall over: frame the ground around it as far as it is tall.
   if (newScene && !snapshot.pinVertices.empty()) lo.y() -= std::max(hi.x() - lo.x(), hi.z() - lo.z());
-  if (newScene && snapshot.pinVertices.empty() && snapshot.vertexCount() > 0) {
-    for (const auto& o : snapshot.obstacles)
-      if (o.type == Obstacle::Type::Plane && o.normal.y() > 0.99 && o.point.y() < lo.y()) {
-        double top = -1e300, bottom = 1e300;
-        for (int v = 0; v < snapshot.vertexCount(); ++v) {
-          top = std::max(top, snapshot.vertex(v).y());
-          bottom = std::min(bottom, snapshot.vertex(v).y());
-        }
-        const double tall = top - bottom;
-        if (tall > 0.5 * std::max(hi.x() - lo.x(), hi.z() - lo.z())) {  // standing, not lying
-          lo.x() -= 0.5 * tall;
-          lo.z() -= 0.5 * tall;
-          hi.x() += 0.5 * tall;
-          hi.z() += 0.5 * tall;
-          lo.y() = std::min(lo.y(), o.point.y());
-        }
-        break;
-      }
+  const std::optional<double> ground = groundHeight(snapshot.obstacles);
+  if (newScene && snapshot.pinVertices.empty() && snapshot.vertexCount() > 0 && ground &&
+      *ground < lo.y()) {
+    double top = -1e300, bottom = 1e300;
+    for (int v = 0; v < snapshot.vertexCount(); ++v) {
+      top = std::max(top, snapshot.vertex(v).y());
+      bottom = std::min(bottom, snapshot.vertex(v).y());
+    }
+    const double tall = top - bottom;
+    if (tall > 0.5 * std::max(hi.x() - lo.x(), hi.z() - lo.z())) {  // standing, not lying
+      lo.x() -= 0.5 * tall;
+      lo.z() -= 0.5 * tall;
+      hi.x() += 0.5 * tall;
+      hi.z() += 0.5 * tall;
+      lo.y() = *ground;
+    }
   }
   const ViewRect view = activeView();
   framed_.emplace(glm::dvec3(lo.x(), lo.y(), lo.z()), glm::dvec3(hi.x(), hi.y(), hi.z()));
