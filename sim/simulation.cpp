@@ -207,7 +207,7 @@ std::optional<std::string> Simulation::takeSubsteps(int substeps, StepStats& sta
 std::optional<std::string> Simulation::substep(const SimParams& sim, double start, StepStats& stats) {
   std::vector<Obstacle> obstacles = obstaclesAt(start + sim.dt);
   // The jellies move and deform against the obstacles first; the cloth then meets them too.
-  int jellyWalls = 0, jellySolves = 0, jellyFactorizations = 0;
+  int jellyWalls = 0, jellySolves = 0, jellyFactorizations = 0, jellySubsteps = 0;
   double squash = 0;
   const auto jellyStart = Clock::now();
   // Each jelly meets the obstacles and the other jellies as they stood at the sub-step's start.
@@ -221,6 +221,7 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
     jellyWalls += jelly.lastStep().walls;
     jellySolves += jelly.lastStep().sectionSolves;
     jellyFactorizations += jelly.lastStep().factorizations;
+    jellySubsteps += jelly.lastStep().rigidSubsteps;
     squash = std::max(squash, jelly.lastStep().maxDisplacement);
   }
   for (const JellyBody& jelly : jellies_) obstacles.push_back(jelly.asObstacle());
@@ -266,6 +267,7 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
     stats.extra["max_jelly_squash"] = squash;
     stats.extra["jelly_section_solves"] = jellySolves;
     stats.extra["jelly_factorizations"] = jellyFactorizations;
+    stats.extra["jelly_rigid_substeps"] = jellySubsteps;
     stats.extra["ms_jellies"] = jellyMs;  // also in ms_total
     stats.msTotal += jellyMs;
   }

@@ -436,6 +436,60 @@ TEST(Jelly, ATiltedEllipsoidTipsOverAndLiesFlat) {
   EXPECT_GT(body.surface().col(1).minCoeff(), -2e-3);
 }
 
+TEST(Jelly, HardLightAndTooSoftJelliesStayBoundedAndAboveTheFloor) {
+  // A tumbling flat body thrown at the floor and a wall, at the material's extremes: a hard light
+  // one (its contact rings at tens of kHz) bounces without gaining speed; one too soft to carry
+  // its weight lies squashed on the floor instead of sinking through it.
+  struct Case {
+    double young, density, damping;
+  };
+  for (const Case c : {Case{1e9, 1000, 0}, Case{1e9, 1, 0.5}, Case{1e7, 1, 100}, Case{1, 1000, 0.5},
+                       Case{1e3, 1e5, 0}}) {
+    const Eigen::Matrix3d turn =
+        Eigen::AngleAxisd(0.7, Vec3(1, 0.3, 0.2).normalized()).toRotationMatrix();
+    TriangleMesh flat = makeEllipsoid(Vec3(0.15, 0.04, 0.08), 24, 12);
+    flat.positions = flat.positions * turn.transpose();
+    flat.positions.rowwise() += Vec3(0, 0.3, 0).transpose();
+    JellySpec spec;
+    spec.surface = std::make_shared<const TriangleMesh>(std::move(flat));
+    spec.material.young = c.young;
+    spec.material.density = c.density;
+    spec.material.damping = c.damping;
+    spec.velocity = Vec3(1, -3, 0.5);
+    spec.angularVelocity = Vec3(5, -20, 3);
+    JellyBody body(spec);
+    Obstacle wall;
+    wall.type = Obstacle::Type::Plane;
+    wall.point = Vec3(0.3, 0, 0);
+    wall.normal = -Vec3::UnitX();
+    double fastest = 0, lowest = 1e300;
+    for (int k = 0; k < 2000; ++k) {
+      body.step(1e-3, Vec3(0, -9.81, 0), {ground(), wall});
+      ASSERT_TRUE(body.surface().allFinite()) << c.young << " " << c.density << ", step " << k;
+      fastest = std::max(fastest, body.velocity().norm());
+      lowest = std::min(lowest, body.center().y());
+    }
+    const std::string what =
+        "E " + std::to_string(c.young) + ", density " + std::to_string(c.density);
+    EXPECT_LT(fastest, 4.5) << what;  // it came at 3.9 m/s at most
+    EXPECT_GT(lowest, 0) << what;
+    EXPECT_LT(body.center().x(), 0.3) << what;
+    EXPECT_LT(body.angularVelocity().norm(), 60) << what;  // thrown at 21 rad/s
+  }
+}
+
+TEST(Jelly, ABallSpinningOnTheFloorLikeATopSlowsDown) {
+  JellySpec spec = ball(0.1, Vec3(0, 0.095, 0));
+  spec.angularVelocity = Vec3(0, 20, 0);
+  JellyBody body(spec);
+  Obstacle floor = ground();
+  floor.friction = 0.5;
+  for (int k = 0; k < 1000; ++k) body.step(1e-3, Vec3(0, -9.81, 0), {floor});
+  EXPECT_LT(std::abs(body.angularVelocity().y()), 10);  // the patch's friction twists against it
+  for (int k = 0; k < 4000; ++k) body.step(1e-3, Vec3(0, -9.81, 0), {floor});
+  EXPECT_LT(body.angularVelocity().norm(), 0.01);
+}
+
 TEST(Jelly, TheClothMeetsTheDeformedSurfaceMovingWithTheBody) {
   JellySpec spec = ball(0.1, Vec3(0, 0.095, 0));
   spec.material.friction = 0.7;

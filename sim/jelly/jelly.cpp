@@ -20,6 +20,12 @@ constexpr double kFarthest = 0.5;
 // Solves of a section after the first, each holding on the walls the elements the last one
 // left beyond them.
 constexpr int kExtraPasses = 3;
+// The most sub-steps of the rigid motion in one step.
+constexpr int kMostSubsteps = 256;
+// The closest the centre comes to a wall, as a fraction of the body's reach towards it.
+constexpr double kNearest = 0.2;
+// The least a sub-step lets the point nearest a wall move towards it, as a fraction of the radius.
+constexpr double kLeastTravel = 1e-3;
 
 // Signed volume of the tetrahedron (p, a, b, c).
 double tetVolume(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
@@ -261,6 +267,7 @@ JellyBody::Beyond JellyBody::beyond(const Vec3& center, const Vec3& point,
   Beyond out;
   Vec3 moment = Vec3::Zero();
   Eigen::Matrix3d second = Eigen::Matrix3d::Zero();
+  Vec3 vectorArea = Vec3::Zero();  // of the surface beyond: the cut face's, reversed
   const Vec3 onPlane = point - center;
   for (const Tri& t : rest_->triangles) {
     Vec3 v[3];
@@ -283,12 +290,14 @@ JellyBody::Beyond JellyBody::beyond(const Vec3& center, const Vec3& point,
       out.volume += vol;
       moment += vol * (onPlane + clipped[0] + clipped[k] + clipped[k + 1]) / 4;
       second += tetSecondMoment(onPlane, clipped[0], clipped[k], clipped[k + 1], vol);
+      vectorArea += (clipped[k] - clipped[0]).cross(clipped[k + 1] - clipped[0]) / 2;
     }
   }
   if (out.volume > 0) {
     const Vec3 c = moment / out.volume;
     out.centroid = c + center;
     out.spread = second - out.volume * c * c.transpose();
+    out.area = std::abs(vectorArea.dot(normal));
   } else {
     out.volume = 0;
   }
@@ -494,84 +503,160 @@ void JellyBody::step(double dt, const Vec3& gravity, const std::vector<Obstacle>
     walls.push_back({point, normal.normalized(), o.surfaceVelocity(point), o.friction});
   }
   deformedShape_ = nullptr;  // the shape changes below
-  // Each touching wall's push, and where the body meets it (for friction).
-  struct Touch {
-    const Wall* wall;
-    double push;
-    Vec3 at;
-  };
-  std::vector<Touch> touches;
-  Vec3 force = Vec3::Zero(), torque = Vec3::Zero(), contactMoment = Vec3::Zero();
-  // The damping's resistance to turning: its torque is -rollingDamping ω.
-  Eigen::Matrix3d rollingDamping = Eigen::Matrix3d::Zero();
-  for (const Wall& w : walls) {
-    const Beyond b = beyond(center_, w.point, w.normal);
-    if (b.volume <= 0) continue;
-    ++info_.walls;
-    info_.penetration += b.volume;
-    contactMoment += b.volume * b.centroid;
-    // The mean approach speed over the volume beyond: that of its centroid.
-    const Vec3 arm = b.centroid - center_;
-    const double normalSpeed = (velocity_ + angularVelocity_.cross(arm) - w.velocity).dot(w.normal);
-    // WOKT's k_c V, stiffened as V nears the whole volume (ours): a fast soft body would
-    // otherwise pass its centre through the wall.
-    const double spring =
-        contactStiffness_ * b.volume / std::max(1 - b.volume / volume_, kLeastRoom);
-    // Hunt and Crossley's damping: in proportion to the spring, so it starts at zero on touching.
-    const double push = std::max(0.0, spring * (1 - material_.damping * normalSpeed));
-    if (push <= 0) continue;
-    force += push * w.normal;
-    torque += arm.cross(push * w.normal);
-    // The push per unit volume k (1 - D s(x)) with s(x) = s + (x - centroid)·(n × ω) adds, over
-    // the volume, the torque -k D (S (n × ω)) × n for its second moment S: -k D Nᵀ S N ω with
-    // N = [n]×.
-    Eigen::Matrix3d cross;
-    cross << 0, -w.normal.z(), w.normal.y(), w.normal.z(), 0, -w.normal.x(), -w.normal.y(),
-        w.normal.x(), 0;
-    rollingDamping +=
-        (spring / b.volume * material_.damping) * cross.transpose() * b.spread * cross;
-    touches.push_back({&w, push, b.centroid + (w.point - b.centroid).dot(w.normal) * w.normal});
+  // The rigid motion in sub-steps short enough for the contact's stiffness and damping (ours: in
+  // steps of dt a stiff or light jelly gained energy at every bounce, and was thrown away at the
+  // speed limit). The walls stand still meanwhile.
+  Vec3 impulse = Vec3::Zero();  // the walls' over the step, friction included [N s]
+  // Σ V centroid of the last sub-step's contacts, and the centre and turn they were found at.
+  Vec3 contactMoment = Vec3::Zero(), contactFrom = center_;
+  Eigen::Matrix3d contactTurn = rotation();
+  for (double done = 0; done < dt;) {
+    info_.walls = 0;
+    info_.penetration = 0;
+    contactMoment.setZero();
+    contactFrom = center_;
+    contactTurn = rotation();
+    // Each touching wall's push, and where the body meets it (for friction).
+    struct Touch {
+      const Wall* wall;
+      double push;
+      Vec3 at;
+      double radius;  // of the contact patch, as a disk of the cut's area
+    };
+    std::vector<Touch> touches;
+    Vec3 force = Vec3::Zero(), torque = Vec3::Zero();
+    // The damping's resistance to turning: its torque is -rollingDamping ω.
+    Eigen::Matrix3d rollingDamping = Eigen::Matrix3d::Zero();
+    // The pushes' growth with depth [N/m] and with the approach speed [N s/m], for the sub-step.
+    double stiffness = 0, damping = 0;
+    for (const Wall& w : walls) {
+      const Beyond b = beyond(center_, w.point, w.normal);
+      if (b.volume <= 0) continue;
+      ++info_.walls;
+      info_.penetration += b.volume;
+      contactMoment += b.volume * b.centroid;
+      // The mean approach speed over the volume beyond: that of its centroid.
+      const Vec3 arm = b.centroid - center_;
+      const double normalSpeed =
+          (velocity_ + angularVelocity_.cross(arm) - w.velocity).dot(w.normal);
+      // WOKT's k_c V, stiffened as V nears the whole volume (ours): a fast soft body would
+      // otherwise pass its centre through the wall.
+      const double room = std::max(1 - b.volume / volume_, kLeastRoom);
+      const double spring = contactStiffness_ * b.volume / room;
+      // Hunt and Crossley's damping: in proportion to the spring, so it starts at zero on
+      // touching.
+      const double push = std::max(0.0, spring * (1 - material_.damping * normalSpeed));
+      if (push <= 0) continue;
+      stiffness += contactStiffness_ * b.area / (room * room) * (push / spring);
+      damping += spring * material_.damping;
+      force += push * w.normal;
+      torque += arm.cross(push * w.normal);
+      // The push per unit volume k (1 - D s(x)) with s(x) = s + (x - centroid)·(n × ω) adds,
+      // over the volume, the torque -k D (S (n × ω)) × n for its second moment S: -k D Nᵀ S N ω
+      // with N = [n]×.
+      Eigen::Matrix3d cross;
+      cross << 0, -w.normal.z(), w.normal.y(), w.normal.z(), 0, -w.normal.x(), -w.normal.y(),
+          w.normal.x(), 0;
+      rollingDamping +=
+          (spring / b.volume * material_.damping) * cross.transpose() * b.spread * cross;
+      touches.push_back({&w, push, b.centroid + (w.point - b.centroid).dot(w.normal) * w.normal,
+                         std::sqrt(b.area / kPi)});
+    }
+    const Eigen::Matrix3d inertiaNow = inertia();
+    const Eigen::Matrix3d inverseInertia = inertiaNow.inverse();
+    // Symplectic Euler is stable below 2 / ω; a half of that keeps the bounces' energy. The
+    // turning's stiffness is at most the push's at the body's radius.
+    const double frequency =
+        std::sqrt(stiffness *
+                  (1 / mass_ + radius_ * radius_ * inverseInertia.eigenvalues().real().maxCoeff()));
+    double h = dt - done;
+    if (frequency > 0) h = std::min(h, 0.5 / frequency);
+    if (damping > 0) h = std::min(h, mass_ / damping);
+    // Nor does the point nearest a wall move towards it by more than a quarter of its depth
+    // (kLeastTravel of the radius at least) or into it from outside: a stiff jelly arriving fast
+    // would otherwise start its contact deep, and leave faster than it came.
+    for (const Wall& w : walls) {
+      Eigen::Index nearest;
+      const double reach = (posed_ * -w.normal).maxCoeff(&nearest);
+      const Vec3 arm = posed_.row(nearest).transpose();
+      const double approach = -(velocity_ + angularVelocity_.cross(arm) - w.velocity).dot(w.normal);
+      if (!(approach > 0)) continue;
+      const double gap = (center_ - w.point).dot(w.normal) - reach;
+      h = std::min(h,
+                   (std::max(gap, 0.0) + std::max(-0.25 * gap, kLeastTravel * radius_)) / approach);
+    }
+    // A contact too stiff for the shortest sub-step (a light body of a hard material) is softened
+    // to what that sub-step carries.
+    const double shortest = dt / kMostSubsteps;
+    double softer = 1;
+    if (h < shortest) {
+      if (frequency > 0) softer = std::min(softer, std::pow(0.5 / (shortest * frequency), 2));
+      if (damping > 0) softer = std::min(softer, mass_ / (shortest * damping));
+      force *= softer;
+      torque *= softer;
+      rollingDamping *= softer;
+      for (Touch& t : touches) t.push *= softer;
+    }
+    h = std::min(std::max(h, shortest), dt - done);
+    done = h >= dt - done ? dt : done + h;
+    velocity_ += h * (gravity + force / mass_);
+    // Angular momentum gains the torque; the damping is taken implicitly (stable for any damping).
+    const Vec3 momentum = inertiaNow * angularVelocity_ + h * torque;
+    angularVelocity_ = (inertiaNow + h * rollingDamping).ldlt().solve(momentum);
+    impulse += h * force;
+    // Coulomb friction where the body meets each wall: an impulse against the sliding there, no
+    // larger than friction times the push, nor than what stops the sliding.
+    for (const Touch& t : touches) {
+      const Vec3 arm = t.at - center_;
+      const Vec3 relative = velocity_ + angularVelocity_.cross(arm) - t.wall->velocity;
+      const Vec3 sliding = relative - relative.dot(t.wall->normal) * t.wall->normal;
+      const double slide = sliding.norm();
+      if (!(slide > 0)) continue;
+      const Vec3 along = sliding / slide;
+      const Vec3 turn = arm.cross(along);
+      const double inverseMass = 1 / mass_ + turn.dot(inverseInertia * turn);
+      const Vec3 j = -std::min(slide / inverseMass, t.wall->friction * t.push * h) * along;
+      velocity_ += j / mass_;
+      angularVelocity_ += inverseInertia * arm.cross(j);
+      impulse += j;
+    }
+    // Friction over the patch also resists spinning about the wall's normal: at most that of a
+    // disk under an even pressure, 2/3 friction times the push times its radius.
+    for (const Touch& t : touches) {
+      const Vec3& n = t.wall->normal;
+      const double spin = angularVelocity_.dot(n), resistance = n.dot(inverseInertia * n);
+      if (!(std::abs(spin) > 0) || !(resistance > 0)) continue;
+      const double most = 2.0 / 3 * t.wall->friction * t.push * t.radius * h;
+      const double twist = std::clamp(-spin / resistance, -most, most);
+      angularVelocity_ += inverseInertia * (twist * n);
+    }
+    for (int axis = 0; axis < 3; ++axis)  // as fast as an obstacle may move, no faster
+      velocity_[axis] = std::clamp(velocity_[axis], -kMaxObstacleSpeed, kMaxObstacleSpeed);
+    center_ += h * velocity_;
+    const double angle = angularVelocity_.norm() * h;
+    if (angle > 0) {
+      orientation_ = Eigen::Quaterniond(Eigen::AngleAxisd(angle, angularVelocity_.normalized())) *
+                     orientation_;
+      orientation_.normalize();
+      posed_ = rest_->positions * rotation().transpose();
+      // The angular momentum is kept as the body turns (a free body's spin precesses).
+      angularVelocity_ = inertia().ldlt().solve(Vec3(inertiaNow * angularVelocity_));
+    }
+    for (int axis = 0; axis < 3; ++axis)  // as fast as an obstacle may spin, no faster
+      angularVelocity_[axis] =
+          std::clamp(angularVelocity_[axis], -kMaxObstacleSpin, kMaxObstacleSpin);
+    // The centre stays on the near side of each wall, at least kNearest of the body's reach
+    // towards it (ours: a jelly too soft to carry its weight would sink through the floor).
+    for (const Wall& w : walls) {
+      const double reach = (posed_ * -w.normal).maxCoeff();
+      const double short_ = kNearest * reach - (center_ - w.point).dot(w.normal);
+      if (!(short_ > 0)) continue;
+      center_ += short_ * w.normal;
+      const double approach = (velocity_ - w.velocity).dot(w.normal);
+      if (approach < 0) velocity_ -= approach * w.normal;
+    }
+    ++info_.rigidSubsteps;
   }
-  const Vec3 before = center_;
-  const Eigen::Matrix3d turnBefore = rotation();
-  velocity_ += dt * (gravity + force / mass_);
-  // Angular momentum gains the torque; the damping is taken implicitly (stable for any damping).
-  const Eigen::Matrix3d inertiaNow = inertia();
-  const Vec3 momentum = inertiaNow * angularVelocity_ + dt * torque;
-  angularVelocity_ = (inertiaNow + dt * rollingDamping).ldlt().solve(momentum);
-  // Coulomb friction where the body meets each wall: an impulse against the sliding there, no
-  // larger than friction times the push, nor than what stops the sliding.
-  const Eigen::Matrix3d inverseInertia = inertiaNow.inverse();
-  Vec3 frictionImpulse = Vec3::Zero();
-  for (const Touch& t : touches) {
-    const Vec3 arm = t.at - center_;
-    const Vec3 relative = velocity_ + angularVelocity_.cross(arm) - t.wall->velocity;
-    const Vec3 sliding = relative - relative.dot(t.wall->normal) * t.wall->normal;
-    const double slide = sliding.norm();
-    if (!(slide > 0)) continue;
-    const Vec3 along = sliding / slide;
-    const Vec3 turn = arm.cross(along);
-    const double inverseMass = 1 / mass_ + turn.dot(inverseInertia * turn);
-    const Vec3 impulse = -std::min(slide / inverseMass, t.wall->friction * t.push * dt) * along;
-    velocity_ += impulse / mass_;
-    angularVelocity_ += inverseInertia * arm.cross(impulse);
-    frictionImpulse += impulse;
-  }
-  for (int axis = 0; axis < 3; ++axis)  // as fast as an obstacle may move, no faster
-    velocity_[axis] = std::clamp(velocity_[axis], -kMaxObstacleSpeed, kMaxObstacleSpeed);
-  center_ += dt * velocity_;
-  const double angle = angularVelocity_.norm() * dt;
-  if (angle > 0) {
-    orientation_ =
-        Eigen::Quaterniond(Eigen::AngleAxisd(angle, angularVelocity_.normalized())) * orientation_;
-    orientation_.normalize();
-    posed_ = rest_->positions * rotation().transpose();
-    // The angular momentum is kept as the body turns (a free body's spin precesses).
-    angularVelocity_ = inertia().ldlt().solve(Vec3(inertiaNow * angularVelocity_));
-  }
-  for (int axis = 0; axis < 3; ++axis)  // as fast as an obstacle may spin, no faster
-    angularVelocity_[axis] =
-        std::clamp(angularVelocity_[axis], -kMaxObstacleSpin, kMaxObstacleSpin);
   // One that falls with nothing below stops where an obstacle would (kMaxObstacleCoordinate): the
   // renderer draws in single precision.
   for (int axis = 0; axis < 3; ++axis)
@@ -579,7 +664,7 @@ void JellyBody::step(double dt, const Vec3& gravity, const std::vector<Obstacle>
       center_[axis] = std::copysign(kMaxObstacleCoordinate - radius_, center_[axis]);
       velocity_[axis] = 0;
     }
-  const Vec3 contactForce = force + frictionImpulse / dt;
+  const Vec3 contactForce = impulse / dt;
   info_.contactForce = contactForce.norm();
   // The deformation tends to the static solution while the body touches (zero otherwise), no
   // faster than the elastic wave speed √(E/ρ): a static solve that jumped in one step (when the
@@ -588,7 +673,8 @@ void JellyBody::step(double dt, const Vec3& gravity, const std::vector<Obstacle>
   Positions target;
   if (info_.walls > 0)
     target = staticDisplacement(
-        walls, turnBefore.transpose() * (contactMoment / info_.penetration - before), contactForce);
+        walls, contactTurn.transpose() * (contactMoment / info_.penetration - contactFrom),
+        contactForce);
   const Positions& r = rest_->positions;
   Positions d = displacement_.size() > 0 ? displacement_ : Positions::Zero(r.rows(), 3);
   const double reach = std::sqrt(material_.young / material_.density) * dt;

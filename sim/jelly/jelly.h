@@ -102,6 +102,7 @@ struct JellyStepInfo {
   double maxDisplacement = 0;  // largest elastic displacement of a vertex [m]
   int sectionSolves = 0;       // 2D solves (two sections, each once or twice)
   int factorizations = 0;      // reference factorizations among them
+  int rigidSubsteps = 0;       // sub-steps of the rigid motion (more for a stiff contact)
 };
 
 class JellyBody {
@@ -135,11 +136,13 @@ class JellyBody {
 
   // Exposed for tests: the volume of the rest shape, turned as the body is now and centred at
   // `center`, beyond the plane through `point` with outward normal `normal`, that volume's
-  // centroid and its second moment about the centroid (∫ (x - c)(x - c)ᵀ dV).
+  // centroid, its second moment about the centroid (∫ (x - c)(x - c)ᵀ dV) and the area the plane
+  // cuts.
   struct Beyond {
     double volume = 0;
     Vec3 centroid{0, 0, 0};
     Eigen::Matrix3d spread = Eigen::Matrix3d::Zero();
+    double area = 0;  // of the body's section by the plane [m²]: V's growth with depth
   };
   Beyond beyond(const Vec3& center, const Vec3& point, const Vec3& normal) const;
   // The rest shape's cross-section through its centre in the plane spanned by `across` and `along`
