@@ -26,7 +26,10 @@
 //   body tips over; friction acts where the body meets the wall, so a ball rolls; and the
 //   Hunt-Crossley damping, spread over that volume, resists rolling (the patch's leading part
 //   approaches the wall and pushes harder than its trailing part). The sections and the
-//   displacements turn with the body.
+//   displacements turn with the body. The rigid motion runs in sub-steps short enough for the
+//   contact's stiffness, and the centre never comes closer to a wall than a fifth of the body's
+//   reach towards it (ours: a hard light jelly gained energy at each bounce, a very soft one sank
+//   through the floor).
 // - The cloth does not push the body (the cloth collides with its deformed surface as with a
 //   moving, turning mesh obstacle). Other jellies are walls like obstacles (Simulation::substep
 //   passes them all in; each passes over its own).
@@ -199,6 +202,7 @@ class JellyBody {
   // ∫ x xᵀ dV over the rest shape about its centre of mass [m⁵] (the inertia per unit density).
   Eigen::Matrix3d secondMoment_ = Eigen::Matrix3d::Zero();
   double mass_ = 0, volume_ = 0, contactStiffness_ = 0, radius_ = 0;
+  double leastInertia_ = 0;  // the smallest principal moment of inertia [kg m²]
   Positions displacement_;  // elastic, per vertex, in the body's frame (empty: none)
   // The deformed surface as a mesh shape, built when asObstacle first needs it after a step.
   mutable std::shared_ptr<const MeshShape> deformedShape_;
