@@ -1,5 +1,6 @@
 #pragma once
 // JSON as text for output and messages.
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -7,6 +8,9 @@
 #include <string>
 
 namespace clothlab {
+
+// A 3-vector as a JSON array [x, y, z] (scene files, the viewer's log).
+inline nlohmann::json vecJson(const Eigen::Vector3d& v) { return {v.x(), v.y(), v.z()}; }
 
 // `value` written as JSON (indented by `indent`, or on one line), with a replacement character
 // for bytes that are not UTF-8 (a Latin-1 file name): JSON cannot hold them, and nlohmann's

@@ -682,19 +682,18 @@ json sceneToJson(const Scene& scene) {
   if (scene.cloth.kind == ClothSource::Kind::Obj) cloth["obj"] = scene.cloth.objPath;
   const Transform& t = scene.transform;
   cloth["transform"] = {{"scale", t.scale},
-                        {"rotate_deg", {t.rotateDeg.x(), t.rotateDeg.y(), t.rotateDeg.z()}},
-                        {"translate", {t.translate.x(), t.translate.y(), t.translate.z()}}};
+                        {"rotate_deg", vecJson(t.rotateDeg)},
+                        {"translate", vecJson(t.translate)}};
   out["cloth"] = cloth;
   json sim = writeParams(SimParams::table(), scene.sim);
-  sim["gravity"] = {scene.sim.gravity.x(), scene.sim.gravity.y(), scene.sim.gravity.z()};
-  if (scene.sim.wind != Vec3::Zero())
-    sim["wind"] = {scene.sim.wind.x(), scene.sim.wind.y(), scene.sim.wind.z()};
+  sim["gravity"] = vecJson(scene.sim.gravity);
+  if (scene.sim.wind != Vec3::Zero()) sim["wind"] = vecJson(scene.sim.wind);
   out["simulation"] = sim;
   json pins = json::array();
   for (const PinSpec& pin : scene.pins) {
     json p;
     if (pin.kind == PinSpec::Kind::Vertex) p["vertex"] = pin.vertex;
-    if (pin.kind == PinSpec::Kind::Near) p["near"] = {pin.point.x(), pin.point.y(), pin.point.z()};
+    if (pin.kind == PinSpec::Kind::Near) p["near"] = vecJson(pin.point);
     if (pin.kind == PinSpec::Kind::Preset) p["preset"] = pin.preset;
     if (pin.target) p["target"] = {pin.target->x(), pin.target->y(), pin.target->z()};
     if (pin.ramp > 0) p["ramp"] = pin.ramp;
@@ -704,18 +703,17 @@ json sceneToJson(const Scene& scene) {
   json obstacles = json::array();
   for (const Obstacle& o : scene.obstacles) {
     json j{{"type", obstacleTypeName(o.type)}, {"friction", o.friction}};
-    const json point{o.point.x(), o.point.y(), o.point.z()};
+    const json point = vecJson(o.point);
     if (o.type == Obstacle::Type::Plane) {
       j["point"] = point;
-      j["normal"] = {o.normal.x(), o.normal.y(), o.normal.z()};
+      j["normal"] = vecJson(o.normal);
     } else if (o.type == Obstacle::Type::Sphere) {
       j["center"] = point;
       j["radius"] = o.radius;
-      if (o.angularVelocity != Vec3::Zero())
-        j["angular_velocity"] = {o.angularVelocity.x(), o.angularVelocity.y(), o.angularVelocity.z()};
+      if (o.angularVelocity != Vec3::Zero()) j["angular_velocity"] = vecJson(o.angularVelocity);
     } else if (o.type == Obstacle::Type::Box) {
       j["center"] = point;
-      j["half_extents"] = {o.halfExtents.x(), o.halfExtents.y(), o.halfExtents.z()};
+      j["half_extents"] = vecJson(o.halfExtents);
     } else {
       for (const char* key : {"obj", "generator", "transform"})
         if (o.meshSpec.contains(key)) j[key] = o.meshSpec[key];
@@ -725,14 +723,13 @@ json sceneToJson(const Scene& scene) {
         if (transform.contains("translate"))
           translate = Vec3(transform["translate"][0], transform["translate"][1], transform["translate"][2]);
         translate += o.point;
-        transform["translate"] = {translate.x(), translate.y(), translate.z()};
+        transform["translate"] = vecJson(translate);
         j["transform"] = transform;
       }
-      if (o.angularVelocity != Vec3::Zero())
-        j["angular_velocity"] = {o.angularVelocity.x(), o.angularVelocity.y(), o.angularVelocity.z()};
+      if (o.angularVelocity != Vec3::Zero()) j["angular_velocity"] = vecJson(o.angularVelocity);
     }
     if (o.velocity != Vec3::Zero()) {
-      j["velocity"] = {o.velocity.x(), o.velocity.y(), o.velocity.z()};
+      j["velocity"] = vecJson(o.velocity);
       if (o.moveUntil < 1e9) j["move_until"] = o.moveUntil;
     }
     obstacles.push_back(j);
@@ -743,7 +740,8 @@ json sceneToJson(const Scene& scene) {
     for (const auto& pm : scene.pointMasses) {
       json j{{"mass", pm.mass}};
       if (pm.where.kind == PinSpec::Kind::Vertex) j["vertex"] = pm.where.vertex;
-      else j["near"] = {pm.where.point.x(), pm.where.point.y(), pm.where.point.z()};
+      else
+        j["near"] = vecJson(pm.where.point);
       masses.push_back(j);
     }
     out["point_masses"] = masses;

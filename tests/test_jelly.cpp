@@ -71,13 +71,17 @@ JellySpec ball(double radius, const Vec3& center, int segments = 24, int rings =
   return spec;
 }
 
-Obstacle ground() {
-  Obstacle g;
-  g.type = Obstacle::Type::Plane;
-  g.point = Vec3::Zero();
-  g.normal = Vec3::UnitY();
-  return g;
+// A plane obstacle through `point` facing `normal` (unit).
+Obstacle plane(const Vec3& point, const Vec3& normal, double friction = 0.3) {
+  Obstacle o;
+  o.type = Obstacle::Type::Plane;
+  o.point = point;
+  o.normal = normal;
+  o.friction = friction;
+  return o;
 }
+
+Obstacle ground() { return plane(Vec3::Zero(), Vec3::UnitY()); }
 
 }  // namespace
 
@@ -305,10 +309,7 @@ TEST(Jelly, ASofterJellySinksAndSquashesMore) {
 }
 
 TEST(Jelly, AThrownBallRollsTheWallSendsItBackAndItsRollingSlows) {
-  Obstacle wall;
-  wall.type = Obstacle::Type::Plane;
-  wall.point = Vec3(0.5, 0, 0);
-  wall.normal = -Vec3::UnitX();
+  const Obstacle wall = plane(Vec3(0.5, 0, 0), -Vec3::UnitX());
   JellySpec spec = ball(0.1, Vec3(0, 0.1, 0));
   spec.velocity = Vec3(2, 0, 0);
   JellyBody body(spec);
@@ -374,11 +375,7 @@ TEST(Jelly, ABallRollsDownASlopeAsASolidBallDoes) {
   // centre accelerating at g sin θ / (1 + I / (m r²)), r the centre's height above the slope
   // (5/7 g sin θ for a rigid solid ball); the damping's resistance to rolling takes a little off.
   const double theta = 15 * std::numbers::pi / 180, g = 9.81;
-  Obstacle slope;
-  slope.type = Obstacle::Type::Plane;
-  slope.point = Vec3::Zero();
-  slope.normal = Vec3(std::sin(theta), std::cos(theta), 0);
-  slope.friction = 0.6;
+  const Obstacle slope = plane(Vec3::Zero(), Vec3(std::sin(theta), std::cos(theta), 0), 0.6);
   const Vec3 downhill(std::cos(theta), -std::sin(theta), 0);
   struct Roll {
     double acceleration, expected, slip;
@@ -458,10 +455,7 @@ TEST(Jelly, HardLightAndTooSoftJelliesStayBoundedAndAboveTheFloor) {
     spec.velocity = Vec3(1, -3, 0.5);
     spec.angularVelocity = Vec3(5, -20, 3);
     JellyBody body(spec);
-    Obstacle wall;
-    wall.type = Obstacle::Type::Plane;
-    wall.point = Vec3(0.3, 0, 0);
-    wall.normal = -Vec3::UnitX();
+    const Obstacle wall = plane(Vec3(0.3, 0, 0), -Vec3::UnitX());
     double fastest = 0, lowest = 1e300;
     for (int k = 0; k < 2000; ++k) {
       body.step(1e-3, Vec3(0, -9.81, 0), {ground(), wall});
@@ -482,8 +476,7 @@ TEST(Jelly, ABallSpinningOnTheFloorLikeATopSlowsDown) {
   JellySpec spec = ball(0.1, Vec3(0, 0.095, 0));
   spec.angularVelocity = Vec3(0, 20, 0);
   JellyBody body(spec);
-  Obstacle floor = ground();
-  floor.friction = 0.5;
+  const Obstacle floor = plane(Vec3::Zero(), Vec3::UnitY(), 0.5);
   for (int k = 0; k < 1000; ++k) body.step(1e-3, Vec3(0, -9.81, 0), {floor});
   EXPECT_LT(std::abs(body.angularVelocity().y()), 10);  // the patch's friction twists against it
   for (int k = 0; k < 4000; ++k) body.step(1e-3, Vec3(0, -9.81, 0), {floor});

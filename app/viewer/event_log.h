@@ -12,8 +12,6 @@
 
 namespace clothlab {
 
-inline nlohmann::json vecJson(const Vec3& v) { return {v.x(), v.y(), v.z()}; }
-
 class EventLog {
  public:
   // Opens `path` (empty: logging off). Returns false if the file cannot be written.

@@ -6,6 +6,7 @@
 #include <map>
 #include <numbers>
 
+#include "sim/json_text.h"
 #include "sim/mesh_shape.h"
 
 namespace clothlab {
@@ -153,15 +154,13 @@ std::optional<std::string> validateJelly(const JellySpec& spec, const std::strin
 nlohmann::json jellyJson(const JellySpec& spec) {
   nlohmann::json j = spec.json;
   j.update(writeParams(JellyMaterial::table(), spec.material));
-  if (spec.velocity != Vec3::Zero())
-    j["velocity"] = {spec.velocity.x(), spec.velocity.y(), spec.velocity.z()};
-  else
-    j.erase("velocity");
-  if (spec.angularVelocity != Vec3::Zero())
-    j["angular_velocity"] = {spec.angularVelocity.x(), spec.angularVelocity.y(),
-                             spec.angularVelocity.z()};
-  else
-    j.erase("angular_velocity");
+  // A motion is written only when there is one.
+  for (const auto& [key, value] :
+       {std::pair{"velocity", spec.velocity}, std::pair{"angular_velocity", spec.angularVelocity}})
+    if (value != Vec3::Zero())
+      j[key] = vecJson(value);
+    else
+      j.erase(key);
   return j;
 }
 
@@ -222,21 +221,19 @@ void JellyBody::setMaterial(const JellyMaterial& material) {
     for (Section& s : sections_) s.bem = nullptr;
   material_ = material;
   mass_ = material_.density * volume_;
+  bodyInertia_ =
+      material_.density * (secondMoment_.trace() * Eigen::Matrix3d::Identity() - secondMoment_);
   leastInertia_ =
-      material_.density * Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(
-                              secondMoment_.trace() * Eigen::Matrix3d::Identity() - secondMoment_,
-                              Eigen::EigenvaluesOnly)
-                              .eigenvalues()
-                              .minCoeff();
+      Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(bodyInertia_, Eigen::EigenvaluesOnly)
+          .eigenvalues()
+          .minCoeff();
   contactStiffness_ = material_.contactStiffness > 0 ? material_.contactStiffness
                                                      : jellyContactStiffness(material_, volume_);
 }
 
 Eigen::Matrix3d JellyBody::inertia() const {
   const Eigen::Matrix3d r = rotation();
-  const Eigen::Matrix3d body =
-      material_.density * (secondMoment_.trace() * Eigen::Matrix3d::Identity() - secondMoment_);
-  return r * body * r.transpose();
+  return r * bodyInertia_ * r.transpose();
 }
 
 Positions JellyBody::surface() const {

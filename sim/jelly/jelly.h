@@ -202,7 +202,9 @@ class JellyBody {
   // ∫ x xᵀ dV over the rest shape about its centre of mass [m⁵] (the inertia per unit density).
   Eigen::Matrix3d secondMoment_ = Eigen::Matrix3d::Zero();
   double mass_ = 0, volume_ = 0, contactStiffness_ = 0, radius_ = 0;
-  double leastInertia_ = 0;  // the smallest principal moment of inertia [kg m²]
+  // The inertia tensor in the body's frame, and its smallest principal moment [kg m²].
+  Eigen::Matrix3d bodyInertia_ = Eigen::Matrix3d::Zero();
+  double leastInertia_ = 0;
   Positions displacement_;  // elastic, per vertex, in the body's frame (empty: none)
   // The deformed surface as a mesh shape, built when asObstacle first needs it after a step.
   mutable std::shared_ptr<const MeshShape> deformedShape_;
