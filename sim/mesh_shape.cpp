@@ -61,20 +61,21 @@ void MeshShape::findNormalsAndFeatures() {
   hi_ = mesh_.positions.colwise().maxCoeff();
 
   // Pseudo-normals: faces; edges as the sum of their (up to two) faces; vertices weighted by the
-  // incident angles.
+  // incident angles. Every corner's u × v is the face's own n, so a corner's angle is
+  // atan2(|n|, u · v), and the third is what the first two leave of π.
   faceNormals_.resize(triangles);
   vertexNormals_.assign(mesh_.vertexCount(), Vec3::Zero());
   for (int t = 0; t < triangles; ++t) {
     const Tri& f = mesh_.triangles[t];
     const Vec3 a = mesh_.positions.row(f[0]), b = mesh_.positions.row(f[1]), c = mesh_.positions.row(f[2]);
     const Vec3 n = (b - a).cross(c - a);
-    faceNormals_[t] = n.norm() > 0 ? Vec3(n.normalized()) : Vec3(0, 0, 1);
-    const Vec3 corner[3] = {a, b, c};
-    for (int k = 0; k < 3; ++k) {
-      const Vec3 u = corner[(k + 1) % 3] - corner[k], v = corner[(k + 2) % 3] - corner[k];
-      const double angle = std::atan2(u.cross(v).norm(), u.dot(v));
-      vertexNormals_[f[k]] += angle * faceNormals_[t];
-    }
+    const double twiceArea = n.norm();
+    faceNormals_[t] = twiceArea > 0 ? Vec3(n / twiceArea) : Vec3(0, 0, 1);
+    const double atA = std::atan2(twiceArea, (b - a).dot(c - a));
+    const double atB = std::atan2(twiceArea, (c - b).dot(a - b));
+    vertexNormals_[f[0]] += atA * faceNormals_[t];
+    vertexNormals_[f[1]] += atB * faceNormals_[t];
+    vertexNormals_[f[2]] += std::max(std::numbers::pi - atA - atB, 0.0) * faceNormals_[t];
   }
   for (auto& n : vertexNormals_) n = n.norm() > 0 ? Vec3(n.normalized()) : Vec3(0, 0, 1);
   // A closed mesh whose triangles wind inward (a negative enclosed volume) would turn every
@@ -88,25 +89,32 @@ void MeshShape::findNormalsAndFeatures() {
       for (auto& n : vertexNormals_) n = -n;
     }
   }
+  // Each edge's normal once, then handed to its triangles.
+  std::vector<Vec3> edgeNormal(edges_.size());
+  for (size_t e = 0; e < edges_.size(); ++e) {
+    Vec3 n = Vec3::Zero();
+    for (int s : topology.edgeTris[e])
+      if (s >= 0) n += faceNormals_[s];
+    const double length = n.norm();
+    edgeNormal[e] = length > 0 ? Vec3(n / length) : Vec3::Zero();
+  }
   edgeNormals_.resize(triangles);
   for (int t = 0; t < triangles; ++t)
     for (int k = 0; k < 3; ++k) {
-      const int e = topology.triEdges[t][k];
-      Vec3 n = Vec3::Zero();
-      for (int s : topology.edgeTris[e])
-        if (s >= 0) n += faceNormals_[s];
-      edgeNormals_[t][k] = n.norm() > 0 ? Vec3(n.normalized()) : faceNormals_[t];
+      const Vec3& n = edgeNormal[topology.triEdges[t][k]];
+      edgeNormals_[t][k] = n.isZero(0) ? faceNormals_[t] : n;
     }
+  const double sharpCos = std::cos(kSharpAngle), halfSharpCos = std::cos(kSharpAngle / 2);
   sharpEdges_.assign(edges_.size(), 0);
   for (size_t e = 0; e < edges_.size(); ++e) {
     const auto& faces = topology.edgeTris[e];
     sharpEdges_[e] = topology.edgeTriCount[e] != 2 ||
-                     faceNormals_[faces[0]].dot(faceNormals_[faces[1]]) < std::cos(kSharpAngle);
+                     faceNormals_[faces[0]].dot(faceNormals_[faces[1]]) < sharpCos;
   }
   sharpVertices_.assign(mesh_.vertexCount(), 0);
   for (int t = 0; t < triangles; ++t)
     for (int v : mesh_.triangles[t])
-      if (faceNormals_[t].dot(vertexNormals_[v]) < std::cos(kSharpAngle / 2)) sharpVertices_[v] = 1;
+      if (faceNormals_[t].dot(vertexNormals_[v]) < halfSharpCos) sharpVertices_[v] = 1;
   featureVertices_ = sharpVertices_;
   for (size_t e = 0; e < edges_.size(); ++e)
     if (sharpEdges_[e]) featureVertices_[edges_[e][0]] = featureVertices_[edges_[e][1]] = 1;

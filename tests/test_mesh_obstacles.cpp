@@ -73,6 +73,41 @@ TEST(MeshShape, AMovedShapeAnswersLikeOneBuiltAnew) {
   EXPECT_EQ(torus.mesh().positions, makeTorus(0.3, 0.1, 32, 16).positions);
 }
 
+TEST(MeshShape, AVertexNormalWeighsItsTrianglesByTheirAnglesThere) {
+  // A unit cube whose corner (1, 1, 1) has two triangles on the face x = 1 and one on each of the
+  // others: weighted by angle, each face counts as much (a right angle each), and the corner's
+  // pseudo-normal is the diagonal; counted by triangles it would lean to x.
+  TriangleMesh cube;
+  cube.positions.resize(8, 3);
+  for (int v = 0; v < 8; ++v) cube.positions.row(v) << v / 4, (v / 2) % 2, v % 2;
+  // Each quad split on its diagonal a-c, wound so that its normal points out of the cube.
+  auto quad = [&](int a, int b, int c, int d) {
+    for (Tri t : {Tri{a, b, c}, Tri{a, c, d}}) {
+      const Vec3 p0 = cube.positions.row(t[0]), p1 = cube.positions.row(t[1]),
+                 p2 = cube.positions.row(t[2]);
+      if ((p1 - p0).cross(p2 - p0).dot(p0 - Vec3(0.5, 0.5, 0.5)) < 0) std::swap(t[1], t[2]);
+      cube.triangles.push_back(t);
+    }
+  };
+  quad(7, 5, 4, 6);  // x = 1: both triangles at the corner
+  quad(3, 7, 6, 2);  // y = 1: one
+  quad(3, 7, 5, 1);  // z = 1: one
+  quad(0, 1, 3, 2);
+  quad(0, 4, 5, 1);
+  quad(0, 2, 6, 4);
+  const MeshShape shape(cube);
+  ASSERT_TRUE(shape.closed());
+  const Vec3 diagonal = Vec3(1, 1, 1).normalized();
+  const MeshShape::Hit hit = shape.closest(Vec3(1, 1, 1) + 0.1 * diagonal);
+  EXPECT_NEAR(hit.distance, 0.1, 1e-12);
+  EXPECT_LT((hit.normal - diagonal).norm(), 1e-12);
+  // Moved (stretched along z), the corner's faces still meet at right angles.
+  Positions stretched = cube.positions;
+  stretched.col(2) *= 2;
+  const MeshShape::Hit moved = shape.movedTo(stretched).closest(Vec3(1, 1, 2) + 0.1 * diagonal);
+  EXPECT_LT((moved.normal - diagonal).norm(), 1e-12);
+}
+
 TEST(MeshShape, ClosedMeshInsideAndOutsideMatchTheTorus) {
   Obstacle torus;
   torus.type = Obstacle::Type::Mesh;
