@@ -210,11 +210,20 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
   int jellyWalls = 0, jellySolves = 0, jellyFactorizations = 0, jellySubsteps = 0;
   double squash = 0;
   const auto jellyStart = Clock::now();
-  // Each jelly meets the obstacles and the other jellies as they stood at the sub-step's start.
+  // Each jelly meets the obstacles and the other jellies as they stood at the sub-step's start: a
+  // jelly's deformed surface where another one's reach (its centre's search for walls) comes
+  // near it.
   std::vector<Obstacle> around;
   if (jellies_.size() > 1) {
     around = obstacles;
-    for (Obstacle& jelly : jellyObstacles()) around.push_back(std::move(jelly));
+    for (const JellyBody& jelly : jellies_) {
+      Eigen::AlignedBox3d others;
+      for (const JellyBody& other : jellies_)
+        if (&other != &jelly)
+          others.extend(Eigen::AlignedBox3d(other.center().array() - other.reach(),
+                                            other.center().array() + other.reach()));
+      around.push_back(jelly.asObstacleFor(others));
+    }
   }
   for (JellyBody& jelly : jellies_) {
     jelly.step(sim.dt, sim.gravity, jellies_.size() > 1 ? around : obstacles);
@@ -224,7 +233,11 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
     jellySubsteps += jelly.lastStep().rigidSubsteps;
     squash = std::max(squash, jelly.lastStep().maxDisplacement);
   }
-  for (const JellyBody& jelly : jellies_) obstacles.push_back(jelly.asObstacle());
+  // The cloth meets a jelly's deformed surface where it can reach the jelly in this sub-step.
+  if (!jellies_.empty()) {
+    const Eigen::AlignedBox3d cloth = clothReach(sim);
+    for (const JellyBody& jelly : jellies_) obstacles.push_back(jelly.asObstacleFor(cloth));
+  }
   const double jellyMs = msSince(jellyStart);
   // Where each pin holds its vertex in this sub-step: pins_, copied only once a hold differs.
   const std::vector<std::pair<int, Vec3>>* given = &pins_;
@@ -366,6 +379,15 @@ std::optional<std::string> Simulation::setJellies(std::vector<JellySpec> jellies
   jellySpecs_ = std::move(jellies);
   if (cloth_ && solver_) allowWhereTheClothStands();
   return std::nullopt;
+}
+
+Eigen::AlignedBox3d Simulation::clothReach(const SimParams& sim) const {
+  const Positions& x = solver_->surface();
+  if (x.rows() == 0) return {};
+  const double speed = solver_->surfaceVelocities().rowwise().norm().maxCoeff();
+  const double margin = sim.thickness + 2 * sim.dt * (speed + sim.gravity.norm() * sim.dt);
+  const Vec3 lo = x.colwise().minCoeff(), hi = x.colwise().maxCoeff();
+  return {lo.array() - margin, hi.array() + margin};
 }
 
 std::vector<Obstacle> Simulation::jellyObstacles() const {

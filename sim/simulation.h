@@ -120,6 +120,9 @@ class Simulation {
   int easySteps_ = 0;
   // One solver step of sim.dt from simulated time `start`.
   std::optional<std::string> substep(const SimParams& sim, double start, StepStats& stats);
+  // Where the cloth can get to in a sub-step of sim.dt: its bounds grown by the thickness and
+  // twice the way its fastest point would go (gravity included), for slack.
+  Eigen::AlignedBox3d clothReach(const SimParams& sim) const;
   Scene scene_;
   std::shared_ptr<const ClothModel> cloth_;
   std::unique_ptr<Solver> solver_;

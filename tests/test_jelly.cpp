@@ -502,6 +502,34 @@ TEST(Jelly, TheClothMeetsTheDeformedSurfaceMovingWithTheBody) {
   EXPECT_GT(normal.y(), 0.9);
 }
 
+TEST(Jelly, WhatComesNowhereNearItMeetsItsRestSurfaceAndFindsItAsFar) {
+  // A ball squashed on the floor: its deformed surface stays within its reach, and something
+  // that stays out of that reach meets the rest surface instead (no deformed shape built), which
+  // is as far from it as the deformed one; anything within reach meets the deformed surface.
+  JellyBody body(ball(0.1, Vec3(0, 0.095, 0)));
+  for (int k = 0; k < 200; ++k) body.step(1e-3, Vec3(0, -9.81, 0), {ground()});
+  ASSERT_GT(body.lastStep().maxDisplacement, 1e-3);
+  const Positions s = body.surface();
+  EXPECT_LE((s.rowwise() - body.center().transpose()).rowwise().norm().maxCoeff(),
+            body.reach() + 1e-12);
+  const Obstacle deformed = body.asObstacle();
+  const Eigen::AlignedBox3d far(Vec3(0.5, 0, -0.2), Vec3(0.9, 0.4, 0.2));
+  const Obstacle rest = body.asObstacleFor(far);
+  EXPECT_NE(rest.shape, deformed.shape);
+  for (const Vec3& p : {Vec3(0.5, 0.1, 0), Vec3(0.6, 0.4, 0.2), Vec3(0.9, 0, -0.2)}) {
+    Vec3 normal;
+    const double toRest = signedDistance(rest, p, &normal),
+                 toDeformed = signedDistance(deformed, p, &normal);
+    EXPECT_GT(toRest, 0.3);
+    EXPECT_NEAR(toRest, toDeformed, body.lastStep().maxDisplacement + 1e-9);
+  }
+  // A box reaching the squashed side, or all around the body, meets the deformed surface.
+  const Eigen::AlignedBox3d side(Vec3(0.1, 0, -0.05), Vec3(0.3, 0.1, 0.05));
+  EXPECT_EQ(body.asObstacleFor(side).shape, deformed.shape);
+  EXPECT_EQ(body.asObstacleFor(Eigen::AlignedBox3d(Vec3(-1, -1, -1), Vec3(1, 1, 1))).shape,
+            deformed.shape);
+}
+
 TEST(Jelly, ATurningBodysObstacleIsItsSurfaceMovingAsItTurns) {
   // A cigar spun and thrown onto the floor: while it tumbles and squashes, the obstacle the cloth
   // meets has its deformed surface where the body has it, moving with the body's material.

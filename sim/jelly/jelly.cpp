@@ -243,13 +243,22 @@ Positions JellyBody::surface() const {
 }
 
 Obstacle JellyBody::asObstacle() const {
-  Obstacle o;
-  o.type = Obstacle::Type::Mesh;
   if (displacement_.size() > 0 && !deformedShape_) {
     deformedShape_ = std::make_shared<const MeshShape>(
         restShape_->movedTo((rest_->positions + displacement_).rowwise() + start_.transpose()));
   }
-  o.shape = displacement_.size() > 0 ? deformedShape_ : restShape_;
+  return obstacleOf(displacement_.size() > 0 ? deformedShape_ : restShape_);
+}
+
+Obstacle JellyBody::asObstacleFor(const Eigen::AlignedBox3d& box) const {
+  if (box.isEmpty() || box.exteriorDistance(center_) > reach()) return obstacleOf(restShape_);
+  return asObstacle();
+}
+
+Obstacle JellyBody::obstacleOf(std::shared_ptr<const MeshShape> shape) const {
+  Obstacle o;
+  o.type = Obstacle::Type::Mesh;
+  o.shape = std::move(shape);
   // The shape lies as the spec placed it (centre start_); the obstacle turns it about its pivot,
   // so `point` puts the turned centre of mass at center_, and `velocity` makes the surface move
   // at velocity_ + angularVelocity_ × (p - center_).

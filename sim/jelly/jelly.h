@@ -136,6 +136,13 @@ class JellyBody {
   const TriangleMesh& rest() const { return *rest_; }
   // The deformed surface as a mesh obstacle moving with the body (what the cloth meets).
   Obstacle asObstacle() const;
+  // The same for something within `box`: where the box stays out of the body's reach (its farthest
+  // vertex from the centre of mass plus its largest displacement), the rest surface, turned and
+  // moved with the body, stands in. It answers alike there (nothing within reach), and no deformed
+  // shape is built for a jelly nothing comes near.
+  Obstacle asObstacleFor(const Eigen::AlignedBox3d& box) const;
+  // How far from the centre of mass the deformed surface reaches at most [m].
+  double reach() const { return radius_ + info_.maxDisplacement; }
 
   // Exposed for tests: the volume of the rest shape, turned as the body is now and centred at
   // `center`, beyond the plane through `point` with outward normal `normal`, that volume's
@@ -179,6 +186,8 @@ class JellyBody {
     std::shared_ptr<const std::vector<std::array<Spread, 2>>> spreads;
   };
   Section& sectionFor(int which, const Vec3& across, const Vec3& along);
+  // `shape` (the rest or the deformed surface) as the obstacle that moves with the body.
+  Obstacle obstacleOf(std::shared_ptr<const MeshShape> shape) const;
   // The displacement of every vertex (in the body's frame) that the sections' static solves give
   // for these walls, the direction to the mean contact point (in the body's frame) and the
   // contact force; empty when no section touches.
