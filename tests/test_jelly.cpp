@@ -135,6 +135,12 @@ TEST(Bem2d, TheBodyForceTermIsTheDomainIntegralOfKelvinsKernel) {
         << "at " << p.transpose() << ": boundary " << boundary.transpose() << ", direct "
         << direct.transpose();
   }
+  // The term the solves use at every collocation point (integrated with the influence matrices)
+  // is the same integral.
+  const Eigen::VectorXd term = bem.bodyForceTerm(b);
+  for (int i = 0; i < bem.elementCount(); ++i)
+    EXPECT_LT((term.segment<2>(2 * i) - bem.bodyForceTermAt(bem.midpoint(i), b)).norm(),
+              1e-12 * term.norm());
 }
 
 TEST(Bem2d, CapacitanceUpdatesGiveTheDirectSolution) {

@@ -81,15 +81,29 @@ BemPolygon::BemPolygon(std::vector<Vec2> vertices, const BemMaterial& material)
   area_ = polygonArea(vertices_);
   H_.setZero(2 * n, 2 * n);
   G_.setZero(2 * n, 2 * n);
+  bodyX_.resize(2 * n);
+  bodyY_.resize(2 * n);
   const double cu = 1 / (8 * kPi * mu_ * (1 - nu_));
   for (int i = 0; i < n; ++i) {
+    // The influence of each other element, and the body-force term's integral (over every
+    // element), at the same quadrature points.
+    BodyForceIntegrals body;
     for (int j = 0; j < n; ++j) {
-      if (i == j) continue;
       Eigen::Matrix2d h = Eigen::Matrix2d::Zero(), g = Eigen::Matrix2d::Zero();
       integrateSegment(mid_[i], vertices_[j], vertices_[(j + 1) % n], [&](const Vec2& q, double w) {
-        h += w * kernelT(mid_[i], q, normal_[j]);
-        g += w * kernelU(mid_[i], q);
+        const Vec2 d = q - mid_[i];
+        const double r = d.norm();
+        if (r == 0) return;
+        const Vec2 dr = d / r;
+        const double logInverse = std::log(1 / r);
+        if (j != i) {
+          const Kelvin k = kelvin(r, dr, logInverse, normal_[j]);
+          h += w * k.t;
+          g += w * k.u;
+        }
+        body.add(w, r, dr, logInverse, normal_[j]);
       });
+      if (j == i) continue;
       H_.block<2, 2>(2 * i, 2 * j) = h;
       G_.block<2, 2>(2 * i, 2 * j) = g;
     }
@@ -105,55 +119,63 @@ BemPolygon::BemPolygon(std::vector<Vec2> vertices, const BemMaterial& material)
     G_.block<2, 2>(2 * i, 2 * i) =
         cu * ((3 - 4 * nu_) * l * (1 - std::log(l / 2)) * Eigen::Matrix2d::Identity() +
               l * s * s.transpose());
+    const Eigen::Matrix2d term = bodyForceOperator(body);
+    bodyX_.segment<2>(2 * i) = term.col(0);
+    bodyY_.segment<2>(2 * i) = term.col(1);
   }
-  bodyX_.resize(2 * n);
-  bodyY_.resize(2 * n);
-  for (int i = 0; i < n; ++i) {
-    bodyX_.segment<2>(2 * i) = bodyForceTermAt(mid_[i], Vec2(1, 0));
-    bodyY_.segment<2>(2 * i) = bodyForceTermAt(mid_[i], Vec2(0, 1));
-  }
+}
+
+BemPolygon::Kelvin BemPolygon::kelvin(double r, const Vec2& dr, double logInverse,
+                                      const Vec2& n) const {
+  const Eigen::Matrix2d drdr = dr * dr.transpose();
+  Kelvin k;
+  k.u = ((3 - 4 * nu_) * logInverse * Eigen::Matrix2d::Identity() + drdr) /
+        (8 * kPi * mu_ * (1 - nu_));
+  const double drdn = dr.dot(n);
+  const Eigen::Matrix2d t = drdn * ((1 - 2 * nu_) * Eigen::Matrix2d::Identity() + 2 * drdr) -
+                            (1 - 2 * nu_) * (dr * n.transpose() - n * dr.transpose());
+  k.t = -t / (4 * kPi * (1 - nu_) * r);
+  return k;
 }
 
 Eigen::Matrix2d BemPolygon::kernelU(const Vec2& p, const Vec2& q) const {
-  const Vec2 d = q - p;
-  const double r = d.norm();
-  const Vec2 dr = d / r;
-  return ((3 - 4 * nu_) * std::log(1 / r) * Eigen::Matrix2d::Identity() + dr * dr.transpose()) /
-         (8 * kPi * mu_ * (1 - nu_));
+  const double r = (q - p).norm();
+  return kelvin(r, (q - p) / r, std::log(1 / r), Vec2::Zero()).u;
 }
 
 Eigen::Matrix2d BemPolygon::kernelT(const Vec2& p, const Vec2& q, const Vec2& n) const {
-  const Vec2 d = q - p;
-  const double r = d.norm();
-  const Vec2 dr = d / r;
-  const double drdn = dr.dot(n);
-  Eigen::Matrix2d t =
-      drdn * ((1 - 2 * nu_) * Eigen::Matrix2d::Identity() + 2 * dr * dr.transpose()) -
-      (1 - 2 * nu_) * (dr * n.transpose() - n * dr.transpose());
-  return -t / (4 * kPi * (1 - nu_) * r);
+  const double r = (q - p).norm();
+  return kelvin(r, (q - p) / r, std::log(1 / r), n).t;
 }
 
-Vec2 BemPolygon::bodyForceTermAt(const Vec2& p, const Vec2& b) const {
+void BemPolygon::BodyForceIntegrals::add(double w, double r, const Vec2& dr, double logInverse,
+                                         const Vec2& n) {
+  const double f = r * (2 * logInverse - 1);
+  first += w * f * dr.dot(n);
+  second.col(0) += w * f * dr.x() * n;  // for b = (1, 0): w f (b · r_,) n
+  second.col(1) += w * f * dr.y() * n;
+}
+
+Eigen::Matrix2d BemPolygon::bodyForceOperator(const BodyForceIntegrals& body) const {
   // Methods §4.3: the Galerkin-vector form of WOKT eq. 10, plus the rigid shift that makes it the
   // domain integral of the same U* that G uses.
   const double young = 2 * mu_ * (1 + nu_);
-  double integral1 = 0;
-  Vec2 integral2 = Vec2::Zero();  // ∫ r (2 ln(1/r) - 1) (b · r_,) n dΓ
+  const double shift = (3.5 - 4 * nu_) / (8 * kPi * mu_ * (1 - nu_)) * area_;
+  return ((1 + nu_) / (4 * kPi * young) * body.first + shift) * Eigen::Matrix2d::Identity() -
+         (1 + nu_) / (8 * kPi * young * (1 - nu_)) * body.second;
+}
+
+Vec2 BemPolygon::bodyForceTermAt(const Vec2& p, const Vec2& b) const {
+  BodyForceIntegrals body;
   const int n = elementCount();
   for (int j = 0; j < n; ++j) {
     integrateSegment(p, vertices_[j], vertices_[(j + 1) % n], [&](const Vec2& q, double w) {
-      const Vec2 d = q - p;
-      const double r = d.norm();
-      if (r == 0) return;  // r (2 ln(1/r) - 1) -> 0
-      const Vec2 dr = d / r;
-      const double f = r * (2 * std::log(1 / r) - 1);
-      integral1 += w * f * dr.dot(normal_[j]);
-      integral2 += w * f * b.dot(dr) * normal_[j];
+      const double r = (q - p).norm();
+      if (r > 0)
+        body.add(w, r, (q - p) / r, std::log(1 / r), normal_[j]);  // the integrand -> 0 at r = 0
     });
   }
-  const double shift = (3.5 - 4 * nu_) / (8 * kPi * mu_ * (1 - nu_)) * area_;
-  return ((1 + nu_) / (4 * kPi * young) * integral1 + shift) * b -
-         (1 + nu_) / (8 * kPi * young * (1 - nu_)) * integral2;
+  return bodyForceOperator(body) * b;
 }
 
 Eigen::MatrixXd BemPolygon::systemMatrix(const std::vector<char>& known) const {

@@ -74,6 +74,21 @@ class BemPolygon {
   Vec2 boundaryDisplacement(const Eigen::VectorXd& displacement, int element, double s) const;
 
  private:
+  // Both of Kelvin's kernels at distance r in direction dr (unit) from P, with the outward normal n
+  // at Q: they share r, its direction and ln(1/r).
+  struct Kelvin {
+    Eigen::Matrix2d u, t;
+  };
+  Kelvin kelvin(double r, const Vec2& dr, double logInverse, const Vec2& n) const;
+  // The body-force term at P is linear in b: its two boundary integrals, ∫ r (2 ln(1/r) - 1)
+  // r_,·n dΓ and ∫ r (2 ln(1/r) - 1) n r_,ᵀ dΓ (a 2 x 2 matrix, times b), summed point by point.
+  struct BodyForceIntegrals {
+    double first = 0;
+    Eigen::Matrix2d second = Eigen::Matrix2d::Zero();
+    void add(double w, double r, const Vec2& dr, double logInverse, const Vec2& n);
+  };
+  // The matrix that gives the term for every b.
+  Eigen::Matrix2d bodyForceOperator(const BodyForceIntegrals& body) const;
   Eigen::MatrixXd systemMatrix(const std::vector<char>& known) const;
   Eigen::VectorXd rightHandSide(const Conditions& conditions, const Vec2& bodyForce) const;
   Solution unpack(const Conditions& conditions, const Eigen::VectorXd& x) const;
