@@ -387,7 +387,10 @@ Eigen::AlignedBox3d Simulation::clothReach(const SimParams& sim) const {
   const double speed = solver_->surfaceVelocities().rowwise().norm().maxCoeff();
   const double margin = sim.thickness + 2 * sim.dt * (speed + sim.gravity.norm() * sim.dt);
   const Vec3 lo = x.colwise().minCoeff(), hi = x.colwise().maxCoeff();
-  return {lo.array() - margin, hi.array() + margin};
+  Eigen::AlignedBox3d reach(lo.array() - margin, hi.array() + margin);
+  // A grab pulls its point towards the target faster than the point's speed at the start shows.
+  if (grab_) reach.extend(grab_->target);
+  return reach;
 }
 
 std::vector<Obstacle> Simulation::jellyObstacles() const {

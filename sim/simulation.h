@@ -121,7 +121,7 @@ class Simulation {
   // One solver step of sim.dt from simulated time `start`.
   std::optional<std::string> substep(const SimParams& sim, double start, StepStats& stats);
   // Where the cloth can get to in a sub-step of sim.dt: its bounds grown by the thickness and
-  // twice the way its fastest point would go (gravity included), for slack.
+  // twice the way its fastest point would go (gravity included), for slack, and the grab's target.
   Eigen::AlignedBox3d clothReach(const SimParams& sim) const;
   Scene scene_;
   std::shared_ptr<const ClothModel> cloth_;
