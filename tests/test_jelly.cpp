@@ -1,6 +1,7 @@
 // The boundary element model and the jelly bodies (methods §4, invariants of §5.4).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <random>
@@ -246,6 +247,42 @@ TEST(Jelly, ASectionThroughTheCentreIsTheEllipse) {
   ASSERT_EQ(polygon.size(), 40u);
   EXPECT_FALSE(checkBemPolygon(polygon).has_value());  // counter-clockwise
   for (const Vec2& p : polygon) EXPECT_NEAR(std::hypot(p.x() / 0.2, p.y() / 0.1), 1, 0.01);
+}
+
+TEST(Jelly, ALineThroughAPointMeetsOnlyTheElementsOfItsSlab) {
+  // A star-shaped (non-convex) section: every element that the line through a point along either
+  // axis crosses, by the crossing rule WOKT eq. 18's spreads use, is listed in the point's slab,
+  // including points level with the section's vertices, its top and its bottom.
+  std::vector<Vec2> star;
+  for (int k = 0; k < 40; ++k) {
+    const double angle = 2 * kPi * k / 40, radius = k % 2 ? 0.05 : 0.12;
+    star.push_back(Vec2(0.3 + radius * std::cos(angle), -0.1 + radius * std::sin(angle)));
+  }
+  const BemPolygon bem(star, material());
+  std::mt19937 random(5);
+  std::uniform_real_distribution<double> coordinate(-0.15, 0.15);
+  for (int axis : {0, 1}) {
+    const JellyBody::ElementSlabs slabs = JellyBody::elementSlabs(bem, axis);
+    const int other = 1 - axis;
+    std::vector<Vec2> points;
+    for (int i = 0; i < 400; ++i)
+      points.push_back(Vec2(0.3 + coordinate(random), -0.1 + coordinate(random)));
+    for (const Vec2& v : star) points.push_back(v);  // level with every vertex
+    for (const Vec2& p : points) {
+      const std::vector<int>* listed = slabs.at(p);
+      for (int k = 0; k < bem.elementCount(); ++k) {
+        const Vec2& a = star[k];
+        const Vec2& b = star[(k + 1) % star.size()];
+        if ((a[other] >= p[other]) == (b[other] >= p[other])) continue;  // not crossed
+        ASSERT_NE(listed, nullptr) << "axis " << axis << ", point " << p.transpose();
+        EXPECT_TRUE(std::find(listed->begin(), listed->end(), k) != listed->end())
+            << "axis " << axis << ", point " << p.transpose() << ", element " << k;
+      }
+      if (listed) {
+        EXPECT_TRUE(std::is_sorted(listed->begin(), listed->end()));
+      }
+    }
+  }
 }
 
 TEST(Jelly, ABadJellyIsRefusedNamingItsKey) {

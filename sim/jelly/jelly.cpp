@@ -395,10 +395,11 @@ JellyBody::Section& JellyBody::sectionFor(int which, const Vec3& across, const V
   if (s.bem) {
     const Positions& r = rest_->positions;
     auto spreads = std::make_shared<std::vector<std::array<Spread, 2>>>(r.rows());
+    const ElementSlabs slabs[2] = {elementSlabs(*s.bem, 0), elementSlabs(*s.bem, 1)};
     for (Eigen::Index i = 0; i < r.rows(); ++i) {
       const Vec3 q = r.row(i).transpose();
       const Vec2 p(q.dot(across), q.dot(along));
-      (*spreads)[i] = {spreadAt(*s.bem, p, 0), spreadAt(*s.bem, p, 1)};
+      (*spreads)[i] = {spreadAt(*s.bem, p, slabs[0]), spreadAt(*s.bem, p, slabs[1])};
     }
     s.spreads = std::move(spreads);
   }
@@ -461,13 +462,49 @@ Eigen::VectorXd JellyBody::solveSection(Section& section, const std::vector<Wall
   return solved->displacement;
 }
 
-JellyBody::Spread JellyBody::spreadAt(const BemPolygon& bem, const Vec2& p, int axis) const {
+JellyBody::ElementSlabs JellyBody::elementSlabs(const BemPolygon& bem, int axis) {
   const std::vector<Vec2>& v = bem.vertices();
   const int n = bem.elementCount(), other = 1 - axis;
+  ElementSlabs slabs;
+  slabs.axis = axis;
+  double hi = -1e300;
+  slabs.lo = 1e300;
+  for (const Vec2& a : v) {
+    slabs.lo = std::min(slabs.lo, a[other]);
+    hi = std::max(hi, a[other]);
+  }
+  slabs.height = std::max((hi - slabs.lo) / n, 1e-300);
+  slabs.elements.resize(n);
+  // An element meets the lines through (min, max] of its extent; each slab lists those that reach
+  // it or come within a millionth of a slab of it, so that rounding in at() loses none.
+  const double slack = 1e-6 * slabs.height;
+  for (int k = 0; k < n; ++k) {
+    const double low = std::min(v[k][other], v[(k + 1) % n][other]) - slack;
+    const double high = std::max(v[k][other], v[(k + 1) % n][other]) + slack;
+    const int first = std::max(0, static_cast<int>(std::floor((low - slabs.lo) / slabs.height)));
+    const int last =
+        std::min(n - 1, static_cast<int>(std::floor((high - slabs.lo) / slabs.height)));
+    for (int slab = first; slab <= last; ++slab) slabs.elements[slab].push_back(k);
+  }
+  return slabs;
+}
+
+const std::vector<int>* JellyBody::ElementSlabs::at(const Vec2& p) const {
+  const double offset = (p[1 - axis] - lo) / height;
+  if (!(offset >= 0 && offset <= static_cast<double>(elements.size()))) return nullptr;
+  return &elements[std::min(static_cast<size_t>(offset), elements.size() - 1)];
+}
+
+JellyBody::Spread JellyBody::spreadAt(const BemPolygon& bem, const Vec2& p,
+                                      const ElementSlabs& slabs) const {
+  const std::vector<Vec2>& v = bem.vertices();
+  const int n = bem.elementCount(), axis = slabs.axis, other = 1 - axis;
   // Where the line through p along `axis` meets the boundary, nearest on either side of p.
   Spread out;
   double below = -1e300, above = 1e300;
-  for (int k = 0; k < n; ++k) {
+  static const std::vector<int> none;
+  const std::vector<int>* candidates = slabs.at(p);
+  for (int k : candidates ? *candidates : none) {
     const Vec2& a = v[k];
     const Vec2& b = v[(k + 1) % n];
     if ((a[other] >= p[other]) == (b[other] >= p[other])) continue;

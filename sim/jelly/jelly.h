@@ -163,6 +163,18 @@ class JellyBody {
   std::vector<Vec2> section(const Vec3& across, const Vec3& along, int elements,
                             int* loops = nullptr) const;
 
+  // Exposed for tests: a section's elements by where they reach across `axis`. The line through p
+  // parallel to coordinate `axis` can only meet the elements of the slab that p's other
+  // coordinate falls in (those whose extent overlaps it, a little widened), listed in the order
+  // of the elements.
+  struct ElementSlabs {
+    int axis = 0;
+    double lo = 0, height = 1;
+    std::vector<std::vector<int>> elements;
+    const std::vector<int>* at(const Vec2& p) const;  // null: the line misses the section
+  };
+  static ElementSlabs elementSlabs(const BemPolygon& bem, int axis);
+
  private:
   struct Wall {
     Vec3 point, normal, velocity;
@@ -197,9 +209,9 @@ class JellyBody {
   Eigen::VectorXd solveSection(Section& section, const std::vector<Wall>& walls,
                                const Vec3& bodyForce);
   // WOKT eq. 18 in a section: how the displacement at 2D point p along the line through it
-  // parallel to coordinate `axis` (0: across, 1: along) follows from where that line meets the
-  // boundary.
-  Spread spreadAt(const BemPolygon& bem, const Vec2& p, int axis) const;
+  // parallel to coordinate slabs.axis (0: across, 1: along) follows from where that line meets
+  // the boundary.
+  Spread spreadAt(const BemPolygon& bem, const Vec2& p, const ElementSlabs& slabs) const;
 
   std::shared_ptr<const TriangleMesh> rest_;    // relative to the centre of mass
   std::shared_ptr<const MeshShape> restShape_;  // at the initial centre, for the obstacle
