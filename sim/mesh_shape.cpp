@@ -71,6 +71,7 @@ void MeshShape::findNormalsAndFeatures() {
     const Vec3 n = (b - a).cross(c - a);
     const double twiceArea = n.norm();
     faceNormals_[t] = twiceArea > 0 ? Vec3(n / twiceArea) : Vec3(0, 0, 1);
+    if (!(twiceArea > 0)) continue;  // no normal of its own to lend its corners
     const double atA = std::atan2(twiceArea, (b - a).dot(c - a));
     const double atB = std::atan2(twiceArea, (c - b).dot(a - b));
     vertexNormals_[f[0]] += atA * faceNormals_[t];
