@@ -171,6 +171,11 @@ check "bench refuses an unwritable --json before running" expect_exit 2 "nonexis
 check "bench printed no table for it" bash -c "! grep -q 'ms_factor\|asm+fact' '$work/out'"
 check "bench runs the impulse solver as the paper steps too" grep -q "cholmod-supernodal, 1 per step" "$work/bench.txt"
 check "bench's JSON says which row took one factorization per step" grep -q '"one_factorization_per_step": true' "$work/bench.json"
+# A scene with jellies: their share of the step, next to the figures.
+"$cli" bench jelly-drop --steps 3 --json "$work/bench_jelly.json" >"$work/bench_jelly.txt" 2>&1
+check "bench says what the jellies took" grep -qE "jelly-drop +3 jellies: [0-9.]+ ms of the step \(median; mean [0-9.]+\), [0-9]+ of 3 steps built a section again" "$work/bench_jelly.txt"
+check "bench's JSON has the jellies' time" grep -q '"ms_jellies"' "$work/bench_jelly.json"
+check "bench prints no jelly line without jellies" bash -c "! grep -q 'jellies:' '$work/bench.txt'"
 # bench names the factorization a solver used, or that none ran: strain-limit-remesh factorizes
 # only once a step stretches the cloth past its limits (a hanging 8 x 8 grid: from step 4 or so)
 cat >"$work/slr.json" <<'JSON'

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <numeric>
 #include <thread>
 
 #include "app/cli/commands.h"
@@ -49,6 +50,11 @@ struct BenchRow {
   double contactMaxError = 0;  // largest error of those steps (max|C|, or the isometry residual)
   std::string failure;
   bool onePerStep = false;  // run as oneFactorizationPerStep() makes it
+  // The jellies (sim/jelly): how many, their share of the step [ms] (median and mean), the steps
+  // that built a section's matrices again, and the sub-steps of their rigid motion per step.
+  int jellies = 0;
+  double jellyMedian = 0, jellyMean = 0, jellySubsteps = 0;
+  int jellyRebuildSteps = 0;
 };
 
 // Whether a solver has the parameter `key`.
@@ -101,7 +107,9 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
     return row;
   }
   Simulation& simulation = **created;
-  std::vector<double> factor, position, velocity, collision, forces, total, contactTotal, freeTotal;
+  std::vector<double> factor, position, velocity, collision, forces, total, contactTotal, freeTotal,
+      jellies;
+  long jellySubsteps = 0;
   long iterations = 0;
   long factorizations[2] = {0, 0}, localFactorizations[2] = {0, 0};  // all steps, contact steps
   bool countsFactorizations = false;
@@ -118,6 +126,11 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
     forces.push_back(s.msForces);
     total.push_back(s.msTotal);
     iterations += s.positionIterations;
+    if (s.extra.contains("ms_jellies")) {
+      jellies.push_back(s.extra["ms_jellies"].get<double>());
+      row.jellyRebuildSteps += s.extra.value("jelly_factorizations", 0) > 0;
+      jellySubsteps += s.extra.value("jelly_rigid_substeps", 0);
+    }
     row.maxError = std::max(row.maxError, s.maxPositionError);
     row.aboveTolerance += !s.converged;
     if (s.contacts > 0) {
@@ -156,6 +169,12 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
   row.contactTotal = median(contactTotal);
   row.freeTotal = median(freeTotal);
   row.iterations = row.steps ? double(iterations) / row.steps : 0;
+  row.jellies = static_cast<int>(simulation.jellies().size());
+  if (!jellies.empty()) {
+    row.jellyMedian = median(jellies);
+    row.jellyMean = std::accumulate(jellies.begin(), jellies.end(), 0.0) / jellies.size();
+    row.jellySubsteps = double(jellySubsteps) / jellies.size();
+  }
   if (countsFactorizations && row.steps > 0) {
     row.factorizations = double(factorizations[0]) / row.steps;
     row.localFactorizations = double(localFactorizations[0]) / row.steps;
@@ -303,6 +322,12 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
                         row->contactLocalFactorizations);
           std::printf("\n");
         }
+        if (row->jellies > 0)
+          std::printf(
+              "%-*s   %d jellies: %.2f ms of the step (median; mean %.2f), %d of %d steps built a "
+              "section again, %.1f sub-steps of their rigid motion per step\n",
+              kSceneColumn, row->scene.c_str(), row->jellies, row->jellyMedian, row->jellyMean,
+              row->jellyRebuildSteps, row->steps, row->jellySubsteps);
         if (row->maxResidual >= 0)
           std::printf(
               "%-*s   Fast Projection: %.2f iterations per step, %d of %d steps needed the "
@@ -311,38 +336,44 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
               row->maxResidual,
               scene.solverParams.value("tolerance", nlohmann::json(0.01)).dump().c_str());
       }
-      json["results"].push_back({{"scene", row->scene},
-                                  {"solver", row->solver},
-                                  {"backend", row->backend},
-                                  {"factorization", row->factorization},
-                                  {"one_factorization_per_step", row->onePerStep},
-                                  {"particles", row->particles},
-                                  {"constraints", row->constraints},
-                                  {"steps", row->steps},
-                                  {"dt", row->dt},
-                                  {"substeps", row->substeps},
-                                  {"steps_forces_alongside", row->forcesAlongside},
-                                  {"ms_factor", row->factor},
-                                  {"ms_position", row->position},
-                                  {"ms_velocity", row->velocity},
-                                  {"ms_collision", row->collision},
-                                  {"ms_forces", row->forces},
-                                  {"ms_total", row->total},
-                                  {"position_iterations", row->iterations},
-                                  {"max_position_error", row->maxError},
-                                  {"fallbacks", row->fallbacks},
-                                  {"max_isometry_residual", row->maxResidual},
-                                  {"steps_above_tolerance", row->aboveTolerance},
-                                  {"contact_steps", row->contactSteps},
-                                  {"contact_ms_total", row->contactTotal},
-                                  {"free_ms_total", row->freeTotal},
-                                  {"contact_steps_above_tolerance", row->contactAboveTolerance},
-                                  {"contact_max_error", row->contactMaxError},
-                                  {"factorizations_per_step", row->factorizations},
-                                  {"local_factorizations_per_step", row->localFactorizations},
-                                  {"contact_factorizations_per_step", row->contactFactorizations},
-                                  {"contact_local_factorizations_per_step", row->contactLocalFactorizations},
-                                  {"failure", row->failure}});
+      json["results"].push_back(
+          {{"scene", row->scene},
+           {"solver", row->solver},
+           {"backend", row->backend},
+           {"factorization", row->factorization},
+           {"one_factorization_per_step", row->onePerStep},
+           {"particles", row->particles},
+           {"constraints", row->constraints},
+           {"steps", row->steps},
+           {"dt", row->dt},
+           {"substeps", row->substeps},
+           {"steps_forces_alongside", row->forcesAlongside},
+           {"ms_factor", row->factor},
+           {"ms_position", row->position},
+           {"ms_velocity", row->velocity},
+           {"ms_collision", row->collision},
+           {"ms_forces", row->forces},
+           {"ms_total", row->total},
+           {"position_iterations", row->iterations},
+           {"max_position_error", row->maxError},
+           {"fallbacks", row->fallbacks},
+           {"max_isometry_residual", row->maxResidual},
+           {"steps_above_tolerance", row->aboveTolerance},
+           {"contact_steps", row->contactSteps},
+           {"contact_ms_total", row->contactTotal},
+           {"free_ms_total", row->freeTotal},
+           {"contact_steps_above_tolerance", row->contactAboveTolerance},
+           {"contact_max_error", row->contactMaxError},
+           {"jellies", row->jellies},
+           {"ms_jellies", row->jellyMedian},
+           {"ms_jellies_mean", row->jellyMean},
+           {"jelly_section_rebuild_steps", row->jellyRebuildSteps},
+           {"jelly_rigid_substeps", row->jellySubsteps},
+           {"factorizations_per_step", row->factorizations},
+           {"local_factorizations_per_step", row->localFactorizations},
+           {"contact_factorizations_per_step", row->contactFactorizations},
+           {"contact_local_factorizations_per_step", row->contactLocalFactorizations},
+           {"failure", row->failure}});
     }
     if (compare && fast.failure.empty() && reference.failure.empty() && fast.total > 0)
       std::printf("%-*s   Eigen SimplicialLDLT / CHOLMOD total: %.2fx\n", kSceneColumn,
