@@ -14,7 +14,6 @@ MeshShape::MeshShape(TriangleMesh mesh)
     : mesh_(std::move(mesh)),
       topology_(std::make_shared<const MeshTopology>(buildTopology(mesh_))) {
   const int triangles = mesh_.triangleCount();
-  edges_ = topology_->edges;
   closed_ =
       triangles > 0 && std::all_of(topology_->edgeTriCount.begin(), topology_->edgeTriCount.end(),
                                    [](int c) { return c == 2; });
@@ -91,8 +90,8 @@ void MeshShape::findNormalsAndFeatures() {
     }
   }
   // Each edge's normal once, then handed to its triangles.
-  std::vector<Vec3> edgeNormal(edges_.size());
-  for (size_t e = 0; e < edges_.size(); ++e) {
+  std::vector<Vec3> edgeNormal(topology.edges.size());
+  for (size_t e = 0; e < topology.edges.size(); ++e) {
     Vec3 n = Vec3::Zero();
     for (int s : topology.edgeTris[e])
       if (s >= 0) n += faceNormals_[s];
@@ -106,8 +105,8 @@ void MeshShape::findNormalsAndFeatures() {
       edgeNormals_[t][k] = n.isZero(0) ? faceNormals_[t] : n;
     }
   const double sharpCos = std::cos(kSharpAngle), halfSharpCos = std::cos(kSharpAngle / 2);
-  sharpEdges_.assign(edges_.size(), 0);
-  for (size_t e = 0; e < edges_.size(); ++e) {
+  sharpEdges_.assign(topology.edges.size(), 0);
+  for (size_t e = 0; e < topology.edges.size(); ++e) {
     const auto& faces = topology.edgeTris[e];
     sharpEdges_[e] = topology.edgeTriCount[e] != 2 ||
                      faceNormals_[faces[0]].dot(faceNormals_[faces[1]]) < sharpCos;
@@ -117,8 +116,9 @@ void MeshShape::findNormalsAndFeatures() {
     for (int v : mesh_.triangles[t])
       if (faceNormals_[t].dot(vertexNormals_[v]) < halfSharpCos) sharpVertices_[v] = 1;
   featureVertices_ = sharpVertices_;
-  for (size_t e = 0; e < edges_.size(); ++e)
-    if (sharpEdges_[e]) featureVertices_[edges_[e][0]] = featureVertices_[edges_[e][1]] = 1;
+  for (size_t e = 0; e < topology.edges.size(); ++e)
+    if (sharpEdges_[e])
+      featureVertices_[topology.edges[e][0]] = featureVertices_[topology.edges[e][1]] = 1;
   hasSharp_ =
       std::find(featureVertices_.begin(), featureVertices_.end(), 1) != featureVertices_.end();
 }

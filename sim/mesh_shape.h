@@ -23,7 +23,9 @@ class MeshShape {
   MeshShape movedTo(const Positions& positions) const;
 
   const TriangleMesh& mesh() const { return mesh_; }
-  const std::vector<std::array<int, 2>>& edges() const { return edges_; }  // unique, v0 < v1
+  const std::vector<std::array<int, 2>>& edges() const {
+    return topology_->edges;
+  }  // unique, v0 < v1
   // Sharp features, where a cloth triangle resting on the surface need not cover it: an edge
   // whose faces turn by more than kSharpAngle (or that bounds an open mesh, or is shared by more
   // than two faces), a vertex with a face turned from its pseudo-normal by more than half that (a
@@ -86,7 +88,6 @@ class MeshShape {
 
   TriangleMesh mesh_;
   std::shared_ptr<const MeshTopology> topology_;
-  std::vector<std::array<int, 2>> edges_;
   bool closed_ = false;
   Vec3 lo_{0, 0, 0}, hi_{0, 0, 0};
   std::vector<Node> nodes_;

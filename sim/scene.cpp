@@ -695,7 +695,7 @@ json sceneToJson(const Scene& scene) {
     if (pin.kind == PinSpec::Kind::Vertex) p["vertex"] = pin.vertex;
     if (pin.kind == PinSpec::Kind::Near) p["near"] = vecJson(pin.point);
     if (pin.kind == PinSpec::Kind::Preset) p["preset"] = pin.preset;
-    if (pin.target) p["target"] = {pin.target->x(), pin.target->y(), pin.target->z()};
+    if (pin.target) p["target"] = vecJson(*pin.target);
     if (pin.ramp > 0) p["ramp"] = pin.ramp;
     pins.push_back(p);
   }

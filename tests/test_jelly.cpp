@@ -269,18 +269,16 @@ TEST(Jelly, ALineThroughAPointMeetsOnlyTheElementsOfItsSlab) {
       points.push_back(Vec2(0.3 + coordinate(random), -0.1 + coordinate(random)));
     for (const Vec2& v : star) points.push_back(v);  // level with every vertex
     for (const Vec2& p : points) {
-      const std::vector<int>* listed = slabs.at(p);
+      const std::span<const int> listed = slabs.at(p);
       for (int k = 0; k < bem.elementCount(); ++k) {
         const Vec2& a = star[k];
         const Vec2& b = star[(k + 1) % star.size()];
         if ((a[other] >= p[other]) == (b[other] >= p[other])) continue;  // not crossed
-        ASSERT_NE(listed, nullptr) << "axis " << axis << ", point " << p.transpose();
-        EXPECT_TRUE(std::find(listed->begin(), listed->end(), k) != listed->end())
+        ASSERT_FALSE(listed.empty()) << "axis " << axis << ", point " << p.transpose();
+        EXPECT_TRUE(std::find(listed.begin(), listed.end(), k) != listed.end())
             << "axis " << axis << ", point " << p.transpose() << ", element " << k;
       }
-      if (listed) {
-        EXPECT_TRUE(std::is_sorted(listed->begin(), listed->end()));
-      }
+      EXPECT_TRUE(std::is_sorted(listed.begin(), listed.end()));
     }
   }
 }

@@ -554,11 +554,10 @@ void Viewer::drawJellySection() {
     TriangleMesh ball = makeEllipsoid(Vec3::Constant(radius), 32, 16);
     const Transform placement = jellyUnderCloth(ball.positions);
     ball.positions = placement.applied(ball.positions);
-    const Vec3& t = placement.translate;
     JellySpec jelly;
     jelly.surface = std::make_shared<const TriangleMesh>(std::move(ball));
     jelly.json = {{"generator", {{"type", "ellipsoid"}, {"radii", {radius, radius, radius}}}},
-                  {"transform", {{"translate", {t.x(), t.y(), t.z()}}}}};
+                  {"transform", {{"translate", vecJson(placement.translate)}}}};
     addJelly(std::move(jelly), "a jelly ball of radius " + formatValue(radius, "m"));
   }
   layout("jelly_add");

@@ -729,11 +729,10 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
         0.3 * std::max((clothHi - clothLo).maxCoeff(), 0.1) / std::max((hi - lo).maxCoeff(), 1e-9);
     Transform placement = jellyUnderCloth(scale * p);
     placement.scale = scale;
-    const Vec3& t = placement.translate;
     JellySpec jelly;
     jelly.json = {
         {"obj", fs::absolute(path).lexically_normal().string()},
-        {"transform", {{"scale", placement.scale}, {"translate", {t.x(), t.y(), t.z()}}}}};
+        {"transform", {{"scale", placement.scale}, {"translate", vecJson(placement.translate)}}}};
     jelly.surface = std::make_shared<const TriangleMesh>(
         TriangleMesh{placement.applied(mesh->mesh.positions), mesh->mesh.triangles});
     if (auto e = validateJelly(jelly, path)) {
@@ -770,7 +769,7 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
     placeMeshObstacle(std::move(mesh->mesh), placement,
                       {{"type", "mesh"},
                        {"obj", fs::absolute(path).lexically_normal().string()},
-                       {"transform", {{"scale", scale}, {"translate", {translate.x(), translate.y(), translate.z()}}}}},
+                       {"transform", {{"scale", scale}, {"translate", vecJson(translate)}}}},
                       ob);
     what = "a mesh obstacle (" + std::to_string(ob.shape->mesh().triangleCount()) + " triangles, " +
            (ob.shape->closed() ? "closed" : "open") + ", scaled by " + std::to_string(scale).substr(0, 6) + ")";

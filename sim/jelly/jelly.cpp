@@ -489,10 +489,10 @@ JellyBody::ElementSlabs JellyBody::elementSlabs(const BemPolygon& bem, int axis)
   return slabs;
 }
 
-const std::vector<int>* JellyBody::ElementSlabs::at(const Vec2& p) const {
+std::span<const int> JellyBody::ElementSlabs::at(const Vec2& p) const {
   const double offset = (p[1 - axis] - lo) / height;
-  if (!(offset >= 0 && offset <= static_cast<double>(elements.size()))) return nullptr;
-  return &elements[std::min(static_cast<size_t>(offset), elements.size() - 1)];
+  if (!(offset >= 0 && offset <= static_cast<double>(elements.size()))) return {};
+  return elements[std::min(static_cast<size_t>(offset), elements.size() - 1)];
 }
 
 JellyBody::Spread JellyBody::spreadAt(const BemPolygon& bem, const Vec2& p,
@@ -502,9 +502,7 @@ JellyBody::Spread JellyBody::spreadAt(const BemPolygon& bem, const Vec2& p,
   // Where the line through p along `axis` meets the boundary, nearest on either side of p.
   Spread out;
   double below = -1e300, above = 1e300;
-  static const std::vector<int> none;
-  const std::vector<int>* candidates = slabs.at(p);
-  for (int k : candidates ? *candidates : none) {
+  for (int k : slabs.at(p)) {
     const Vec2& a = v[k];
     const Vec2& b = v[(k + 1) % n];
     if ((a[other] >= p[other]) == (b[other] >= p[other])) continue;

@@ -38,6 +38,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -171,7 +172,7 @@ class JellyBody {
     int axis = 0;
     double lo = 0, height = 1;
     std::vector<std::vector<int>> elements;
-    const std::vector<int>* at(const Vec2& p) const;  // null: the line misses the section
+    std::span<const int> at(const Vec2& p) const;  // empty where the line misses the section
   };
   static ElementSlabs elementSlabs(const BemPolygon& bem, int axis);
 
