@@ -187,22 +187,31 @@ TEST(MlsContacts, ADrapeStaysOnTheSphereWithinTheTolerance) {
 
 // ckv-cylinder as the plate starts to press (steps 6 to 9): the points of the rings are let go
 // and put back on the ground and the plate. Letting a point go every time its reaction pulled
-// cycled there (points let go and put back each iteration), Fast Projection ran its 20
-// iterations and every one of these steps needed the fallback. On the tube of 89 columns where
-// it was found: the scene's tube has 90 since its seam was mended, and there the plate presses
-// from step 8 and the tube buckles at once (the fallback from step 9, after 9 iterations).
+// cycled there (points let go and put back each iteration): Fast Projection ran its 20
+// iterations and the fallback followed on every one of these steps (put back for this test: on
+// three of the four with OpenBLAS's Haswell or Prescott kernels, on two with SkylakeX's). On the
+// tube of 89 columns where it was found: the scene's tube has 90 since its seam was mended, and
+// there the plate presses from step 8 and the tube buckles at once (the fallback from step 9,
+// after 9 iterations). Without the cycling each of these projections converges or stalls within
+// 8 to 17 iterations; one of them may stall into the fallback, depending on the floating-point
+// kernels (step 8, after 10 iterations, with the Prescott kernels that OpenBLAS picks on a
+// virtual machine that hides the OS's AVX support).
 TEST(MlsContacts, ThePressedCylinderConvergesWithoutCyclingItsContacts) {
   auto scene = resolveScene("ckv-cylinder");
   ASSERT_TRUE(scene) << scene.error();
   scene->cloth.columns = 89;
   scene->solverParams["geometric_stiffness"] = false;  // the plain projection, where it cycled
+  const int most = scene->solverParams.value("max_iterations", MlsParams{}.maxIterations);
   auto sim = test::makeSimulation(*scene);
+  int fallbacks = 0;
   for (int step = 0; step < 9; ++step) {
     ASSERT_FALSE(sim->step());
     const StepStats& stats = sim->lastStats();
     EXPECT_TRUE(stats.converged) << "step " << step + 1;
-    EXPECT_FALSE(stats.extra["fallback_used"].get<bool>()) << "step " << step + 1;
+    EXPECT_LT(stats.extra["fp_iterations"].get<int>(), most) << "step " << step + 1;
+    fallbacks += stats.extra["fallback_used"].get<bool>();
   }
+  EXPECT_LE(fallbacks, 1);
   EXPECT_GT(sim->lastStats().extra["max_contacts_stuck"].get<int>(), 0);
 }
 
