@@ -1,9 +1,12 @@
 // The sparse SPD solvers and the linear-algebra runtime configuration.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include "sim/generators.h"
@@ -359,4 +362,39 @@ TEST(Runtime, ExecutablesRunOnASingleThreadedBlas) {
   const bool single = info.blas.find("SINGLE_THREADED") != std::string::npos ||
                       info.blas.find("1 thread") != std::string::npos;
   EXPECT_TRUE(single) << info.blas;
+}
+
+// OpenBLAS runs AVX2 kernels wherever the system supports AVX2 (/proc/cpuinfo), even where CPUID
+// hides OSXSAVE and OpenBLAS took SSE3's (Prescott) when it loaded: configureLinearAlgebra sets
+// them. It failed on such a VM before (a Xeon with AVX-512: Prescott).
+TEST(Runtime, OpenBlasRunsTheKernelsTheSystemSupports) {
+  const LinearAlgebraInfo info = linearAlgebraInfo();
+  using GetName = char* (*)();
+  auto name = reinterpret_cast<GetName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  if (!name) GTEST_SKIP() << "the BLAS is not OpenBLAS: " << info.blas;
+  if (info.kernels.find("OPENBLAS_CORETYPE") != std::string::npos ||
+      info.kernels.find("CLOTHLAB_BLAS_KERNELS_AS_LOADED") != std::string::npos)
+    GTEST_SKIP() << "the kernels were chosen outside ClothLab: " << info.kernels;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, flags;
+  while (std::getline(cpuinfo, line) && flags.empty())
+    if (line.rfind("flags", 0) == 0) flags = line + " ";
+  if (flags.find(" avx2 ") == std::string::npos || flags.find(" fma ") == std::string::npos)
+    GTEST_SKIP() << "the system supports no AVX2 here";
+  const std::string core = name();
+  const std::vector<std::string> withAvx2 = {"Haswell",  "Excavator",  "Zen",
+                                             "SkylakeX", "Cooperlake", "SapphireRapids"};
+  EXPECT_NE(std::find(withAvx2.begin(), withAvx2.end(), core), withAvx2.end())
+      << core << "; " << info.kernels;
+  EXPECT_NE(describeLinearAlgebra().find("BLAS kernels: " + core), std::string::npos)
+      << describeLinearAlgebra();
+  // The kernels set again still solve right.
+  const SparseMatrix upper = laplacian(120, 0.01);
+  auto solver = makeSpdSolver("cholmod");
+  ASSERT_FALSE(solver->analyze(upper).has_value());
+  ASSERT_EQ(solver->factorize(upper, nullptr), SpdSolver::Status::Ok);
+  const Eigen::MatrixXd x = Eigen::MatrixXd::Random(upper.rows(), 3);
+  Eigen::MatrixXd solved = upper.selfadjointView<Eigen::Upper>() * x;
+  solver->solve(solved);
+  EXPECT_LT((solved - x).cwiseAbs().maxCoeff(), 1e-9);
 }

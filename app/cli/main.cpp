@@ -304,6 +304,7 @@ int commandRun(const RunOptions& options) {
 
 int main(int argc, char** argv) {
   using namespace clothlab::cli;
+  clothlab::configureLinearAlgebra();  // before any thread starts (sim/linear/runtime.h)
   CLI::App app{"clothlab-cli: headless ClothLab (inextensible cloth solvers)"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");

@@ -5,9 +5,11 @@
 
 #include "app/viewer/viewer.h"
 #include "sim/compare_presets.h"
+#include "sim/linear/runtime.h"
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // tests read stdout while the window runs
+  clothlab::configureLinearAlgebra();        // before any thread starts (sim/linear/runtime.h)
   clothlab::ViewerOptions o;
   CLI::App app{"ClothLab: drape, drag and pin inextensible cloth"};
   app.add_option("scene", o.scene, "built-in scene name, scene .json or cloth .obj (default: hanging)");

@@ -3,9 +3,14 @@
 #include <cholmod.h>
 #include <dlfcn.h>
 #include <malloc.h>
+#include <strings.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
+#include <set>
+#include <sstream>
 
 #include "sim/linear/env_flag.h"
 
@@ -15,11 +20,82 @@ extern "C" int clothlab_cholmod_timers_skipped() __attribute__((weak));
 namespace clothlab {
 namespace {
 bool allocatorKeepsMemory = false;
+std::string kernelChoice = "not looked at";  // LinearAlgebraInfo::kernels
+
+// The flags of the first processor in /proc/cpuinfo: the CPU's features that the running kernel
+// supports (it lists AVX and AVX-512 only where it saves their registers).
+std::set<std::string> cpuFlags() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::istringstream words(line.substr(line.find(':') + 1));
+    std::set<std::string> flags;
+    for (std::string word; words >> word;) flags.insert(word);
+    return flags;
+  }
+  return {};
+}
+
+// OpenBLAS picks its kernels for the CPU when it loads, and takes SSE3's (Prescott) on a CPU with
+// AVX2 whenever CPUID does not report that the system saves the AVX registers (OSXSAVE). Some
+// virtual machines hide that bit while their kernel supports AVX and AVX-512 (these 2-core VMs:
+// a Xeon with AVX-512, where OpenBLAS chose Prescott and ckv-corners-fine's factorizations took
+// 104 instead of 76 to 83 ms per frame). Where the kernels in use lack AVX2 and the kernel's
+// flags have it, OpenBLAS is initialized again with the best set they support, as
+// OPENBLAS_CORETYPE would choose it at load time. Runs before any BLAS call; a choice already
+// made by OPENBLAS_CORETYPE, or CLOTHLAB_BLAS_KERNELS_AS_LOADED=1, is left alone.
+void chooseBlasKernels() {
+  using GetName = char* (*)();
+  using Call = void (*)();
+  auto name = reinterpret_cast<GetName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  auto quit = reinterpret_cast<Call>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit"));
+  auto init = reinterpret_cast<Call>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init"));
+  if (!name || !quit || !init) {
+    kernelChoice = "not an OpenBLAS that picks its kernels at load time";
+    return;
+  }
+  const std::string loaded = name();
+  if (std::getenv("OPENBLAS_CORETYPE")) {
+    kernelChoice = loaded + ", set by OPENBLAS_CORETYPE";
+    return;
+  }
+  if (environmentFlagIsOne("CLOTHLAB_BLAS_KERNELS_AS_LOADED")) {
+    kernelChoice = loaded + ", as OpenBLAS chose them (CLOTHLAB_BLAS_KERNELS_AS_LOADED=1)";
+    return;
+  }
+  static const char* const withAvx2[] = {"Haswell",  "Excavator",  "Zen",
+                                         "SkylakeX", "Cooperlake", "SapphireRapids"};
+  if (std::any_of(std::begin(withAvx2), std::end(withAvx2),
+                  [&](const char* core) { return strcasecmp(core, loaded.c_str()) == 0; })) {
+    kernelChoice = loaded + ", as OpenBLAS chose them";
+    return;
+  }
+  const std::set<std::string> flags = cpuFlags();
+  auto has = [&](std::initializer_list<const char*> wanted) {
+    return std::all_of(wanted.begin(), wanted.end(),
+                       [&](const char* flag) { return flags.count(flag) > 0; });
+  };
+  const char* best = has({"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}) ? "SkylakeX"
+                     : has({"avx2", "fma"})                                           ? "Haswell"
+                                                                                      : nullptr;
+  if (!best) {
+    kernelChoice = loaded + ", as OpenBLAS chose them (the CPU has no AVX2 the system supports)";
+    return;
+  }
+  setenv("OPENBLAS_CORETYPE", best, 1);
+  quit();
+  init();
+  kernelChoice = std::string(name()) + ", set by ClothLab: OpenBLAS chose " + loaded +
+                 " where the system supports " +
+                 (best == std::string("SkylakeX") ? "AVX-512" : "AVX2") + " (CPUID hides OSXSAVE)";
+}
 }  // namespace
 
 void configureLinearAlgebra() {
   static std::once_flag once;
   std::call_once(once, [] {
+    chooseBlasKernels();
     // glibc's allocator gives freed memory back to the system and maps large blocks anew, so a
     // factor freed and allocated again (a new pattern: the impulse passes' held contact rows,
     // mls-isometry's edge rows) was paid for in page faults each time. Every block now comes from
@@ -30,7 +106,8 @@ void configureLinearAlgebra() {
     using SetThreads = void (*)(int);
     if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
       int threads = 1;
-      if (const char* env = std::getenv("OPENBLAS_NUM_THREADS")) threads = std::max(1, std::atoi(env));
+      if (const char* env = std::getenv("OPENBLAS_NUM_THREADS"))
+        threads = std::max(1, std::atoi(env));
       set(threads);
     }
   });
@@ -64,6 +141,7 @@ LinearAlgebraInfo linearAlgebraInfo() {
   } else {
     info.blas = "no BLAS loaded";
   }
+  info.kernels = kernelChoice;
   info.cholmod = "CHOLMOD " + std::to_string(CHOLMOD_MAIN_VERSION) + "." +
                  std::to_string(CHOLMOD_SUB_VERSION) + "." + std::to_string(CHOLMOD_SUBSUB_VERSION);
   if (!clothlab_omp_inlined_regions) {
@@ -86,8 +164,9 @@ LinearAlgebraInfo linearAlgebraInfo() {
 
 std::string describeLinearAlgebra() {
   const LinearAlgebraInfo info = linearAlgebraInfo();
-  return "BLAS: " + info.blas + "; " + info.cholmod + "; CHOLMOD OpenMP: " + info.openmp +
-         "; CHOLMOD statistics timers: " + info.timers + "; allocator: " + info.allocator;
+  return "BLAS: " + info.blas + "; BLAS kernels: " + info.kernels + "; " + info.cholmod +
+         "; CHOLMOD OpenMP: " + info.openmp + "; CHOLMOD statistics timers: " + info.timers +
+         "; allocator: " + info.allocator;
 }
 
 }  // namespace clothlab

@@ -12,18 +12,23 @@
 //    factor allocated again after each new pattern cost page faults: about 20% of an
 //    `impulse-nc` step in contact with a mesh obstacle, 25% of `mls-isometry`'s on fine cloth).
 //    CLOTHLAB_MALLOC_DEFAULT=1 leaves it.
-// The last three are optional: without them everything stays correct, only slower, and describe()
+//  - OpenBLAS's kernels: where it took SSE3's on a CPU whose AVX2 the system supports (a VM that
+//    hides OSXSAVE), it is initialized again with the AVX2 or AVX-512 ones.
+//    CLOTHLAB_BLAS_KERNELS_AS_LOADED=1 keeps its choice.
+// The last four are optional: without them everything stays correct, only slower, and describe()
 // says so.
 #include <mutex>
 #include <string>
 
 namespace clothlab {
 
-// Idempotent; called by the CHOLMOD solver before first use.
+// Idempotent; called by the CHOLMOD solver before first use, and by the executables at start
+// (before their threads: it may set OPENBLAS_CORETYPE).
 void configureLinearAlgebra();
 
 struct LinearAlgebraInfo {
   std::string blas;         // e.g. "OpenBLAS 0.3.21 ... (pthread), 1 thread"
+  std::string kernels;      // OpenBLAS's kernel set, and who chose it (configureLinearAlgebra)
   std::string cholmod;      // e.g. "CHOLMOD 3.0.14 (SuiteSparse 5.12)"
   std::string openmp;       // how CHOLMOD's OpenMP regions run
   long long inlinedRegions = 0;  // OpenMP regions run inline so far (-1: interposer not linked)
