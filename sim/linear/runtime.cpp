@@ -88,7 +88,7 @@ void chooseBlasKernels() {
   init();
   kernelChoice = std::string(name()) + ", set by ClothLab: OpenBLAS chose " + loaded +
                  " where the system supports " +
-                 (best == std::string("SkylakeX") ? "AVX-512" : "AVX2") + " (CPUID hides OSXSAVE)";
+                 (best == std::string("SkylakeX") ? "AVX-512" : "AVX2");
 }
 }  // namespace
 
