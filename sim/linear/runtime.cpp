@@ -22,21 +22,6 @@ namespace {
 bool allocatorKeepsMemory = false;
 std::string kernelChoice = "not looked at";  // LinearAlgebraInfo::kernels
 
-// The flags of the first processor in /proc/cpuinfo: the CPU's features that the running kernel
-// supports (it lists AVX and AVX-512 only where it saves their registers).
-std::set<std::string> cpuFlags() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) != 0) continue;
-    std::istringstream words(line.substr(line.find(':') + 1));
-    std::set<std::string> flags;
-    for (std::string word; words >> word;) flags.insert(word);
-    return flags;
-  }
-  return {};
-}
-
 // OpenBLAS picks its kernels for the CPU when it loads, and takes SSE3's (Prescott) on a CPU with
 // AVX2 whenever CPUID does not report that the system saves the AVX registers (OSXSAVE). Some
 // virtual machines hide that bit while their kernel supports AVX and AVX-512 (these 2-core VMs:
@@ -64,33 +49,47 @@ void chooseBlasKernels() {
     kernelChoice = loaded + ", as OpenBLAS chose them (CLOTHLAB_BLAS_KERNELS_AS_LOADED=1)";
     return;
   }
-  static const char* const withAvx2[] = {"Haswell",  "Excavator",  "Zen",
-                                         "SkylakeX", "Cooperlake", "SapphireRapids"};
-  if (std::any_of(std::begin(withAvx2), std::end(withAvx2),
-                  [&](const char* core) { return strcasecmp(core, loaded.c_str()) == 0; })) {
+  if (blasKernelsHaveAvx2(loaded)) {
     kernelChoice = loaded + ", as OpenBLAS chose them";
     return;
   }
-  const std::set<std::string> flags = cpuFlags();
+  const std::set<std::string> flags = systemCpuFlags();
   auto has = [&](std::initializer_list<const char*> wanted) {
     return std::all_of(wanted.begin(), wanted.end(),
                        [&](const char* flag) { return flags.count(flag) > 0; });
   };
-  const char* best = has({"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}) ? "SkylakeX"
-                     : has({"avx2", "fma"})                                           ? "Haswell"
-                                                                                      : nullptr;
-  if (!best) {
+  const bool avx512 = has({"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"});
+  if (!avx512 && !has({"avx2", "fma"})) {
     kernelChoice = loaded + ", as OpenBLAS chose them (the CPU has no AVX2 the system supports)";
     return;
   }
-  setenv("OPENBLAS_CORETYPE", best, 1);
+  setenv("OPENBLAS_CORETYPE", avx512 ? "SkylakeX" : "Haswell", 1);
   quit();
   init();
   kernelChoice = std::string(name()) + ", set by ClothLab: OpenBLAS chose " + loaded +
-                 " where the system supports " +
-                 (best == std::string("SkylakeX") ? "AVX-512" : "AVX2");
+                 " where the system supports " + (avx512 ? "AVX-512" : "AVX2");
 }
 }  // namespace
+
+std::set<std::string> systemCpuFlags() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::istringstream words(line.substr(line.find(':') + 1));
+    std::set<std::string> flags;
+    for (std::string word; words >> word;) flags.insert(word);
+    return flags;
+  }
+  return {};
+}
+
+bool blasKernelsHaveAvx2(const std::string& core) {
+  static const char* const withAvx2[] = {"Haswell",  "Excavator",  "Zen",
+                                         "SkylakeX", "Cooperlake", "SapphireRapids"};
+  return std::any_of(std::begin(withAvx2), std::end(withAvx2),
+                     [&](const char* name) { return strcasecmp(name, core.c_str()) == 0; });
+}
 
 void configureLinearAlgebra() {
   static std::once_flag once;

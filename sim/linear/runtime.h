@@ -18,6 +18,7 @@
 // The last four are optional: without them everything stays correct, only slower, and describe()
 // says so.
 #include <mutex>
+#include <set>
 #include <string>
 
 namespace clothlab {
@@ -25,6 +26,12 @@ namespace clothlab {
 // Idempotent; called by the CHOLMOD solver before first use, and by the executables at start
 // (before their threads: it may set OPENBLAS_CORETYPE).
 void configureLinearAlgebra();
+
+// The flags of the first processor in /proc/cpuinfo: the CPU's features that the running system
+// supports (Linux lists AVX and AVX-512 only where it saves their registers). Empty where unread.
+std::set<std::string> systemCpuFlags();
+// Whether OpenBLAS's kernel set `core` (its own name, as openblas_get_corename gives it) uses AVX2.
+bool blasKernelsHaveAvx2(const std::string& core);
 
 struct LinearAlgebraInfo {
   std::string blas;         // e.g. "OpenBLAS 0.3.21 ... (pthread), 1 thread"
