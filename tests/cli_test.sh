@@ -250,6 +250,45 @@ check "compare: bad input writes nothing" test ! -e "$work/none3.json"
 check "compare: an unknown scene after @ is named with its entry" expect_exit 2 \
   "entry 2: nosuch: no such built-in scene" -- compare hanging --solvers conforming,xpbd@nosuch
 check "compare: preset or solvers required" expect_exit 2 "give --solvers" -- compare hanging
+# --average: the metrics' means over the last N steps are the means of the values measured after
+# each of those steps (runs of 58, 59 and 60 steps against one of 60 averaged over 3), with their
+# range; --average 1 is the plain measurement.
+for n in 58 59 60; do
+  "$cli" compare hanging --solvers xpbd,impulse-nc --steps $n --jobs 1 --json "$work/avg$n.json" >/dev/null 2>&1
+done
+"$cli" compare hanging --solvers xpbd,impulse-nc --steps 60 --average 3 --jobs 1 --json "$work/avg.json" >"$work/avg.txt" 2>&1
+check "compare --average exits 0 and says over how many steps" grep -Eq "^averaged over +the last 3 steps +the last 3 steps$" "$work/avg.txt"
+check "compare --average: means and ranges of the steps averaged" python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+runs = [json.load(open(f"{work}/avg{n}.json"))["solvers"] for n in (58, 59, 60)]
+avg = json.load(open(f"{work}/avg.json"))["solvers"]
+ok = True
+for i, pane in enumerate(avg):
+    if pane["averaged_steps"] != 3 or runs[2][i]["averaged_steps"] != 1:
+        ok = False
+    for key, mean in pane["values"].items():
+        if key == "ms_per_step" or mean is None:
+            continue
+        values = [r[i]["values"][key] for r in runs]
+        low, high = pane["ranges"][key]
+        if abs(mean - sum(values) / 3) > 1e-12 * max(1.0, abs(mean)) or low != min(values) or high != max(values):
+            print(pane["solver"], key, mean, values, low, high)
+            ok = False
+    # The sheet falls: its sag changes from step to step.
+    if not pane["ranges"]["sag"][0] < pane["ranges"]["sag"][1]:
+        ok = False
+sys.exit(0 if ok else 1)
+PY
+"$cli" compare hanging --solvers xpbd --steps 60 --average 1 --json "$work/avg1.json" >/dev/null 2>&1
+check "compare --average 1 is the last step's measurement" python3 -c "
+import json,sys
+a=json.load(open('$work/avg1.json'))['solvers'][0]['values'];b=json.load(open('$work/avg60.json'))['solvers'][0]['values']
+sys.exit(0 if {k:v for k,v in a.items() if k!='ms_per_step'}=={k:v for k,v in b.items() if k!='ms_per_step'} else 1)"
+check "compare: --average beyond the steps named" expect_exit 2 "--average 61: more than the 60 steps of xpbd@hanging" -- \
+  compare hanging --solvers xpbd --steps 60 --average 61 --json "$work/none4.json"
+check "compare: --average beyond the steps writes nothing" test ! -e "$work/none4.json"
+check "compare: --average 0 refused" expect_exit 2 "--average: must be at least 1" -- compare hanging --solvers xpbd --average 0
 # Column headers keep the whole label: these two share their first 22 characters.
 "$cli" compare cantilever-coarse --solvers conforming@cantilever-coarse,conforming@cantilever-medium --steps 2 >"$work/labels.txt" 2>&1
 check "compare: long pane labels are printed whole" grep -Eq "^metric \[unit\] +conforming@cantilever-coarse +conforming@cantilever-medium$" "$work/labels.txt"

@@ -17,6 +17,9 @@ struct CompareOptions {
   std::string scene;    // built-in scene, scene .json or compare preset name
   std::string solvers;  // "ID[@SCENE],..." (empty: the preset's panes)
   std::optional<long> steps;
+  // Metrics averaged over this many last steps (each measured after every one of them), with
+  // their range; unset: measured once, after the last step.
+  std::optional<long> average;
   int jobs = 0;         // solvers run at a time
   std::string jsonPath, csvPath, outDir;
 };

@@ -1,12 +1,13 @@
 // clothlab-cli compare: one scene (or a compare preset) run by several solvers, each on its own
 // thread (as many at a time as --jobs), and the locking metrics of sim/locking_metrics.h lined up
-// in one table at the end.
+// in one table at the end: measured after the last step, or averaged over the last --average steps.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <thread>
 
 #include "app/cli/commands.h"
@@ -24,25 +25,60 @@ struct PaneRun {
   ComparePane pane;
   Scene scene;
   std::unique_ptr<Simulation> simulation;
-  std::vector<double> metrics;
+  std::vector<double> metrics;          // after the last step, or the means over the window
+  std::vector<double> lowest, highest;  // over the window (--average)
+  long averaged = 0;                    // steps in the window that were measured
   long steps = 0;
   std::string failure;
 };
 
-void runPane(PaneRun& run, long steps) {
+// Runs `steps` steps and measures the metrics after each of the last `window` of them (at least
+// the last step's): their means, and the lowest and highest values. ms_per_step is the median
+// over all steps either way. A metric that does not apply (NaN) stays NaN.
+void runPane(PaneRun& run, long steps, long window) {
   Simulation& simulation = *run.simulation;
   const MetricProbe probe = makeMetricProbe(simulation);
-  std::vector<double> stepMs;
+  const size_t count = lockingMetricDefinitions().size();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> stepMs, sum(count, 0.0);
+  run.lowest.assign(count, std::numeric_limits<double>::infinity());
+  run.highest.assign(count, -std::numeric_limits<double>::infinity());
+  auto measure = [&] {
+    return measureLockingMetrics(probe, simulation.cloth(), simulation.surface(),
+                                 simulation.lastStats(), simulation.sim().bending, nan);
+  };
   for (long i = 0; i < steps; ++i) {
     if (auto e = simulation.step()) {
       run.failure = *e;
       break;
     }
     stepMs.push_back(simulation.lastStats().msTotal);
+    if (i < steps - window) continue;
+    const std::vector<double> values = measure();
+    for (size_t m = 0; m < count; ++m) {
+      sum[m] += values[m];
+      run.lowest[m] = std::min(run.lowest[m], values[m]);
+      run.highest[m] = std::max(run.highest[m], values[m]);
+    }
+    ++run.averaged;
   }
   run.steps = simulation.stepCount();
-  run.metrics = measureLockingMetrics(probe, simulation.cloth(), simulation.surface(), simulation.lastStats(),
-                                      simulation.sim().bending, median(stepMs));
+  if (run.averaged == 0) {
+    // Diverged before the window: the metrics of the last good state.
+    const std::vector<double> values = measure();
+    sum = values;
+    run.lowest = run.highest = values;
+    run.averaged = 1;
+  }
+  run.metrics.resize(count);
+  for (size_t m = 0; m < count; ++m) run.metrics[m] = sum[m] / static_cast<double>(run.averaged);
+  // NaN compares false: a metric that does not apply keeps an infinite range; make it NaN.
+  for (size_t m = 0; m < count; ++m)
+    if (!std::isfinite(run.metrics[m])) run.metrics[m] = run.lowest[m] = run.highest[m] = nan;
+  const auto& definitions = lockingMetricDefinitions();
+  for (size_t m = 0; m < count; ++m)
+    if (definitions[m].key == "ms_per_step")
+      run.metrics[m] = run.lowest[m] = run.highest[m] = median(stepMs);
 }
 
 std::string paneLabel(const PaneRun& run) { return run.pane.solver + "@" + run.scene.name; }
@@ -67,6 +103,7 @@ int runCompare(const CompareOptions& options) {
     panes = parsed.panes;
   }
   if (options.steps && *options.steps < 1) return bad("--steps: must be at least 1");
+  if (options.average && *options.average < 1) return bad("--average: must be at least 1");
   if (options.jobs < 1) return bad("--jobs: must be at least 1");
 
   // Everything is built (and every input checked) before anything runs or is written.
@@ -84,6 +121,14 @@ int runCompare(const CompareOptions& options) {
     if (!created) return bad(paneLabel(runs[i]) + ": " + created.error());
     runs[i].simulation = std::move(*created);
   }
+  // Default: 2 s of simulated time of each pane's scene.
+  auto stepsFor = [&](const PaneRun& run) {
+    return options.steps.value_or(std::max(1L, std::lround(2.0 / run.scene.sim.dt)));
+  };
+  for (const auto& run : runs)
+    if (options.average && *options.average > stepsFor(run))
+      return bad("--average " + std::to_string(*options.average) + ": more than the " +
+                 std::to_string(stepsFor(run)) + " steps of " + paneLabel(run));
   std::ofstream json, csv;
   if (!options.jsonPath.empty()) {
     json.open(options.jsonPath);
@@ -99,49 +144,68 @@ int runCompare(const CompareOptions& options) {
     if (ec) return bad(options.outDir + ": cannot create: " + ec.message());
   }
 
-  // Default: 2 s of simulated time of each pane's scene.
-  auto stepsFor = [&](const PaneRun& run) {
-    return options.steps.value_or(std::max(1L, std::lround(2.0 / run.scene.sim.dt)));
-  };
+  const long window = options.average.value_or(1);
   std::printf("clothlab-cli compare %s: %zu solvers, %d at a time\n", options.scene.c_str(), runs.size(),
               std::min<int>(options.jobs, static_cast<int>(runs.size())));
   for (size_t next = 0; next < runs.size();) {
     std::vector<std::thread> batch;
     for (int j = 0; j < options.jobs && next < runs.size(); ++j, ++next) {
       PaneRun& run = runs[next];
-      batch.emplace_back([&run, steps = stepsFor(run)] { runPane(run, steps); });
+      batch.emplace_back([&run, steps = stepsFor(run), window] { runPane(run, steps, window); });
     }
     for (auto& thread : batch) thread.join();
   }
 
   // The table: one row per metric, one column per solver, each as wide as its whole label (panes
-  // of one solver on scenes whose names share a long prefix must stay apart).
+  // of one solver on scenes whose names share a long prefix must stay apart). Averaged, a cell
+  // holds the mean and, in brackets, the lowest and highest value over the window.
   const auto& definitions = lockingMetricDefinitions();
   std::vector<std::string> stepCells;
+  std::vector<std::vector<std::string>> cells(definitions.size());
   std::vector<int> width;
   for (const auto& run : runs) {
-    char cell[64];
+    char cell[96];
     if (run.scene.sim.substeps > 1)
       std::snprintf(cell, sizeof cell, "%ld (%g s / %d)", run.steps, run.scene.sim.dt, run.scene.sim.substeps);
     else
       std::snprintf(cell, sizeof cell, "%ld (%g s)", run.steps, run.scene.sim.dt);
     stepCells.push_back(cell);
-    width.push_back(static_cast<int>(std::max({size_t{22}, paneLabel(run).size(), stepCells.back().size()})));
+    size_t widest = std::max({size_t{22}, paneLabel(run).size(), stepCells.back().size()});
+    for (size_t m = 0; m < definitions.size(); ++m) {
+      const double value = run.metrics[m];
+      if (!std::isfinite(value))
+        std::snprintf(cell, sizeof cell, "-");
+      else if (options.average && run.lowest[m] < run.highest[m])
+        std::snprintf(cell, sizeof cell, "%.4g [%.4g, %.4g]", value, run.lowest[m], run.highest[m]);
+      else
+        std::snprintf(cell, sizeof cell, "%.4g", value);
+      cells[m].push_back(cell);
+      widest = std::max(widest, cells[m].back().size());
+    }
+    width.push_back(static_cast<int>(widest));
   }
   std::printf("\n%-24s", "metric [unit]");
   for (size_t i = 0; i < runs.size(); ++i) std::printf(" %*s", width[i], paneLabel(runs[i]).c_str());
   std::printf("\n%-24s", "steps (dt)");
   for (size_t i = 0; i < runs.size(); ++i) std::printf(" %*s", width[i], stepCells[i].c_str());
   std::printf("\n");
+  if (options.average) {
+    std::printf("%-24s", "averaged over");
+    for (size_t i = 0; i < runs.size(); ++i)
+      std::printf(" %*s", width[i],
+                  ("the last " + std::to_string(runs[i].averaged) + " steps").c_str());
+    std::printf("\n");
+  }
   for (size_t m = 0; m < definitions.size(); ++m) {
     const std::string name = definitions[m].key + " [" + definitions[m].unit + "]";
     std::printf("%-24s", name.c_str());
-    for (size_t i = 0; i < runs.size(); ++i) {
-      if (std::isfinite(runs[i].metrics[m])) std::printf(" %*.4g", width[i], runs[i].metrics[m]);
-      else std::printf(" %*s", width[i], "-");
-    }
+    for (size_t i = 0; i < runs.size(); ++i) std::printf(" %*s", width[i], cells[m][i].c_str());
     std::printf("\n");
   }
+  if (options.average)
+    std::printf(
+        "(mean [lowest, highest] over the steps averaged; ms_per_step: the median over all "
+        "steps)\n");
   bool diverged = false;
   for (const auto& run : runs)
     if (!run.failure.empty()) {
@@ -154,11 +218,17 @@ int runCompare(const CompareOptions& options) {
     for (const auto& d : definitions) out["metrics"].push_back({{"key", d.key}, {"unit", d.unit}, {"meaning", d.meaning}});
     for (const auto& run : runs) {
       nlohmann::json values = nlohmann::json::object();
-      for (size_t m = 0; m < definitions.size(); ++m) values[definitions[m].key] = metricValue(run.metrics[m]);
+      nlohmann::json ranges = nlohmann::json::object();
+      for (size_t m = 0; m < definitions.size(); ++m) {
+        values[definitions[m].key] = metricValue(run.metrics[m]);
+        ranges[definitions[m].key] = {metricValue(run.lowest[m]), metricValue(run.highest[m])};
+      }
       out["solvers"].push_back({{"solver", run.pane.solver},
                                 {"scene", run.scene.name},
                                 {"vertices", run.simulation->cloth().mesh.vertexCount()},
                                 {"steps", run.steps},
+                                {"averaged_steps", run.averaged},
+                                {"ranges", ranges},
                                 {"dt", run.scene.sim.dt},
                                 {"substeps", run.scene.sim.substeps},
                                 {"values", values},
@@ -167,12 +237,12 @@ int runCompare(const CompareOptions& options) {
     json << jsonText(out, 2) << "\n";
   }
   if (csv.is_open()) {
-    csv << "solver,scene,vertices,steps";
+    csv << "solver,scene,vertices,steps,averaged_steps";
     for (const auto& d : definitions) csv << "," << d.key;
     csv << "\n";
     for (const auto& run : runs) {
-      csv << run.pane.solver << "," << run.scene.name << "," << run.simulation->cloth().mesh.vertexCount() << ","
-          << run.steps;
+      csv << run.pane.solver << "," << run.scene.name << ","
+          << run.simulation->cloth().mesh.vertexCount() << "," << run.steps << "," << run.averaged;
       for (double value : run.metrics) {
         csv << ",";
         if (std::isfinite(value)) csv << value;

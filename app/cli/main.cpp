@@ -6,8 +6,8 @@
 //                [--bending K] [--air-density KG_PER_M3] [--wind X,Y,Z] [--stats FILE] [--out DIR]
 //                [--every K] [--quiet]
 //   clothlab-cli bench [SCENE ...] [--steps N] [--json FILE]
-//   clothlab-cli compare SCENE|PRESET [--solvers ID[@SCENE],...] [--steps N] [--jobs N]
-//                [--json F] [--csv F] [--out DIR]
+//   clothlab-cli compare SCENE|PRESET [--solvers ID[@SCENE],...] [--steps N] [--average N]
+//                [--jobs N] [--json F] [--csv F] [--out DIR]
 // Exit codes: 0 success, 2 bad input (message on stderr), 3 the simulation diverged.
 #include <unistd.h>
 
@@ -359,6 +359,10 @@ int main(int argc, char** argv) {
   compare->add_option("--solvers", compareOptions.solvers,
                       "Comma-separated solver ids; ID@SCENE runs another scene (mesh variant)");
   compare->add_option("--steps", compareOptions.steps, "Steps per solver (default: 2 s of simulated time)");
+  compare->add_option(
+      "--average", compareOptions.average,
+      "Average each metric over the last N steps and show its range (a swinging sheet's sag "
+      "depends on the moment it is taken)");
   compare->add_option("--jobs", compareOptions.jobs, "Solvers run at a time (default: hardware threads)");
   compare->add_option("--json", compareOptions.jsonPath, "Write the metrics as JSON");
   compare->add_option("--csv", compareOptions.csvPath, "Write the metrics as CSV");
