@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "sim/generators.h"
@@ -367,6 +369,30 @@ TEST(Runtime, ExecutablesRunOnASingleThreadedBlas) {
 // OpenBLAS runs AVX2 kernels wherever the system supports AVX2 (/proc/cpuinfo), even where CPUID
 // hides OSXSAVE and OpenBLAS took SSE3's (Prescott) when it loaded: configureLinearAlgebra sets
 // them. It failed on such a VM before (a Xeon with AVX-512: Prescott).
+TEST(Runtime, CpuFlagsAreThoseEveryProcessorLists) {
+  // Two processors, the second without AVX2 (a system that does not save its registers there):
+  // kernels chosen by the first alone would trap on the second.
+  std::istringstream two(
+      "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\nbugs\t\t: spectre_v1\n\n"
+      "processor\t: 1\nflags\t\t: fpu sse2 avx fma\n\n");
+  EXPECT_EQ(commonCpuFlags(two), (std::set<std::string>{"fpu", "sse2", "avx", "fma"}));
+  std::istringstream one("processor\t: 0\nflags\t\t: fpu avx2\n");
+  EXPECT_EQ(commonCpuFlags(one), (std::set<std::string>{"fpu", "avx2"}));
+  std::istringstream none("processor\t: 0\nmodel name\t: a CPU without a flags line\n");
+  EXPECT_TRUE(commonCpuFlags(none).empty());
+  // This system's: a subset of its first processor's.
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  std::set<std::string> first;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("flags", 0) == 0) {
+      std::istringstream words(line.substr(line.find(':') + 1));
+      for (std::string word; words >> word;) first.insert(word);
+      break;
+    }
+  for (const std::string& flag : systemCpuFlags()) EXPECT_TRUE(first.count(flag)) << flag;
+}
+
 TEST(Runtime, OpenBlasRunsTheKernelsTheSystemSupports) {
   const LinearAlgebraInfo info = linearAlgebraInfo();
   using GetName = char* (*)();

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -71,17 +72,28 @@ void chooseBlasKernels() {
 }
 }  // namespace
 
-std::set<std::string> systemCpuFlags() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) != 0) continue;
+std::set<std::string> commonCpuFlags(std::istream& cpuinfo) {
+  std::set<std::string> common;
+  bool first = true;
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("flags", 0) != 0 || line.find(':') == std::string::npos) continue;
     std::istringstream words(line.substr(line.find(':') + 1));
     std::set<std::string> flags;
     for (std::string word; words >> word;) flags.insert(word);
-    return flags;
+    if (first) {
+      common = std::move(flags);
+      first = false;
+      continue;
+    }
+    for (auto it = common.begin(); it != common.end();)
+      it = flags.count(*it) ? std::next(it) : common.erase(it);
   }
-  return {};
+  return common;
+}
+
+std::set<std::string> systemCpuFlags() {
+  std::ifstream in("/proc/cpuinfo");
+  return commonCpuFlags(in);
 }
 
 bool blasKernelsHaveAvx2(const std::string& core) {

@@ -17,6 +17,7 @@
 //    CLOTHLAB_BLAS_KERNELS_AS_LOADED=1 keeps its choice.
 // The last four are optional: without them everything stays correct, only slower, and describe()
 // says so.
+#include <istream>
 #include <mutex>
 #include <set>
 #include <string>
@@ -27,9 +28,12 @@ namespace clothlab {
 // (before their threads: it may set OPENBLAS_CORETYPE).
 void configureLinearAlgebra();
 
-// The flags of the first processor in /proc/cpuinfo: the CPU's features that the running system
-// supports (Linux lists AVX and AVX-512 only where it saves their registers). Empty where unread.
+// The flags every processor in /proc/cpuinfo lists: the CPU's features that the running system
+// supports on all of them (Linux lists AVX and AVX-512 only where it saves their registers; the
+// simulation's threads may run on any processor). Empty where unread.
 std::set<std::string> systemCpuFlags();
+// The same from a /proc/cpuinfo text: the flags common to all of its "flags" lines.
+std::set<std::string> commonCpuFlags(std::istream& cpuinfo);
 // Whether OpenBLAS's kernel set `core` (its own name, as openblas_get_corename gives it) uses AVX2.
 bool blasKernelsHaveAvx2(const std::string& core);
 
