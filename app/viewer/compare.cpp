@@ -6,6 +6,7 @@
 #include <GLFW/glfw3.h>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "app/viewer/text_wrap.h"
 #include "app/viewer/ui_util.h"
@@ -345,6 +346,11 @@ void Viewer::consumePanes() {
       std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
       pane.metrics = measureLockingMetrics(pane.probe, *pane.cloth, surface, latest->stats, latest->sim.bending,
                                            ms[ms.size() / 2]);
+      // A restart (time running back) starts the window again.
+      auto& recent = pane.recentMetrics;
+      if (!recent.empty() && latest->time < recent.back().first) recent.clear();
+      recent.emplace_back(latest->time, pane.metrics);
+      while (recent.front().first < latest->time - kMetricsMeanWindow) recent.pop_front();
     }
     if (log_.enabled()) {
       nlohmann::json e = {{"pane", i}, {"solver", latest->solverId}, {"scene", latest->sceneName},
@@ -353,12 +359,42 @@ void Viewer::consumePanes() {
         e["grab"] = {{"triangle", latest->grab->triangle}, {"point", vecJson(latest->grabPoint)},
                      {"target", vecJson(latest->grab->target)}};
       e["pins"] = latest->pinVertices.size();
+      e["t"] = latest->time;
       const auto& definitions = lockingMetricDefinitions();
       for (size_t m = 0; m < definitions.size() && m < pane.metrics.size(); ++m)
         if (std::isfinite(pane.metrics[m])) e[definitions[m].key] = pane.metrics[m];
+      if (metricsMean_) {
+        nlohmann::json means = nlohmann::json::object();
+        for (size_t m = 0; m < definitions.size(); ++m)
+          if (const RecentMetric r = recentMetric(pane, m); std::isfinite(r.mean))
+            means[definitions[m].key] = {{"mean", r.mean},
+                                         {"lowest", r.lowest},
+                                         {"highest", r.highest},
+                                         {"samples", r.samples},
+                                         {"from", r.from}};
+        e["means"] = means;
+      }
       log_.write("pane", e);
     }
   }
+}
+
+Viewer::RecentMetric Viewer::recentMetric(const Pane& pane, size_t m) {
+  RecentMetric r;
+  double sum = 0;
+  for (const auto& [time, values] : pane.recentMetrics) {
+    if (m >= values.size() || !std::isfinite(values[m])) continue;
+    if (r.samples == 0) {
+      r.lowest = r.highest = values[m];
+      r.from = time;
+    }
+    sum += values[m];
+    r.lowest = std::min(r.lowest, values[m]);
+    r.highest = std::max(r.highest, values[m]);
+    ++r.samples;
+  }
+  if (r.samples > 0) r.mean = sum / r.samples;
+  return r;
 }
 
 void Viewer::forEachRunner(const std::function<void(SimRunner&)>& fn) {
@@ -485,6 +521,12 @@ void Viewer::drawCompareSection() {
   layout("compare_in_step");
   tooltip("on: a pane runs ahead of the slowest by at most a step, so all show the same simulated time and a "
           "drag meets each at the same moment; off: each pane keeps up with wall time as far as it can");
+  if (ImGui::Checkbox("metrics: mean over the last 2 s", &metricsMean_))
+    log_.write("metrics_mean", {{"on", metricsMean_}});
+  layout("compare_metrics_mean");
+  tooltip("on: the panes' labels and the metrics table show each metric's mean over the last 2 s of "
+          "simulated time (hover a value in the table for its lowest and highest): a swinging or "
+          "fluttering sheet's sag changes from moment to moment; off: the latest value");
   ImGui::TextWrapped("active pane: %d (%s); click a pane to make it active: the Solver and parameter sections "
                      "below show it", activePane_ + 1, panes_[activePane_].spec.solver.c_str());
   hint("drags and pins act on the same material point in every pane");
@@ -495,8 +537,14 @@ void Viewer::drawCompareOverlay() {
   // tooltips lie over the panes) and in front of the 3D view, which is drawn before ImGui.
   ImDrawList* draw = ImGui::GetBackgroundDrawList();
   const auto& definitions = lockingMetricDefinitions();
+  // ms_per_step is a median over the last steps either way.
+  auto shown = [&](const Pane& pane, size_t m) {
+    if (metricsMean_ && definitions[m].key != "ms_per_step") return recentMetric(pane, m).mean;
+    return m < pane.metrics.size() ? pane.metrics[m] : std::numeric_limits<double>::quiet_NaN();
+  };
   auto metricText = [&](const Pane& pane, size_t m) {
-    return m < pane.metrics.size() && std::isfinite(pane.metrics[m]) ? formatG(pane.metrics[m], 4) : std::string("-");
+    const double value = shown(pane, m);
+    return std::isfinite(value) ? formatG(value, 4) : std::string("-");
   };
   for (size_t i = 0; i < panes_.size(); ++i) {
     const Pane& pane = panes_[i];
@@ -527,8 +575,11 @@ void Viewer::drawCompareOverlay() {
     };
     add({std::to_string(i + 1) + "  " + s.solverId}, "", IM_COL32(255, 255, 255, 255));
     add(setup, ", ", IM_COL32(210, 215, 225, 255));
-    add({"sag " + metricText(pane, 0) + " m", "tip " + metricText(pane, 1) + " m", "strain " + metricText(pane, 3)}, "   ",
-        IM_COL32(255, 230, 150, 255));
+    std::vector<std::string> measured{"sag " + metricText(pane, 0) + " m",
+                                      "tip " + metricText(pane, 1) + " m",
+                                      "strain " + metricText(pane, 3)};
+    if (metricsMean_) measured.insert(measured.begin(), "2 s means:");
+    add(measured, "   ", IM_COL32(255, 230, 150, 255));
     // The progress rows turn red while the pane's last step ended above its solver's tolerance.
     std::vector<std::string> progress{"residual " + metricText(pane, 4),
                                       metricText(pane, 6) + " ms/step",
@@ -556,7 +607,11 @@ void Viewer::drawCompareOverlay() {
   ImGui::SetNextWindowPos(ImVec2(float(left), float(winHeight_ - kCompareTableHeight)), ImGuiCond_Always);
   ImGui::SetNextWindowSize(ImVec2(float(std::max(100.0, winWidth_ - left - 8)), float(kCompareTableHeight - 8)),
                            ImGuiCond_Always);
-  ImGui::Begin("Locking metrics", nullptr, ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse);
+  // The title says what the values are; the window keeps one id ("###") whichever it shows.
+  ImGui::Begin(
+      metricsMean_ ? "Locking metrics: means over the last 2 s of simulated time###Locking metrics"
+                   : "Locking metrics###Locking metrics",
+      nullptr, ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse);
   rememberWindow();
   if (ImGui::BeginTable("metrics", static_cast<int>(panes_.size()) + 2,
                         ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
@@ -582,6 +637,13 @@ void Viewer::drawCompareOverlay() {
       for (size_t i = 0; i < panes_.size(); ++i) {
         ImGui::TableSetColumnIndex(static_cast<int>(i) + 2);
         ImGui::TextUnformatted(metricText(panes_[i], m).c_str());
+        if (metricsMean_ && definitions[m].key != "ms_per_step" && ImGui::IsItemHovered()) {
+          const RecentMetric r = recentMetric(panes_[i], m);
+          if (r.samples > 0)
+            ImGui::SetTooltip("mean of %d samples from t = %.2f s: lowest %s, highest %s",
+                              r.samples, r.from, formatG(r.lowest, 4).c_str(),
+                              formatG(r.highest, 4).c_str());
+        }
       }
     }
     ImGui::EndTable();

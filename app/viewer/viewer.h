@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -134,6 +135,9 @@ class Viewer {
     std::shared_ptr<const Snapshot> snapshot;
     MetricProbe probe;
     std::vector<double> metrics;
+    // The metrics as measured (every kMetricsInterval of wall time) over the last
+    // kMetricsMeanWindow of simulated time: (time, values).
+    std::deque<std::pair<double, std::vector<double>>> recentMetrics;
     std::deque<double> stepMs;
     long lastStep = -1;
     double metricsWall = -1;
@@ -213,6 +217,14 @@ class Viewer {
   void postClick(const std::string& label, const std::function<SimRunner::Edit(int pane)>& make) {
     postEach(label, make, true, true);
   }
+  // A metric's mean, lowest and highest value over a pane's recent measurements (samples 0 and the
+  // values NaN where it has none).
+  struct RecentMetric {
+    double mean = std::numeric_limits<double>::quiet_NaN(), lowest = mean, highest = mean;
+    int samples = 0;
+    double from = 0;  // simulated time of the first sample [s]
+  };
+  static RecentMetric recentMetric(const Pane& pane, size_t m);
   void forEachRunner(const std::function<void(SimRunner&)>& fn);
   // The active pane's vertex / surface point in `pane`'s mesh (through the rest positions when the
   // panes run different scenes; the same otherwise).
@@ -251,6 +263,10 @@ class Viewer {
   void giveUpOpenInCompare(const std::string& why);
   bool editAllPanes_ = true;
   bool keepPanesInStep_ = true;         // the panes' PaceGroup is enabled
+  // The panes' labels and metrics table show each metric's mean over the last
+  // kMetricsMeanWindow of simulated time instead of its latest value.
+  bool metricsMean_ = false;
+  static constexpr double kMetricsMeanWindow = 2.0;  // s of simulated time
   std::shared_ptr<PaceGroup> pace_;     // the panes' runners are its members
   std::unique_ptr<Renderer> renderer_;
   Camera camera_;

@@ -437,6 +437,31 @@ xdotool mousemove --window "$WID" "$sx" "$sy" sleep 0.3 click 1 sleep 0.5 mousem
 sleep 2
 check "compare: pane 2 switched to xpbd" grep -q '"event":"solver","id":"xpbd","pane":1' "$LOG"
 check "compare: the other panes restarted with the new solver, in step" restarted_in_step 2
+# "metrics: mean over the last 2 s": the labels and the table show each metric's mean over the
+# samples of the last 2 s of simulated time; the log carries them with their range, which must be
+# that of the values logged over the same span.
+read -r mx my <<< "$(layout compare_metrics_mean "$OUT/compare.out")"
+xdotool mousemove --window "$WID" "$mx" "$my" sleep 0.3 click 1
+sleep 3
+check "compare: the metrics' means over the last 2 s" python3 -c "
+import json, sys
+log = [json.loads(l) for l in open('$LOG')]
+on = [i for i, e in enumerate(log) if e['event'] == 'metrics_mean' and e['on']]
+ok = bool(on)
+checked = 0
+for pane in (0, 1, 2):
+    events = [e for e in log[on[-1]:] if on and e['event'] == 'pane' and e['pane'] == pane and 'sag' in e.get('means', {})]
+    if not events:
+        continue
+    last = events[-1]
+    m = last['means']['sag']
+    logged = [e['sag'] for e in log if e['event'] == 'pane' and e['pane'] == pane and 'sag' in e and m['from'] <= e['t'] <= last['t']]
+    good = (m['samples'] >= 2 and last['t'] - m['from'] <= 2.0 + 1e-9 and m['lowest'] <= m['mean'] <= m['highest']
+            and m['lowest'] == min(logged) and m['highest'] == max(logged))
+    print('pane', pane, 'sag mean', m, 'logged from', len(logged), 'events:', min(logged), max(logged), 'ok' if good else 'BAD')
+    ok = ok and good
+    checked += 1
+sys.exit(0 if ok and checked >= 2 else 1)"
 xdotool mousemove --window "$WID" 900 300 sleep 0.2 key p
 sleep 1
 import -window "$WID" "$OUT/compare.png" 2> /dev/null
