@@ -491,7 +491,10 @@ TEST(Simulation, ARestartedScenesPinTravelsFromRestToWhereItWasSet) {
   std::printf("pin %.3f m from rest: the vertex moved at most %.2f mm a step; fastest point %.1f m/s\n", away,
               1e3 * largestMove, fastest);
   EXPECT_LT(largestMove, Simulation::kPinHandSpeed * dt + 2e-3);
-  EXPECT_LT(fastest, 20.0);
+  // The sheet whips around the travelling pin: its fastest point reaches 13 to 26 m/s, depending
+  // on the floating-point kernels (SkylakeX 13.4, Haswell 18.9, Nehalem 25.6; scripts/kernels.sh),
+  // against 634 m/s when the pin jumped there in one step.
+  EXPECT_LT(fastest, 60.0);
   EXPECT_LT((last - target).norm(), 1e-3) << "the pin reached its target";
 }
 
