@@ -23,6 +23,14 @@ const std::vector<MetricDefinition>& lockingMetricDefinitions() {
   return definitions;
 }
 
+void MetricSummary::add(double value) {
+  if (!std::isfinite(value)) return;
+  lowest_ = samples_ == 0 ? value : std::min(lowest_, value);
+  highest_ = samples_ == 0 ? value : std::max(highest_, value);
+  sum_ += value;
+  ++samples_;
+}
+
 MetricProbe makeMetricProbe(const ClothModel& cloth, const std::vector<int>& pinnedVertices, const Vec3& gravity) {
   MetricProbe probe;
   const Positions& rest = cloth.mesh.positions;

@@ -18,6 +18,7 @@
 //                         over its rest geodesic distance (CKV19's shear test)
 //   ms_per_step     [ms]  median wall time of the steps so far
 // Heights are along "up", the direction opposite gravity. A metric that does not apply is NaN.
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,23 @@ struct MetricProbe {
 MetricProbe makeMetricProbe(const ClothModel& cloth, const std::vector<int>& pinnedVertices, const Vec3& gravity);
 // The probe of a simulation as it stands (its cloth, its pins now, its gravity).
 MetricProbe makeMetricProbe(const Simulation& simulation);
+
+// One metric over several measurements (compare --average, the viewer's recent means): its mean,
+// lowest and highest value, leaving out the measurements where it does not apply (NaN). NaN
+// where none had it.
+class MetricSummary {
+ public:
+  void add(double value);
+  int samples() const { return samples_; }
+  double mean() const { return samples_ > 0 ? sum_ / samples_ : nan(); }
+  double lowest() const { return samples_ > 0 ? lowest_ : nan(); }
+  double highest() const { return samples_ > 0 ? highest_ : nan(); }
+
+ private:
+  static double nan() { return std::numeric_limits<double>::quiet_NaN(); }
+  double sum_ = 0, lowest_ = 0, highest_ = 0;
+  int samples_ = 0;
+};
 
 // Values in the order of lockingMetricDefinitions().
 std::vector<double> measureLockingMetrics(const MetricProbe& probe, const ClothModel& cloth,

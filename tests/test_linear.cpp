@@ -366,9 +366,6 @@ TEST(Runtime, ExecutablesRunOnASingleThreadedBlas) {
   EXPECT_TRUE(single) << info.blas;
 }
 
-// OpenBLAS runs AVX2 kernels wherever the system supports AVX2 (/proc/cpuinfo), even where CPUID
-// hides OSXSAVE and OpenBLAS took SSE3's (Prescott) when it loaded: configureLinearAlgebra sets
-// them. It failed on such a VM before (a Xeon with AVX-512: Prescott).
 TEST(Runtime, CpuFlagsAreThoseEveryProcessorLists) {
   // Two processors, the second without AVX2 (a system that does not save its registers there):
   // kernels chosen by the first alone would trap on the second.
@@ -383,16 +380,16 @@ TEST(Runtime, CpuFlagsAreThoseEveryProcessorLists) {
   // This system's: a subset of its first processor's.
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
-  std::set<std::string> first;
-  while (std::getline(cpuinfo, line))
-    if (line.rfind("flags", 0) == 0) {
-      std::istringstream words(line.substr(line.find(':') + 1));
-      for (std::string word; words >> word;) first.insert(word);
-      break;
-    }
+  while (std::getline(cpuinfo, line) && line.rfind("flags", 0) != 0) {
+  }
+  std::istringstream firstLine(line);
+  const std::set<std::string> first = commonCpuFlags(firstLine);
   for (const std::string& flag : systemCpuFlags()) EXPECT_TRUE(first.count(flag)) << flag;
 }
 
+// OpenBLAS runs AVX2 kernels wherever the system supports AVX2 (/proc/cpuinfo), even where CPUID
+// hides OSXSAVE and OpenBLAS took SSE3's (Prescott) when it loaded: configureLinearAlgebra sets
+// them. It failed on such a VM before (a Xeon with AVX-512: Prescott).
 TEST(Runtime, OpenBlasRunsTheKernelsTheSystemSupports) {
   const LinearAlgebraInfo info = linearAlgebraInfo();
   using GetName = char* (*)();

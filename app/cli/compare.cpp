@@ -25,27 +25,29 @@ struct PaneRun {
   ComparePane pane;
   Scene scene;
   std::unique_ptr<Simulation> simulation;
-  std::vector<double> metrics;          // after the last step, or the means over the window
-  std::vector<double> lowest, highest;  // over the window (--average)
-  long averaged = 0;                    // steps in the window that were measured
+  // Per metric, over the measurements (after each of the last --average steps, or after the last).
+  std::vector<MetricSummary> metrics;
+  long averaged = 0;  // steps in the window that were measured
   long steps = 0;
   std::string failure;
 };
 
 // Runs `steps` steps and measures the metrics after each of the last `window` of them (at least
-// the last step's): their means, and the lowest and highest values. ms_per_step is the median
-// over all steps either way. A metric that does not apply (NaN) stays NaN.
+// the last step's; the last good state's where the run diverged before the window). ms_per_step
+// is the median over all steps either way.
 void runPane(PaneRun& run, long steps, long window) {
   Simulation& simulation = *run.simulation;
   const MetricProbe probe = makeMetricProbe(simulation);
-  const size_t count = lockingMetricDefinitions().size();
+  const auto& definitions = lockingMetricDefinitions();
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  std::vector<double> stepMs, sum(count, 0.0);
-  run.lowest.assign(count, std::numeric_limits<double>::infinity());
-  run.highest.assign(count, -std::numeric_limits<double>::infinity());
+  std::vector<double> stepMs;
+  run.metrics.assign(definitions.size(), MetricSummary{});
   auto measure = [&] {
-    return measureLockingMetrics(probe, simulation.cloth(), simulation.surface(),
-                                 simulation.lastStats(), simulation.sim().bending, nan);
+    const std::vector<double> values =
+        measureLockingMetrics(probe, simulation.cloth(), simulation.surface(),
+                              simulation.lastStats(), simulation.sim().bending, nan);
+    for (size_t m = 0; m < definitions.size(); ++m) run.metrics[m].add(values[m]);
+    ++run.averaged;
   };
   for (long i = 0; i < steps; ++i) {
     if (auto e = simulation.step()) {
@@ -53,32 +55,15 @@ void runPane(PaneRun& run, long steps, long window) {
       break;
     }
     stepMs.push_back(simulation.lastStats().msTotal);
-    if (i < steps - window) continue;
-    const std::vector<double> values = measure();
-    for (size_t m = 0; m < count; ++m) {
-      sum[m] += values[m];
-      run.lowest[m] = std::min(run.lowest[m], values[m]);
-      run.highest[m] = std::max(run.highest[m], values[m]);
-    }
-    ++run.averaged;
+    if (i >= steps - window) measure();
   }
   run.steps = simulation.stepCount();
-  if (run.averaged == 0) {
-    // Diverged before the window: the metrics of the last good state.
-    const std::vector<double> values = measure();
-    sum = values;
-    run.lowest = run.highest = values;
-    run.averaged = 1;
-  }
-  run.metrics.resize(count);
-  for (size_t m = 0; m < count; ++m) run.metrics[m] = sum[m] / static_cast<double>(run.averaged);
-  // NaN compares false: a metric that does not apply keeps an infinite range; make it NaN.
-  for (size_t m = 0; m < count; ++m)
-    if (!std::isfinite(run.metrics[m])) run.metrics[m] = run.lowest[m] = run.highest[m] = nan;
-  const auto& definitions = lockingMetricDefinitions();
-  for (size_t m = 0; m < count; ++m)
-    if (definitions[m].key == "ms_per_step")
-      run.metrics[m] = run.lowest[m] = run.highest[m] = median(stepMs);
+  if (run.averaged == 0) measure();
+  for (size_t m = 0; m < definitions.size(); ++m)
+    if (definitions[m].key == "ms_per_step") {
+      run.metrics[m] = MetricSummary{};
+      run.metrics[m].add(median(stepMs));
+    }
 }
 
 std::string paneLabel(const PaneRun& run) { return run.pane.solver + "@" + run.scene.name; }
@@ -172,13 +157,14 @@ int runCompare(const CompareOptions& options) {
     stepCells.push_back(cell);
     size_t widest = std::max({size_t{22}, paneLabel(run).size(), stepCells.back().size()});
     for (size_t m = 0; m < definitions.size(); ++m) {
-      const double value = run.metrics[m];
-      if (!std::isfinite(value))
+      const MetricSummary& metric = run.metrics[m];
+      if (metric.samples() == 0)
         std::snprintf(cell, sizeof cell, "-");
-      else if (options.average && run.lowest[m] < run.highest[m])
-        std::snprintf(cell, sizeof cell, "%.4g [%.4g, %.4g]", value, run.lowest[m], run.highest[m]);
+      else if (options.average && metric.lowest() < metric.highest())
+        std::snprintf(cell, sizeof cell, "%.4g [%.4g, %.4g]", metric.mean(), metric.lowest(),
+                      metric.highest());
       else
-        std::snprintf(cell, sizeof cell, "%.4g", value);
+        std::snprintf(cell, sizeof cell, "%.4g", metric.mean());
       cells[m].push_back(cell);
       widest = std::max(widest, cells[m].back().size());
     }
@@ -220,8 +206,9 @@ int runCompare(const CompareOptions& options) {
       nlohmann::json values = nlohmann::json::object();
       nlohmann::json ranges = nlohmann::json::object();
       for (size_t m = 0; m < definitions.size(); ++m) {
-        values[definitions[m].key] = metricValue(run.metrics[m]);
-        ranges[definitions[m].key] = {metricValue(run.lowest[m]), metricValue(run.highest[m])};
+        values[definitions[m].key] = metricValue(run.metrics[m].mean());
+        ranges[definitions[m].key] = {metricValue(run.metrics[m].lowest()),
+                                      metricValue(run.metrics[m].highest())};
       }
       out["solvers"].push_back({{"solver", run.pane.solver},
                                 {"scene", run.scene.name},
@@ -243,9 +230,9 @@ int runCompare(const CompareOptions& options) {
     for (const auto& run : runs) {
       csv << run.pane.solver << "," << run.scene.name << ","
           << run.simulation->cloth().mesh.vertexCount() << "," << run.steps << "," << run.averaged;
-      for (double value : run.metrics) {
+      for (const MetricSummary& metric : run.metrics) {
         csv << ",";
-        if (std::isfinite(value)) csv << value;
+        if (metric.samples() > 0) csv << metric.mean();
       }
       csv << "\n";
     }

@@ -351,6 +351,10 @@ void Viewer::consumePanes() {
       if (!recent.empty() && latest->time < recent.back().first) recent.clear();
       recent.emplace_back(latest->time, pane.metrics);
       while (recent.front().first < latest->time - kMetricsMeanWindow) recent.pop_front();
+      pane.recentSummary.assign(pane.metrics.size(), MetricSummary{});
+      for (const auto& sample : recent)
+        for (size_t m = 0; m < sample.second.size() && m < pane.recentSummary.size(); ++m)
+          pane.recentSummary[m].add(sample.second[m]);
     }
     if (log_.enabled()) {
       nlohmann::json e = {{"pane", i}, {"solver", latest->solverId}, {"scene", latest->sceneName},
@@ -366,35 +370,19 @@ void Viewer::consumePanes() {
       if (metricsMean_) {
         nlohmann::json means = nlohmann::json::object();
         for (size_t m = 0; m < definitions.size(); ++m)
-          if (const RecentMetric r = recentMetric(pane, m); std::isfinite(r.mean))
-            means[definitions[m].key] = {{"mean", r.mean},
-                                         {"lowest", r.lowest},
-                                         {"highest", r.highest},
-                                         {"samples", r.samples},
-                                         {"from", r.from}};
+          if (m < pane.recentSummary.size() && pane.recentSummary[m].samples() > 0) {
+            const MetricSummary& r = pane.recentSummary[m];
+            means[definitions[m].key] = {{"mean", r.mean()},
+                                         {"lowest", r.lowest()},
+                                         {"highest", r.highest()},
+                                         {"samples", r.samples()},
+                                         {"from", pane.recentMetrics.front().first}};
+          }
         e["means"] = means;
       }
       log_.write("pane", e);
     }
   }
-}
-
-Viewer::RecentMetric Viewer::recentMetric(const Pane& pane, size_t m) {
-  RecentMetric r;
-  double sum = 0;
-  for (const auto& [time, values] : pane.recentMetrics) {
-    if (m >= values.size() || !std::isfinite(values[m])) continue;
-    if (r.samples == 0) {
-      r.lowest = r.highest = values[m];
-      r.from = time;
-    }
-    sum += values[m];
-    r.lowest = std::min(r.lowest, values[m]);
-    r.highest = std::max(r.highest, values[m]);
-    ++r.samples;
-  }
-  if (r.samples > 0) r.mean = sum / r.samples;
-  return r;
 }
 
 void Viewer::forEachRunner(const std::function<void(SimRunner&)>& fn) {
@@ -539,7 +527,9 @@ void Viewer::drawCompareOverlay() {
   const auto& definitions = lockingMetricDefinitions();
   // ms_per_step is a median over the last steps either way.
   auto shown = [&](const Pane& pane, size_t m) {
-    if (metricsMean_ && definitions[m].key != "ms_per_step") return recentMetric(pane, m).mean;
+    if (metricsMean_ && definitions[m].key != "ms_per_step")
+      return m < pane.recentSummary.size() ? pane.recentSummary[m].mean()
+                                           : std::numeric_limits<double>::quiet_NaN();
     return m < pane.metrics.size() ? pane.metrics[m] : std::numeric_limits<double>::quiet_NaN();
   };
   auto metricText = [&](const Pane& pane, size_t m) {
@@ -638,11 +628,13 @@ void Viewer::drawCompareOverlay() {
         ImGui::TableSetColumnIndex(static_cast<int>(i) + 2);
         ImGui::TextUnformatted(metricText(panes_[i], m).c_str());
         if (metricsMean_ && definitions[m].key != "ms_per_step" && ImGui::IsItemHovered()) {
-          const RecentMetric r = recentMetric(panes_[i], m);
-          if (r.samples > 0)
+          const Pane& pane = panes_[i];
+          if (m < pane.recentSummary.size() && pane.recentSummary[m].samples() > 0) {
+            const MetricSummary& r = pane.recentSummary[m];
             ImGui::SetTooltip("mean of %d samples from t = %.2f s: lowest %s, highest %s",
-                              r.samples, r.from, formatG(r.lowest, 4).c_str(),
-                              formatG(r.highest, 4).c_str());
+                              r.samples(), pane.recentMetrics.front().first,
+                              formatG(r.lowest(), 4).c_str(), formatG(r.highest(), 4).c_str());
+          }
         }
       }
     }

@@ -138,6 +138,7 @@ class Viewer {
     // The metrics as measured (every kMetricsInterval of wall time) over the last
     // kMetricsMeanWindow of simulated time: (time, values).
     std::deque<std::pair<double, std::vector<double>>> recentMetrics;
+    std::vector<MetricSummary> recentSummary;  // per metric, over recentMetrics
     std::deque<double> stepMs;
     long lastStep = -1;
     double metricsWall = -1;
@@ -217,14 +218,6 @@ class Viewer {
   void postClick(const std::string& label, const std::function<SimRunner::Edit(int pane)>& make) {
     postEach(label, make, true, true);
   }
-  // A metric's mean, lowest and highest value over a pane's recent measurements (samples 0 and the
-  // values NaN where it has none).
-  struct RecentMetric {
-    double mean = std::numeric_limits<double>::quiet_NaN(), lowest = mean, highest = mean;
-    int samples = 0;
-    double from = 0;  // simulated time of the first sample [s]
-  };
-  static RecentMetric recentMetric(const Pane& pane, size_t m);
   void forEachRunner(const std::function<void(SimRunner&)>& fn);
   // The active pane's vertex / surface point in `pane`'s mesh (through the rest positions when the
   // panes run different scenes; the same otherwise).
