@@ -376,7 +376,8 @@ void Viewer::consumePanes() {
                                          {"lowest", r.lowest()},
                                          {"highest", r.highest()},
                                          {"samples", r.samples()},
-                                         {"from", pane.recentMetrics.front().first}};
+                                         {"from", pane.recentMetrics.front().first},
+                                         {"to", pane.recentMetrics.back().first}};
           }
         e["means"] = means;
       }

@@ -455,8 +455,9 @@ for pane in (0, 1, 2):
         continue
     last = events[-1]
     m = last['means']['sag']
+    # The window ends at the newest sample ('to'); later events repeat its values.
     logged = [e['sag'] for e in log if e['event'] == 'pane' and e['pane'] == pane and 'sag' in e and m['from'] <= e['t'] <= last['t']]
-    good = (m['samples'] >= 2 and last['t'] - m['from'] <= 2.0 + 1e-9 and m['lowest'] <= m['mean'] <= m['highest']
+    good = (m['samples'] >= 2 and m['to'] - m['from'] <= 2.0 + 1e-9 and m['to'] <= last['t'] and m['lowest'] <= m['mean'] <= m['highest']
             and m['lowest'] == min(logged) and m['highest'] == max(logged))
     print('pane', pane, 'sag mean', m, 'logged from', len(logged), 'events:', min(logged), max(logged), 'ok' if good else 'BAD')
     ok = ok and good
