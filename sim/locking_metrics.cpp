@@ -13,12 +13,15 @@ namespace clothlab {
 const std::vector<MetricDefinition>& lockingMetricDefinitions() {
   static const std::vector<MetricDefinition> definitions = {
       {"sag", "m", "drop of the point midway between the two pins below them (two pins only)"},
-      {"tip_height", "m", "mean height of the vertices farthest from the pins, relative to the pins"},
+      {"tip_height", "m",
+       "mean height of the vertices farthest from the pins, relative to the pins"},
       {"bending_energy", "J", "hinge bending energy k_b/2 sum x^T Q x"},
       {"max_edge_strain", "1", "largest | |e|/|e0| - 1 | over mesh edges"},
-      {"residual", "m or 1", "the solver's own largest constraint error (mls-isometry: dimensionless)"},
-      {"max_distance_increase", "1", "largest relative increase of distance from the reference vertex"},
-      {"ms_per_step", "ms", "median wall time per step"},
+      {"residual", "m or 1",
+       "the solver's own largest constraint error (mls-isometry: dimensionless)"},
+      {"max_distance_increase", "1",
+       "largest relative increase of distance from the reference vertex"},
+      {"ms_per_step", "ms", "median wall time per step", false},
   };
   return definitions;
 }

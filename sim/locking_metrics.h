@@ -33,6 +33,9 @@ class Simulation;
 
 struct MetricDefinition {
   std::string key, unit, meaning;
+  // Measured on a state, so averaged over states by `compare --average` and the viewer's recent
+  // means; false: a statistic of the run so far (ms_per_step), shown as it is.
+  bool ofState = true;
 };
 const std::vector<MetricDefinition>& lockingMetricDefinitions();
 

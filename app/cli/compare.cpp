@@ -60,7 +60,7 @@ void runPane(PaneRun& run, long steps, long window) {
   run.steps = simulation.stepCount();
   if (run.averaged == 0) measure();
   for (size_t m = 0; m < definitions.size(); ++m)
-    if (definitions[m].key == "ms_per_step") {
+    if (!definitions[m].ofState) {
       run.metrics[m] = MetricSummary{};
       run.metrics[m].add(median(stepMs));
     }

@@ -526,9 +526,9 @@ void Viewer::drawCompareOverlay() {
   // tooltips lie over the panes) and in front of the 3D view, which is drawn before ImGui.
   ImDrawList* draw = ImGui::GetBackgroundDrawList();
   const auto& definitions = lockingMetricDefinitions();
-  // ms_per_step is a median over the last steps either way.
+  // ms_per_step (not of a state) is a median over the last steps either way.
   auto shown = [&](const Pane& pane, size_t m) {
-    if (metricsMean_ && definitions[m].key != "ms_per_step")
+    if (metricsMean_ && definitions[m].ofState)
       return m < pane.recentSummary.size() ? pane.recentSummary[m].mean()
                                            : std::numeric_limits<double>::quiet_NaN();
     return m < pane.metrics.size() ? pane.metrics[m] : std::numeric_limits<double>::quiet_NaN();
@@ -628,7 +628,7 @@ void Viewer::drawCompareOverlay() {
       for (size_t i = 0; i < panes_.size(); ++i) {
         ImGui::TableSetColumnIndex(static_cast<int>(i) + 2);
         ImGui::TextUnformatted(metricText(panes_[i], m).c_str());
-        if (metricsMean_ && definitions[m].key != "ms_per_step" && ImGui::IsItemHovered()) {
+        if (metricsMean_ && definitions[m].ofState && ImGui::IsItemHovered()) {
           const Pane& pane = panes_[i];
           if (m < pane.recentSummary.size() && pane.recentSummary[m].samples() > 0) {
             const MetricSummary& r = pane.recentSummary[m];
