@@ -1,5 +1,4 @@
 // The sparse SPD solvers and the linear-algebra runtime configuration.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <malloc.h>
 
@@ -392,16 +391,14 @@ TEST(Runtime, CpuFlagsAreThoseEveryProcessorLists) {
 // them. It failed on such a VM before (a Xeon with AVX-512: Prescott).
 TEST(Runtime, OpenBlasRunsTheKernelsTheSystemSupports) {
   const LinearAlgebraInfo info = linearAlgebraInfo();
-  using GetName = char* (*)();
-  auto name = reinterpret_cast<GetName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
-  if (!name) GTEST_SKIP() << "the BLAS is not OpenBLAS: " << info.blas;
+  const std::string core = blasKernelName();
+  if (core.empty()) GTEST_SKIP() << "the BLAS is not OpenBLAS: " << info.blas;
   if (info.kernels.find("OPENBLAS_CORETYPE") != std::string::npos ||
       info.kernels.find("CLOTHLAB_BLAS_KERNELS_AS_LOADED") != std::string::npos)
     GTEST_SKIP() << "the kernels were chosen outside ClothLab: " << info.kernels;
   const std::set<std::string> flags = systemCpuFlags();
   if (!flags.count("avx2") || !flags.count("fma"))
     GTEST_SKIP() << "the system supports no AVX2 here";
-  const std::string core = name();
   EXPECT_TRUE(blasKernelsHaveAvx2(core)) << core << "; " << info.kernels;
   EXPECT_NE(describeLinearAlgebra().find("BLAS kernels: " + core), std::string::npos)
       << describeLinearAlgebra();

@@ -32,16 +32,14 @@ std::string kernelChoice = "not looked at";  // LinearAlgebraInfo::kernels
 // OPENBLAS_CORETYPE would choose it at load time. Runs before any BLAS call; a choice already
 // made by OPENBLAS_CORETYPE, or CLOTHLAB_BLAS_KERNELS_AS_LOADED=1, is left alone.
 void chooseBlasKernels() {
-  using GetName = char* (*)();
   using Call = void (*)();
-  auto name = reinterpret_cast<GetName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  const std::string loaded = blasKernelName();
   auto quit = reinterpret_cast<Call>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit"));
   auto init = reinterpret_cast<Call>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init"));
-  if (!name || !quit || !init) {
+  if (loaded.empty() || !quit || !init) {
     kernelChoice = "not an OpenBLAS that picks its kernels at load time";
     return;
   }
-  const std::string loaded = name();
   if (std::getenv("OPENBLAS_CORETYPE")) {
     kernelChoice = loaded + ", set by OPENBLAS_CORETYPE";
     return;
@@ -67,7 +65,7 @@ void chooseBlasKernels() {
   setenv("OPENBLAS_CORETYPE", avx512 ? "SkylakeX" : "Haswell", 1);
   quit();
   init();
-  kernelChoice = std::string(name()) + ", set by ClothLab: OpenBLAS chose " + loaded +
+  kernelChoice = blasKernelName() + ", set by ClothLab: OpenBLAS chose " + loaded +
                  " where the system supports " + (avx512 ? "AVX-512" : "AVX2");
 }
 }  // namespace
@@ -101,6 +99,13 @@ bool blasKernelsHaveAvx2(const std::string& core) {
                                          "SkylakeX", "Cooperlake", "SapphireRapids"};
   return std::any_of(std::begin(withAvx2), std::end(withAvx2),
                      [&](const char* name) { return strcasecmp(name, core.c_str()) == 0; });
+}
+
+std::string blasKernelName() {
+  using GetName = char* (*)();
+  auto name = reinterpret_cast<GetName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  const char* core = name ? name() : nullptr;
+  return core ? core : "";
 }
 
 void configureLinearAlgebra() {

@@ -36,6 +36,9 @@ std::set<std::string> systemCpuFlags();
 std::set<std::string> commonCpuFlags(std::istream& cpuinfo);
 // Whether OpenBLAS's kernel set `core` (its own name, as openblas_get_corename gives it) uses AVX2.
 bool blasKernelsHaveAvx2(const std::string& core);
+// The kernel set the loaded OpenBLAS runs now (openblas_get_corename); empty where the BLAS has no
+// such call.
+std::string blasKernelName();
 
 struct LinearAlgebraInfo {
   std::string blas;         // e.g. "OpenBLAS 0.3.21 ... (pthread), 1 thread"
