@@ -6,7 +6,6 @@
 #include <deque>
 #include <functional>
 #include <future>
-#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>

@@ -447,10 +447,12 @@ check "compare: the metrics' means over the last 2 s" python3 -c "
 import json, sys
 log = [json.loads(l) for l in open('$LOG')]
 on = [i for i, e in enumerate(log) if e['event'] == 'metrics_mean' and e['on']]
-ok = bool(on)
+if not on:
+    sys.exit('the checkbox was not logged as ticked')
+ok = True
 checked = 0
 for pane in (0, 1, 2):
-    events = [e for e in log[on[-1]:] if on and e['event'] == 'pane' and e['pane'] == pane and 'sag' in e.get('means', {})]
+    events = [e for e in log[on[-1]:] if e['event'] == 'pane' and e['pane'] == pane and 'sag' in e.get('means', {})]
     if not events:
         continue
     last = events[-1]
