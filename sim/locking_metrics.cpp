@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "sim/bending.h"
 #include "sim/metrics.h"
@@ -24,6 +25,13 @@ const std::vector<MetricDefinition>& lockingMetricDefinitions() {
       {"ms_per_step", "ms", "median wall time per step", false},
   };
   return definitions;
+}
+
+size_t lockingMetricIndex(std::string_view key) {
+  const auto& definitions = lockingMetricDefinitions();
+  for (size_t m = 0; m < definitions.size(); ++m)
+    if (definitions[m].key == key) return m;
+  throw std::out_of_range("no locking metric named " + std::string(key));
 }
 
 void MetricSummary::add(double value) {

@@ -20,6 +20,7 @@
 // Heights are along "up", the direction opposite gravity. A metric that does not apply is NaN.
 #include <limits>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,8 @@ struct MetricDefinition {
   bool ofState = true;
 };
 const std::vector<MetricDefinition>& lockingMetricDefinitions();
+// The position of `key` in lockingMetricDefinitions(); throws std::out_of_range for an unknown key.
+size_t lockingMetricIndex(std::string_view key);
 
 struct MetricProbe {
   Vec3 up{0, 1, 0};

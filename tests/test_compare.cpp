@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 
 #include "sim/compare_presets.h"
 #include "sim/grab.h"
@@ -271,6 +272,11 @@ TEST(LockingMetrics, EveryMetricIsDefinedAndMeasuresWhatItSays) {
   const auto& definitions = lockingMetricDefinitions();
   ASSERT_EQ(definitions.size(), 7u);
   for (const auto& d : definitions) EXPECT_FALSE(d.key.empty() || d.unit.empty() || d.meaning.empty());
+  // The viewer's pane labels find their metrics by key.
+  for (size_t m = 0; m < definitions.size(); ++m)
+    EXPECT_EQ(lockingMetricIndex(definitions[m].key), m);
+  EXPECT_EQ(lockingMetricIndex("ms_per_step"), 6u);
+  EXPECT_THROW(lockingMetricIndex("sagging"), std::out_of_range);
   // At rest: no sag, no strain, no bending energy, no distance change; the tip is level.
   Positions rest = sim->cloth().mesh.positions;
   StepStats stats;

@@ -533,6 +533,10 @@ void Viewer::drawCompareOverlay() {
                                            : std::numeric_limits<double>::quiet_NaN();
     return m < pane.metrics.size() ? pane.metrics[m] : std::numeric_limits<double>::quiet_NaN();
   };
+  static const size_t kSag = lockingMetricIndex("sag"), kTip = lockingMetricIndex("tip_height"),
+                      kStrain = lockingMetricIndex("max_edge_strain"),
+                      kResidual = lockingMetricIndex("residual"),
+                      kMsPerStep = lockingMetricIndex("ms_per_step");
   auto metricText = [&](const Pane& pane, size_t m) {
     const double value = shown(pane, m);
     return std::isfinite(value) ? formatG(value, 4) : std::string("-");
@@ -566,14 +570,14 @@ void Viewer::drawCompareOverlay() {
     };
     add({std::to_string(i + 1) + "  " + s.solverId}, "", IM_COL32(255, 255, 255, 255));
     add(setup, ", ", IM_COL32(210, 215, 225, 255));
-    std::vector<std::string> measured{"sag " + metricText(pane, 0) + " m",
-                                      "tip " + metricText(pane, 1) + " m",
-                                      "strain " + metricText(pane, 3)};
+    std::vector<std::string> measured{"sag " + metricText(pane, kSag) + " m",
+                                      "tip " + metricText(pane, kTip) + " m",
+                                      "strain " + metricText(pane, kStrain)};
     if (metricsMean_) measured.insert(measured.begin(), "2 s means:");
     add(measured, "   ", IM_COL32(255, 230, 150, 255));
     // The progress rows turn red while the pane's last step ended above its solver's tolerance.
-    std::vector<std::string> progress{"residual " + metricText(pane, 4),
-                                      metricText(pane, 6) + " ms/step",
+    std::vector<std::string> progress{"residual " + metricText(pane, kResidual),
+                                      metricText(pane, kMsPerStep) + " ms/step",
                                       "t " + std::to_string(s.time).substr(0, 5) + " s"};
     // A slow step shows that it runs, as in the panel (a large cloth's first step, in every pane).
     if (const double running = pane.runner->stepRunningSeconds(); running >= kSlowStepSeconds)
