@@ -499,14 +499,7 @@ void Viewer::onMouseButton(int button, int action, int mods) {
   // with the move onto a window (within one frame) is told by the windows' last rectangles.
   if (press && (ImGui::GetIO().WantCaptureMouse || overWindow(cursorX_, cursorY_))) return;
   if (!press) {
-    if (drag_ == Drag::Grab) {
-      postClick("release", [](int) { return [](Simulation& s) { return s.setGrab(std::nullopt); }; });
-      log_.write("grab_release", {{"x", cursorX_}, {"y", cursorY_}});
-    } else if (drag_ == Drag::Pin) {
-      if (unpinOnClick_ && !moved_) removePin(dragVertex_);
-      else log_.write("pin_drag_end", {{"vertex", dragVertex_}});
-    }
-    drag_ = Drag::None;
+    endDrag(true);
     return;
   }
   pressX_ = cursorX_;
@@ -616,6 +609,20 @@ void Viewer::onCursor(double x, double y) {
   }
 }
 
+void Viewer::endDrag(bool byButton) {
+  const char* by = byButton ? "button" : "escape";
+  if (drag_ == Drag::Grab) {
+    postClick("release", [](int) { return [](Simulation& s) { return s.setGrab(std::nullopt); }; });
+    log_.write("grab_release", {{"x", cursorX_}, {"y", cursorY_}, {"by", by}});
+  } else if (drag_ == Drag::Pin) {
+    if (byButton && unpinOnClick_ && !moved_)
+      removePin(dragVertex_);
+    else
+      log_.write("pin_drag_end", {{"vertex", dragVertex_}, {"by", by}});
+  }
+  drag_ = Drag::None;
+}
+
 void Viewer::onScroll(double dy) {
   if (ImGui::GetIO().WantCaptureMouse) return;
   camera_.zoom(dy);
@@ -648,9 +655,12 @@ void Viewer::onKey(int key, int action, int mods) {
     case GLFW_KEY_F1: showHelp_ = !showHelp_; break;
     case GLFW_KEY_SLASH: showHelp_ = !showHelp_; break;
     case GLFW_KEY_Q: if (ctrl) glfwSetWindowShouldClose(window_, GLFW_TRUE); break;
+    // Esc never quits: a stray one would lose the scene's edits (Ctrl+Q or the window's close
+    // button quit). It closes the help, else lets go of what a mouse button holds.
     case GLFW_KEY_ESCAPE:
       if (showHelp_) showHelp_ = false;
-      else glfwSetWindowShouldClose(window_, GLFW_TRUE);
+      else
+        endDrag(false);
       break;
     default: break;
   }

@@ -72,6 +72,10 @@ class Viewer {
   enum class ObjAs { Cloth, ObstacleMesh, ObstacleBox, ObstacleSphere, Jelly };
 
   void frame(bool last);
+  // Ends the drag in progress as releasing the mouse button does: a grab lets go, a moved pin
+  // stays where it is, a Ctrl+click on a pin without a move unpins it (only on the button's
+  // release: `byButton`).
+  void endDrag(bool byButton);
   void drawPanel();
   void drawSceneSection();
   void drawSolverSection();

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GUI test of the clothlab viewer in a real X window (Xvfb) driven by real X input (xdotool):
-#   drag the cloth (the grabbed point follows the cursor), Ctrl+click pins a vertex (it stays),
+#   drag the cloth (the grabbed point follows the cursor; Esc lets go and does not quit), Ctrl+click pins a vertex (it stays),
 #   a panel slider reaches the simulation, a jelly ball added in the panel falls and squashes
 #   on the ground (and is saved with the scene), an OBJ opens through the Open field (a bad one leaves
 #   an error and the scene running), the panel's placement lays a standing OBJ flat (and refuses a
@@ -121,6 +121,17 @@ sleep 0.5
 check "drag: grab started on the cloth" grep -q '"event":"grab_start"' "$LOG"
 check "drag: the grabbed point followed the cursor" python3 "$HERE/check_log.py" grab "$LOG"
 check "drag: released" grep -q '"event":"grab_release"' "$LOG"
+
+# 1b. Esc during a drag lets go (the button still held), and does not quit. Aimed while paused,
+#     as above.
+xdotool key space sleep 0.5
+read -r cx cy <<< "$(layout cloth_center "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$cx" "$cy" sleep 0.3 mousedown 1 sleep 0.3 key space sleep 0.3
+xdotool mousemove --window "$WID" $((cx + 40)) $((cy - 16)) sleep 0.5 key Escape sleep 0.5
+xdotool mousemove --window "$WID" $((cx + 80)) $((cy - 32)) sleep 0.3 mouseup 1 sleep 0.3
+esc_released() { grep '"event":"grab_release"' "$LOG" | grep -q '"by":"escape"'; }
+check "drag: Esc lets go of the grab" esc_released
+check "drag: Esc does not quit" kill -0 $APP_PID
 
 # 2. Ctrl+click pins the vertex under the cursor (aimed while paused); it must then stay at its
 #    target while the cloth moves again. The drag leaves the cloth tumbling, and paused at the
