@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GUI test of the clothlab viewer in a real X window (Xvfb) driven by real X input (xdotool):
-#   drag the cloth (the grabbed point follows the cursor; Esc lets go and does not quit), Ctrl+click pins a vertex (it stays),
-#   a panel slider reaches the simulation, a jelly ball added in the panel falls and squashes
+#   drag the cloth (the grabbed point follows the cursor; Esc lets go and does not quit),
+#   Ctrl+click pins a vertex (it stays), a panel slider reaches the simulation, a jelly ball added in the panel falls and squashes
 #   on the ground (and is saved with the scene), an OBJ opens through the Open field (a bad one leaves
 #   an error and the scene running), the panel's placement lays a standing OBJ flat (and refuses a
 #   scale of 0), a typed wind and the air reach the simulation, a screenshot (P) is not blank, "this scene, all solvers"
