@@ -13,13 +13,8 @@ for tool in Xvfb xdotool shuf; do
   command -v $tool > /dev/null || { echo "$tool is not installed (scripts/setup.sh installs it)"; exit 2; }
 done
 rm -rf "$OUT" && mkdir -p "$OUT"
-exec 3> "$OUT/displayfd"
-Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp -noreset > "$OUT/xvfb.log" 2>&1 &
-XVFB_PID=$!
-exec 3>&-
-for _ in $(seq 100); do [ -s "$OUT/displayfd" ] && break; sleep 0.1; done
-export DISPLAY=:$(head -n1 "$OUT/displayfd")
-export XDG_CONFIG_HOME="$OUT/config"   # the recent-files list stays inside OUT
+source "$(dirname "$0")/../tests/gui/private_xvfb.sh"
+start_private_xvfb "$OUT"   # the recent-files list stays inside OUT
 (cd "$OUT" && exec "$APP" "$@" --log "$OUT/log.jsonl") > "$OUT/app.out" 2>&1 &
 APP_PID=$!
 trap 'kill $APP_PID $XVFB_PID 2> /dev/null' EXIT

@@ -30,17 +30,12 @@ check() {  # check NAME COMMAND...
   if "${@:2}"; then echo "PASS $1"; pass=$((pass + 1)); else echo "FAIL $1"; fail=$((fail + 1)); fi
 }
 
-# A private X server on a free display.
-exec 3> "$OUT/displayfd"
-Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp -noreset > "$OUT/xvfb.log" 2>&1 &
-XVFB_PID=$!
-exec 3>&-
-for _ in $(seq 100); do [ -s "$OUT/displayfd" ] && break; sleep 0.1; done
-export DISPLAY=:$(head -n1 "$OUT/displayfd")
+# A private X server on a free display; the recent-files list stays inside the test folder.
+source "$HERE/private_xvfb.sh"
+start_private_xvfb "$OUT"
 APP_PID=
 cleanup() { [ -n "$APP_PID" ] && kill $APP_PID 2> /dev/null; kill $XVFB_PID 2> /dev/null; wait 2> /dev/null; }
 trap cleanup EXIT
-export XDG_CONFIG_HOME="$OUT/config"   # recent-files list stays inside the test folder
 
 start_app() {  # start_app NAME ARGS...
   local name=$1; shift
