@@ -351,6 +351,50 @@ std::optional<std::string> Simulation::setGrab(std::optional<Grab> grab) {
   return std::nullopt;
 }
 
+std::optional<std::string> Simulation::setPins(const std::vector<std::pair<int, Vec3>>& pins) {
+  std::vector<char> listed(static_cast<size_t>(cloth_->mesh.vertexCount()), 0);
+  for (const auto& [vertex, target] : pins) {
+    if (vertex < 0 || vertex >= cloth_->mesh.vertexCount())
+      return "pins: vertex " + std::to_string(vertex) + " is out of range (the cloth has " +
+             std::to_string(cloth_->mesh.vertexCount()) + " vertices)";
+    if (listed[vertex]++) return "pins: vertex " + std::to_string(vertex) + " is listed twice";
+    if (!target.allFinite())
+      return "pins: the target of vertex " + std::to_string(vertex) + " is not finite";
+  }
+  // Where each new or changed pin starts from, and how long the farthest takes.
+  std::vector<PinTravel> travels;
+  double duration = 0;
+  int moved = -1;
+  for (const auto& [vertex, target] : pins) {
+    auto old =
+        std::find_if(pins_.begin(), pins_.end(), [&](const auto& p) { return p.first == vertex; });
+    if (old != pins_.end() && old->second == target) continue;
+    const Vec3 from = old != pins_.end() ? pinHoldAt(vertex, old->second, time_)
+                                         : Vec3(surface().row(vertex).transpose());
+    travels.push_back({vertex, from, time_, 0, false});
+    duration = std::max(duration, (target - from).norm() / kPinHandSpeed);
+    moved = vertex;
+  }
+  // Unchanged pins keep their travels; the changed ones get theirs.
+  std::erase_if(pinTravels_, [&](const PinTravel& p) {
+    const auto kept =
+        std::find_if(pins.begin(), pins.end(), [&](const auto& q) { return q.first == p.vertex; });
+    const auto was = std::find_if(pins_.begin(), pins_.end(),
+                                  [&](const auto& q) { return q.first == p.vertex; });
+    return kept == pins.end() || was == pins_.end() || was->second != kept->second;
+  });
+  for (PinTravel& travel : travels) {
+    travel.duration = duration;
+    if (duration > 0) pinTravels_.push_back(travel);
+  }
+  pins_ = pins;
+  if (moved >= 0) {
+    movedPin_ = moved;
+    movedPinSlack_ = reach_->pinExcess(moved, surface().row(moved).transpose(), pins_);
+  }
+  return std::nullopt;
+}
+
 void Simulation::removePin(int vertex) {
   std::erase_if(pins_, [&](const auto& p) { return p.first == vertex; });
   std::erase_if(pinTravels_, [&](const PinTravel& p) { return p.vertex == vertex; });

@@ -69,6 +69,15 @@ class Simulation {
   // solver's surface may), the reach grows by as much, so a pin set where its vertex stands holds
   // it there.
   std::optional<std::string> setPin(int vertex, const Vec3& target);
+  // Makes `pins` the pins (the viewer's undo and redo of pin edits): the others go, those with
+  // the same target stay as they are, and each new or changed one travels from where its pin holds
+  // its vertex now (a new one: from where the vertex stands) to its target. They travel together,
+  // over the time the farthest needs at kPinHandSpeed, so that cloth between two of them is never
+  // pulled further apart than it is now or will be when they arrive (each distance between them
+  // stays between its start and end); one by one at the hand speed, the nearer ones arrive first.
+  // The last changed one is the moved pin, held within the others' reach, as setPin's. Refused,
+  // changing nothing, for a vertex out of range or listed twice or a non-finite target.
+  std::optional<std::string> setPins(const std::vector<std::pair<int, Vec3>>& pins);
   void removePin(int vertex);
   void clearPins();
   // Starts, moves or (nullopt) releases the grab. Refused for a triangle out of range or

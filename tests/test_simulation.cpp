@@ -2,14 +2,16 @@
 // combine.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <functional>
 #include <limits>
 
 #include "sim/format.h"
 #include "sim/scene.h"
-#include "sim/simulation.h"
 #include "sim/scene_library.h"
+#include "sim/simulation.h"
 #include "test_util.h"
 
 using namespace clothlab;
@@ -452,6 +454,92 @@ TEST(Simulation, APinMovedByHandTravelsThereAtTheHandSpeed) {
     EXPECT_LT((last - second).norm(), tolerance) << "arrived";
     EXPECT_LT(fastest, 30.0);  // 256 and 277 m/s when the pin jumped 0.57 m in one step
   }
+}
+
+// The viewer's undo puts back a set of pins at once (Simulation::setPins): after "clear pins"
+// and a fall, the pins travel back together, each the same fraction of its way at every step,
+// none faster than the hand speed, so that the cloth between them is not pulled apart on the way.
+// An unchanged pin is left as it is; a bad list changes nothing.
+TEST(Simulation, PinsPutBackTogetherTravelTogether) {
+  auto scene = resolveScene("hanging");
+  ASSERT_TRUE(scene.ok()) << scene.error();
+  useSolver(*scene, "impulse-nc");
+  auto created = Simulation::create(*scene);
+  ASSERT_TRUE(created.ok()) << created.error();
+  Simulation& s = **created;
+  for (int i = 0; i < 200; ++i) ASSERT_FALSE(s.step());
+  const auto pins = s.pins();
+  ASSERT_GE(pins.size(), 2u);
+
+  // Bad lists: refused by name, nothing changed.
+  const int n = s.cloth().mesh.vertexCount();
+  auto twice = pins;
+  twice.push_back(pins[0]);
+  auto outOfRange = pins;
+  outOfRange.emplace_back(n, Vec3::Zero());
+  auto notFinite = pins;
+  notFinite[1].second.x() = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(s.setPins(twice).value_or(""),
+            "pins: vertex " + std::to_string(pins[0].first) + " is listed twice");
+  EXPECT_EQ(s.setPins(outOfRange).value_or(""), "pins: vertex " + std::to_string(n) +
+                                                    " is out of range (the cloth has " +
+                                                    std::to_string(n) + " vertices)");
+  EXPECT_EQ(s.setPins(notFinite).value_or(""),
+            "pins: the target of vertex " + std::to_string(pins[1].first) + " is not finite");
+  EXPECT_EQ(s.pins(), pins);
+
+  s.clearPins();
+  for (int i = 0; i < 150; ++i) ASSERT_FALSE(s.step());
+  // Put back with one target nearer the other pin, so that their ways differ in length.
+  auto back = pins;
+  back[1].second += 0.1 * (pins[0].second - pins[1].second).normalized();
+  std::vector<Vec3> from;
+  double farthest = 0, nearest = 1e9;
+  for (const auto& [vertex, target] : back) {
+    from.push_back(s.surface().row(vertex).transpose());
+    farthest = std::max(farthest, (target - from.back()).norm());
+    nearest = std::min(nearest, (target - from.back()).norm());
+  }
+  ASSERT_GT(nearest, 0.05) << "the cloth fell from its pins";
+  ASSERT_GT(farthest - nearest, 0.01) << "ways of different lengths";
+  ASSERT_FALSE(s.setPins(back));
+  EXPECT_EQ(s.pins(), back);
+  const double dt = s.sim().dt;
+  const int arrival = static_cast<int>(std::ceil(farthest / Simulation::kPinHandSpeed / dt));
+  double spread = 0;
+  for (int i = 1; i <= arrival + 5; ++i) {
+    ASSERT_FALSE(s.step());
+    std::vector<double> fraction;
+    for (size_t k = 0; k < back.size(); ++k) {
+      const Vec3 way = back[k].second - from[k];
+      fraction.push_back((s.surface().row(back[k].first).transpose() - from[k]).dot(way) /
+                         way.squaredNorm());
+    }
+    const auto [lo, hi] = std::minmax_element(fraction.begin(), fraction.end());
+    spread = std::max(spread, *hi - *lo);
+    if (i == arrival / 2) {
+      EXPECT_GT(*lo, 0.3) << "on their way together at step " << i;
+      EXPECT_LT(*hi, 0.7) << "on their way together at step " << i;
+    }
+  }
+  std::printf(
+      "%zu pins put back over %d steps (%.3f to %.3f m away): the fractions of their ways "
+      "differed by at most %.2e\n",
+      back.size(), arrival, nearest, farthest, spread);
+  EXPECT_LT(spread, 1e-4);
+  for (const auto& [vertex, target] : back)
+    EXPECT_LT((s.surface().row(vertex).transpose() - target).norm(), 1e-5)
+        << "vertex " << vertex << " arrived";
+
+  // One pin changed (toward another: the reach would hold it short the other way): only it
+  // travels; the others stay where they are.
+  auto moved = back;
+  moved[0].second += 0.1 * (back[1].second - back[0].second).normalized();
+  ASSERT_FALSE(s.setPins(moved));
+  ASSERT_FALSE(s.step());
+  EXPECT_GT((s.surface().row(back[0].first).transpose() - back[0].second).norm(), 1e-4);
+  for (size_t k = 1; k < back.size(); ++k)
+    EXPECT_LT((s.surface().row(back[k].first).transpose() - back[k].second).norm(), 1e-5);
 }
 
 // A pin the user set away from its vertex's rest position (Ctrl+click where the cloth hangs now,
