@@ -612,7 +612,24 @@ void Viewer::drawPinSection() {
   if (ImGui::Button("top edge")) applyPreset("top-edge");
   ImGui::SameLine();
   if (ImGui::Button("clear all")) clearPins();
-  hint("Ctrl+click the cloth: pin / unpin; drag a pin to move it");
+  // Undo and redo name the edit they act on ("undo clear pins"); the ids stay put.
+  dropStalePinHistory();
+  const PinEdit* undo = pinHistory_.nextUndo();
+  const PinEdit* redo = pinHistory_.nextRedo();
+  ImGui::BeginDisabled(!undo);
+  if (ImGui::Button(
+          ((undo ? "undo " + undo->label() : std::string("undo")) + "###pin_undo").c_str()))
+    undoPins(false);
+  ImGui::EndDisabled();
+  layout("pin_undo");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!redo);
+  if (ImGui::Button(
+          ((redo ? "redo " + redo->label() : std::string("redo")) + "###pin_redo").c_str()))
+    undoPins(true);
+  ImGui::EndDisabled();
+  layout("pin_redo");
+  hint("Ctrl+click the cloth: pin / unpin; drag a pin to move it; Ctrl+Z / Ctrl+Y: undo / redo");
   if (snapshot_->pinVertices.empty()) {
     ImGui::TextDisabled("no pins");
     return;
@@ -802,6 +819,8 @@ void Viewer::drawHelpWindow() {
       {"F", "fit the camera to the scene"},
       {"W / H / O", "wireframe / strain heat map / solver overlay"},
       {"C", "clear all pins"},
+      {"Ctrl+Z / Ctrl+Y or Ctrl+Shift+Z",
+       "undo / redo a pin edit (set, moved, removed, preset, clear)"},
       {"P", "screenshot (path in the View section)"},
       {"F1 or ?", "this window"},
       {"Esc", "close help; let go of a drag"},

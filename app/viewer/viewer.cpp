@@ -524,6 +524,7 @@ void Viewer::onMouseButton(int button, int action, int mods) {
   // A pinned vertex near the cursor: drag its pin (Ctrl-click without moving unpins it).
   if (auto pinned = pinNearCursor(cursorX_, cursorY_, 12)) {
     drag_ = Drag::Pin;
+    pinDragEdit_.reset();  // recorded at the first move (a click without one changes nothing)
     dragVertex_ = *pinned;
     dragThrough_ = snapshot_->vertex(*pinned);
     unpinOnClick_ = modifier;
@@ -546,7 +547,7 @@ void Viewer::onMouseButton(int button, int action, int mods) {
       const int v = static_cast<int>(tris[3 * hit->triangle + k]);
       if ((snapshot_->vertex(v) - hit->point).norm() < (snapshot_->vertex(vertex) - hit->point).norm()) vertex = v;
     }
-    setPin(vertex, snapshot_->vertex(vertex), "click");
+    pinDragEdit_ = setPin(vertex, snapshot_->vertex(vertex), "click");
     drag_ = Drag::Pin;
     dragVertex_ = vertex;
     dragThrough_ = snapshot_->vertex(vertex);
@@ -596,6 +597,10 @@ void Viewer::onCursor(double x, double y) {
     }
     case Drag::Pin:
       if (moved_) {
+        if (!pinDragEdit_)
+          pinDragEdit_ = postPinEdit("move pin", [](int) {
+            return [](Simulation&) { return std::optional<std::string>(); };
+          });
         const Vec3 target = viewPlanePoint(x, y, dragThrough_);
         const int vertex = dragVertex_;
         postEach("move pin", [this, vertex, target](int pane) {
@@ -619,6 +624,10 @@ void Viewer::endDrag(bool byButton) {
       removePin(dragVertex_);
     else
       log_.write("pin_drag_end", {{"vertex", dragVertex_}, {"by", by}});
+    // The drag's record takes the pins where its moves left them (queued after the moves).
+    if (pinDragEdit_ && moved_)
+      postEach("pin moved", [edit = pinDragEdit_](int pane) { return edit->recordAfter(pane); });
+    pinDragEdit_.reset();
   }
   drag_ = Drag::None;
 }
@@ -652,6 +661,12 @@ void Viewer::onKey(int key, int action, int mods) {
     }
     case GLFW_KEY_P: screenshotRequested_ = true; break;
     case GLFW_KEY_C: clearPins(); break;
+    case GLFW_KEY_Z:
+      if (ctrl) undoPins((mods & GLFW_MOD_SHIFT) != 0);
+      break;
+    case GLFW_KEY_Y:
+      if (ctrl) undoPins(true);
+      break;
     case GLFW_KEY_F1: showHelp_ = !showHelp_; break;
     case GLFW_KEY_SLASH: showHelp_ = !showHelp_; break;
     case GLFW_KEY_Q: if (ctrl) glfwSetWindowShouldClose(window_, GLFW_TRUE); break;
@@ -907,25 +922,28 @@ void Viewer::resetScene() {
 }
 
 void Viewer::clearPins() {
-  postClick("clear pins", [](int) {
+  if (snapshot_ && snapshot_->pinVertices.empty()) return;  // nothing to clear, nothing to undo
+  postPinEdit("clear pins", [](int) {
     return [](Simulation& s) {
       s.clearPins();
       return std::optional<std::string>();
     };
   });
   log_.write("pins_cleared");
+  message(RunnerMessage::Kind::Info, "pins cleared (Ctrl+Z puts them back)");
 }
 
-void Viewer::setPin(int vertex, const Vec3& target, const std::string& why) {
-  postClick("pin", [this, vertex, target](int pane) {
+std::shared_ptr<PinEdit> Viewer::setPin(int vertex, const Vec3& target, const std::string& why) {
+  auto edit = postPinEdit("pin", [this, vertex, target](int pane) {
     const int v = mapVertex(pane, vertex);
     return [v, target](Simulation& s) { return s.setPin(v, target); };
   });
   log_.write("pin_add", {{"vertex", vertex}, {"target", vecJson(target)}, {"via", why}});
+  return edit;
 }
 
 void Viewer::removePin(int vertex) {
-  postClick("unpin", [this, vertex](int pane) {
+  postPinEdit("unpin", [this, vertex](int pane) {
     const int v = mapVertex(pane, vertex);
     return [v](Simulation& s) {
       s.removePin(v);
@@ -935,8 +953,37 @@ void Viewer::removePin(int vertex) {
   log_.write("pin_remove", {{"vertex", vertex}});
 }
 
+std::shared_ptr<PinEdit> Viewer::postPinEdit(const std::string& label,
+                                             const std::function<SimRunner::Edit(int pane)>& make) {
+  dropStalePinHistory();
+  auto edit = std::make_shared<PinEdit>(label, std::max<int>(1, static_cast<int>(panes_.size())));
+  postClick(label, [&](int pane) { return edit->record(pane, make(pane)); });
+  pinHistory_.push(edit);
+  return edit;
+}
+
+void Viewer::undoPins(bool redo) {
+  if (drag_ == Drag::Pin) endDrag(false);  // the drag ends first, so that it is undone too
+  dropStalePinHistory();
+  auto edit = redo ? pinHistory_.redo() : pinHistory_.undo();
+  const std::string what = redo ? "redo" : "undo";
+  if (!edit) {
+    message(RunnerMessage::Kind::Info, "no pin edit to " + what);
+    return;
+  }
+  postClick(what + " " + edit->label(), [&](int pane) { return edit->restore(pane, redo); });
+  log_.write(redo ? "pin_redo" : "pin_undo", {{"edit", edit->label()}});
+}
+
+void Viewer::dropStalePinHistory() {
+  if (whatRuns() == pinHistoryFor_) return;
+  pinHistory_.clear();
+  pinDragEdit_.reset();
+  pinHistoryFor_ = whatRuns();
+}
+
 void Viewer::applyPreset(const std::string& preset) {
-  postClick("pin preset " + preset, [preset](int) {
+  postPinEdit("pin preset " + preset, [preset](int) {
     return [preset](Simulation& s) -> std::optional<std::string> {
       for (int v : pinPresetVertices(s.cloth().mesh, preset))
         if (auto e = s.setPin(v, s.surface().row(v).transpose())) return e;

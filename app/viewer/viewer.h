@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/viewer/event_log.h"
+#include "app/viewer/pin_history.h"
 #include "app/viewer/sim_runner.h"
 #include "render/camera.h"
 #include "render/picking.h"
@@ -113,10 +114,20 @@ class Viewer {
   bool takeScreenshot(const std::string& path);  // false (and an error shown) if not written
   void listSavedScenes();  // the scenes saveScene() has written, into the recent files
   void addRecent(const std::string& path);
-  void setPin(int vertex, const Vec3& target, const std::string& why);
+  // Pin edits, each one step of the pin history (undone with Ctrl+Z); setPin returns its record,
+  // which a drag that follows the Ctrl+click completes (one step for pinning and moving).
+  std::shared_ptr<PinEdit> setPin(int vertex, const Vec3& target, const std::string& why);
   void removePin(int vertex);
   void applyPreset(const std::string& preset);
   void clearPins();
+  // Posts the edits `make` builds to every pane as postClick does, each recorded for undo, and
+  // pushes the record on the pin history.
+  std::shared_ptr<PinEdit> postPinEdit(const std::string& label,
+                                       const std::function<SimRunner::Edit(int pane)>& make);
+  // Undoes (or redoes) the last pin edit in every pane, or says there is none.
+  void undoPins(bool redo);
+  // Empties the pin history when what runs has changed (other runners, another scene loaded).
+  void dropStalePinHistory();
   void resetScene();
   // Frames the snapshot; a new scene also gets the default angles and room for pinned cloth to hang.
   void fitCamera(const Snapshot& snapshot, bool newScene);
@@ -286,6 +297,12 @@ class Viewer {
   const void* sceneIdentity_ = nullptr;  // triangles of the scene the panel copies belong to
   std::string solverIdentity_;
   int fbWidth_ = 0, fbHeight_ = 0, winWidth_ = 0, winHeight_ = 0;
+
+  // Pin edits to undo and redo, and what ran when they were made (whatRuns; rebuildPane drops
+  // them too). pinDragEdit_: the record the pin drag in progress completes at its end.
+  PinHistory pinHistory_;
+  std::pair<long, long> pinHistoryFor_{-1, -1};
+  std::shared_ptr<PinEdit> pinDragEdit_;
 
   // Mouse.
   Drag drag_ = Drag::None;

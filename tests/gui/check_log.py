@@ -8,6 +8,11 @@
   pin_dragged_paused LOG
                       a pin dragged while paused shows at its new target in a snapshot of the
                       step the drag began in
+  pin_undo_redo LOG   after the last pin drag, its undo shows the pins as before the drag and
+                      its redo as dragged
+  pins_cleared_undone LOG
+                      after the last "clear pins": none, undone every pin back, redone none,
+                      undone again every pin back
   density LOG         a param event changed the density and a later snapshot runs with it
   substeps LOG        the last param event set more than one sub-step and a later snapshot runs with it
   gravity LOG         the last param event set gravity (0, -50, 0), no error followed, and a later
@@ -148,6 +153,69 @@ def pin_dragged_paused(log):
     print(f"vertex {vertex} dragged {moved:.3f} m at step {step}; snapshots of that step showing "
           f"the last target: {sum(dist(t, target) < 1e-9 for t in shown)}")
     return moved > 0.01 and any(dist(t, target) < 1e-9 for t in shown)
+
+
+def pins_of(e):
+    return {p["vertex"]: p["target"] for p in e.get("pins", [])}
+
+
+def pins_between(log, start, end):
+    """The pins of the last snapshot in log[start:end] (None when there is none)."""
+    shown = [e for e in log[start:end] if e["event"] == "snapshot"]
+    return pins_of(shown[-1]) if shown else None
+
+
+def same_pins(a, b):
+    return a is not None and b is not None and a.keys() == b.keys() and all(dist(a[v], b[v]) < 1e-9 for v in a)
+
+
+def first(log, start, event, edit=None):
+    return next((i for i in range(start, len(log)) if log[i]["event"] == event
+                 and (edit is None or log[i].get("edit") == edit)), None)
+
+
+def pin_undo_redo(log):
+    """After the last pin drag: each pin_undo of the move (at least two) shows the pins as before
+    the drag, each pin_redo (at least two) as they were dragged to, until the next event."""
+    drags = [i for i, e in enumerate(log) if e["event"] == "pin_drag_start"]
+    if not drags:
+        print("no pin_drag_start")
+        return False
+    marks = [i for i in range(drags[-1], len(log)) if log[i]["event"] in ("pin_undo", "pin_redo")
+             and log[i].get("edit") == "move pin"]
+    if len(marks) < 4 or log[marks[0]]["event"] != "pin_undo":
+        print(f"{len(marks)} undos and redos of the move after the drag")
+        return False
+    vertex = log[drags[-1]]["vertex"]
+    before, dragged = pins_between(log, 0, drags[-1]), pins_between(log, drags[-1], marks[0])
+    ok = before is not None and dragged is not None and dist(before[vertex], dragged[vertex]) > 0.01
+    edits = ("pin_undo", "pin_redo", "pins_cleared", "pin_add", "pin_remove", "pin_drag_start")
+    for at in marks:
+        end = next((i for i in range(at + 1, len(log)) if log[i]["event"] in edits), len(log))
+        shown, want = pins_between(log, at, end), before if log[at]["event"] == "pin_undo" else dragged
+        print(f"{log[at]['event']}: vertex {vertex} at {shown and shown.get(vertex)}, wanted {want and want.get(vertex)}")
+        ok = ok and same_pins(want, shown)
+    return ok
+
+
+def pins_cleared_undone(log):
+    """After the last pins_cleared: no pins, a pin_undo of it shows every pin back, a pin_redo
+    none again, and the next pin_undo every pin back."""
+    cleared = [i for i, e in enumerate(log) if e["event"] == "pins_cleared"]
+    marks = cleared[-1:] if cleared else []
+    for event in ("pin_undo", "pin_redo", "pin_undo"):
+        at = first(log, marks[-1], event, "clear pins") if marks else None
+        if at is None:
+            break
+        marks.append(at)
+    if len(marks) < 4:
+        print(f"found {len(marks)} of: pins_cleared, pin_undo, pin_redo, pin_undo")
+        return False
+    before = pins_between(log, 0, marks[0])
+    shown = [pins_between(log, a, b) for a, b in zip(marks, marks[1:] + [len(log)])]
+    print(f"pins before: {before and sorted(before)}; then {[s and sorted(s) for s in shown]}")
+    return (bool(before) and shown[0] == {} and same_pins(before, shown[1]) and shown[2] == {}
+            and same_pins(before, shown[3]))
 
 
 def simulation_value(log, key, changed):
@@ -341,5 +409,5 @@ if __name__ == "__main__":
     elif what == "mirror":
         ok = mirror(log, sys.argv[3])
     else:
-        ok = {"grab": grab, "clicks": clicks, "pin": pin, "pin_dragged_paused": pin_dragged_paused, "density": density, "substeps": substeps, "gravity": gravity, "wind": wind, "jelly": jelly}[what](log)
+        ok = {"grab": grab, "clicks": clicks, "pin": pin, "pin_dragged_paused": pin_dragged_paused, "pin_undo_redo": pin_undo_redo, "pins_cleared_undone": pins_cleared_undone, "density": density, "substeps": substeps, "gravity": gravity, "wind": wind, "jelly": jelly}[what](log)
     sys.exit(0 if ok else 1)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # GUI test of the clothlab viewer in a real X window (Xvfb) driven by real X input (xdotool):
 #   drag the cloth (the grabbed point follows the cursor; Esc lets go and does not quit), Ctrl+click
-#   pins a vertex (it stays), a panel slider reaches the simulation, a jelly ball added in the panel
-#   falls and squashes on the ground (and is saved with the scene), an OBJ opens through the Open
-#   field (a bad one leaves an error and the scene running), the panel's placement lays a standing
+#   pins a vertex (it stays), a pin's drag and C's clear are undone and redone, a panel slider
+#   reaches the simulation, a jelly ball added in the panel falls and squashes on the ground (and
+#   is saved with the scene), an OBJ opens through the Open field (a bad one leaves an error and
+#   the scene running), the panel's placement lays a standing
 #   OBJ flat (and refuses a scale of 0), a typed wind and the air reach the simulation, a screenshot
 #   (P) is not blank, "this scene, all solvers" compares the opened OBJ in five panes, in compare
 #   mode the panes frame the whole cloth and one drag moves the same material point in every pane (a
@@ -64,23 +65,28 @@ sys.exit(0 if nice.count(19) >= 1 else 1)"
 # layout NAME FILE -> "x y" of the centre of the last LAYOUT rectangle printed for NAME
 layout() { grep "^LAYOUT $1 " "$2" | tail -n1 | awk '{print int(($3+$5)/2), int(($4+$6)/2)}'; }
 # open_typed APP_OUT PATH: type PATH into the panel's Open field (replacing what is there) and
-# press Open; APP_OUT is the app's output, where the field's layout is printed.
+# press Open; APP_OUT is the app's output, where the field's layout is printed. The panel is
+# scrolled to the field first (click_panel may have scrolled it out of sight).
 open_typed() {
   local px py ox oy
+  scroll_panel_to open_path "$1"
   read -r px py <<< "$(layout open_path "$1")"
   read -r ox oy <<< "$(layout open_button "$1")"
   xdotool mousemove --window "$WID" "$px" "$py" sleep 0.3 click 1 sleep 0.2 keydown ctrl+a sleep 0.2 keyup ctrl+a sleep 0.2 type --delay 20 "$2"
   sleep 0.3
   xdotool mousemove --window "$WID" "$ox" "$oy" sleep 0.3 click 1
 }
-# scroll_panel_to NAME APP_OUT: scrolls the panel (wheel over it) until the widget NAME lies within
-# the window's top 700 pixels.
+# scroll_panel_to NAME APP_OUT: scrolls the panel (wheel over it) until the widget NAME lies
+# between the panel's title bar and the window's top 700 pixels: down while it lies below, up
+# while it lies above, scrolled out of sight.
 scroll_panel_to() {
-  local x y
+  local x y wheel
   for _ in $(seq 20); do
     read -r x y <<< "$(layout "$1" "$2")"
-    [ -n "$y" ] && [ "$y" -lt 700 ] && return 0
-    xdotool mousemove --window "$WID" 150 300 sleep 0.1 click --repeat 2 --delay 20 5
+    [ -n "$y" ] && [ "$y" -ge 30 ] && [ "$y" -lt 700 ] && return 0
+    wheel=5
+    [ -n "$y" ] && [ "$y" -lt 30 ] && wheel=4
+    xdotool mousemove --window "$WID" 150 300 sleep 0.1 click --repeat 2 --delay 20 $wheel
     sleep 0.3
   done
 }
@@ -212,6 +218,19 @@ for i in 1 2 3; do
 done
 xdotool mouseup 1 sleep 0.5
 check "pin: a pin dragged while paused is logged" python3 "$HERE/check_log.py" pin_dragged_paused "$LOG"
+
+# 3d. Undo and redo, still paused: Ctrl+Z puts the dragged pin back, the Pins section's redo
+#     button drags it again, Ctrl+Z and Ctrl+Shift+Z once more; C clears every pin, Ctrl+Z puts
+#     them back, Ctrl+Y clears them again, and Ctrl+Z brings them back for the rest of the test.
+xdotool mousemove --window "$WID" 900 700 sleep 0.2 key ctrl+z sleep 0.5
+click_panel pin_redo "$OUT/hanging.out"
+sleep 0.5
+xdotool mousemove --window "$WID" 900 700 sleep 0.2 key ctrl+z sleep 0.5 key ctrl+shift+z sleep 0.5
+check "undo: Ctrl+Z undoes the drag, the panel's redo and Ctrl+Shift+Z redo it" \
+  python3 "$HERE/check_log.py" pin_undo_redo "$LOG"
+xdotool key c sleep 0.5 key ctrl+z sleep 0.5 key ctrl+y sleep 0.5 key ctrl+z sleep 0.5
+check "undo: C's clear undone, redone and undone again" \
+  python3 "$HERE/check_log.py" pins_cleared_undone "$LOG"
 xdotool key space
 sleep 0.5
 
