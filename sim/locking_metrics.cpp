@@ -34,12 +34,25 @@ size_t lockingMetricIndex(std::string_view key) {
   throw std::out_of_range("no locking metric named " + std::string(key));
 }
 
-void MetricSummary::add(double value) {
+void MetricSummary::add(double value, double weight) {
   if (!std::isfinite(value)) return;
   lowest_ = samples_ == 0 ? value : std::min(lowest_, value);
   highest_ = samples_ == 0 ? value : std::max(highest_, value);
-  sum_ += value;
+  sum_ += weight * value;
+  weight_ += weight;
   ++samples_;
+}
+
+std::vector<MetricSummary> summarizeOverTime(const MetricSeries& series) {
+  std::vector<MetricSummary> summary(series.empty() ? 0 : series.front().second.size());
+  for (size_t i = 0; i < series.size(); ++i) {
+    const double before = i > 0 ? series[i].first - series[i - 1].first : 0;
+    const double after = i + 1 < series.size() ? series[i + 1].first - series[i].first : 0;
+    const double weight = series.size() == 1 ? 1 : 0.5 * (before + after);
+    for (size_t m = 0; m < summary.size() && m < series[i].second.size(); ++m)
+      summary[m].add(series[i].second[m], weight);
+  }
+  return summary;
 }
 
 MetricProbe makeMetricProbe(const ClothModel& cloth, const std::vector<int>& pinnedVertices, const Vec3& gravity) {

@@ -18,6 +18,7 @@
 //                         over its rest geodesic distance (CKV19's shear test)
 //   ms_per_step     [ms]  median wall time of the steps so far
 // Heights are along "up", the direction opposite gravity. A metric that does not apply is NaN.
+#include <deque>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -57,19 +58,29 @@ MetricProbe makeMetricProbe(const Simulation& simulation);
 // One metric over several measurements (compare --average, the viewer's recent means): its mean,
 // lowest and highest value, leaving out the measurements where it does not apply (NaN). NaN
 // where none had it.
+// Each measurement counts by its `weight` in the mean (1: a plain mean).
 class MetricSummary {
  public:
-  void add(double value);
+  void add(double value, double weight = 1);
   int samples() const { return samples_; }
-  double mean() const { return samples_ > 0 ? sum_ / samples_ : nan(); }
+  double mean() const { return samples_ > 0 ? sum_ / weight_ : nan(); }
   double lowest() const { return samples_ > 0 ? lowest_ : nan(); }
   double highest() const { return samples_ > 0 ? highest_ : nan(); }
 
  private:
   static double nan() { return std::numeric_limits<double>::quiet_NaN(); }
-  double sum_ = 0, lowest_ = 0, highest_ = 0;
+  double sum_ = 0, weight_ = 0, lowest_ = 0, highest_ = 0;
   int samples_ = 0;
 };
+
+// Measurements of every metric (lockingMetricDefinitions' order) at increasing simulated times.
+using MetricSeries = std::deque<std::pair<double, std::vector<double>>>;
+// Each metric of `series` averaged over the time it spans: a measurement weighs half the time to
+// the one before it plus half the time to the one after it (a lone one weighs 1). The viewer
+// measures on a clock of wall time while the panes' speed varies (a slow step in contact, an
+// edit), so its measurements lie unevenly in simulated time: a plain mean would count a slow
+// stretch of the run several times over.
+std::vector<MetricSummary> summarizeOverTime(const MetricSeries& series);
 
 // Values in the order of lockingMetricDefinitions().
 std::vector<double> measureLockingMetrics(const MetricProbe& probe, const ClothModel& cloth,

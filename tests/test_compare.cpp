@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -262,6 +263,29 @@ TEST(PinRamp, PinsTravelToTheirTargetsOverTheRampAndTheKeyIsChecked) {
   auto loaded = loadSceneFile(bad);
   ASSERT_FALSE(loaded);
   EXPECT_NE(loaded.error().find("pins[0].ramp"), std::string::npos) << loaded.error();
+}
+
+// The viewer's means over the last seconds: measurements taken unevenly in simulated time
+// (on a wall-time clock while the pane's speed varies) count by the time they stand for, not
+// once each. A metric that does not apply in a measurement (NaN) is left out of it.
+TEST(LockingMetrics, MeansOverTimeWeighEachMeasurementByItsTime) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Three measurements of 1 crowded into the first 0.2 s, two of 3 over the rest.
+  const MetricSeries series = {
+      {0.0, {1, 5}}, {0.1, {1, 5}}, {0.2, {1, nan}}, {1.0, {3, 5}}, {2.0, {3, 5}}};
+  const auto summary = summarizeOverTime(series);
+  ASSERT_EQ(summary.size(), 2u);
+  // Weights 0.05, 0.1, 0.45, 0.9, 0.5: (0.05 + 0.1 + 0.45 + 2.7 + 1.5) / 2 (a plain mean: 1.8).
+  EXPECT_NEAR(summary[0].mean(), 2.4, 1e-12);
+  EXPECT_EQ(summary[0].samples(), 5);
+  EXPECT_EQ(summary[0].lowest(), 1);
+  EXPECT_EQ(summary[0].highest(), 3);
+  EXPECT_NEAR(summary[1].mean(), 5, 1e-12);
+  EXPECT_EQ(summary[1].samples(), 4);
+  const auto lone = summarizeOverTime({{0.5, {7, nan}}});
+  EXPECT_EQ(lone[0].mean(), 7);
+  EXPECT_TRUE(std::isnan(lone[1].mean()));
+  EXPECT_TRUE(summarizeOverTime({}).empty());
 }
 
 TEST(LockingMetrics, EveryMetricIsDefinedAndMeasuresWhatItSays) {

@@ -182,6 +182,7 @@ std::optional<std::string> Viewer::rebuildPane(int index, const ComparePane& spe
   if (!pane) return "pane " + std::to_string(index + 1) + ": " + pane.error();
   panes_[index] = std::move(pane).value();
   pinHistory_.clear();  // the pane's vertex numbers may mean other points now
+  pinDragEdit_.reset();
   if (index == activePane_) {
     runner_ = panes_[index].runner.get();
     sceneIdentity_ = nullptr;  // the panel takes the new pane's settings (and frames it)
@@ -352,10 +353,7 @@ void Viewer::consumePanes() {
       if (!recent.empty() && latest->time < recent.back().first) recent.clear();
       recent.emplace_back(latest->time, pane.metrics);
       while (recent.front().first < latest->time - kMetricsMeanWindow) recent.pop_front();
-      pane.recentSummary.assign(pane.metrics.size(), MetricSummary{});
-      for (const auto& sample : recent)
-        for (size_t m = 0; m < sample.second.size() && m < pane.recentSummary.size(); ++m)
-          pane.recentSummary[m].add(sample.second[m]);
+      pane.recentSummary = summarizeOverTime(recent);
     }
     if (log_.enabled()) {
       nlohmann::json e = {{"pane", i}, {"solver", latest->solverId}, {"scene", latest->sceneName},

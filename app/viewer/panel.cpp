@@ -614,21 +614,17 @@ void Viewer::drawPinSection() {
   if (ImGui::Button("clear all")) clearPins();
   // Undo and redo name the edit they act on ("undo clear pins"); the ids stay put.
   dropStalePinHistory();
-  const PinEdit* undo = pinHistory_.nextUndo();
-  const PinEdit* redo = pinHistory_.nextRedo();
-  ImGui::BeginDisabled(!undo);
-  if (ImGui::Button(
-          ((undo ? "undo " + undo->label() : std::string("undo")) + "###pin_undo").c_str()))
-    undoPins(false);
-  ImGui::EndDisabled();
-  layout("pin_undo");
+  auto historyButton = [this](const char* what, const PinEdit* edit, bool redo) {
+    ImGui::BeginDisabled(!edit);
+    const std::string id = std::string("pin_") + what;
+    if (ImGui::Button(((edit ? what + (" " + edit->label()) : what) + "###" + id).c_str()))
+      undoPins(redo);
+    ImGui::EndDisabled();
+    layout(id.c_str());
+  };
+  historyButton("undo", pinHistory_.nextUndo(), false);
   ImGui::SameLine();
-  ImGui::BeginDisabled(!redo);
-  if (ImGui::Button(
-          ((redo ? "redo " + redo->label() : std::string("redo")) + "###pin_redo").c_str()))
-    undoPins(true);
-  ImGui::EndDisabled();
-  layout("pin_redo");
+  historyButton("redo", pinHistory_.nextRedo(), true);
   hint("Ctrl+click the cloth: pin / unpin; drag a pin to move it; Ctrl+Z / Ctrl+Y: undo / redo");
   if (snapshot_->pinVertices.empty()) {
     ImGui::TextDisabled("no pins");

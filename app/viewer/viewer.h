@@ -151,8 +151,8 @@ class Viewer {
     std::vector<double> metrics;
     // The metrics as measured (every kMetricsInterval of wall time) over the last
     // kMetricsMeanWindow of simulated time: (time, values).
-    std::deque<std::pair<double, std::vector<double>>> recentMetrics;
-    std::vector<MetricSummary> recentSummary;  // per metric, over recentMetrics
+    MetricSeries recentMetrics;
+    std::vector<MetricSummary> recentSummary;  // per metric, averaged over recentMetrics' time
     std::deque<double> stepMs;
     long lastStep = -1;
     double metricsWall = -1;
