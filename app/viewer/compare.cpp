@@ -181,7 +181,8 @@ std::optional<std::string> Viewer::rebuildPane(int index, const ComparePane& spe
   auto pane = makePane(spec, runner_->paused(), pace_);
   if (!pane) return "pane " + std::to_string(index + 1) + ": " + pane.error();
   panes_[index] = std::move(pane).value();
-  pinHistory_.clear();  // the pane's vertex numbers may mean other points now
+  // The pane's vertex numbers may mean other points now.
+  edits_.clear();
   pinDragEdit_.reset();
   if (index == activePane_) {
     runner_ = panes_[index].runner.get();

@@ -143,6 +143,20 @@ void Viewer::drawPanel() {
   if (ImGui::Button("Reset")) resetScene();
   ImGui::SameLine();
   if (ImGui::Button("Help (F1)")) showHelp_ = !showHelp_;
+  // Undo and redo of the scene's edits (pins, obstacles, jellies), naming the edit they act on
+  // ("undo clear pins"); the ids stay put.
+  dropStaleHistory();
+  auto historyButton = [this](const char* what, const SceneEdit* edit, bool redo) {
+    ImGui::BeginDisabled(!edit);
+    if (ImGui::Button(((edit ? what + (" " + edit->label()) : what) + "###" + what).c_str()))
+      undoEdit(redo);
+    ImGui::EndDisabled();
+    layout(what);
+    tooltip(redo ? "Ctrl+Y or Ctrl+Shift+Z" : "Ctrl+Z");
+  };
+  historyButton("undo", edits_.nextUndo(), false);
+  ImGui::SameLine();
+  historyButton("redo", edits_.nextRedo(), true);
   ImGui::SetNextItemWidth(150);
   if (ImGui::SliderFloat("speed", &speed_, 0.05f, 4.0f, "%.2fx", ImGuiSliderFlags_Logarithmic)) {
     const double speed = speed_;
@@ -456,18 +470,23 @@ void Viewer::drawPlacement() {
   ImGui::TreePop();
 }
 
-void Viewer::editObstacles(const std::string& label, std::function<void(std::vector<Obstacle>&)> change,
-                           bool interrupt) {
+void Viewer::editObstacles(const std::string& label,
+                           std::function<void(std::vector<Obstacle>&)> change, bool interrupt,
+                           bool continuous) {
   // Every edit changes the obstacle list as it stands at t = 0 (a moving one keeps its path).
   const size_t expected = snapshot_ ? snapshot_->obstacles.size() : 0;
-  postEach(label, [change, expected](int) {
-    return [change, expected](Simulation& s) -> std::optional<std::string> {
-      auto obstacles = s.obstacles();
-      if (obstacles.size() != expected) return std::string("the obstacles changed meanwhile; try again");
-      change(obstacles);
-      return s.setObstacles(obstacles);
-    };
-  }, true, interrupt);
+  postSceneEdit(
+      label, EditedPart::Obstacles,
+      [change, expected](int) {
+        return [change, expected](Simulation& s) -> std::optional<std::string> {
+          auto obstacles = s.obstacles();
+          if (obstacles.size() != expected)
+            return std::string("the obstacles changed meanwhile; try again");
+          change(obstacles);
+          return s.setObstacles(obstacles);
+        };
+      },
+      interrupt, continuous);
 }
 
 void Viewer::drawObstacleSection() {
@@ -491,21 +510,29 @@ void Viewer::drawObstacleSection() {
     if (i == 0) layout("obstacle_position");
     if (moved) {
       const Vec3 delta = Vec3(position[0], position[1], position[2]) - ob.point;
-      editObstacles("move obstacle", [i, delta](std::vector<Obstacle>& obstacles) { obstacles[i].point += delta; });
+      editObstacles(
+          "move obstacle " + std::to_string(i + 1),
+          [i, delta](std::vector<Obstacle>& obstacles) { obstacles[i].point += delta; }, false,
+          true);
       log_.write("obstacle_move", {{"index", i}, {"delta", vecJson(delta)}});
     }
     tooltip("drag a number (or Ctrl+click it to type) to move the obstacle [m]");
     double friction = ob.friction, lo = 0, hi = 2;
     ImGui::SetNextItemWidth(120);
     if (ImGui::SliderScalar("friction", ImGuiDataType_Double, &friction, &lo, &hi, "%.2f")) {
-      editObstacles("obstacle friction", [i, friction](std::vector<Obstacle>& obstacles) { obstacles[i].friction = friction; },
-                    true);
+      editObstacles(
+          "friction of obstacle " + std::to_string(i + 1),
+          [i, friction](std::vector<Obstacle>& obstacles) { obstacles[i].friction = friction; },
+          true, true);
     }
     ImGui::SameLine();
     if (ImGui::SmallButton("remove")) {
-      editObstacles("remove obstacle",
-                    [i](std::vector<Obstacle>& obstacles) { obstacles.erase(obstacles.begin() + static_cast<long>(i)); },
-                    true);
+      editObstacles(
+          "remove obstacle " + std::to_string(i + 1),
+          [i](std::vector<Obstacle>& obstacles) {
+            obstacles.erase(obstacles.begin() + static_cast<long>(i));
+          },
+          true);
       log_.write("obstacle_remove", {{"index", i}});
     }
     ImGui::PopID();
@@ -513,10 +540,11 @@ void Viewer::drawObstacleSection() {
 }
 
 void Viewer::editJellies(const std::string& label,
-                         std::function<void(std::vector<JellySpec>&)> change, bool interrupt) {
+                         std::function<void(std::vector<JellySpec>&)> change, bool interrupt,
+                         bool continuous) {
   const size_t expected = snapshot_ ? snapshot_->jellyStates.size() : 0;
-  postEach(
-      label,
+  postSceneEdit(
+      label, EditedPart::Jellies,
       [change, expected](int) {
         return [change, expected](Simulation& s) -> std::optional<std::string> {
           auto jellies = s.jellySpecs();
@@ -526,11 +554,11 @@ void Viewer::editJellies(const std::string& label,
           return s.setJellies(jellies);
         };
       },
-      true, interrupt);
+      interrupt, continuous);
 }
 
 void Viewer::addJelly(JellySpec jelly, const std::string& what) {
-  postClick("add jelly", [jelly](int) {
+  postSceneEdit("add jelly", EditedPart::Jellies, [jelly](int) {
     return [jelly](Simulation& s) {
       auto jellies = s.jellySpecs();
       jellies.push_back(jelly);
@@ -585,8 +613,9 @@ void Viewer::drawJellySection() {
       if (i == 0) layout(("jelly." + key).c_str());
     });
     if (changed) {
-      editJellies("jelly material",
-                  [i, m](std::vector<JellySpec>& jellies) { jellies[i].material = m; });
+      editJellies(
+          "material of jelly " + std::to_string(i + 1),
+          [i, m](std::vector<JellySpec>& jellies) { jellies[i].material = m; }, false, true);
       log_.write(
           "jelly_material",
           {{"index", i}, {"young", m.young}, {"poisson", m.poisson}, {"damping", m.damping}});
@@ -594,7 +623,7 @@ void Viewer::drawJellySection() {
     ImGui::SameLine();
     if (ImGui::SmallButton("remove")) {
       editJellies(
-          "remove jelly",
+          "remove jelly " + std::to_string(i + 1),
           [i](std::vector<JellySpec>& jellies) { jellies.erase(jellies.begin() + long(i)); }, true);
       log_.write("jelly_remove", {{"index", i}});
     }
@@ -612,20 +641,7 @@ void Viewer::drawPinSection() {
   if (ImGui::Button("top edge")) applyPreset("top-edge");
   ImGui::SameLine();
   if (ImGui::Button("clear all")) clearPins();
-  // Undo and redo name the edit they act on ("undo clear pins"); the ids stay put.
-  dropStalePinHistory();
-  auto historyButton = [this](const char* what, const PinEdit* edit, bool redo) {
-    ImGui::BeginDisabled(!edit);
-    const std::string id = std::string("pin_") + what;
-    if (ImGui::Button(((edit ? what + (" " + edit->label()) : what) + "###" + id).c_str()))
-      undoPins(redo);
-    ImGui::EndDisabled();
-    layout(id.c_str());
-  };
-  historyButton("undo", pinHistory_.nextUndo(), false);
-  ImGui::SameLine();
-  historyButton("redo", pinHistory_.nextRedo(), true);
-  hint("Ctrl+click the cloth: pin / unpin; drag a pin to move it; Ctrl+Z / Ctrl+Y: undo / redo");
+  hint("Ctrl+click the cloth: pin / unpin; drag a pin to move it");
   if (snapshot_->pinVertices.empty()) {
     ImGui::TextDisabled("no pins");
     return;
@@ -816,7 +832,7 @@ void Viewer::drawHelpWindow() {
       {"W / H / O", "wireframe / strain heat map / solver overlay"},
       {"C", "clear all pins"},
       {"Ctrl+Z / Ctrl+Y or Ctrl+Shift+Z",
-       "undo / redo a pin edit (set, moved, removed, preset, clear)"},
+       "undo / redo an edit of the pins, obstacles or jellies (also the buttons under Pause)"},
       {"P", "screenshot (path in the View section)"},
       {"F1 or ?", "this window"},
       {"Esc", "close help; let go of a drag"},

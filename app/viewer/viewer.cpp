@@ -597,16 +597,17 @@ void Viewer::onCursor(double x, double y) {
     }
     case Drag::Pin:
       if (moved_) {
-        if (!pinDragEdit_)
-          pinDragEdit_ = postPinEdit("move pin", [](int) {
-            return [](Simulation&) { return std::optional<std::string>(); };
-          });
         const Vec3 target = viewPlanePoint(x, y, dragThrough_);
         const int vertex = dragVertex_;
-        postEach("move pin", [this, vertex, target](int pane) {
+        auto move = [this, vertex, target](int pane) -> SimRunner::Edit {
           const int v = mapVertex(pane, vertex);
           return [v, target](Simulation& s) { return s.setPin(v, target); };
-        });
+        };
+        // The whole drag is one step of the history (with the Ctrl+click that began it).
+        if (pinDragEdit_)
+          postEach("move pin", [&](int pane) { return pinDragEdit_->extend(pane, move(pane)); });
+        else
+          pinDragEdit_ = postSceneEdit("move pin", EditedPart::Pins, move, false);
         log_.write("pin_move", {{"vertex", vertex}, {"target", vecJson(target)}});
       }
       break;
@@ -624,9 +625,6 @@ void Viewer::endDrag(bool byButton) {
       removePin(dragVertex_);
     else
       log_.write("pin_drag_end", {{"vertex", dragVertex_}, {"by", by}});
-    // The drag's record takes the pins where its moves left them (queued after the moves).
-    if (pinDragEdit_ && moved_)
-      postEach("pin moved", [edit = pinDragEdit_](int pane) { return edit->recordAfter(pane); });
     pinDragEdit_.reset();
   }
   drag_ = Drag::None;
@@ -662,10 +660,10 @@ void Viewer::onKey(int key, int action, int mods) {
     case GLFW_KEY_P: screenshotRequested_ = true; break;
     case GLFW_KEY_C: clearPins(); break;
     case GLFW_KEY_Z:
-      if (ctrl) undoPins((mods & GLFW_MOD_SHIFT) != 0);
+      if (ctrl) undoEdit((mods & GLFW_MOD_SHIFT) != 0);
       break;
     case GLFW_KEY_Y:
-      if (ctrl) undoPins(true);
+      if (ctrl) undoEdit(true);
       break;
     case GLFW_KEY_F1: showHelp_ = !showHelp_; break;
     case GLFW_KEY_SLASH: showHelp_ = !showHelp_; break;
@@ -806,7 +804,7 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
     ob.type = Obstacle::Type::Box;
     ob.halfExtents = (0.5 * (hi - lo)).cwiseMax(1e-3);
   }
-  postClick("add obstacle", [ob](int) {
+  postSceneEdit("add obstacle", EditedPart::Obstacles, [ob](int) {
     return [ob](Simulation& s) {
       auto obstacles = s.obstacles();
       obstacles.push_back(ob);
@@ -923,7 +921,7 @@ void Viewer::resetScene() {
 
 void Viewer::clearPins() {
   if (snapshot_ && snapshot_->pinVertices.empty()) return;  // nothing to clear, nothing to undo
-  postPinEdit("clear pins", [](int) {
+  postSceneEdit("clear pins", EditedPart::Pins, [](int) {
     return [](Simulation& s) {
       s.clearPins();
       return std::optional<std::string>();
@@ -933,8 +931,8 @@ void Viewer::clearPins() {
   message(RunnerMessage::Kind::Info, "pins cleared (Ctrl+Z puts them back)");
 }
 
-std::shared_ptr<PinEdit> Viewer::setPin(int vertex, const Vec3& target, const std::string& why) {
-  auto edit = postPinEdit("pin", [this, vertex, target](int pane) {
+std::shared_ptr<SceneEdit> Viewer::setPin(int vertex, const Vec3& target, const std::string& why) {
+  auto edit = postSceneEdit("pin", EditedPart::Pins, [this, vertex, target](int pane) {
     const int v = mapVertex(pane, vertex);
     return [v, target](Simulation& s) { return s.setPin(v, target); };
   });
@@ -943,7 +941,7 @@ std::shared_ptr<PinEdit> Viewer::setPin(int vertex, const Vec3& target, const st
 }
 
 void Viewer::removePin(int vertex) {
-  postPinEdit("unpin", [this, vertex](int pane) {
+  postSceneEdit("unpin", EditedPart::Pins, [this, vertex](int pane) {
     const int v = mapVertex(pane, vertex);
     return [v](Simulation& s) {
       s.removePin(v);
@@ -953,37 +951,52 @@ void Viewer::removePin(int vertex) {
   log_.write("pin_remove", {{"vertex", vertex}});
 }
 
-std::shared_ptr<PinEdit> Viewer::postPinEdit(const std::string& label,
-                                             const std::function<SimRunner::Edit(int pane)>& make) {
-  dropStalePinHistory();
-  auto edit = std::make_shared<PinEdit>(label, std::max<int>(1, static_cast<int>(panes_.size())));
-  postClick(label, [&](int pane) { return edit->record(pane, make(pane)); });
-  pinHistory_.push(edit);
+std::shared_ptr<SceneEdit> Viewer::postSceneEdit(
+    const std::string& label, EditedPart part, const std::function<SimRunner::Edit(int pane)>& make,
+    bool interrupt, bool continuous) {
+  dropStaleHistory();
+  const double now = glfwGetTime();
+  const SceneEdit* newest = edits_.nextUndo();
+  if (continuous && newest && newest->label() == label &&
+      now - continuousWall_ < kContinuousSeconds) {
+    continuousWall_ = now;
+    auto edit = edits_.newest();
+    postEach(
+        label, [&](int pane) { return edit->extend(pane, make(pane)); }, true, interrupt);
+    return edit;
+  }
+  continuousWall_ = continuous ? now : -1e9;
+  auto edit =
+      std::make_shared<SceneEdit>(label, part, std::max<int>(1, static_cast<int>(panes_.size())));
+  postEach(
+      label, [&](int pane) { return edit->record(pane, make(pane)); }, true, interrupt);
+  edits_.push(edit);
   return edit;
 }
 
-void Viewer::undoPins(bool redo) {
+void Viewer::undoEdit(bool redo) {
   if (drag_ == Drag::Pin) endDrag(false);  // the drag ends first, so that it is undone too
-  dropStalePinHistory();
-  auto edit = redo ? pinHistory_.redo() : pinHistory_.undo();
+  dropStaleHistory();
+  continuousWall_ = -1e9;  // a continuous edit after the undo starts a record of its own
+  auto edit = redo ? edits_.redo() : edits_.undo();
   const std::string what = redo ? "redo" : "undo";
   if (!edit) {
-    message(RunnerMessage::Kind::Info, "no pin edit to " + what);
+    message(RunnerMessage::Kind::Info, "nothing to " + what);
     return;
   }
   postClick(what + " " + edit->label(), [&](int pane) { return edit->restore(pane, redo); });
-  log_.write(redo ? "pin_redo" : "pin_undo", {{"edit", edit->label()}});
+  log_.write(redo ? "redo" : "undo", {{"edit", edit->label()}});
 }
 
-void Viewer::dropStalePinHistory() {
-  if (whatRuns() == pinHistoryFor_) return;
-  pinHistory_.clear();
+void Viewer::dropStaleHistory() {
+  if (whatRuns() == editsFor_) return;
+  edits_.clear();
   pinDragEdit_.reset();
-  pinHistoryFor_ = whatRuns();
+  editsFor_ = whatRuns();
 }
 
 void Viewer::applyPreset(const std::string& preset) {
-  postPinEdit("pin preset " + preset, [preset](int) {
+  postSceneEdit("pin preset " + preset, EditedPart::Pins, [preset](int) {
     return [preset](Simulation& s) -> std::optional<std::string> {
       for (int v : pinPresetVertices(s.cloth().mesh, preset))
         if (auto e = s.setPin(v, s.surface().row(v).transpose())) return e;

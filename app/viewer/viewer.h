@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "app/viewer/edit_history.h"
 #include "app/viewer/event_log.h"
-#include "app/viewer/pin_history.h"
 #include "app/viewer/sim_runner.h"
 #include "render/camera.h"
 #include "render/picking.h"
@@ -85,14 +85,15 @@ class Viewer {
   void drawPinSection();
   void drawObstacleSection();
   // Posts a change of the obstacle list as the panel saw it to every pane (refused if the list
-  // changed meanwhile); with `interrupt` a step in progress is given up for it (postClick).
+  // changed meanwhile); with `interrupt` a step in progress is given up for it (postClick). A step
+  // of the edit history (postSceneEdit; `continuous` for a dragged number or a slider).
   void editObstacles(const std::string& label, std::function<void(std::vector<Obstacle>&)> change,
-                     bool interrupt = false);
+                     bool interrupt = false, bool continuous = false);
   // The jellies (sim/jelly/jelly.h): each one's state and material, a ball to drop on the cloth.
   void drawJellySection();
   // Posts a change of the jelly list as the panel saw it to every pane, like editObstacles.
   void editJellies(const std::string& label, std::function<void(std::vector<JellySpec>&)> change,
-                   bool interrupt = false);
+                   bool interrupt = false, bool continuous = false);
   // Adds `jelly` to every pane (an addition does not depend on the list the panel saw).
   void addJelly(JellySpec jelly, const std::string& what);
   // Where a jelly of these vertices (its own coordinates) goes: as they are, moved so that it sits
@@ -114,20 +115,24 @@ class Viewer {
   bool takeScreenshot(const std::string& path);  // false (and an error shown) if not written
   void listSavedScenes();  // the scenes saveScene() has written, into the recent files
   void addRecent(const std::string& path);
-  // Pin edits, each one step of the pin history (undone with Ctrl+Z); setPin returns its record,
+  // Pin edits, each one step of the edit history (undone with Ctrl+Z); setPin returns its record,
   // which a drag that follows the Ctrl+click completes (one step for pinning and moving).
-  std::shared_ptr<PinEdit> setPin(int vertex, const Vec3& target, const std::string& why);
+  std::shared_ptr<SceneEdit> setPin(int vertex, const Vec3& target, const std::string& why);
   void removePin(int vertex);
   void applyPreset(const std::string& preset);
   void clearPins();
-  // Posts the edits `make` builds to every pane as postClick does, each recorded for undo, and
-  // pushes the record on the pin history.
-  std::shared_ptr<PinEdit> postPinEdit(const std::string& label,
-                                       const std::function<SimRunner::Edit(int pane)>& make);
-  // Undoes (or redoes) the last pin edit in every pane, or says there is none.
-  void undoPins(bool redo);
-  // Empties the pin history when what runs has changed (other runners, another scene loaded).
-  void dropStalePinHistory();
+  // Posts the edits `make` builds to every pane (postEach, giving up a step in progress with
+  // `interrupt`), each recorded for undo as a change of `part`, and pushes the record on the edit
+  // history. A `continuous` edit (a dragged number, a slider: one every frame) joins the newest
+  // record instead when that is one of the same label made less than kContinuousSeconds ago.
+  std::shared_ptr<SceneEdit> postSceneEdit(const std::string& label, EditedPart part,
+                                           const std::function<SimRunner::Edit(int pane)>& make,
+                                           bool interrupt = true, bool continuous = false);
+  static constexpr double kContinuousSeconds = 1.0;
+  // Undoes (or redoes) the last scene edit in every pane, or says there is none.
+  void undoEdit(bool redo);
+  // Empties the edit history when what runs has changed (other runners, another scene loaded).
+  void dropStaleHistory();
   void resetScene();
   // Frames the snapshot; a new scene also gets the default angles and room for pinned cloth to hang.
   void fitCamera(const Snapshot& snapshot, bool newScene);
@@ -298,11 +303,13 @@ class Viewer {
   std::string solverIdentity_;
   int fbWidth_ = 0, fbHeight_ = 0, winWidth_ = 0, winHeight_ = 0;
 
-  // Pin edits to undo and redo, and what ran when they were made (whatRuns; rebuildPane drops
-  // them too). pinDragEdit_: the record the pin drag in progress completes at its end.
-  PinHistory pinHistory_;
-  std::pair<long, long> pinHistoryFor_{-1, -1};
-  std::shared_ptr<PinEdit> pinDragEdit_;
+  // Scene edits to undo and redo, and what ran when they were made (whatRuns; rebuildPane drops
+  // them too). pinDragEdit_: the record the moves of the pin drag in progress join;
+  // continuousWall_: when a continuous edit last joined the newest record (postSceneEdit).
+  EditHistory edits_;
+  std::pair<long, long> editsFor_{-1, -1};
+  std::shared_ptr<SceneEdit> pinDragEdit_;
+  double continuousWall_ = -1e9;
 
   // Mouse.
   Drag drag_ = Drag::None;

@@ -175,41 +175,41 @@ def first(log, start, event, edit=None):
 
 
 def pin_undo_redo(log):
-    """After the last pin drag: each pin_undo of the move (at least two) shows the pins as before
-    the drag, each pin_redo (at least two) as they were dragged to, until the next event."""
+    """After the last pin drag: each undo of the move (at least two) shows the pins as before the
+    drag, each redo (at least two) as they were dragged to, until the next edit."""
     drags = [i for i, e in enumerate(log) if e["event"] == "pin_drag_start"]
     if not drags:
         print("no pin_drag_start")
         return False
-    marks = [i for i in range(drags[-1], len(log)) if log[i]["event"] in ("pin_undo", "pin_redo")
+    marks = [i for i in range(drags[-1], len(log)) if log[i]["event"] in ("undo", "redo")
              and log[i].get("edit") == "move pin"]
-    if len(marks) < 4 or log[marks[0]]["event"] != "pin_undo":
+    if len(marks) < 4 or log[marks[0]]["event"] != "undo":
         print(f"{len(marks)} undos and redos of the move after the drag")
         return False
     vertex = log[drags[-1]]["vertex"]
     before, dragged = pins_between(log, 0, drags[-1]), pins_between(log, drags[-1], marks[0])
     ok = before is not None and dragged is not None and dist(before[vertex], dragged[vertex]) > 0.01
-    edits = ("pin_undo", "pin_redo", "pins_cleared", "pin_add", "pin_remove", "pin_drag_start")
+    edits = ("undo", "redo", "pins_cleared", "pin_add", "pin_remove", "pin_drag_start")
     for at in marks:
         end = next((i for i in range(at + 1, len(log)) if log[i]["event"] in edits), len(log))
-        shown, want = pins_between(log, at, end), before if log[at]["event"] == "pin_undo" else dragged
+        shown, want = pins_between(log, at, end), before if log[at]["event"] == "undo" else dragged
         print(f"{log[at]['event']}: vertex {vertex} at {shown and shown.get(vertex)}, wanted {want and want.get(vertex)}")
         ok = ok and same_pins(want, shown)
     return ok
 
 
 def pins_cleared_undone(log):
-    """After the last pins_cleared: no pins, a pin_undo of it shows every pin back, a pin_redo
-    none again, and the next pin_undo every pin back."""
+    """After the last pins_cleared: no pins, an undo of it shows every pin back, a redo none
+    again, and the next undo every pin back."""
     cleared = [i for i, e in enumerate(log) if e["event"] == "pins_cleared"]
     marks = cleared[-1:] if cleared else []
-    for event in ("pin_undo", "pin_redo", "pin_undo"):
+    for event in ("undo", "redo", "undo"):
         at = first(log, marks[-1], event, "clear pins") if marks else None
         if at is None:
             break
         marks.append(at)
     if len(marks) < 4:
-        print(f"found {len(marks)} of: pins_cleared, pin_undo, pin_redo, pin_undo")
+        print(f"found {len(marks)} of: pins_cleared, undo, redo, undo")
         return False
     before = pins_between(log, 0, marks[0])
     shown = [pins_between(log, a, b) for a, b in zip(marks, marks[1:] + [len(log)])]

@@ -76,14 +76,14 @@ open_typed() {
   sleep 0.3
   xdotool mousemove --window "$WID" "$ox" "$oy" sleep 0.3 click 1
 }
-# scroll_panel_to NAME APP_OUT: scrolls the panel (wheel over it) until the widget NAME lies
-# between the panel's title bar and the window's top 700 pixels: down while it lies below, up
-# while it lies above, scrolled out of sight.
+# scroll_panel_to NAME APP_OUT [BELOW]: scrolls the panel (wheel over it) until the widget NAME
+# lies between the panel's title bar and the window's top BELOW pixels (700 unless given): down
+# while it lies below, up while it lies above, scrolled out of sight.
 scroll_panel_to() {
   local x y wheel
   for _ in $(seq 20); do
     read -r x y <<< "$(layout "$1" "$2")"
-    [ -n "$y" ] && [ "$y" -ge 30 ] && [ "$y" -lt 700 ] && return 0
+    [ -n "$y" ] && [ "$y" -ge 30 ] && [ "$y" -lt "${3:-700}" ] && return 0
     wheel=5
     [ -n "$y" ] && [ "$y" -lt 30 ] && wheel=4
     xdotool mousemove --window "$WID" 150 300 sleep 0.1 click --repeat 2 --delay 20 $wheel
@@ -219,11 +219,11 @@ done
 xdotool mouseup 1 sleep 0.5
 check "pin: a pin dragged while paused is logged" python3 "$HERE/check_log.py" pin_dragged_paused "$LOG"
 
-# 3d. Undo and redo, still paused: Ctrl+Z puts the dragged pin back, the Pins section's redo
-#     button drags it again, Ctrl+Z and Ctrl+Shift+Z once more; C clears every pin, Ctrl+Z puts
+# 3d. Undo and redo, still paused: Ctrl+Z puts the dragged pin back, the panel's Redo button
+#     drags it again, Ctrl+Z and Ctrl+Shift+Z once more; C clears every pin, Ctrl+Z puts
 #     them back, Ctrl+Y clears them again, and Ctrl+Z brings them back for the rest of the test.
 xdotool mousemove --window "$WID" 900 700 sleep 0.2 key ctrl+z sleep 0.5
-click_panel pin_redo "$OUT/hanging.out"
+click_panel redo "$OUT/hanging.out"
 sleep 0.5
 xdotool mousemove --window "$WID" 900 700 sleep 0.2 key ctrl+z sleep 0.5 key ctrl+shift+z sleep 0.5
 check "undo: Ctrl+Z undoes the drag, the panel's redo and Ctrl+Shift+Z redo it" \
@@ -456,7 +456,9 @@ print('restarts logged at lines', at, '; pane 0 steps before/after the last:',
 sys.exit(0 if ok else 1)"
 }
 check "compare: the other panes restarted with it, in step" restarted_in_step 1
-# The same for another solver in the active pane: the Solver section's combo, its fourth entry (xpbd).
+# The same for another solver in the active pane: the Solver section's combo, its fourth entry
+# (xpbd), the combo scrolled high enough for its list to open below it.
+scroll_panel_to solver_combo "$OUT/compare.out" 560
 read -r sx sy <<< "$(layout solver_combo "$OUT/compare.out")"
 xdotool mousemove --window "$WID" "$sx" "$sy" sleep 0.3 click 1 sleep 0.5 mousemove --window "$WID" "$sx" $((sy + 24 + 3 * 17)) sleep 0.3 click 1
 sleep 2
@@ -465,6 +467,7 @@ check "compare: the other panes restarted with the new solver, in step" restarte
 # "metrics: mean over the last 2 s": the labels and the table show each metric's mean over the
 # samples of the last 2 s of simulated time; the log carries them with their range, which must be
 # that of the values logged over the same span.
+scroll_panel_to compare_metrics_mean "$OUT/compare.out"
 read -r mx my <<< "$(layout compare_metrics_mean "$OUT/compare.out")"
 xdotool mousemove --window "$WID" "$mx" "$my" sleep 0.3 click 1
 sleep 3
@@ -499,6 +502,7 @@ check "compare: the window shows the panes (>= 100 colours)" test "$(colours "$O
 echo '{"cloth": {"generator": {"type": "irregular-disk", "radius": 0.5, "triangles": 400000, "seed": 1}}}' > "$OUT/bigdisk.json"
 open_typed "$OUT/compare.out" "$OUT/bigdisk.json"
 sleep 1
+scroll_panel_to give_up_load "$OUT/compare.out"   # above the Open field: scrolled up if need be
 read -r gx gy <<< "$(layout give_up_load "$OUT/compare.out")"
 xdotool mousemove --window "$WID" "$gx" "$gy" sleep 0.3 click 1 sleep 0.5
 check "compare: the give-up button drops a load opened while comparing" \
@@ -551,6 +555,18 @@ check "obstacle: Save refuses a scene whose cloth would start inside it" \
 check "obstacle: the earlier scene.json is left as it was" test "$(md5sum < "$OUT/scene.json")" = "$saved_before"
 check "obstacle: a refused save is not added to the recent files" \
   test "$(head -n1 "$XDG_CONFIG_HOME/clothlab/recent.txt" | xargs -d '\n' basename)" = flag.obj
+# Ctrl+Z takes the typed move back in one step (the field's edits as typed are one record): the
+# sphere is back where it was, and Save writes the scene again.
+xdotool mousemove --window "$WID" 900 600 sleep 0.2 key ctrl+z sleep 0.8
+read -r vx vy <<< "$(layout save_scene "$OUT/obstacle.out")"   # below the refusal's message now
+xdotool mousemove --window "$WID" "$vx" "$vy" sleep 0.3 click 1 sleep 1
+check "undo: Ctrl+Z took the sphere's move back in one step, and Save writes the scene" python3 -c "
+import json, sys
+log = [json.loads(l) for l in open('$LOG')]
+undos = [e['edit'] for e in log if e['event'] == 'undo']
+spheres = [o for o in json.load(open('$OUT/scene.json'))['obstacles'] if o['type'] == 'sphere']
+print('undone:', undos, '; the saved sphere at', spheres and spheres[0]['center'])
+sys.exit(0 if undos == ['move obstacle 1'] and spheres and abs(spheres[0]['center'][1] - 0.3) < 1e-9 else 1)"
 # A section opened at the panel's bottom edge scrolls into view: Statistics closed, the panel
 # scrolled to its end (the header then at the bottom edge), Statistics opened again.
 xdotool mousemove --window "$WID" 150 300 sleep 0.2 click --repeat 40 --delay 20 5 sleep 0.5

@@ -1,0 +1,109 @@
+#include "app/viewer/edit_history.h"
+
+namespace clothlab {
+
+std::uint64_t topologyKey(const TriangleMesh& mesh) {
+  // FNV-1a over the vertex count and every triangle's indices.
+  std::uint64_t key = 14695981039346656037ull;
+  auto add = [&](std::uint64_t value) {
+    for (int byte = 0; byte < 8; ++byte) {
+      key ^= (value >> (8 * byte)) & 0xffu;
+      key *= 1099511628211ull;
+    }
+  };
+  add(static_cast<std::uint64_t>(mesh.vertexCount()));
+  for (const Tri& t : mesh.triangles)
+    for (int v : t) add(static_cast<std::uint64_t>(v));
+  return key;
+}
+
+SceneEdit::SceneEdit(std::string label, EditedPart part, int panes)
+    : label_(std::move(label)), part_(part), slots_(static_cast<size_t>(panes < 1 ? 1 : panes)) {}
+
+SceneEdit::State SceneEdit::read(const Simulation& s) const {
+  State state;
+  switch (part_) {
+    case EditedPart::Pins:
+      state.pins = s.pins();
+      break;
+    case EditedPart::Obstacles:
+      state.obstacles = s.obstacles();
+      break;
+    case EditedPart::Jellies:
+      state.jellies = s.jellySpecs();
+      break;
+  }
+  return state;
+}
+
+std::optional<std::string> SceneEdit::write(Simulation& s, const State& state) const {
+  switch (part_) {
+    case EditedPart::Pins:
+      return s.setPins(state.pins);
+    case EditedPart::Obstacles:
+      return s.setObstacles(state.obstacles);
+    case EditedPart::Jellies:
+      return s.setJellies(state.jellies);
+  }
+  return std::nullopt;
+}
+
+SimRunner::Edit SceneEdit::record(int pane, SimRunner::Edit edit) {
+  return [self = shared_from_this(), pane, edit = std::move(edit)](Simulation& s) {
+    Slot& slot = self->slot(pane);
+    slot.recorded = true;
+    slot.topology = topologyKey(s.cloth().mesh);
+    slot.before = self->read(s);
+    auto error = edit(s);
+    slot.after = self->read(s);
+    return error;
+  };
+}
+
+SimRunner::Edit SceneEdit::extend(int pane, SimRunner::Edit edit) {
+  return [self = shared_from_this(), pane, edit = std::move(edit)](Simulation& s) {
+    auto error = edit(s);
+    Slot& slot = self->slot(pane);
+    if (slot.recorded && slot.topology == topologyKey(s.cloth().mesh)) slot.after = self->read(s);
+    return error;
+  };
+}
+
+SimRunner::Edit SceneEdit::restore(int pane, bool after) {
+  return [self = shared_from_this(), pane, after](Simulation& s) -> std::optional<std::string> {
+    const Slot& slot = self->slot(pane);
+    if (!slot.recorded) return std::nullopt;  // it never ran here: nothing to put back
+    if (slot.topology != topologyKey(s.cloth().mesh))
+      return "\"" + self->label_ + "\" belongs to another cloth (the scene changed since)";
+    return self->write(s, after ? slot.after : slot.before);
+  };
+}
+
+void EditHistory::push(std::shared_ptr<SceneEdit> edit) {
+  undone_.clear();
+  done_.push_back(std::move(edit));
+  while (done_.size() > kLimit) done_.pop_front();
+}
+
+std::shared_ptr<SceneEdit> EditHistory::undo() {
+  if (done_.empty()) return nullptr;
+  auto edit = std::move(done_.back());
+  done_.pop_back();
+  undone_.push_back(edit);
+  return edit;
+}
+
+std::shared_ptr<SceneEdit> EditHistory::redo() {
+  if (undone_.empty()) return nullptr;
+  auto edit = std::move(undone_.back());
+  undone_.pop_back();
+  done_.push_back(edit);
+  return edit;
+}
+
+void EditHistory::clear() {
+  done_.clear();
+  undone_.clear();
+}
+
+}  // namespace clothlab

@@ -1,0 +1,91 @@
+#pragma once
+// Undo and redo of the viewer's scene edits: the pins (set, moved, removed, a preset, "clear
+// all"), the obstacles (added, moved, friction, removed) and the jellies (added, material,
+// removed). A stray C or a "remove" clicked by mistake no longer loses anything for good.
+//
+// Each edit is recorded where it happens, on each pane's simulation thread: the part it changes
+// (the pins, the obstacles or the jellies) just before it and just after it, as that pane's
+// Simulation holds them. Undo puts the part recorded before back, redo the one recorded after:
+// pins through Simulation::setPins (they travel back together), obstacles and jellies through
+// their setters (a jelly put back starts where its surface stood when it was added). Recording
+// on the simulation thread needs no locks and sees what the edit really changed, however late the
+// snapshots are: a pane's slot is written and read only by edits posted to that pane's runner,
+// which run in order on its thread.
+//
+// A record belongs to the cloth it was taken on (its vertex count and triangles): put back on
+// another (the scene replaced between the edit and the undo), it is refused, saying so.
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "app/viewer/sim_runner.h"
+
+namespace clothlab {
+
+using PinList = std::vector<std::pair<int, Vec3>>;
+
+// Identifies a cloth's topology: vertex indices mean the same points on clothes with equal ones.
+std::uint64_t topologyKey(const TriangleMesh& mesh);
+
+// What an edit changes, and so what its undo puts back.
+enum class EditedPart { Pins, Obstacles, Jellies };
+
+class SceneEdit : public std::enable_shared_from_this<SceneEdit> {
+ public:
+  // `label` names the edit ("clear pins"); `panes` is how many panes it is posted to (1 outside
+  // compare mode).
+  SceneEdit(std::string label, EditedPart part, int panes);
+  const std::string& label() const { return label_; }
+
+  // `edit` for pane `pane` (-1 outside compare mode), recording the part before and after it.
+  SimRunner::Edit record(int pane, SimRunner::Edit edit);
+  // `edit` for the pane, made part of this record: the part after it is what redo puts back
+  // (the later moves of a drag, a slider held: one step of the history).
+  SimRunner::Edit extend(int pane, SimRunner::Edit edit);
+  // Puts the pane's part back as it was before the edit (`after` false: undo) or after it
+  // (redo). Refused when the pane's cloth is not the one recorded on; nothing to do when the
+  // edit never ran there.
+  SimRunner::Edit restore(int pane, bool after);
+
+ private:
+  struct State {
+    PinList pins;
+    std::vector<Obstacle> obstacles;
+    std::vector<JellySpec> jellies;
+  };
+  State read(const Simulation& s) const;
+  std::optional<std::string> write(Simulation& s, const State& state) const;
+  struct Slot {
+    bool recorded = false;
+    std::uint64_t topology = 0;
+    State before, after;
+  };
+  Slot& slot(int pane) { return slots_.at(static_cast<size_t>(pane < 0 ? 0 : pane)); }
+  std::string label_;
+  EditedPart part_;
+  std::vector<Slot> slots_;  // per pane; each written and read on its pane's thread only
+};
+
+// The edits to undo (newest last) and to redo, on the viewer's thread.
+class EditHistory {
+ public:
+  static constexpr size_t kLimit = 100;  // edits kept for undo; the oldest go first
+  // A new edit: it can be undone; what was undone before can no longer be redone.
+  void push(std::shared_ptr<SceneEdit> edit);
+  // The edit to undo / redo now, moved to the other list; null when there is none.
+  std::shared_ptr<SceneEdit> undo();
+  std::shared_ptr<SceneEdit> redo();
+  const SceneEdit* nextUndo() const { return done_.empty() ? nullptr : done_.back().get(); }
+  std::shared_ptr<SceneEdit> newest() const { return done_.empty() ? nullptr : done_.back(); }
+  const SceneEdit* nextRedo() const { return undone_.empty() ? nullptr : undone_.back().get(); }
+  void clear();
+
+ private:
+  std::deque<std::shared_ptr<SceneEdit>> done_;
+  std::vector<std::shared_ptr<SceneEdit>> undone_;
+};
+
+}  // namespace clothlab

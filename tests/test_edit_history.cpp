@@ -1,0 +1,201 @@
+// Undo and redo of the viewer's scene edits (app/viewer/edit_history.h): each edit records the
+// part it changes (pins, obstacles, jellies) before and after it on the simulation's thread; undo
+// and redo put it back, on the cloth it was recorded on only.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "app/viewer/edit_history.h"
+#include "sim/generators.h"
+#include "sim/scene_library.h"
+
+namespace clothlab {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::unique_ptr<Simulation> hanging(int columns = 9) {
+  auto scene = resolveScene("hanging");
+  EXPECT_TRUE(scene) << scene.error();
+  scene->cloth.kind = ClothSource::Kind::Grid;
+  scene->cloth.columns = scene->cloth.rows = columns;
+  auto simulation = Simulation::create(*scene);
+  EXPECT_TRUE(simulation) << simulation.error();
+  return std::move(*simulation);
+}
+
+SimRunner::Edit clear() {
+  return [](Simulation& s) {
+    s.clearPins();
+    return std::optional<std::string>();
+  };
+}
+
+TEST(EditHistory, UndoPutsClearedPinsBackAndRedoClearsThemAgain) {
+  auto s = hanging();
+  const PinList pins = s->pins();
+  ASSERT_GE(pins.size(), 2u);
+  auto edit = std::make_shared<SceneEdit>("clear pins", EditedPart::Pins, 1);
+  EXPECT_FALSE(edit->record(-1, clear())(*s));
+  EXPECT_TRUE(s->pins().empty());
+  EXPECT_FALSE(edit->restore(-1, false)(*s));
+  EXPECT_EQ(s->pins(), pins);
+  EXPECT_FALSE(edit->restore(-1, true)(*s));
+  EXPECT_TRUE(s->pins().empty());
+  EXPECT_FALSE(edit->restore(-1, false)(*s));
+  EXPECT_EQ(s->pins(), pins);
+}
+
+// A drag posts many moves: the record taken at the first and extended by the others undoes them
+// all at once.
+TEST(EditHistory, AWholeDragIsOneEdit) {
+  auto s = hanging();
+  const PinList pins = s->pins();
+  const int vertex = pins[0].first;
+  auto edit = std::make_shared<SceneEdit>("move pin", EditedPart::Pins, 1);
+  auto move = [&](int i) -> SimRunner::Edit {
+    return [vertex, target = pins[0].second + Vec3(0.02 * i, 0, 0)](Simulation& s) {
+      return s.setPin(vertex, target);
+    };
+  };
+  EXPECT_FALSE(edit->record(-1, move(1))(*s));
+  for (int i = 2; i <= 5; ++i) EXPECT_FALSE(edit->extend(-1, move(i))(*s));
+  const PinList dragged = s->pins();
+  EXPECT_FALSE(edit->restore(-1, false)(*s));
+  EXPECT_EQ(s->pins(), pins);
+  EXPECT_FALSE(edit->restore(-1, true)(*s));
+  EXPECT_EQ(s->pins(), dragged);
+  EXPECT_EQ(s->pins()[0].second, pins[0].second + Vec3(0.1, 0, 0));
+}
+
+// The scene replaced between an edit and its undo: the vertex numbers mean other points there,
+// so the undo is refused by name and changes nothing. A pane the edit never reached has nothing
+// to put back.
+TEST(EditHistory, PinsAreNotPutBackOnAnotherCloth) {
+  auto s = hanging(9);
+  auto edit = std::make_shared<SceneEdit>("clear pins", EditedPart::Pins, 2);
+  EXPECT_FALSE(edit->record(0, clear())(*s));
+  auto other = hanging(11);
+  const PinList pins = other->pins();
+  EXPECT_EQ(edit->restore(0, false)(*other).value_or(""),
+            "\"clear pins\" belongs to another cloth (the scene changed since)");
+  EXPECT_EQ(other->pins(), pins);
+  EXPECT_FALSE(edit->restore(1, false)(*other)) << "pane 2 never ran the edit";
+  EXPECT_EQ(other->pins(), pins);
+  EXPECT_NE(topologyKey(s->cloth().mesh), topologyKey(other->cloth().mesh));
+  EXPECT_EQ(topologyKey(s->cloth().mesh), topologyKey(hanging(9)->cloth().mesh));
+}
+
+// An obstacle removed by mistake comes back with Ctrl+Z, moved ones go back; redo removes it again.
+TEST(EditHistory, ObstaclesRemovedOrMovedComeBack) {
+  auto s = hanging();
+  Obstacle sphere;
+  sphere.type = Obstacle::Type::Sphere;
+  sphere.point = Vec3(0, -1, 0);
+  sphere.radius = 0.2;
+  ASSERT_FALSE(s->setObstacles({sphere}));
+  auto edit = std::make_shared<SceneEdit>("remove obstacle 1", EditedPart::Obstacles, 1);
+  EXPECT_FALSE(edit->record(-1, [](Simulation& s) { return s.setObstacles({}); })(*s));
+  EXPECT_TRUE(s->obstacles().empty());
+  EXPECT_FALSE(edit->restore(-1, false)(*s));
+  ASSERT_EQ(s->obstacles().size(), 1u);
+  EXPECT_EQ(s->obstacles()[0].type, Obstacle::Type::Sphere);
+  EXPECT_EQ(s->obstacles()[0].point, sphere.point);
+  EXPECT_EQ(s->obstacles()[0].radius, sphere.radius);
+  EXPECT_FALSE(edit->restore(-1, true)(*s));
+  EXPECT_TRUE(s->obstacles().empty());
+
+  ASSERT_FALSE(s->setObstacles({sphere}));
+  auto move = std::make_shared<SceneEdit>("move obstacle 1", EditedPart::Obstacles, 1);
+  auto by = [](double dy) -> SimRunner::Edit {
+    return [dy](Simulation& s) {
+      auto obstacles = s.obstacles();
+      obstacles[0].point.y() += dy;
+      return s.setObstacles(obstacles);
+    };
+  };
+  EXPECT_FALSE(move->record(-1, by(-0.1))(*s));
+  EXPECT_FALSE(move->extend(-1, by(-0.1))(*s));
+  EXPECT_FALSE(move->restore(-1, false)(*s));
+  EXPECT_EQ(s->obstacles()[0].point, sphere.point);
+  EXPECT_FALSE(move->restore(-1, true)(*s));
+  EXPECT_NEAR(s->obstacles()[0].point.y(), -1.2, 1e-12);
+  EXPECT_EQ(s->pins().size(), 2u) << "an obstacle edit's undo leaves the pins alone";
+}
+
+// A jelly removed by mistake comes back with its material.
+TEST(EditHistory, AJellyRemovedComesBack) {
+  auto s = hanging();
+  JellySpec ball;
+  TriangleMesh mesh = makeEllipsoid(Vec3::Constant(0.1), 16, 8);
+  mesh.positions.col(1).array() -= 1.0;
+  ball.surface = std::make_shared<const TriangleMesh>(std::move(mesh));
+  ball.material.young = 5e4;
+  ASSERT_FALSE(s->setJellies({ball}));
+  auto edit = std::make_shared<SceneEdit>("remove jelly 1", EditedPart::Jellies, 1);
+  EXPECT_FALSE(edit->record(-1, [](Simulation& s) { return s.setJellies({}); })(*s));
+  EXPECT_TRUE(s->jellySpecs().empty());
+  EXPECT_FALSE(edit->restore(-1, false)(*s));
+  ASSERT_EQ(s->jellySpecs().size(), 1u);
+  EXPECT_EQ(s->jellySpecs()[0].surface, ball.surface);
+  EXPECT_EQ(s->jellySpecs()[0].material.young, 5e4);
+  EXPECT_EQ(s->jellies().size(), 1u);
+}
+
+TEST(EditHistory, ANewEditEndsTheRedoAndTheOldestGoFirst) {
+  EditHistory history;
+  EXPECT_EQ(history.undo(), nullptr);
+  EXPECT_EQ(history.redo(), nullptr);
+  auto a = std::make_shared<SceneEdit>("a", EditedPart::Pins, 1),
+       b = std::make_shared<SceneEdit>("b", EditedPart::Pins, 1);
+  history.push(a);
+  history.push(b);
+  EXPECT_EQ(history.nextUndo(), b.get());
+  EXPECT_EQ(history.undo(), b);
+  EXPECT_EQ(history.nextUndo(), a.get());
+  EXPECT_EQ(history.nextRedo(), b.get());
+  EXPECT_EQ(history.redo(), b);
+  EXPECT_EQ(history.undo(), b);
+  history.push(std::make_shared<SceneEdit>("c", EditedPart::Pins, 1));
+  EXPECT_EQ(history.nextRedo(), nullptr) << "b can no longer be redone";
+  EXPECT_EQ(history.nextUndo()->label(), "c");
+
+  for (size_t i = 0; i < EditHistory::kLimit + 5; ++i)
+    history.push(std::make_shared<SceneEdit>(std::to_string(i), EditedPart::Pins, 1));
+  size_t undone = 0;
+  std::string oldest;
+  while (auto edit = history.undo()) {
+    ++undone;
+    oldest = edit->label();
+  }
+  EXPECT_EQ(undone, EditHistory::kLimit);
+  EXPECT_EQ(oldest, "5");
+  history.clear();
+  EXPECT_EQ(history.nextRedo(), nullptr);
+}
+
+// Through the simulation thread, as the viewer posts them: the record and the undo run in order
+// there, whenever the snapshots catch up.
+TEST(EditHistory, UndoThroughTheSimulationThread) {
+  auto simulation = hanging();
+  const PinList pins = simulation->pins();
+  SimRunner runner(std::move(simulation), true);
+  auto edit = std::make_shared<SceneEdit>("clear pins", EditedPart::Pins, 1);
+  runner.post("clear pins", edit->record(-1, clear()), true);
+  runner.post("undo clear pins", edit->restore(-1, false), true);
+  const auto end = std::chrono::steady_clock::now() + 10s;
+  while (runner.editsApplied() < 2 && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(2ms);
+  ASSERT_EQ(runner.editsApplied(), 2);
+  const auto snapshot = runner.snapshot();
+  ASSERT_EQ(snapshot->pinVertices.size(), pins.size());
+  for (size_t i = 0; i < pins.size(); ++i) {
+    EXPECT_EQ(snapshot->pinVertices[i], pins[i].first);
+    EXPECT_EQ(snapshot->pinTargets[i], pins[i].second);
+  }
+  EXPECT_TRUE(runner.takeMessages().empty());
+}
+
+}  // namespace
+}  // namespace clothlab
