@@ -10,4 +10,4 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLOTHLAB_BUILD_VIEW
 cmake --build build-tsan -j"$(nproc)" --target clothlab_viewer_tests
 # halt_on_error: the first race fails the run; second_deadlock_stack for readable reports.
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
-  ./build-tsan/clothlab_viewer_tests --gtest_filter='SimRunner.*'
+  ./build-tsan/clothlab_viewer_tests --gtest_filter='SimRunner.*:EditHistory.*'
