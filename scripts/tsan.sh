@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The simulation-thread tests (tests/test_sim_runner.cpp: pacing, edits, loads, and a stress test
-# of concurrent edits, drags and snapshot reads) under ThreadSanitizer, in their own build folder.
+# of concurrent edits, drags and snapshot reads; tests/test_edit_history.cpp: edits recorded for
+# undo on that thread) under ThreadSanitizer, in their own build folder.
 # Usage: scripts/tsan.sh        (after scripts/setup.sh; takes a few minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."

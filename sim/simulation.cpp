@@ -375,13 +375,12 @@ std::optional<std::string> Simulation::setPins(const std::vector<std::pair<int, 
     duration = std::max(duration, (target - from).norm() / kPinHandSpeed);
     moved = vertex;
   }
-  // Unchanged pins keep their travels; the changed ones get theirs.
+  // The pins that go and the changed ones drop their travels (the changed get new ones); the
+  // unchanged keep theirs.
   std::erase_if(pinTravels_, [&](const PinTravel& p) {
-    const auto kept =
-        std::find_if(pins.begin(), pins.end(), [&](const auto& q) { return q.first == p.vertex; });
-    const auto was = std::find_if(pins_.begin(), pins_.end(),
-                                  [&](const auto& q) { return q.first == p.vertex; });
-    return kept == pins.end() || was == pins_.end() || was->second != kept->second;
+    return !listed[p.vertex] ||
+           std::any_of(travels.begin(), travels.end(),
+                       [&](const PinTravel& t) { return t.vertex == p.vertex; });
   });
   for (PinTravel& travel : travels) {
     travel.duration = duration;

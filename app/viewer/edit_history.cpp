@@ -85,19 +85,12 @@ void EditHistory::push(std::shared_ptr<SceneEdit> edit) {
   while (done_.size() > kLimit) done_.pop_front();
 }
 
-std::shared_ptr<SceneEdit> EditHistory::undo() {
-  if (done_.empty()) return nullptr;
-  auto edit = std::move(done_.back());
-  done_.pop_back();
-  undone_.push_back(edit);
-  return edit;
-}
-
-std::shared_ptr<SceneEdit> EditHistory::redo() {
-  if (undone_.empty()) return nullptr;
-  auto edit = std::move(undone_.back());
-  undone_.pop_back();
-  done_.push_back(edit);
+std::shared_ptr<SceneEdit> EditHistory::moveNewest(std::deque<std::shared_ptr<SceneEdit>>& from,
+                                                   std::deque<std::shared_ptr<SceneEdit>>& to) {
+  if (from.empty()) return nullptr;
+  auto edit = std::move(from.back());
+  from.pop_back();
+  to.push_back(edit);
   return edit;
 }
 

@@ -76,16 +76,18 @@ class EditHistory {
   // A new edit: it can be undone; what was undone before can no longer be redone.
   void push(std::shared_ptr<SceneEdit> edit);
   // The edit to undo / redo now, moved to the other list; null when there is none.
-  std::shared_ptr<SceneEdit> undo();
-  std::shared_ptr<SceneEdit> redo();
+  std::shared_ptr<SceneEdit> undo() { return moveNewest(done_, undone_); }
+  std::shared_ptr<SceneEdit> redo() { return moveNewest(undone_, done_); }
   const SceneEdit* nextUndo() const { return done_.empty() ? nullptr : done_.back().get(); }
+  // The edit undo() would take next (null when none), for a continuous edit to extend.
   std::shared_ptr<SceneEdit> newest() const { return done_.empty() ? nullptr : done_.back(); }
   const SceneEdit* nextRedo() const { return undone_.empty() ? nullptr : undone_.back().get(); }
   void clear();
 
  private:
-  std::deque<std::shared_ptr<SceneEdit>> done_;
-  std::vector<std::shared_ptr<SceneEdit>> undone_;
+  static std::shared_ptr<SceneEdit> moveNewest(std::deque<std::shared_ptr<SceneEdit>>& from,
+                                               std::deque<std::shared_ptr<SceneEdit>>& to);
+  std::deque<std::shared_ptr<SceneEdit>> done_, undone_;
 };
 
 }  // namespace clothlab

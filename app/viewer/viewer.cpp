@@ -956,14 +956,13 @@ std::shared_ptr<SceneEdit> Viewer::postSceneEdit(
     bool interrupt, bool continuous) {
   dropStaleHistory();
   const double now = glfwGetTime();
-  const SceneEdit* newest = edits_.nextUndo();
+  auto newest = edits_.newest();
   if (continuous && newest && newest->label() == label &&
       now - continuousWall_ < kContinuousSeconds) {
     continuousWall_ = now;
-    auto edit = edits_.newest();
     postEach(
-        label, [&](int pane) { return edit->extend(pane, make(pane)); }, true, interrupt);
-    return edit;
+        label, [&](int pane) { return newest->extend(pane, make(pane)); }, true, interrupt);
+    return newest;
   }
   continuousWall_ = continuous ? now : -1e9;
   auto edit =

@@ -2,19 +2,19 @@
 # GUI test of the clothlab viewer in a real X window (Xvfb) driven by real X input (xdotool):
 #   drag the cloth (the grabbed point follows the cursor; Esc lets go and does not quit), Ctrl+click
 #   pins a vertex (it stays), a pin's drag and C's clear are undone and redone, a panel slider
-#   reaches the simulation, a jelly ball added in the panel falls and squashes on the ground (and
-#   is saved with the scene), an OBJ opens through the Open field (a bad one leaves an error and
-#   the scene running), the panel's placement lays a standing
-#   OBJ flat (and refuses a scale of 0), a typed wind and the air reach the simulation, a screenshot
-#   (P) is not blank, "this scene, all solvers" compares the opened OBJ in five panes, in compare
-#   mode the panes frame the whole cloth and one drag moves the same material point in every pane (a
-#   pane given another mesh or solver restarts the others with it, in step; a bad file opened there
-#   leaves the comparison running, a good one replaces it), an obstacle moved in the panel into
-#   where the cloth rests makes Save refuse, a grab on a scene whose steps take seconds shows at
-#   once (and Save clicked there just before Ctrl+Q is still written), a large scene's load gives
-#   way to another scene or to its give-up button and does not hold up quitting, nor does a large
-#   scene's first step, and with sphere-drop running the window keeps redrawing (frame rate
-#   measured).
+#   reaches the simulation, a jelly ball added in the panel falls and squashes on the ground (and is
+#   saved with the scene), an OBJ opens through the Open field (a bad one leaves an error and the
+#   scene running), the panel's placement lays a standing OBJ flat (and refuses a scale of 0), a
+#   typed wind and the air reach the simulation, a screenshot (P) is not blank, "this scene, all
+#   solvers" compares the opened OBJ in five panes, in compare mode the panes frame the whole cloth
+#   and one drag moves the same material point in every pane (a pane given another mesh or solver
+#   restarts the others with it, in step; a bad file opened there leaves the comparison running, a
+#   good one replaces it), an obstacle moved in the panel into where the cloth rests makes Save
+#   refuse (Ctrl+Z takes the move back, and Save writes it), a grab on a scene whose steps take
+#   seconds shows at once (and Save clicked there just before Ctrl+Q is still written), a large
+#   scene's load gives way to another scene or to its give-up button and does not hold up quitting,
+#   nor does a large scene's first step, and with sphere-drop running the window keeps redrawing
+#   (frame rate measured).
 # Usage: gui_test.sh CLOTHLAB_BINARY OUT_DIR
 # Exit 0 all passed, 1 a check failed, 77 skipped (no Xvfb/xdotool: run scripts/setup.sh).
 set -uo pipefail
