@@ -1,6 +1,8 @@
-// Wrapping of the viewer's panel messages (app/viewer/text_wrap.h), measured here in characters.
+// Wrapping of the viewer's panel messages (app/viewer/text_wrap.h), measured here in characters,
+// and the list they are kept in (app/viewer/message_list.h).
 #include <gtest/gtest.h>
 
+#include "app/viewer/message_list.h"
 #include "app/viewer/text_wrap.h"
 
 using clothlab::wrapText;
@@ -42,4 +44,25 @@ TEST(TextWrap, PartsPackIntoRowsWithTheirSeparator) {
             (std::vector<std::string>{"hanging, 625 vertices", "h 0.001 s"}));
   EXPECT_EQ(clothlab::packIntoRows({"a", "a-very-long-part", "b"}, ", ", 6, measure),
             (std::vector<std::string>{"a", "a-very-long-part", "b"}));
+}
+
+// A message repeated counts up on the newest instead of pushing older ones (an error) out; the
+// same text of another kind, or after another message, is a message of its own.
+TEST(PanelMessages, ARepeatCountsUpInsteadOfPushingOthersOut) {
+  using clothlab::PanelMessage;
+  using Kind = clothlab::RunnerMessage::Kind;
+  std::deque<PanelMessage> messages;
+  clothlab::addPanelMessage(messages, Kind::Error, "bad.obj: line 3: face index 7 is out of range");
+  for (int i = 0; i < 20; ++i) clothlab::addPanelMessage(messages, Kind::Info, "nothing to undo");
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[0].shown(), "nothing to undo (x20)");
+  EXPECT_EQ(messages[1].shown(), "bad.obj: line 3: face index 7 is out of range");
+  clothlab::addPanelMessage(messages, Kind::Warning, "nothing to undo");
+  clothlab::addPanelMessage(messages, Kind::Info, "nothing to undo");
+  ASSERT_EQ(messages.size(), 4u);
+  EXPECT_EQ(messages[0].shown(), "nothing to undo");
+  for (int i = 0; i < 20; ++i)
+    clothlab::addPanelMessage(messages, Kind::Info, "message " + std::to_string(i));
+  EXPECT_EQ(messages.size(), clothlab::kMaxPanelMessages);
+  EXPECT_EQ(messages[0].text, "message 19");
 }

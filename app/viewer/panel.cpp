@@ -222,7 +222,7 @@ void Viewer::drawPanel() {
     const float width = ImGui::GetContentRegionAvail().x;
     for (auto& m : messages_) {
       if (m.linesWidth != width) {
-        m.lines = wrapText(m.text, width, textWidth);
+        m.lines = wrapText(m.shown(), width, textWidth);
         m.linesWidth = width;
       }
       const ImVec4 color = m.kind == RunnerMessage::Kind::Error     ? ImVec4(1.0f, 0.45f, 0.4f, 1)

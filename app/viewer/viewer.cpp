@@ -450,8 +450,7 @@ void Viewer::printProbes() {
 }
 
 void Viewer::message(RunnerMessage::Kind kind, const std::string& text) {
-  messages_.push_front({kind, text, glfwGetTime(), {}, -1});
-  while (messages_.size() > 12) messages_.pop_back();
+  addPanelMessage(messages_, kind, text);
   const bool error = kind == RunnerMessage::Kind::Error, warning = kind == RunnerMessage::Kind::Warning;
   log_.write(error ? "error" : warning ? "warning" : "info", {{"message", text}});
   std::fprintf(error || warning ? stderr : stdout, "[clothlab] %s%s\n", warning ? "warning: " : "", text.c_str());

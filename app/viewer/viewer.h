@@ -14,6 +14,7 @@
 
 #include "app/viewer/edit_history.h"
 #include "app/viewer/event_log.h"
+#include "app/viewer/message_list.h"
 #include "app/viewer/sim_runner.h"
 #include "render/camera.h"
 #include "render/picking.h"
@@ -332,14 +333,7 @@ class Viewer {
   ClothPlacement placement_;  // the placement fields (`move` from where the cloth is now)
   bool obstaclesFromCommandLine_ = false;  // --obstacle files added (after the first snapshot)
   std::vector<std::string> recent_;
-  struct Message {
-    RunnerMessage::Kind kind;
-    std::string text;
-    double wall;
-    std::vector<std::string> lines;  // `text` wrapped (text_wrap.h) at width `linesWidth`
-    float linesWidth = -1;
-  };
-  std::deque<Message> messages_;
+  std::deque<PanelMessage> messages_;  // addPanelMessage (message_list.h)
   bool showHelp_ = false;
   bool screenshotRequested_ = false;
   bool finalScreenshotFailed_ = false;  // --screenshot could not be written: run() returns 1
