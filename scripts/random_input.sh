@@ -35,6 +35,7 @@ while [ $SECONDS -lt $end ] && kill -0 $APP_PID 2> /dev/null; do
     6) xdotool keydown ctrl mousemove $x $y click 1 keyup ctrl ;;
     7) xdotool mousemove $x $y mousedown 3 sleep 0.1 mousemove $x2 $y2 mouseup 3 ;;
     8) xdotool mousemove $x $y click $((4 + RANDOM % 2)) ;;
+    # ctrl+z listed twice: undo is pressed more often than redo.
     9) xdotool key "$(shuf -n1 -e -- space r p o c f w h n 1 2 Escape Return Tab F1 Up Down Delete BackSpace ctrl+z ctrl+z ctrl+y ctrl+shift+z)" ;;
     10|11) xdotool mousemove $(panel) mousedown 1 sleep 0.05 mousemove $(panel) sleep 0.05 mouseup 1 ;;
     12) xdotool mousemove $(panel) click --repeat 2 1 ;;

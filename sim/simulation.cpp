@@ -321,11 +321,17 @@ std::optional<std::string> Simulation::setSolverParams(const nlohmann::json& par
   return solver_->setParams(params);
 }
 
-std::optional<std::string> Simulation::setPin(int vertex, const Vec3& target) {
+std::optional<std::string> Simulation::pinRefusal(int vertex, const Vec3& target) const {
   if (vertex < 0 || vertex >= cloth_->mesh.vertexCount())
-    return "pin: vertex " + std::to_string(vertex) + " is out of range (the cloth has " +
+    return "vertex " + std::to_string(vertex) + " is out of range (the cloth has " +
            std::to_string(cloth_->mesh.vertexCount()) + " vertices)";
-  if (!target.allFinite()) return std::string("pin: the target is not finite");
+  if (!target.allFinite())
+    return "the target of vertex " + std::to_string(vertex) + " is not finite";
+  return std::nullopt;
+}
+
+std::optional<std::string> Simulation::setPin(int vertex, const Vec3& target) {
+  if (auto refused = pinRefusal(vertex, target)) return "pin: " + *refused;
   auto it = std::find_if(pins_.begin(), pins_.end(), [&](const auto& p) { return p.first == vertex; });
   const Vec3 from = it != pins_.end() ? pinHoldAt(vertex, it->second, time_) : Vec3(surface().row(vertex).transpose());
   if (it != pins_.end()) it->second = target;
@@ -354,12 +360,8 @@ std::optional<std::string> Simulation::setGrab(std::optional<Grab> grab) {
 std::optional<std::string> Simulation::setPins(const std::vector<std::pair<int, Vec3>>& pins) {
   std::vector<char> listed(static_cast<size_t>(cloth_->mesh.vertexCount()), 0);
   for (const auto& [vertex, target] : pins) {
-    if (vertex < 0 || vertex >= cloth_->mesh.vertexCount())
-      return "pins: vertex " + std::to_string(vertex) + " is out of range (the cloth has " +
-             std::to_string(cloth_->mesh.vertexCount()) + " vertices)";
+    if (auto refused = pinRefusal(vertex, target)) return "pins: " + *refused;
     if (listed[vertex]++) return "pins: vertex " + std::to_string(vertex) + " is listed twice";
-    if (!target.allFinite())
-      return "pins: the target of vertex " + std::to_string(vertex) + " is not finite";
   }
   // Where each new or changed pin starts from, and how long the farthest takes.
   std::vector<PinTravel> travels;

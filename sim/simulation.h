@@ -151,6 +151,8 @@ class Simulation {
   std::vector<PinTravel> pinTravels_;
   // Where the pin on `vertex` with `target` holds its vertex at time t (on its way, or there).
   Vec3 pinHoldAt(int vertex, const Vec3& target, double t) const;
+  // Why a pin on `vertex` with `target` is refused (a vertex out of range, a non-finite target).
+  std::optional<std::string> pinRefusal(int vertex, const Vec3& target) const;
   std::optional<Grab> grab_;
   std::unique_ptr<GrabReach> reach_;  // brings the grab's target within the pins' reach
   int movedPin_ = -1;  // the vertex of the pin moved last (setPin), brought within the others' reach

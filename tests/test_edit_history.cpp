@@ -151,10 +151,10 @@ TEST(EditHistory, ANewEditEndsTheRedoAndTheOldestGoFirst) {
        b = std::make_shared<SceneEdit>("b", EditedPart::Pins, 1);
   history.push(a);
   history.push(b);
-  EXPECT_EQ(history.nextUndo(), b.get());
+  EXPECT_EQ(history.nextUndo(), b);
   EXPECT_EQ(history.undo(), b);
-  EXPECT_EQ(history.nextUndo(), a.get());
-  EXPECT_EQ(history.nextRedo(), b.get());
+  EXPECT_EQ(history.nextUndo(), a);
+  EXPECT_EQ(history.nextRedo(), b);
   EXPECT_EQ(history.redo(), b);
   EXPECT_EQ(history.undo(), b);
   history.push(std::make_shared<SceneEdit>("c", EditedPart::Pins, 1));

@@ -181,9 +181,8 @@ std::optional<std::string> Viewer::rebuildPane(int index, const ComparePane& spe
   auto pane = makePane(spec, runner_->paused(), pace_);
   if (!pane) return "pane " + std::to_string(index + 1) + ": " + pane.error();
   panes_[index] = std::move(pane).value();
-  // The pane's vertex numbers may mean other points now.
-  edits_.clear();
-  pinDragEdit_.reset();
+  editsFor_ = {-1, -1};  // its vertex numbers may mean other points now: the history goes
+                         // (dropStaleHistory)
   if (index == activePane_) {
     runner_ = panes_[index].runner.get();
     sceneIdentity_ = nullptr;  // the panel takes the new pane's settings (and frames it)

@@ -52,6 +52,7 @@ SimRunner::Edit SceneEdit::record(int pane, SimRunner::Edit edit) {
   return [self = shared_from_this(), pane, edit = std::move(edit)](Simulation& s) {
     Slot& slot = self->slot(pane);
     slot.recorded = true;
+    slot.cloth = s.clothModel();
     slot.topology = topologyKey(s.cloth().mesh);
     slot.before = self->read(s);
     auto error = edit(s);
@@ -64,7 +65,7 @@ SimRunner::Edit SceneEdit::extend(int pane, SimRunner::Edit edit) {
   return [self = shared_from_this(), pane, edit = std::move(edit)](Simulation& s) {
     auto error = edit(s);
     Slot& slot = self->slot(pane);
-    if (slot.recorded && slot.topology == topologyKey(s.cloth().mesh)) slot.after = self->read(s);
+    if (slot.recorded && onRecordedCloth(slot, s)) slot.after = self->read(s);
     return error;
   };
 }
@@ -73,7 +74,7 @@ SimRunner::Edit SceneEdit::restore(int pane, bool after) {
   return [self = shared_from_this(), pane, after](Simulation& s) -> std::optional<std::string> {
     const Slot& slot = self->slot(pane);
     if (!slot.recorded) return std::nullopt;  // it never ran here: nothing to put back
-    if (slot.topology != topologyKey(s.cloth().mesh))
+    if (!onRecordedCloth(slot, s))
       return "\"" + self->label_ + "\" belongs to another cloth (the scene changed since)";
     return self->write(s, after ? slot.after : slot.before);
   };

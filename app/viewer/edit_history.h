@@ -60,9 +60,16 @@ class SceneEdit : public std::enable_shared_from_this<SceneEdit> {
   std::optional<std::string> write(Simulation& s, const State& state) const;
   struct Slot {
     bool recorded = false;
+    // The cloth recorded on: the object itself while it lives (compared at no cost, so that each
+    // move of a drag need not hash a large cloth's triangles), and its topologyKey for a cloth
+    // built anew since (a reset, a solver switch: the same mesh).
+    std::weak_ptr<const ClothModel> cloth;
     std::uint64_t topology = 0;
     State before, after;
   };
+  static bool onRecordedCloth(const Slot& slot, const Simulation& s) {
+    return slot.cloth.lock() == s.clothModel() || slot.topology == topologyKey(s.cloth().mesh);
+  }
   Slot& slot(int pane) { return slots_.at(static_cast<size_t>(pane < 0 ? 0 : pane)); }
   std::string label_;
   EditedPart part_;
@@ -78,10 +85,9 @@ class EditHistory {
   // The edit to undo / redo now, moved to the other list; null when there is none.
   std::shared_ptr<SceneEdit> undo() { return moveNewest(done_, undone_); }
   std::shared_ptr<SceneEdit> redo() { return moveNewest(undone_, done_); }
-  const SceneEdit* nextUndo() const { return done_.empty() ? nullptr : done_.back().get(); }
-  // The edit undo() would take next (null when none), for a continuous edit to extend.
-  std::shared_ptr<SceneEdit> newest() const { return done_.empty() ? nullptr : done_.back(); }
-  const SceneEdit* nextRedo() const { return undone_.empty() ? nullptr : undone_.back().get(); }
+  // The edits undo() and redo() would take next (null when none).
+  std::shared_ptr<SceneEdit> nextUndo() const { return done_.empty() ? nullptr : done_.back(); }
+  std::shared_ptr<SceneEdit> nextRedo() const { return undone_.empty() ? nullptr : undone_.back(); }
   void clear();
 
  private:

@@ -93,6 +93,24 @@ bool editParams(const ParamTable<Params>& table, Params& params,
   return changed;
 }
 
+// Each pane's edit of a list of the simulation's (`read`, written back with `write`) as the panel
+// saw it, with `expected` items: refused when it has changed meanwhile (another edit came first),
+// else `change`d.
+template <class Item, class Read, class Write>
+std::function<SimRunner::Edit(int)> listEdit(size_t expected, const char* what, Read read,
+                                             Write write,
+                                             std::function<void(std::vector<Item>&)> change) {
+  return [=](int) -> SimRunner::Edit {
+    return [=](Simulation& s) -> std::optional<std::string> {
+      std::vector<Item> list = read(s);
+      if (list.size() != expected)
+        return "the " + std::string(what) + " changed meanwhile; try again";
+      change(list);
+      return write(s, std::move(list));
+    };
+  };
+}
+
 }  // namespace
 
 void Viewer::layout(const char* name) {
@@ -154,9 +172,9 @@ void Viewer::drawPanel() {
     layout(what);
     tooltip(redo ? "Ctrl+Y or Ctrl+Shift+Z" : "Ctrl+Z");
   };
-  historyButton("undo", edits_.nextUndo(), false);
+  historyButton("undo", edits_.nextUndo().get(), false);
   ImGui::SameLine();
-  historyButton("redo", edits_.nextRedo(), true);
+  historyButton("redo", edits_.nextRedo().get(), true);
   ImGui::SetNextItemWidth(150);
   if (ImGui::SliderFloat("speed", &speed_, 0.05f, 4.0f, "%.2fx", ImGuiSliderFlags_Logarithmic)) {
     const double speed = speed_;
@@ -474,18 +492,13 @@ void Viewer::editObstacles(const std::string& label,
                            std::function<void(std::vector<Obstacle>&)> change, bool interrupt,
                            bool continuous) {
   // Every edit changes the obstacle list as it stands at t = 0 (a moving one keeps its path).
-  const size_t expected = snapshot_ ? snapshot_->obstacles.size() : 0;
   postSceneEdit(
       label, EditedPart::Obstacles,
-      [change, expected](int) {
-        return [change, expected](Simulation& s) -> std::optional<std::string> {
-          auto obstacles = s.obstacles();
-          if (obstacles.size() != expected)
-            return std::string("the obstacles changed meanwhile; try again");
-          change(obstacles);
-          return s.setObstacles(obstacles);
-        };
-      },
+      listEdit(
+          snapshot_ ? snapshot_->obstacles.size() : 0, "obstacles",
+          [](const Simulation& s) { return s.obstacles(); },
+          [](Simulation& s, std::vector<Obstacle> list) { return s.setObstacles(std::move(list)); },
+          std::move(change)),
       interrupt, continuous);
 }
 
@@ -542,18 +555,13 @@ void Viewer::drawObstacleSection() {
 void Viewer::editJellies(const std::string& label,
                          std::function<void(std::vector<JellySpec>&)> change, bool interrupt,
                          bool continuous) {
-  const size_t expected = snapshot_ ? snapshot_->jellyStates.size() : 0;
   postSceneEdit(
       label, EditedPart::Jellies,
-      [change, expected](int) {
-        return [change, expected](Simulation& s) -> std::optional<std::string> {
-          auto jellies = s.jellySpecs();
-          if (jellies.size() != expected)
-            return std::string("the jellies changed meanwhile; try again");
-          change(jellies);
-          return s.setJellies(jellies);
-        };
-      },
+      listEdit(
+          snapshot_ ? snapshot_->jellyStates.size() : 0, "jellies",
+          [](const Simulation& s) { return s.jellySpecs(); },
+          [](Simulation& s, std::vector<JellySpec> list) { return s.setJellies(std::move(list)); },
+          std::move(change)),
       interrupt, continuous);
 }
 

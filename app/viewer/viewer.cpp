@@ -955,7 +955,7 @@ std::shared_ptr<SceneEdit> Viewer::postSceneEdit(
     bool interrupt, bool continuous) {
   dropStaleHistory();
   const double now = glfwGetTime();
-  auto newest = edits_.newest();
+  auto newest = edits_.nextUndo();
   if (continuous && newest && newest->label() == label &&
       now - continuousWall_ < kContinuousSeconds) {
     continuousWall_ = now;

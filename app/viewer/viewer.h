@@ -304,8 +304,8 @@ class Viewer {
   std::string solverIdentity_;
   int fbWidth_ = 0, fbHeight_ = 0, winWidth_ = 0, winHeight_ = 0;
 
-  // Scene edits to undo and redo, and what ran when they were made (whatRuns; rebuildPane drops
-  // them too). pinDragEdit_: the record the moves of the pin drag in progress join;
+  // Scene edits to undo and redo, and what ran when they were made (whatRuns; rebuildPane resets
+  // it, which drops them too). pinDragEdit_: the record the moves of the pin drag in progress join;
   // continuousWall_: when a continuous edit last joined the newest record (postSceneEdit).
   EditHistory edits_;
   std::pair<long, long> editsFor_{-1, -1};
