@@ -863,6 +863,8 @@ void Viewer::drawHelpWindow() {
     }
     ImGui::EndTable();
   }
+  ImGui::TextDisabled(
+      "Letter keys go by their labels on your keyboard layout (Ctrl+Z undoes on QWERTZ too).");
   ImGui::End();
 }
 

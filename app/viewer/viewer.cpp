@@ -14,6 +14,7 @@
 #include <fstream>
 #include <thread>
 
+#include "app/viewer/shortcut_key.h"
 #include "sim/obj_io.h"
 #include "sim/scene_library.h"
 
@@ -106,7 +107,8 @@ int Viewer::run() {
   glfwSetMouseButtonCallback(window_, [](GLFWwindow* w, int b, int a, int m) { self(w)->onMouseButton(b, a, m); });
   glfwSetCursorPosCallback(window_, [](GLFWwindow* w, double x, double y) { self(w)->onCursor(x, y); });
   glfwSetScrollCallback(window_, [](GLFWwindow* w, double, double dy) { self(w)->onScroll(dy); });
-  glfwSetKeyCallback(window_, [](GLFWwindow* w, int k, int, int a, int m) { self(w)->onKey(k, a, m); });
+  glfwSetKeyCallback(
+      window_, [](GLFWwindow* w, int k, int sc, int a, int m) { self(w)->onKey(k, sc, a, m); });
   glfwSetDropCallback(window_, [](GLFWwindow* w, int n, const char** p) { self(w)->onDrop(n, p); });
 
   IMGUI_CHECKVERSION();
@@ -635,9 +637,10 @@ void Viewer::onScroll(double dy) {
   framed_.reset();
 }
 
-void Viewer::onKey(int key, int action, int mods) {
+void Viewer::onKey(int physical, int scancode, int action, int mods) {
   if (action != GLFW_PRESS || ImGui::GetIO().WantCaptureKeyboard) return;
   const bool ctrl = (mods & GLFW_MOD_CONTROL) != 0;
+  const int key = shortcutKey(physical, glfwGetKeyName(physical, scancode));
   switch (key) {
     case GLFW_KEY_SPACE: {
       const bool pause = !runner_->paused();
@@ -676,7 +679,9 @@ void Viewer::onKey(int key, int action, int mods) {
       break;
     default: break;
   }
-  log_.write("key", {{"key", key}, {"mods", mods}});
+  nlohmann::json event = {{"key", key}, {"mods", mods}};
+  if (key != physical) event["physical"] = physical;  // the US layout's name for the key pressed
+  log_.write("key", event);
 }
 
 void Viewer::onDrop(int count, const char** paths) {

@@ -66,7 +66,9 @@ class Viewer {
   void onMouseButton(int button, int action, int mods);
   void onCursor(double x, double y);
   void onScroll(double dy);
-  void onKey(int key, int action, int mods);
+  // `physical` is GLFW's key code; shortcuts go by the key's label on the active layout
+  // (shortcut_key.h).
+  void onKey(int physical, int scancode, int action, int mods);
   void onDrop(int count, const char** paths);
 
  private:
