@@ -1,6 +1,6 @@
 // Undo and redo of the viewer's scene edits (app/viewer/edit_history.h): each edit records the
-// part it changes (pins, obstacles, jellies) before and after it on the simulation's thread; undo
-// and redo put it back, on the cloth it was recorded on only.
+// part it changes (pins, obstacles, jellies, parameters) before and after it on the simulation's
+// thread; undo and redo put it back, on the cloth it was recorded on only.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -175,6 +175,86 @@ TEST(EditHistory, ANewEditEndsTheRedoAndTheOldestGoFirst) {
   EXPECT_EQ(history.nextRedo(), nullptr);
 }
 
+SimRunner::Edit density(double value) {
+  return [value](Simulation& s) {
+    SimParams p = s.sim();
+    p.density = value;
+    return s.setSimParams(p);
+  };
+}
+
+SimRunner::Edit tolerance(double value) {
+  return [value](Simulation& s) {
+    nlohmann::json p = s.solver().params();
+    p["tolerance"] = value;
+    return s.setSolverParams(p);
+  };
+}
+
+// A density dragged from 0.1 to 0.5 (the first change recorded, the later ones extending it) goes
+// back to 0.1 in one undo and to 0.5 in the redo; a solver's tolerance comes back the same way.
+TEST(EditHistory, ParametersComeBack) {
+  auto s = hanging();
+  const double rho = s->sim().density;
+  auto drag = std::make_shared<SceneEdit>("density", EditedPart::Parameters, 1);
+  EXPECT_FALSE(drag->record(-1, density(0.2))(*s));
+  EXPECT_FALSE(drag->extend(-1, density(0.5))(*s));
+  EXPECT_EQ(s->sim().density, 0.5);
+  EXPECT_FALSE(drag->restore(-1, false)(*s));
+  EXPECT_EQ(s->sim().density, rho);
+  EXPECT_FALSE(drag->restore(-1, true)(*s));
+  EXPECT_EQ(s->sim().density, 0.5);
+
+  const double tol = s->solver().params().at("tolerance").get<double>();
+  auto typed = std::make_shared<SceneEdit>("tolerance", EditedPart::Parameters, 1);
+  EXPECT_FALSE(typed->record(-1, tolerance(1e-3))(*s));
+  EXPECT_FALSE(typed->restore(-1, false)(*s));
+  EXPECT_EQ(s->solver().params().at("tolerance").get<double>(), tol);
+  EXPECT_EQ(s->sim().density, 0.5) << "the tolerance's undo leaves the density as it is";
+  EXPECT_FALSE(typed->restore(-1, true)(*s));
+  EXPECT_EQ(s->solver().params().at("tolerance").get<double>(), 1e-3);
+}
+
+// Another solver on the same cloth (a solver switch keeps the history): the simulation's
+// parameters come back, a solver's parameter is refused by name and the new solver's stay.
+TEST(EditHistory, ASolversParametersGoBackToThatSolverOnly) {
+  auto s = hanging();
+  const double rho = s->sim().density;
+  auto typed = std::make_shared<SceneEdit>("tolerance", EditedPart::Parameters, 1);
+  EXPECT_FALSE(typed->record(-1, tolerance(1e-3))(*s));
+  auto dragged = std::make_shared<SceneEdit>("density", EditedPart::Parameters, 1);
+  EXPECT_FALSE(dragged->record(-1, density(0.4))(*s));
+
+  Scene scene = s->currentScene();
+  scene.solverId = "xpbd";
+  scene.solverParams = nlohmann::json::object();
+  auto other = Simulation::create(scene);
+  ASSERT_TRUE(other) << other.error();
+  auto& x = **other;
+  const nlohmann::json xpbd = x.solver().params();
+  EXPECT_EQ(typed->restore(-1, false)(x).value_or(""),
+            "\"tolerance\" was a parameter of impulse-nc, and xpbd runs now");
+  EXPECT_EQ(x.solver().params(), xpbd);
+  EXPECT_FALSE(dragged->restore(-1, false)(x));
+  EXPECT_EQ(x.sim().density, rho);
+  EXPECT_EQ(x.solver().params(), xpbd);
+}
+
+// A record extended in a pane it had not reached (an edit made in one pane, then in every
+// pane, within the second that joins them) puts that pane back too.
+TEST(EditHistory, AnExtendedRecordCoversThePanesItReachesLater) {
+  auto a = hanging(), b = hanging();
+  const double rho = a->sim().density;
+  auto edit = std::make_shared<SceneEdit>("density", EditedPart::Parameters, 2);
+  EXPECT_FALSE(edit->record(0, density(0.3))(*a));
+  EXPECT_FALSE(edit->extend(0, density(0.6))(*a));
+  EXPECT_FALSE(edit->extend(1, density(0.6))(*b));
+  EXPECT_FALSE(edit->restore(0, false)(*a));
+  EXPECT_FALSE(edit->restore(1, false)(*b));
+  EXPECT_EQ(a->sim().density, rho);
+  EXPECT_EQ(b->sim().density, rho);
+}
+
 // Through the simulation thread, as the viewer posts them: the record and the undo run in order
 // there, whenever the snapshots catch up.
 TEST(EditHistory, UndoThroughTheSimulationThread) {
@@ -184,11 +264,14 @@ TEST(EditHistory, UndoThroughTheSimulationThread) {
   auto edit = std::make_shared<SceneEdit>("clear pins", EditedPart::Pins, 1);
   runner.post("clear pins", edit->record(-1, clear()), true);
   runner.post("undo clear pins", edit->restore(-1, false), true);
+  EXPECT_EQ(runner.editsPosted(), 2);
+  // The first snapshot published after both ran (what the viewer's panel waits for).
   const auto end = std::chrono::steady_clock::now() + 10s;
-  while (runner.editsApplied() < 2 && std::chrono::steady_clock::now() < end)
+  std::shared_ptr<const Snapshot> snapshot;
+  while (!(snapshot = runner.snapshotAfter(2)) && std::chrono::steady_clock::now() < end)
     std::this_thread::sleep_for(2ms);
-  ASSERT_EQ(runner.editsApplied(), 2);
-  const auto snapshot = runner.snapshot();
+  ASSERT_TRUE(snapshot);
+  EXPECT_EQ(runner.editsApplied(), 2);
   ASSERT_EQ(snapshot->pinVertices.size(), pins.size());
   for (size_t i = 0; i < pins.size(); ++i) {
     EXPECT_EQ(snapshot->pinVertices[i], pins[i].first);

@@ -32,11 +32,17 @@ SceneEdit::State SceneEdit::read(const Simulation& s) const {
     case EditedPart::Jellies:
       state.jellies = s.jellySpecs();
       break;
+    case EditedPart::Parameters:
+      state.sim = s.sim();
+      state.solver = s.solver().id();
+      state.solverParams = s.solver().params();
+      break;
   }
   return state;
 }
 
-std::optional<std::string> SceneEdit::write(Simulation& s, const State& state) const {
+std::optional<std::string> SceneEdit::write(Simulation& s, const Slot& slot, bool after) const {
+  const State& state = after ? slot.after : slot.before;
   switch (part_) {
     case EditedPart::Pins:
       return s.setPins(state.pins);
@@ -44,17 +50,31 @@ std::optional<std::string> SceneEdit::write(Simulation& s, const State& state) c
       return s.setObstacles(state.obstacles);
     case EditedPart::Jellies:
       return s.setJellies(state.jellies);
+    case EditedPart::Parameters: {
+      if (auto error = s.setSimParams(state.sim)) return error;
+      if (s.solver().id() == state.solver) return s.setSolverParams(state.solverParams);
+      // Another solver runs since: the simulation's parameters are back, and where the edit
+      // changed the solver's, those cannot go to another solver.
+      if (slot.before.solverParams != slot.after.solverParams)
+        return "\"" + label_ + "\" was a parameter of " + state.solver + ", and " +
+               s.solver().id() + " runs now";
+      return std::nullopt;
+    }
   }
   return std::nullopt;
+}
+
+void SceneEdit::begin(Slot& slot, const Simulation& s) const {
+  slot.recorded = true;
+  slot.cloth = s.clothModel();
+  slot.topology = topologyKey(s.cloth().mesh);
+  slot.before = read(s);
 }
 
 SimRunner::Edit SceneEdit::record(int pane, SimRunner::Edit edit) {
   return [self = shared_from_this(), pane, edit = std::move(edit)](Simulation& s) {
     Slot& slot = self->slot(pane);
-    slot.recorded = true;
-    slot.cloth = s.clothModel();
-    slot.topology = topologyKey(s.cloth().mesh);
-    slot.before = self->read(s);
+    self->begin(slot, s);
     auto error = edit(s);
     slot.after = self->read(s);
     return error;
@@ -63,9 +83,12 @@ SimRunner::Edit SceneEdit::record(int pane, SimRunner::Edit edit) {
 
 SimRunner::Edit SceneEdit::extend(int pane, SimRunner::Edit edit) {
   return [self = shared_from_this(), pane, edit = std::move(edit)](Simulation& s) {
-    auto error = edit(s);
     Slot& slot = self->slot(pane);
-    if (slot.recorded && onRecordedCloth(slot, s)) slot.after = self->read(s);
+    // A pane the record had not reached (a parameter edit made in one pane, then in every pane):
+    // recorded from here.
+    if (!slot.recorded) self->begin(slot, s);
+    auto error = edit(s);
+    if (onRecordedCloth(slot, s)) slot.after = self->read(s);
     return error;
   };
 }
@@ -76,7 +99,7 @@ SimRunner::Edit SceneEdit::restore(int pane, bool after) {
     if (!slot.recorded) return std::nullopt;  // it never ran here: nothing to put back
     if (!onRecordedCloth(slot, s))
       return "\"" + self->label_ + "\" belongs to another cloth (the scene changed since)";
-    return self->write(s, after ? slot.after : slot.before);
+    return self->write(s, slot, after);
   };
 }
 

@@ -1,13 +1,15 @@
 #pragma once
 // Undo and redo of the viewer's scene edits: the pins (set, moved, removed, a preset, "clear
-// all"), the obstacles (added, moved, friction, removed) and the jellies (added, material,
-// removed). A stray C or a "remove" clicked by mistake no longer loses anything for good.
+// all"), the obstacles (added, moved, friction, removed), the jellies (added, material, removed)
+// and the parameters (the simulation's and the solver's). A stray C or a "remove" clicked by
+// mistake no longer loses anything for good.
 //
 // Each edit is recorded where it happens, on each pane's simulation thread: the part it changes
-// (the pins, the obstacles or the jellies) just before it and just after it, as that pane's
-// Simulation holds them. Undo puts the part recorded before back, redo the one recorded after:
-// pins through Simulation::setPins (they travel back together), obstacles and jellies through
-// their setters (a jelly put back starts where its surface stood when it was added). Recording
+// (the pins, the obstacles, the jellies or the parameters) just before it and just after it, as
+// that pane's Simulation holds them. Undo puts the part recorded before back, redo the one
+// recorded after: pins through Simulation::setPins (they travel back together), obstacles,
+// jellies and parameters through their setters (a jelly put back starts where its surface stood
+// when it was added; a solver's parameters only to the solver they were recorded on). Recording
 // on the simulation thread needs no locks and sees what the edit really changed, however late the
 // snapshots are: a pane's slot is written and read only by edits posted to that pane's runner,
 // which run in order on its thread.
@@ -31,7 +33,7 @@ using PinList = std::vector<std::pair<int, Vec3>>;
 std::uint64_t topologyKey(const TriangleMesh& mesh);
 
 // What an edit changes, and so what its undo puts back.
-enum class EditedPart { Pins, Obstacles, Jellies };
+enum class EditedPart { Pins, Obstacles, Jellies, Parameters };
 
 class SceneEdit : public std::enable_shared_from_this<SceneEdit> {
  public:
@@ -39,11 +41,13 @@ class SceneEdit : public std::enable_shared_from_this<SceneEdit> {
   // compare mode).
   SceneEdit(std::string label, EditedPart part, int panes);
   const std::string& label() const { return label_; }
+  EditedPart part() const { return part_; }
 
   // `edit` for pane `pane` (-1 outside compare mode), recording the part before and after it.
   SimRunner::Edit record(int pane, SimRunner::Edit edit);
   // `edit` for the pane, made part of this record: the part after it is what redo puts back
-  // (the later moves of a drag, a slider held: one step of the history).
+  // (the later moves of a drag, a slider held: one step of the history). In a pane the record
+  // had not reached it starts the pane's record there.
   SimRunner::Edit extend(int pane, SimRunner::Edit edit);
   // Puts the pane's part back as it was before the edit (`after` false: undo) or after it
   // (redo). Refused when the pane's cloth is not the one recorded on; nothing to do when the
@@ -55,9 +59,11 @@ class SceneEdit : public std::enable_shared_from_this<SceneEdit> {
     PinList pins;
     std::vector<Obstacle> obstacles;
     std::vector<JellySpec> jellies;
+    SimParams sim;
+    std::string solver;  // the solver's id, and its parameters
+    nlohmann::json solverParams;
   };
   State read(const Simulation& s) const;
-  std::optional<std::string> write(Simulation& s, const State& state) const;
   struct Slot {
     bool recorded = false;
     // The cloth recorded on: the object itself while it lives (compared at no cost, so that each
@@ -67,6 +73,10 @@ class SceneEdit : public std::enable_shared_from_this<SceneEdit> {
     std::uint64_t topology = 0;
     State before, after;
   };
+  // Starts the slot's record on `s`: its cloth, and the part before the edit.
+  void begin(Slot& slot, const Simulation& s) const;
+  // Puts the slot's part before (or after) the edit back on `s`.
+  std::optional<std::string> write(Simulation& s, const Slot& slot, bool after) const;
   static bool onRecordedCloth(const Slot& slot, const Simulation& s) {
     return slot.cloth.lock() == s.clothModel() || slot.topology == topologyKey(s.cloth().mesh);
   }

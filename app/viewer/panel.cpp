@@ -388,6 +388,7 @@ void Viewer::drawSolverSection() {
 void Viewer::drawParameterSection() {
   if (!ImGui::CollapsingHeader("Cloth and simulation", ImGuiTreeNodeFlags_DefaultOpen)) return;
   const RevealWhenOpened reveal;
+  const SimParams before = sim_;
   bool changed = editParams(SimParams::table(), sim_,
                             [this](const std::string& key) { layout(("sim." + key).c_str()); });
   double lo = -50, hi = 50;
@@ -429,7 +430,7 @@ void Viewer::drawParameterSection() {
   tooltip("air_density 1.2 kg/m^3, the air at sea level");
   if (sim_.wind != Vec3::Zero() && sim_.airDensity == 0)
     hint("The wind moves nothing without air: set air_density.");
-  if (changed) postSimParams();
+  if (changed) postSimParams(before);
   drawPlacement();
 }
 
@@ -840,7 +841,8 @@ void Viewer::drawHelpWindow() {
       {"W / H / O", "wireframe / strain heat map / solver overlay"},
       {"C", "clear all pins"},
       {"Ctrl+Z / Ctrl+Y or Ctrl+Shift+Z",
-       "undo / redo an edit of the pins, obstacles or jellies (also the buttons under Pause)"},
+       "undo / redo an edit of the pins, obstacles, jellies or parameters (also the buttons "
+       "under Pause)"},
       {"P", "screenshot (path in the View section)"},
       {"F1 or ?", "this window"},
       {"Esc", "close help; let go of a drag"},

@@ -160,6 +160,7 @@ void SimRunner::post(std::string label, Edit edit, bool interrupt) {
   {
     std::lock_guard lock(mutex_);
     edits_.push_back({std::move(label), std::move(edit)});
+    ++editsPosted_;
   }
   if (interrupt) interrupt_ = true;
   wake_.notify_all();
@@ -170,6 +171,7 @@ void SimRunner::postLasting(std::string label, Edit edit) {
     std::lock_guard lock(mutex_);
     edits_.push_back({std::move(label), std::move(edit), true});
     ++lastingPending_;
+    ++editsPosted_;
   }
   interrupt_ = true;
   wake_.notify_all();
@@ -411,6 +413,17 @@ void SimRunner::publish(Simulation& simulation) {
   triangles_ = snapshot->triangles;
   std::lock_guard lock(mutex_);
   snapshot_ = std::move(snapshot);
+  snapshotEdits_ = editsApplied_;
+}
+
+long SimRunner::editsPosted() const {
+  std::lock_guard lock(mutex_);
+  return editsPosted_;
+}
+
+std::shared_ptr<const Snapshot> SimRunner::snapshotAfter(long edits) const {
+  std::lock_guard lock(mutex_);
+  return snapshotEdits_ >= edits ? snapshot_ : nullptr;
 }
 
 void SimRunner::run() {

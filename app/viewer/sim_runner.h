@@ -215,6 +215,11 @@ class SimRunner {
   // triangles), so that a simulation still at step 0 does not look stuck.
   double stepRunningSeconds() const;
   long editsApplied() const { return editsApplied_; }
+  // Edits posted so far (post and postLasting), and the newest snapshot if it was published
+  // after the first `edits` of them had been applied (null otherwise): what an edit made, once
+  // it shows (the panel's parameters after an undo).
+  long editsPosted() const;
+  std::shared_ptr<const Snapshot> snapshotAfter(long edits) const;
   // Loads swapped in so far (load(); not reset() or switchSolver(), which keep the scene).
   long loadsSwappedIn() const { return loadsSwappedIn_; }
 
@@ -271,6 +276,8 @@ class SimRunner {
   // When the step in progress began (steady clock, ns since its epoch); 0 between steps.
   std::atomic<std::int64_t> stepStartedNs_{0};
   std::atomic<long> editsApplied_{0};
+  long editsPosted_ = 0;    // under mutex_
+  long snapshotEdits_ = 0;  // editsApplied_ when snapshot_ was published; under mutex_
   std::atomic<long> loadsSwappedIn_{0};
   const std::shared_ptr<PaceGroup> pace_;
   int paceMember_ = -1;

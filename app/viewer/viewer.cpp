@@ -208,6 +208,15 @@ std::vector<std::string> Viewer::unfinishedWork() const {
 void Viewer::consumeSnapshot() {
   auto latest = runner_->snapshot();
   if (!latest) return;
+  if (paramsRunner_ && paramsRunner_ != runner_) paramsRunner_ = nullptr;
+  if (paramsRunner_) {
+    if (auto undone = runner_->snapshotAfter(paramsShownAfter_)) {
+      // The panel shows the parameters the undo or redo put back.
+      sim_ = undone->sim;
+      solverParams_ = undone->solverParams;
+      paramsRunner_ = nullptr;
+    }
+  }
   const bool newScene = latest->triangles.get() != sceneIdentity_;
   const bool newSolver = latest->solverId != solverIdentity_;
   if (newScene || newSolver) {
@@ -965,14 +974,24 @@ std::shared_ptr<SceneEdit> Viewer::postSceneEdit(
       now - continuousWall_ < kContinuousSeconds) {
     continuousWall_ = now;
     postEach(
-        label, [&](int pane) { return newest->extend(pane, make(pane)); }, true, interrupt);
+        label,
+        [&](int pane) {
+          auto e = make(pane);  // null: the edit leaves this pane alone
+          return e ? newest->extend(pane, std::move(e)) : SimRunner::Edit{};
+        },
+        true, interrupt);
     return newest;
   }
   continuousWall_ = continuous ? now : -1e9;
   auto edit =
       std::make_shared<SceneEdit>(label, part, std::max<int>(1, static_cast<int>(panes_.size())));
   postEach(
-      label, [&](int pane) { return edit->record(pane, make(pane)); }, true, interrupt);
+      label,
+      [&](int pane) {
+        auto e = make(pane);
+        return e ? edit->record(pane, std::move(e)) : SimRunner::Edit{};
+      },
+      true, interrupt);
   edits_.push(edit);
   return edit;
 }
@@ -988,6 +1007,10 @@ void Viewer::undoEdit(bool redo) {
     return;
   }
   postClick(what + " " + edit->label(), [&](int pane) { return edit->restore(pane, redo); });
+  if (edit->part() == EditedPart::Parameters) {
+    paramsRunner_ = runner_;
+    paramsShownAfter_ = runner_->editsPosted();
+  }
   log_.write(redo ? "redo" : "undo", {{"edit", edit->label()}});
 }
 
@@ -1009,22 +1032,39 @@ void Viewer::applyPreset(const std::string& preset) {
   log_.write("pin_preset", {{"preset", preset}});
 }
 
-void Viewer::postSimParams() {
+void Viewer::postSimParams(const SimParams& before) {
   const SimParams p = sim_;
-  postEach("parameters", [p](int) { return [p](Simulation& s) { return s.setSimParams(p); }; }, editAllPanes_, true);
-  log_.write("param", {{"simulation", writeParams(SimParams::table(), p)},
-                       {"gravity", vecJson(p.gravity)},
-                       {"wind", vecJson(p.wind)}});
+  const nlohmann::json now = writeParams(SimParams::table(), p);
+  const nlohmann::json was = writeParams(SimParams::table(), before);
+  std::string changed;  // names the edit in the history: "density", "gravity"
+  for (const auto& [key, value] : now.items())
+    if (was.value(key, nlohmann::json()) != value) changed += (changed.empty() ? "" : ", ") + key;
+  if (p.gravity != before.gravity) changed += changed.empty() ? "gravity" : ", gravity";
+  if (p.wind != before.wind) changed += changed.empty() ? "wind" : ", wind";
+  postSceneEdit(
+      changed.empty() ? "parameters" : changed, EditedPart::Parameters,
+      [this, p](int pane) -> SimRunner::Edit {
+        if (!editAllPanes_ && pane >= 0 && pane != activePane_) return {};
+        return [p](Simulation& s) { return s.setSimParams(p); };
+      },
+      true, true);
+  log_.write("param",
+             {{"simulation", now}, {"gravity", vecJson(p.gravity)}, {"wind", vecJson(p.wind)}});
 }
 
 void Viewer::postSolverParams(const std::string& key) {
   const nlohmann::json p = solverParams_;
   // Solver parameters reach the panes that run the same solver.
   const std::string solver = snapshot_ ? snapshot_->solverId : "";
-  postEach("solver parameter " + key, [this, p, solver](int pane) -> SimRunner::Edit {
-    if (pane >= 0 && panes_[pane].snapshot && panes_[pane].snapshot->solverId != solver) return {};
-    return [p](Simulation& s) { return s.setSolverParams(p); };
-  }, editAllPanes_, true);
+  postSceneEdit(
+      key, EditedPart::Parameters,
+      [this, p, solver](int pane) -> SimRunner::Edit {
+        if (pane >= 0 && !editAllPanes_ && pane != activePane_) return {};
+        if (pane >= 0 && panes_[pane].snapshot && panes_[pane].snapshot->solverId != solver)
+          return {};
+        return [p](Simulation& s) { return s.setSolverParams(p); };
+      },
+      true, true);
   log_.write("param", {{"solver", p}, {"key", key}});
 }
 

@@ -132,7 +132,8 @@ class Viewer {
                                            const std::function<SimRunner::Edit(int pane)>& make,
                                            bool interrupt = true, bool continuous = false);
   static constexpr double kContinuousSeconds = 1.0;
-  // Undoes (or redoes) the last scene edit in every pane, or says there is none.
+  // Undoes (or redoes) the last scene edit in every pane, or says there is none; for parameters
+  // the panel then shows what was put back (paramsShownAfter_).
   void undoEdit(bool redo);
   // Empties the edit history when what runs has changed (other runners, another scene loaded).
   void dropStaleHistory();
@@ -140,7 +141,10 @@ class Viewer {
   // Frames the snapshot; a new scene also gets the default angles and room for pinned cloth to hang.
   void fitCamera(const Snapshot& snapshot, bool newScene);
   void refitChangedPane();  // frames the active pane again when its shape changed (framed_)
-  void postSimParams();
+  // The panel's parameters (sim_, as edited from `before`; solverParams_ after `key` changed) to
+  // the active pane, or to every pane with editAllPanes_ (solver parameters: those running the
+  // same solver), as one step of the edit history named after what changed.
+  void postSimParams(const SimParams& before);
   // Restarts every pane's cloth from rest, placed as `choose` says for its simulation (the
   // pane's own cloth: its own centre), or reports why not while the scene runs on.
   void postPlacement(const std::string& label,
@@ -313,6 +317,11 @@ class Viewer {
   std::pair<long, long> editsFor_{-1, -1};
   std::shared_ptr<SceneEdit> pinDragEdit_;
   double continuousWall_ = -1e9;
+  // After an undo or redo of parameters: the active runner and its edits posted by then; the
+  // panel takes its parameters from the first snapshot of it that shows them (null: none
+  // awaited; another pane made active, or other runners, end the wait).
+  const SimRunner* paramsRunner_ = nullptr;
+  long paramsShownAfter_ = 0;
 
   // Mouse.
   Drag drag_ = Drag::None;

@@ -231,6 +231,33 @@ def simulation_value(log, key, changed):
     return changed(wanted) and bool(seen) and seen[-1] is not None and abs(seen[-1] - wanted) < 1e-12
 
 
+def density_undone(log):
+    """The density dragged, then undone (the undo names it): snapshots after the undo run with the
+    density from before the drag, and the next param event (the sub-steps dragged) keeps it, so
+    the panel's copy shows what the undo put back (a stale copy sent the dragged density again)."""
+    undos = [i for i, e in enumerate(log) if e["event"] == "undo" and e.get("edit") == "density"]
+    if not undos:
+        print("no undo of the density")
+        return False
+    at = undos[-1]
+    dragged = [i for i in range(at) if log[i]["event"] == "param" and "simulation" in log[i]]
+    before = [e.get("density") for e in log[:dragged[0]] if e["event"] == "snapshot"] if dragged else []
+    if not before:
+        print("no snapshot before the density was dragged")
+        return False
+    nxt = first(log, at, "param")
+    if nxt is None or "simulation" not in log[nxt]:
+        print("no parameter edit after the undo")
+        return False
+    undone = [e.get("density") for e in log[at:nxt] if e["event"] == "snapshot"]
+    sent = log[nxt]["simulation"]["density"]
+    after = [e.get("density") for e in log[nxt:] if e["event"] == "snapshot"]
+    print(f"density {before[-1]} dragged to {log[dragged[-1]]['simulation']['density']}; after the undo "
+          f"snapshots run with {undone[-1:]}; the next edit sends {sent}, snapshots then {after[-1:]}")
+    return (bool(undone) and undone[-1] == before[-1] and sent == before[-1] and bool(after)
+            and after[-1] == before[-1])
+
+
 def density(log):
     return simulation_value(log, "density", lambda value: abs(value - 0.1) > 1e-6)
 
@@ -409,5 +436,5 @@ if __name__ == "__main__":
     elif what == "mirror":
         ok = mirror(log, sys.argv[3])
     else:
-        ok = {"grab": grab, "clicks": clicks, "pin": pin, "pin_dragged_paused": pin_dragged_paused, "pin_undo_redo": pin_undo_redo, "pins_cleared_undone": pins_cleared_undone, "density": density, "substeps": substeps, "gravity": gravity, "wind": wind, "jelly": jelly}[what](log)
+        ok = {"grab": grab, "clicks": clicks, "pin": pin, "pin_dragged_paused": pin_dragged_paused, "pin_undo_redo": pin_undo_redo, "pins_cleared_undone": pins_cleared_undone, "density": density, "density_undone": density_undone, "substeps": substeps, "gravity": gravity, "wind": wind, "jelly": jelly}[what](log)
     sys.exit(0 if ok else 1)

@@ -2,7 +2,8 @@
 # GUI test of the clothlab viewer in a real X window (Xvfb) driven by real X input (xdotool):
 #   drag the cloth (the grabbed point follows the cursor; Esc lets go and does not quit), Ctrl+click
 #   pins a vertex (it stays), a pin's drag and C's clear are undone and redone, a panel slider
-#   reaches the simulation, a jelly ball added in the panel falls and squashes on the ground (and is
+#   reaches the simulation (Ctrl+Z takes its drag back, and the panel's next edit keeps that),
+#   a jelly ball added in the panel falls and squashes on the ground (and is
 #   saved with the scene), an OBJ opens through the Open field (a bad one leaves an error and the
 #   scene running), the panel's placement lays a standing OBJ flat (and refuses a scale of 0), a
 #   typed wind and the air reach the simulation, a screenshot (P) is not blank, "this scene, all
@@ -159,11 +160,19 @@ xdotool mousemove --window "$WID" "$sx" "$sy" sleep 0.3 mousedown 1 sleep 0.3 \
   mousemove --window "$WID" $((sx + 40)) "$sy" sleep 0.3 mousemove --window "$WID" $((sx + 60)) "$sy" sleep 0.3 mouseup 1
 sleep 1
 check "slider: density changed in the simulation" python3 "$HERE/check_log.py" density "$LOG"
+# Ctrl+Z takes the whole drag back; the sub-steps dragged next must keep the density it put back.
+xdotool mousemove --window "$WID" 900 700 sleep 0.2 key ctrl+z sleep 1
 read -r ux uy <<< "$(layout sim.substeps "$OUT/hanging.out")"
 xdotool mousemove --window "$WID" "$ux" "$uy" sleep 0.3 mousedown 1 sleep 0.3 \
   mousemove --window "$WID" $((ux + 30)) "$uy" sleep 0.3 mouseup 1
 sleep 1
 check "slider: sub-steps changed in the simulation" python3 "$HERE/check_log.py" substeps "$LOG"
+check "undo: Ctrl+Z puts the dragged density back, and the next edit keeps it" \
+  python3 "$HERE/check_log.py" density_undone "$LOG"
+# The density dragged again, for the saved scene below.
+xdotool mousemove --window "$WID" "$sx" "$sy" sleep 0.3 mousedown 1 sleep 0.3 \
+  mousemove --window "$WID" $((sx + 60)) "$sy" sleep 0.3 mouseup 1
+sleep 1
 
 # 3a. A value typed past a slider's range (Ctrl+click, type, Enter) is clamped to the slider's:
 #     gravity's y typed as -5000 runs at -50. Sent as typed, the simulation refused it, and the
