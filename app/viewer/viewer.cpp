@@ -970,7 +970,7 @@ std::shared_ptr<SceneEdit> Viewer::postSceneEdit(
   dropStaleHistory();
   const double now = glfwGetTime();
   auto newest = edits_.nextUndo();
-  if (continuous && newest && newest->label() == label &&
+  if (continuous && newest && newest->label() == label && newest->part() == part &&
       now - continuousWall_ < kContinuousSeconds) {
     continuousWall_ = now;
     postEach(
