@@ -20,4 +20,34 @@ inline int shortcutKey(int key, const char* name) {
   return key;
 }
 
+// The physical key (GLFW key code) that the active layout labels `letter` ('a' to 'z'), found
+// through `nameOf(key)` (glfwGetKeyName(key, 0)) over the keys that print a character; the US
+// layout's place of the letter where no key carries it (a Cyrillic layout). Dear ImGui 1.86 reads
+// its text fields' shortcuts (Ctrl+A, C, V, X, Y, Z) at the physical places its GLFW back end
+// gives it; the viewer points them at these keys instead.
+template <class NameOf>
+int keyLabelled(char letter, NameOf nameOf) {
+  static constexpr int kPrintable[] = {GLFW_KEY_APOSTROPHE,  GLFW_KEY_COMMA,
+                                       GLFW_KEY_MINUS,       GLFW_KEY_PERIOD,
+                                       GLFW_KEY_SLASH,       GLFW_KEY_0,
+                                       GLFW_KEY_1,           GLFW_KEY_2,
+                                       GLFW_KEY_3,           GLFW_KEY_4,
+                                       GLFW_KEY_5,           GLFW_KEY_6,
+                                       GLFW_KEY_7,           GLFW_KEY_8,
+                                       GLFW_KEY_9,           GLFW_KEY_SEMICOLON,
+                                       GLFW_KEY_EQUAL,       GLFW_KEY_LEFT_BRACKET,
+                                       GLFW_KEY_BACKSLASH,   GLFW_KEY_RIGHT_BRACKET,
+                                       GLFW_KEY_GRAVE_ACCENT};
+  auto labelled = [&](int key) {
+    const char* name = nameOf(key);
+    return name != nullptr && name[0] != '\0' && name[1] == '\0' &&
+           (name[0] == letter || name[0] == letter - 'a' + 'A');
+  };
+  for (int key = GLFW_KEY_A; key <= GLFW_KEY_Z; ++key)
+    if (labelled(key)) return key;
+  for (int key : kPrintable)
+    if (labelled(key)) return key;
+  return GLFW_KEY_A + (letter - 'a');
+}
+
 }  // namespace clothlab

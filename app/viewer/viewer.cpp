@@ -117,6 +117,15 @@ int Viewer::run() {
   ImGui::StyleColorsDark();
   ImGui::GetStyle().WindowRounding = 4;
   ImGui_ImplGlfw_InitForOpenGL(window_, true);
+  {
+    // The text fields' Ctrl+A, C, V, X, Y, Z go by the key labels too (shortcut_key.h).
+    ImGuiIO& io = ImGui::GetIO();
+    auto name = [](int key) { return glfwGetKeyName(key, 0); };
+    const std::pair<ImGuiKey, char> letters[] = {{ImGuiKey_A, 'a'}, {ImGuiKey_C, 'c'},
+                                                 {ImGuiKey_V, 'v'}, {ImGuiKey_X, 'x'},
+                                                 {ImGuiKey_Y, 'y'}, {ImGuiKey_Z, 'z'}};
+    for (const auto& [imguiKey, letter] : letters) io.KeyMap[imguiKey] = keyLabelled(letter, name);
+  }
   ImGui_ImplOpenGL3_Init("#version 330 core");
 
   renderer_ = std::make_unique<Renderer>();
