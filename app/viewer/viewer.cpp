@@ -1053,7 +1053,7 @@ void Viewer::postSimParams(const SimParams& before) {
   postSceneEdit(
       changed.empty() ? "parameters" : changed, EditedPart::Parameters,
       [this, p](int pane) -> SimRunner::Edit {
-        if (!editAllPanes_ && pane >= 0 && pane != activePane_) return {};
+        if (!parameterEditsReach(pane)) return {};
         return [p](Simulation& s) { return s.setSimParams(p); };
       },
       true, true);
@@ -1068,7 +1068,7 @@ void Viewer::postSolverParams(const std::string& key) {
   postSceneEdit(
       key, EditedPart::Parameters,
       [this, p, solver](int pane) -> SimRunner::Edit {
-        if (pane >= 0 && !editAllPanes_ && pane != activePane_) return {};
+        if (!parameterEditsReach(pane)) return {};
         if (pane >= 0 && panes_[pane].snapshot && panes_[pane].snapshot->solverId != solver)
           return {};
         return [p](Simulation& s) { return s.setSolverParams(p); };

@@ -145,6 +145,11 @@ class Viewer {
   // the active pane, or to every pane with editAllPanes_ (solver parameters: those running the
   // same solver), as one step of the edit history named after what changed.
   void postSimParams(const SimParams& before);
+  // Whether the panel's parameter edits go to `pane` (-1: the one simulation outside compare
+  // mode): the active pane, or every pane with editAllPanes_.
+  bool parameterEditsReach(int pane) const {
+    return pane < 0 || editAllPanes_ || pane == activePane_;
+  }
   // Restarts every pane's cloth from rest, placed as `choose` says for its simulation (the
   // pane's own cloth: its own centre), or reports why not while the scene runs on.
   void postPlacement(const std::string& label,
