@@ -406,18 +406,24 @@ void Simulation::clearPins() {
   pinTravels_.clear();
 }
 
-std::optional<std::string> Simulation::setJellies(std::vector<JellySpec> jellies) {
+std::optional<std::string> Simulation::setJellies(
+    std::vector<JellySpec> jellies, const std::vector<std::pair<JellySpec, JellyBody>>& earlier) {
   for (size_t i = 0; i < jellies.size(); ++i)
     if (auto e = validateJelly(jellies[i], "jellies[" + std::to_string(i) + "]")) return e;
   std::vector<JellyBody> bodies;
   for (const JellySpec& spec : jellies) {
     auto same = std::find_if(jellySpecs_.begin(), jellySpecs_.end(),
                              [&](const JellySpec& old) { return old.surface == spec.surface; });
-    if (same == jellySpecs_.end()) {
+    auto before = std::find_if(earlier.begin(), earlier.end(),
+                               [&](const auto& e) { return e.first.surface == spec.surface; });
+    if (same != jellySpecs_.end())
+      bodies.push_back(jellies_[static_cast<size_t>(same - jellySpecs_.begin())]);
+    else if (before != earlier.end())
+      bodies.push_back(before->second);
+    else {
       bodies.emplace_back(spec);
       continue;
     }
-    bodies.push_back(jellies_[static_cast<size_t>(same - jellySpecs_.begin())]);
     bodies.back().setMaterial(spec.material);
   }
   jellies_ = std::move(bodies);

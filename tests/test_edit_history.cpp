@@ -129,10 +129,15 @@ TEST(EditHistory, AJellyRemovedComesBack) {
   auto s = hanging();
   JellySpec ball;
   TriangleMesh mesh = makeEllipsoid(Vec3::Constant(0.1), 16, 8);
-  mesh.positions.col(1).array() -= 1.0;
+  mesh.positions.col(0).array() += 3.0;  // beside the cloth, in the air
+  mesh.positions.col(1).array() += 1.0;
   ball.surface = std::make_shared<const TriangleMesh>(std::move(mesh));
   ball.material.young = 5e4;
   ASSERT_FALSE(s->setJellies({ball}));
+  const Vec3 start = s->jellies()[0].center();
+  for (int i = 0; i < 50; ++i) ASSERT_FALSE(s->step());  // it falls for 50 ms
+  const Vec3 center = s->jellies()[0].center(), velocity = s->jellies()[0].velocity();
+  ASSERT_LT(velocity.y(), -0.3);
   auto edit = std::make_shared<SceneEdit>("remove jelly 1", EditedPart::Jellies, 1);
   EXPECT_FALSE(edit->record(-1, [](Simulation& s) { return s.setJellies({}); })(*s));
   EXPECT_TRUE(s->jellySpecs().empty());
@@ -140,7 +145,16 @@ TEST(EditHistory, AJellyRemovedComesBack) {
   ASSERT_EQ(s->jellySpecs().size(), 1u);
   EXPECT_EQ(s->jellySpecs()[0].surface, ball.surface);
   EXPECT_EQ(s->jellySpecs()[0].material.young, 5e4);
-  EXPECT_EQ(s->jellies().size(), 1u);
+  ASSERT_EQ(s->jellies().size(), 1u);
+  // Where it was removed, falling as it was: not back at its start.
+  EXPECT_EQ(s->jellies()[0].center(), center);
+  EXPECT_EQ(s->jellies()[0].velocity(), velocity);
+  EXPECT_GT((center - start).norm(), 0.01);
+  // The redo removes it again; a new "add" of the same surface starts it afresh.
+  EXPECT_FALSE(edit->restore(-1, true)(*s));
+  EXPECT_TRUE(s->jellies().empty());
+  ASSERT_FALSE(s->setJellies({ball}));
+  EXPECT_EQ(s->jellies()[0].center(), start);
 }
 
 TEST(EditHistory, ANewEditEndsTheRedoAndTheOldestGoFirst) {

@@ -31,6 +31,8 @@ SceneEdit::State SceneEdit::read(const Simulation& s) const {
       break;
     case EditedPart::Jellies:
       state.jellies = s.jellySpecs();
+      for (size_t i = 0; i < state.jellies.size() && i < s.jellies().size(); ++i)
+        state.jellyBodies.emplace_back(state.jellies[i], s.jellies()[i]);
       break;
     case EditedPart::Parameters:
       state.sim = s.sim();
@@ -49,7 +51,7 @@ std::optional<std::string> SceneEdit::write(Simulation& s, const Slot& slot, boo
     case EditedPart::Obstacles:
       return s.setObstacles(state.obstacles);
     case EditedPart::Jellies:
-      return s.setJellies(state.jellies);
+      return s.setJellies(state.jellies, state.jellyBodies);
     case EditedPart::Parameters: {
       if (auto error = s.setSimParams(state.sim)) return error;
       if (s.solver().id() == state.solver) return s.setSolverParams(state.solverParams);

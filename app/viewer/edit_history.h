@@ -8,8 +8,9 @@
 // (the pins, the obstacles, the jellies or the parameters) just before it and just after it, as
 // that pane's Simulation holds them. Undo puts the part recorded before back, redo the one
 // recorded after: pins through Simulation::setPins (they travel back together), obstacles,
-// jellies and parameters through their setters (a jelly put back starts where its surface stood
-// when it was added; a solver's parameters only to the solver they were recorded on). Recording
+// jellies and parameters through their setters (a removed jelly put back takes up where it
+// stood when it was removed, with its motion; a solver's parameters go back only to the solver
+// they were recorded on). Recording
 // on the simulation thread needs no locks and sees what the edit really changed, however late the
 // snapshots are: a pane's slot is written and read only by edits posted to that pane's runner,
 // which run in order on its thread.
@@ -59,6 +60,7 @@ class SceneEdit : public std::enable_shared_from_this<SceneEdit> {
     PinList pins;
     std::vector<Obstacle> obstacles;
     std::vector<JellySpec> jellies;
+    std::vector<std::pair<JellySpec, JellyBody>> jellyBodies;  // where each stood, and its motion
     SimParams sim;
     std::string solver;  // the solver's id, and its parameters
     nlohmann::json solverParams;
