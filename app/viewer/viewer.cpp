@@ -1046,8 +1046,12 @@ void Viewer::postSimParams(const SimParams& before) {
   const nlohmann::json now = writeParams(SimParams::table(), p);
   const nlohmann::json was = writeParams(SimParams::table(), before);
   std::string changed;  // names the edit in the history: "density", "gravity"
+  bool toggled = false;  // a checkbox: each click one edit, not joined like a drag's frames
   for (const auto& [key, value] : now.items())
-    if (was.value(key, nlohmann::json()) != value) changed += (changed.empty() ? "" : ", ") + key;
+    if (was.value(key, nlohmann::json()) != value) {
+      changed += (changed.empty() ? "" : ", ") + key;
+      toggled |= value.is_boolean();
+    }
   if (p.gravity != before.gravity) changed += changed.empty() ? "gravity" : ", gravity";
   if (p.wind != before.wind) changed += changed.empty() ? "wind" : ", wind";
   postSceneEdit(
@@ -1056,13 +1060,15 @@ void Viewer::postSimParams(const SimParams& before) {
         if (!parameterEditsReach(pane)) return {};
         return [p](Simulation& s) { return s.setSimParams(p); };
       },
-      true, true);
+      true, !toggled);
   log_.write("param",
              {{"simulation", now}, {"gravity", vecJson(p.gravity)}, {"wind", vecJson(p.wind)}});
 }
 
 void Viewer::postSolverParams(const std::string& key) {
   const nlohmann::json p = solverParams_;
+  // A number joins the edits of the second before (a drag); a checkbox or a choice is one edit.
+  const bool continuous = p.contains(key) && p[key].is_number();
   // Solver parameters reach the panes that run the same solver.
   const std::string solver = snapshot_ ? snapshot_->solverId : "";
   postSceneEdit(
@@ -1073,7 +1079,7 @@ void Viewer::postSolverParams(const std::string& key) {
           return {};
         return [p](Simulation& s) { return s.setSolverParams(p); };
       },
-      true, true);
+      true, continuous);
   log_.write("param", {{"solver", p}, {"key", key}});
 }
 

@@ -2,7 +2,8 @@
 # GUI test of the clothlab viewer in a real X window (Xvfb) driven by real X input (xdotool):
 #   drag the cloth (the grabbed point follows the cursor; Esc lets go and does not quit), Ctrl+click
 #   pins a vertex (it stays), a pin's drag and C's clear are undone and redone, a panel slider
-#   reaches the simulation (Ctrl+Z takes its drag back, and the panel's next edit keeps that),
+#   reaches the simulation (Ctrl+Z takes its drag back, and the panel's next edit keeps that; a
+#   checkbox clicked twice is undone click by click),
 #   a jelly ball added in the panel falls and squashes on the ground (and is
 #   saved with the scene), an OBJ opens through the Open field (a bad one leaves an error and the
 #   scene running), the panel's placement lays a standing OBJ flat (and refuses a scale of 0), a
@@ -173,6 +174,16 @@ check "undo: Ctrl+Z puts the dragged density back, and the next edit keeps it" \
 xdotool mousemove --window "$WID" "$sx" "$sy" sleep 0.3 mousedown 1 sleep 0.3 \
   mousemove --window "$WID" $((sx + 60)) "$sy" sleep 0.3 mouseup 1
 sleep 1
+# A checkbox clicked twice within a second is two edits (a drag's frames are one): two Ctrl+Z
+# take back the two clicks, not the sub-steps' drag before them.
+read -r cx cy <<< "$(layout sim.self_collision "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$cx" "$cy" sleep 0.2 click 1 sleep 0.3 click 1 sleep 0.3 \
+  mousemove --window "$WID" 900 700 sleep 0.2 key ctrl+z sleep 0.5 key ctrl+z sleep 0.5
+check "undo: a checkbox clicked twice is undone click by click" python3 -c "
+import json, sys
+undone = [json.loads(l).get('edit') for l in open('$LOG') if '\"event\":\"undo\"' in l]
+print('undone:', undone)
+sys.exit(0 if undone[-2:] == ['self_collision', 'self_collision'] else 1)"
 
 # 3a. A value typed past a slider's range (Ctrl+click, type, Enter) is clamped to the slider's:
 #     gravity's y typed as -5000 runs at -50. Sent as typed, the simulation refused it, and the
