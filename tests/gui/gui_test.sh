@@ -175,7 +175,7 @@ xdotool mousemove --window "$WID" "$sx" "$sy" sleep 0.3 mousedown 1 sleep 0.3 \
   mousemove --window "$WID" $((sx + 60)) "$sy" sleep 0.3 mouseup 1
 sleep 1
 # A checkbox clicked twice within a second is two edits (a drag's frames are one): two Ctrl+Z
-# take back the two clicks, not the sub-steps' drag before them.
+# take back the two clicks, not the density's drag before them.
 read -r cx cy <<< "$(layout sim.self_collision "$OUT/hanging.out")"
 xdotool mousemove --window "$WID" "$cx" "$cy" sleep 0.2 click 1 sleep 0.3 click 1 sleep 0.3 \
   mousemove --window "$WID" 900 700 sleep 0.2 key ctrl+z sleep 0.5 key ctrl+z sleep 0.5
