@@ -406,20 +406,19 @@ void Simulation::clearPins() {
   pinTravels_.clear();
 }
 
-std::optional<std::string> Simulation::setJellies(
-    std::vector<JellySpec> jellies, const std::vector<std::pair<JellySpec, JellyBody>>& earlier) {
+std::optional<std::string> Simulation::setJellies(std::vector<JellySpec> jellies,
+                                                  const std::vector<JellyBody>& earlier) {
   for (size_t i = 0; i < jellies.size(); ++i)
     if (auto e = validateJelly(jellies[i], "jellies[" + std::to_string(i) + "]")) return e;
   std::vector<JellyBody> bodies;
-  for (const JellySpec& spec : jellies) {
+  for (size_t i = 0; i < jellies.size(); ++i) {
+    const JellySpec& spec = jellies[i];
     auto same = std::find_if(jellySpecs_.begin(), jellySpecs_.end(),
                              [&](const JellySpec& old) { return old.surface == spec.surface; });
-    auto before = std::find_if(earlier.begin(), earlier.end(),
-                               [&](const auto& e) { return e.first.surface == spec.surface; });
     if (same != jellySpecs_.end())
       bodies.push_back(jellies_[static_cast<size_t>(same - jellySpecs_.begin())]);
-    else if (before != earlier.end())
-      bodies.push_back(before->second);
+    else if (i < earlier.size())
+      bodies.push_back(earlier[i]);
     else {
       bodies.emplace_back(spec);
       continue;

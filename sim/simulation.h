@@ -101,12 +101,11 @@ class Simulation {
   // Replaces the jellies; refused, changing nothing, where one of them is invalid (validateJelly
   // names it as jellies[i]). A jelly whose surface the list had already (the same mesh) keeps its
   // place and motion and takes the new material; a new one starts where its surface stands.
-  // `earlier` (the viewer's undo of a removal): the jellies as they stood at some moment, each
-  // with the spec it ran from; a jelly of the list that does not run now but is among them takes
-  // up where it stood then, with its motion, instead of starting from its surface.
-  std::optional<std::string> setJellies(
-      std::vector<JellySpec> jellies,
-      const std::vector<std::pair<JellySpec, JellyBody>>& earlier = {});
+  // `earlier[i]` (the viewer's undo of a removal): jellies[i] as it stood at some moment; a jelly
+  // of the list that does not run now takes up from there, with its motion, instead of starting
+  // from its surface.
+  std::optional<std::string> setJellies(std::vector<JellySpec> jellies,
+                                        const std::vector<JellyBody>& earlier = {});
   // The jellies as a scene describes them, and as they stand now; each as the mesh obstacle the
   // cloth meets.
   const std::vector<JellySpec>& jellySpecs() const { return jellySpecs_; }

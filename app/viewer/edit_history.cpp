@@ -31,8 +31,7 @@ SceneEdit::State SceneEdit::read(const Simulation& s) const {
       break;
     case EditedPart::Jellies:
       state.jellies = s.jellySpecs();
-      for (size_t i = 0; i < state.jellies.size() && i < s.jellies().size(); ++i)
-        state.jellyBodies.emplace_back(state.jellies[i], s.jellies()[i]);
+      state.jellyBodies = s.jellies();
       break;
     case EditedPart::Parameters:
       state.sim = s.sim();

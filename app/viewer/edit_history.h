@@ -60,7 +60,7 @@ class SceneEdit : public std::enable_shared_from_this<SceneEdit> {
     PinList pins;
     std::vector<Obstacle> obstacles;
     std::vector<JellySpec> jellies;
-    std::vector<std::pair<JellySpec, JellyBody>> jellyBodies;  // where each stood, and its motion
+    std::vector<JellyBody> jellyBodies;  // where each of `jellies` stood, and its motion
     SimParams sim;
     std::string solver;  // the solver's id, and its parameters
     nlohmann::json solverParams;

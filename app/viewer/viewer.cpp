@@ -217,14 +217,13 @@ std::vector<std::string> Viewer::unfinishedWork() const {
 void Viewer::consumeSnapshot() {
   auto latest = runner_->snapshot();
   if (!latest) return;
-  if (paramsRunner_ && paramsRunner_ != runner_) paramsRunner_ = nullptr;
-  if (paramsRunner_) {
-    if (auto undone = runner_->snapshotAfter(paramsShownAfter_)) {
-      // The panel shows the parameters the undo or redo put back.
-      sim_ = undone->sim;
-      solverParams_ = undone->solverParams;
-      paramsRunner_ = nullptr;
-    }
+  if (paramsRunner_ != runner_) {
+    paramsRunner_ = nullptr;  // none awaited, or another runner's
+  } else if (auto undone = runner_->snapshotAfter(paramsShownAfter_)) {
+    // The panel shows the parameters the undo or redo put back.
+    sim_ = undone->sim;
+    solverParams_ = undone->solverParams;
+    paramsRunner_ = nullptr;
   }
   const bool newScene = latest->triangles.get() != sceneIdentity_;
   const bool newSolver = latest->solverId != solverIdentity_;
@@ -979,29 +978,22 @@ std::shared_ptr<SceneEdit> Viewer::postSceneEdit(
   dropStaleHistory();
   const double now = glfwGetTime();
   auto newest = edits_.nextUndo();
-  if (continuous && newest && newest->label() == label && newest->part() == part &&
-      now - continuousWall_ < kContinuousSeconds) {
-    continuousWall_ = now;
-    postEach(
-        label,
-        [&](int pane) {
-          auto e = make(pane);  // null: the edit leaves this pane alone
-          return e ? newest->extend(pane, std::move(e)) : SimRunner::Edit{};
-        },
-        true, interrupt);
-    return newest;
-  }
+  // A continuous edit of the same field within kContinuousSeconds joins the newest record.
+  const bool joins = continuous && newest && newest->label() == label && newest->part() == part &&
+                     now - continuousWall_ < kContinuousSeconds;
   continuousWall_ = continuous ? now : -1e9;
-  auto edit =
-      std::make_shared<SceneEdit>(label, part, std::max<int>(1, static_cast<int>(panes_.size())));
+  auto edit = joins ? newest
+                    : std::make_shared<SceneEdit>(
+                          label, part, std::max<int>(1, static_cast<int>(panes_.size())));
   postEach(
       label,
-      [&](int pane) {
-        auto e = make(pane);
-        return e ? edit->record(pane, std::move(e)) : SimRunner::Edit{};
+      [&](int pane) -> SimRunner::Edit {
+        auto e = make(pane);  // null: the edit leaves this pane alone
+        if (!e) return {};
+        return joins ? edit->extend(pane, std::move(e)) : edit->record(pane, std::move(e));
       },
       true, interrupt);
-  edits_.push(edit);
+  if (!joins) edits_.push(edit);
   return edit;
 }
 
@@ -1046,14 +1038,17 @@ void Viewer::postSimParams(const SimParams& before) {
   const nlohmann::json now = writeParams(SimParams::table(), p);
   const nlohmann::json was = writeParams(SimParams::table(), before);
   std::string changed;  // names the edit in the history: "density", "gravity"
+  auto name = [&changed](const std::string& key) {
+    changed += (changed.empty() ? "" : ", ") + key;
+  };
   bool toggled = false;  // a checkbox: each click one edit, not joined like a drag's frames
   for (const auto& [key, value] : now.items())
     if (was.value(key, nlohmann::json()) != value) {
-      changed += (changed.empty() ? "" : ", ") + key;
+      name(key);
       toggled |= value.is_boolean();
     }
-  if (p.gravity != before.gravity) changed += changed.empty() ? "gravity" : ", gravity";
-  if (p.wind != before.wind) changed += changed.empty() ? "wind" : ", wind";
+  if (p.gravity != before.gravity) name("gravity");
+  if (p.wind != before.wind) name("wind");
   postSceneEdit(
       changed.empty() ? "parameters" : changed, EditedPart::Parameters,
       [this, p](int pane) -> SimRunner::Edit {
