@@ -18,36 +18,52 @@ std::optional<std::string> nonFinite(const Vec3& v, const std::string& what) {
   return std::nullopt;
 }
 
+// Why a placement (its rotation, scale and `offset`, named `offsetName`) of the cloth `rest`
+// cannot be made; nothing when it can.
+std::optional<std::string> refused(const Vec3& rotateDeg, double scale, const Vec3& offset,
+                                   const std::string& offsetName, const Positions& rest) {
+  if (auto e = nonFinite(rotateDeg, "rotate_deg")) return e;
+  if (auto e = nonFinite(offset, offsetName)) return e;
+  if (!(scale >= 1e-6 && scale <= 1e6))
+    return "scale must be between 1e-06 and 1e+06, got " + formatG(scale);
+  if (rest.rows() == 0) return "the cloth has no vertices";
+  return std::nullopt;
+}
+
 Vec3 boundsCentre(const Positions& rest) {
   return 0.5 * (rest.colwise().minCoeff() + rest.colwise().maxCoeff()).transpose();
 }
+
+// Takes a point where `before` places it to where `after` places it.
+struct Carry {
+  Carry(const Transform& before, const Transform& after)
+      : turn(after.scale * after.rotation() * before.rotation().transpose() / before.scale),
+        from(before.translate),
+        to(after.translate) {}
+  Vec3 operator()(const Vec3& p) const { return turn * (p - from) + to; }
+  Eigen::Matrix3d turn;
+  Vec3 from, to;
+};
 
 }  // namespace
 
 Result<Scene> placeCloth(const Scene& scene, const Positions& rest,
                          const ClothPlacement& placement) {
-  if (auto e = nonFinite(placement.rotateDeg, "rotate_deg")) return Error{*e};
-  if (auto e = nonFinite(placement.move, "move")) return Error{*e};
-  if (!(placement.scale >= 1e-6 && placement.scale <= 1e6))
-    return Error{"scale must be between 1e-06 and 1e+06, got " + formatG(placement.scale)};
-  if (rest.rows() == 0) return Error{"the cloth has no vertices"};
+  if (auto e = refused(placement.rotateDeg, placement.scale, placement.move, "move", rest))
+    return Error{*e};
   const Transform& before = scene.transform;
   Transform after = before;
   after.rotateDeg = placement.rotateDeg;
   after.scale = placement.scale;
-  // A point where `before` places it, placed by `after` (its translation set below).
-  const Eigen::Matrix3d toOwn = before.rotation().transpose() / before.scale;
-  const Eigen::Matrix3d fromOwn = after.scale * after.rotation();
-  auto carried = [&](const Vec3& p) -> Vec3 {
-    return fromOwn * (toOwn * (p - before.translate)) + after.translate;
-  };
   // The bounding box's centre stays where it was, plus the move.
   const Vec3 centre = boundsCentre(rest);
-  after.translate = centre + placement.move - fromOwn * (toOwn * (centre - before.translate));
+  after.translate =
+      centre + placement.move - Carry(before, after).turn * (centre - before.translate);
   // Through a plane: lifted along its normal. A plane is the whole half-space behind it, so a
   // cloth that is anywhere behind it could never be meant to start there.
   for (const Obstacle& obstacle : scene.obstacles) {
     if (obstacle.type != Obstacle::Type::Plane) continue;
+    const Carry carried(before, after);
     double lowest = 1e300;
     for (Eigen::Index v = 0; v < rest.rows(); ++v)
       lowest = std::min(lowest,
@@ -55,8 +71,16 @@ Result<Scene> placeCloth(const Scene& scene, const Positions& rest,
     if (lowest < scene.sim.thickness)
       after.translate += (scene.sim.thickness - lowest) * obstacle.normal;
   }
+  return placeClothAt(scene, rest, after);
+}
+
+Result<Scene> placeClothAt(const Scene& scene, const Positions& rest, const Transform& transform) {
+  if (auto e =
+          refused(transform.rotateDeg, transform.scale, transform.translate, "translate", rest))
+    return Error{*e};
+  const Carry carried(scene.transform, transform);
   Scene placed = scene;
-  placed.transform = after;
+  placed.transform = transform;
   // Within a millionth of the cloth's size of its vertex's rest position, a pin is at it (the
   // viewer's pins, as Simulation::currentScene gives them, all carry their target).
   const double atRest = 1e-6 * (rest.colwise().maxCoeff() - rest.colwise().minCoeff()).norm();

@@ -33,6 +33,11 @@ inline ClothPlacement currentPlacement(const Transform& transform) {
 Result<Scene> placeCloth(const Scene& scene, const Positions& rest,
                          const ClothPlacement& placement);
 
+// `scene` with its cloth placed by `transform` (its cloth.transform) instead, everything tied to
+// the cloth carried along as placeCloth does, with no lift: a placement put back by the viewer's
+// undo. Fails, naming the value, for a scale outside [1e-6, 1e6] or a value that is not finite.
+Result<Scene> placeClothAt(const Scene& scene, const Positions& rest, const Transform& transform);
+
 // The rotation (Transform::rotateDeg) that lays the cloth of `scene` flat: its rest mesh `rest`
 // (as `scene` places it) turned by the least rotation that makes its best-fit plane
 // perpendicular to gravity (to y when there is none). Fails, saying how far it is from flat, for

@@ -160,6 +160,47 @@ TEST(Placement, ACurvedClothIsNotLaidFlat) {
       << rotation.error();
 }
 
+// The viewer's undo of a placement: placeClothAt with the transform the cloth had before puts the
+// cloth, its pins (one dragged off its vertex) and its point masses back where they were, lift
+// and all; a bad transform is refused, naming the value.
+TEST(Placement, APlacementPutBackRestoresTheClothAndWhatMovesWithIt) {
+  Scene scene = squareOverGround();
+  const Positions rest = restOf(scene);
+  PinSpec still, dragged;
+  still.vertex = 3;
+  still.target = rest.row(3).transpose();
+  dragged.vertex = 40;
+  dragged.target = rest.row(40).transpose() + Vec3(0.1, 0, 0);
+  scene.pins = {still, dragged};
+  Scene::PointMass weight;
+  weight.where.kind = PinSpec::Kind::Near;
+  weight.where.point = rest.row(25).transpose();
+  scene.pointMasses = {weight};
+
+  // Stood up 3 m tall: lifted onto the ground, so not a plain turn about the centre.
+  const Scene standing = placed(scene, {Vec3(0, 0, 0), 3, Vec3(0.2, 0, 0)});
+  const Positions standingRest = restOf(standing);
+  auto back = placeClothAt(standing, standingRest, scene.transform);
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_LT((restOf(*back) - rest).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LT((back->transform.translate - scene.transform.translate).norm(), 1e-15);
+  ASSERT_EQ(back->pins.size(), 2u);
+  EXPECT_FALSE(back->pins[0].target.has_value());  // at its vertex, wherever that is
+  ASSERT_TRUE(back->pins[1].target.has_value());
+  EXPECT_LT((*back->pins[1].target - *dragged.target).norm(), 1e-12);
+  EXPECT_LT((back->pointMasses[0].where.point - weight.where.point).norm(), 1e-12);
+  // And forward again: the same as the placement itself.
+  auto again = placeClothAt(*back, restOf(*back), standing.transform);
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_LT((restOf(*again) - standingRest).cwiseAbs().maxCoeff(), 1e-12);
+
+  Transform bad = scene.transform;
+  bad.translate.y() = std::nan("");
+  auto refused = placeClothAt(standing, standingRest, bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error(), "translate[1] is not a finite number");
+}
+
 TEST(Placement, BadValuesAreRefusedNamingThem) {
   const Scene scene = squareOverGround();
   const Positions rest = restOf(scene);
