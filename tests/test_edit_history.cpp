@@ -8,6 +8,7 @@
 
 #include "app/viewer/edit_history.h"
 #include "sim/generators.h"
+#include "sim/placement.h"
 #include "sim/scene_library.h"
 
 namespace clothlab {
@@ -291,6 +292,88 @@ TEST(EditHistory, UndoThroughTheSimulationThread) {
     EXPECT_EQ(snapshot->pinVertices[i], pins[i].first);
     EXPECT_EQ(snapshot->pinTargets[i], pins[i].second);
   }
+  EXPECT_TRUE(runner.takeMessages().empty());
+}
+
+// The first snapshot published after the runner's first `edits` edits ran.
+std::shared_ptr<const Snapshot> after(const SimRunner& runner, long edits) {
+  const auto end = std::chrono::steady_clock::now() + 10s;
+  std::shared_ptr<const Snapshot> snapshot;
+  while (!(snapshot = runner.snapshotAfter(edits)) && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(2ms);
+  return snapshot;
+}
+
+// A placement restarts the cloth from rest, and so do its undo and redo: the cloth placed as it
+// was, its pins carried along. A pin set before the placement and undone after it then goes back
+// where it was on the cloth as placed then, not dragged across. A placement that was refused is
+// not undone by a restart.
+TEST(EditHistory, APlacementIsUndoneAndRedoneWithThePinsThatMoveWithIt) {
+  auto simulation = hanging();
+  const Transform placedFirst = simulation->scene().transform;
+  SimRunner runner(std::move(simulation), true);
+  long posted = 0;
+  auto run = [&](SimRunner::Edit e) {
+    runner.post("edit", std::move(e), true);
+    auto snapshot = after(runner, ++posted);
+    EXPECT_TRUE(snapshot);
+    return snapshot;
+  };
+  // A pin at vertex 40 where it stands, then the cloth moved up by 0.5 m.
+  auto pin = std::make_shared<SceneEdit>("pin", EditedPart::Pins, 1);
+  const auto start = run(
+      pin->record(-1, [](Simulation& s) { return s.setPin(40, s.surface().row(40).transpose()); }));
+  ASSERT_TRUE(start);
+  ASSERT_EQ(start->pinVertices.size(), 3u);
+  const Vec3 pinnedAt = start->pinTargets.back();
+  auto place = std::make_shared<SceneEdit>("placement", EditedPart::Placement, 1);
+  auto moveUp = [](const Simulation& s) {
+    return placeCloth(s.currentScene(), s.cloth().mesh.positions,
+                      {s.scene().transform.rotateDeg, s.scene().transform.scale, Vec3(0, 0.5, 0)});
+  };
+  const auto moved = run(place->record(-1, runner.restartEdit(place->placing(-1, moveUp))));
+  ASSERT_TRUE(moved);
+  EXPECT_NEAR(moved->clothTransform.translate.y() - placedFirst.translate.y(), 0.5, 1e-12);
+  ASSERT_EQ(moved->pinTargets.size(), 3u);
+  EXPECT_LT((moved->pinTargets.back() - pinnedAt - Vec3(0, 0.5, 0)).norm(), 1e-12);
+
+  // Undo: the placement first (the cloth back down, restarted), then the pin.
+  const auto back = run(place->restore(-1, false, runner));
+  ASSERT_TRUE(back);
+  EXPECT_NE(back->triangles.get(), moved->triangles.get());  // restarted
+  EXPECT_LT((back->clothTransform.translate - placedFirst.translate).norm(), 1e-12);
+  ASSERT_EQ(back->pinTargets.size(), 3u);
+  EXPECT_LT((back->pinTargets.back() - pinnedAt).norm(), 1e-12);
+  const auto unpinned = run(pin->restore(-1, false, runner));
+  ASSERT_TRUE(unpinned);
+  EXPECT_EQ(unpinned->pinVertices.size(), 2u);
+  for (const Vec3& target : unpinned->pinTargets)
+    EXPECT_LT((target - placedFirst.translate).y(), 0.01);  // the corners where they were
+
+  // Redo both: the pin, then the cloth up again with it.
+  run(pin->restore(-1, true, runner));
+  const auto redone = run(place->restore(-1, true, runner));
+  ASSERT_TRUE(redone);
+  EXPECT_LT((redone->clothTransform.translate - moved->clothTransform.translate).norm(), 1e-12);
+  ASSERT_EQ(redone->pinTargets.size(), 3u);
+  EXPECT_LT((redone->pinTargets.back() - moved->pinTargets.back()).norm(), 1e-12);
+
+  // Scaled by 0: refused, and its undo does not restart the cloth.
+  auto refused = std::make_shared<SceneEdit>("placement", EditedPart::Placement, 1);
+  runner.takeMessages();
+  const auto still =
+      run(refused->record(-1, runner.restartEdit(refused->placing(-1, [](const Simulation& s) {
+        return placeCloth(s.currentScene(), s.cloth().mesh.positions,
+                          {Vec3::Zero(), 0, Vec3::Zero()});
+      }))));
+  ASSERT_TRUE(still);
+  EXPECT_EQ(still->triangles.get(), redone->triangles.get());
+  const auto messages = runner.takeMessages();
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_NE(messages[0].text.find("scale must be"), std::string::npos) << messages[0].text;
+  const auto notRestarted = run(refused->restore(-1, false, runner));
+  ASSERT_TRUE(notRestarted);
+  EXPECT_EQ(notRestarted->triangles.get(), redone->triangles.get());
   EXPECT_TRUE(runner.takeMessages().empty());
 }
 

@@ -1,5 +1,7 @@
 #include "app/viewer/edit_history.h"
 
+#include "sim/placement.h"
+
 namespace clothlab {
 
 std::uint64_t topologyKey(const TriangleMesh& mesh) {
@@ -38,6 +40,9 @@ SceneEdit::State SceneEdit::read(const Simulation& s) const {
       state.solver = s.solver().id();
       state.solverParams = s.solver().params();
       break;
+    case EditedPart::Placement:
+      state.placement = s.scene().transform;
+      break;
   }
   return state;
 }
@@ -61,6 +66,8 @@ std::optional<std::string> SceneEdit::write(Simulation& s, const Slot& slot, boo
                s.solver().id() + " runs now";
       return std::nullopt;
     }
+    case EditedPart::Placement:
+      break;  // restarts the simulation: restore(pane, after, runner)
   }
   return std::nullopt;
 }
@@ -77,8 +84,20 @@ SimRunner::Edit SceneEdit::record(int pane, SimRunner::Edit edit) {
     Slot& slot = self->slot(pane);
     self->begin(slot, s);
     auto error = edit(s);
-    slot.after = self->read(s);
+    if (self->part_ != EditedPart::Placement)
+      slot.after = self->read(s);
+    else if (error)
+      slot.after = slot.before;  // placing() noted a placement that did not start
     return error;
+  };
+}
+
+std::function<Result<Scene>(const Simulation&)> SceneEdit::placing(
+    int pane, std::function<Result<Scene>(const Simulation&)> change) {
+  return [self = shared_from_this(), pane, change = std::move(change)](const Simulation& s) {
+    auto scene = change(s);
+    if (scene) self->slot(pane).after.placement = scene->transform;
+    return scene;
   };
 }
 
@@ -98,9 +117,27 @@ SimRunner::Edit SceneEdit::restore(int pane, bool after) {
   return [self = shared_from_this(), pane, after](Simulation& s) -> std::optional<std::string> {
     const Slot& slot = self->slot(pane);
     if (!slot.recorded) return std::nullopt;  // it never ran here: nothing to put back
-    if (!onRecordedCloth(slot, s))
-      return "\"" + self->label_ + "\" belongs to another cloth (the scene changed since)";
+    if (!onRecordedCloth(slot, s)) return self->onAnotherCloth();
     return self->write(s, slot, after);
+  };
+}
+
+SimRunner::Edit SceneEdit::restore(int pane, bool after, SimRunner& runner) {
+  if (part_ != EditedPart::Placement) return restore(pane, after);
+  auto restart = runner.restartEdit([self = shared_from_this(), pane, after](const Simulation& s) {
+    const Slot& slot = self->slot(pane);
+    return placeClothAt(s.currentScene(), s.cloth().mesh.positions,
+                        after ? slot.after.placement : slot.before.placement);
+  });
+  return [self = shared_from_this(), pane,
+          restart = std::move(restart)](Simulation& s) -> std::optional<std::string> {
+    const Slot& slot = self->slot(pane);
+    if (!slot.recorded) return std::nullopt;
+    if (!onRecordedCloth(slot, s)) return self->onAnotherCloth();
+    const Transform &was = slot.before.placement, &is = slot.after.placement;
+    if (was.scale == is.scale && was.rotateDeg == is.rotateDeg && was.translate == is.translate)
+      return std::nullopt;  // the placement was refused: no restart to undo
+    return restart(s);
   };
 }
 

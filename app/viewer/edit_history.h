@@ -1,8 +1,8 @@
 #pragma once
 // Undo and redo of the viewer's scene edits: the pins (set, moved, removed, a preset, "clear
-// all"), the obstacles (added, moved, friction, removed), the jellies (added, material, removed)
-// and the parameters (the simulation's and the solver's). A stray C or a "remove" clicked by
-// mistake no longer loses anything for good.
+// all"), the obstacles (added, moved, friction, removed), the jellies (added, material, removed),
+// the parameters (the simulation's and the solver's) and the cloth's placement. A stray C or a
+// "remove" clicked by mistake no longer loses anything for good.
 //
 // Each edit is recorded where it happens, on each pane's simulation thread: the part it changes
 // (the pins, the obstacles, the jellies or the parameters) just before it and just after it, as
@@ -10,7 +10,8 @@
 // recorded after: pins through Simulation::setPins (they travel back together), obstacles,
 // jellies and parameters through their setters (a removed jelly put back takes up where it
 // stood when it was removed, with its motion; a solver's parameters go back only to the solver
-// they were recorded on). Recording
+// they were recorded on). A placement restarts the cloth from rest, and so does its undo: the
+// cloth placed as it was before (placeClothAt), its pins and point masses carried along. Recording
 // on the simulation thread needs no locks and sees what the edit really changed, however late the
 // snapshots are: a pane's slot is written and read only by edits posted to that pane's runner,
 // which run in order on its thread.
@@ -34,7 +35,7 @@ using PinList = std::vector<std::pair<int, Vec3>>;
 std::uint64_t topologyKey(const TriangleMesh& mesh);
 
 // What an edit changes, and so what its undo puts back.
-enum class EditedPart { Pins, Obstacles, Jellies, Parameters };
+enum class EditedPart { Pins, Obstacles, Jellies, Parameters, Placement };
 
 class SceneEdit : public std::enable_shared_from_this<SceneEdit> {
  public:
@@ -52,8 +53,16 @@ class SceneEdit : public std::enable_shared_from_this<SceneEdit> {
   SimRunner::Edit extend(int pane, SimRunner::Edit edit);
   // Puts the pane's part back as it was before the edit (`after` false: undo) or after it
   // (redo). Refused when the pane's cloth is not the one recorded on; nothing to do when the
-  // edit never ran there.
+  // edit never ran there. A placement is put back by restarting `runner`'s simulation, the
+  // pane's; the other parts need no runner.
+  SimRunner::Edit restore(int pane, bool after, SimRunner& runner);
   SimRunner::Edit restore(int pane, bool after);
+
+  // For a record of the Placement part, taken with record(pane, runner.restartEdit(placing(pane,
+  // change))): `change`, noting the placement of the scene it makes as the one after the edit
+  // (redo's). The simulation that runs after the restart is not the one the record sees.
+  std::function<Result<Scene>(const Simulation&)> placing(
+      int pane, std::function<Result<Scene>(const Simulation&)> change);
 
  private:
   struct State {
@@ -64,6 +73,7 @@ class SceneEdit : public std::enable_shared_from_this<SceneEdit> {
     SimParams sim;
     std::string solver;  // the solver's id, and its parameters
     nlohmann::json solverParams;
+    Transform placement;  // the cloth's (Scene::transform)
   };
   State read(const Simulation& s) const;
   struct Slot {
@@ -79,6 +89,9 @@ class SceneEdit : public std::enable_shared_from_this<SceneEdit> {
   void begin(Slot& slot, const Simulation& s) const;
   // Puts the slot's part before (or after) the edit back on `s`.
   std::optional<std::string> write(Simulation& s, const Slot& slot, bool after) const;
+  std::string onAnotherCloth() const {
+    return "\"" + label_ + "\" belongs to another cloth (the scene changed since)";
+  }
   static bool onRecordedCloth(const Slot& slot, const Simulation& s) {
     return slot.cloth.lock() == s.clothModel() || slot.topology == topologyKey(s.cloth().mesh);
   }

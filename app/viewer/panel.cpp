@@ -486,7 +486,7 @@ void Viewer::drawPlacement() {
   tooltip("the fields back to the cloth's placement now");
   hint(
       "Applying restarts the cloth from rest. Pins and point masses move with it, obstacles stay, "
-      "and a cloth placed through a plane is lifted onto it.");
+      "and a cloth placed through a plane is lifted onto it. Ctrl+Z undoes it.");
   ImGui::TreePop();
 }
 
@@ -842,7 +842,8 @@ void Viewer::drawHelpWindow() {
       {"W / H / O", "wireframe / strain heat map / solver overlay"},
       {"C", "clear all pins"},
       {"Ctrl+Z / Ctrl+Y or Ctrl+Shift+Z",
-       "undo / redo an edit of the pins, obstacles, jellies or parameters (also the buttons "
+       "undo / redo an edit of the pins, obstacles, jellies, parameters or placement (also the "
+       "buttons "
        "under Pause)"},
       {"P", "screenshot (path in the View section)"},
       {"F1 or ?", "this window"},

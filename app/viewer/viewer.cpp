@@ -925,13 +925,14 @@ std::string Viewer::runningStepText(long step, double seconds) {
 void Viewer::postPlacement(const std::string& label,
                            std::function<Result<ClothPlacement>(const Simulation&)> choose) {
   // Every pane, as Reset does: the panes compare one cloth, and restart together.
-  forEachRunner([&](SimRunner& runner) {
-    runner.post(label, runner.restartEdit([choose](const Simulation& simulation) -> Result<Scene> {
-      auto placement = choose(simulation);
-      if (!placement) return Error{placement.error()};
-      return placeCloth(simulation.currentScene(), simulation.cloth().mesh.positions, *placement);
-    }),
-                true);
+  postSceneEdit(label, EditedPart::Placement, [&](int pane, SceneEdit& record) {
+    return runnerOf(pane).restartEdit(
+        record.placing(pane, [choose](const Simulation& simulation) -> Result<Scene> {
+          auto placement = choose(simulation);
+          if (!placement) return Error{placement.error()};
+          return placeCloth(simulation.currentScene(), simulation.cloth().mesh.positions,
+                            *placement);
+        }));
   });
 }
 
@@ -975,6 +976,14 @@ void Viewer::removePin(int vertex) {
 std::shared_ptr<SceneEdit> Viewer::postSceneEdit(
     const std::string& label, EditedPart part, const std::function<SimRunner::Edit(int pane)>& make,
     bool interrupt, bool continuous) {
+  return postSceneEdit(
+      label, part, [&](int pane, SceneEdit&) { return make(pane); }, interrupt, continuous);
+}
+
+std::shared_ptr<SceneEdit> Viewer::postSceneEdit(
+    const std::string& label, EditedPart part,
+    const std::function<SimRunner::Edit(int pane, SceneEdit& record)>& make, bool interrupt,
+    bool continuous) {
   dropStaleHistory();
   const double now = glfwGetTime();
   auto newest = edits_.nextUndo();
@@ -988,7 +997,7 @@ std::shared_ptr<SceneEdit> Viewer::postSceneEdit(
   postEach(
       label,
       [&](int pane) -> SimRunner::Edit {
-        auto e = make(pane);  // null: the edit leaves this pane alone
+        auto e = make(pane, *edit);  // null: the edit leaves this pane alone
         if (!e) return {};
         return joins ? edit->extend(pane, std::move(e)) : edit->record(pane, std::move(e));
       },
@@ -1007,7 +1016,8 @@ void Viewer::undoEdit(bool redo) {
     message(RunnerMessage::Kind::Info, "nothing to " + what);
     return;
   }
-  postClick(what + " " + edit->label(), [&](int pane) { return edit->restore(pane, redo); });
+  postClick(what + " " + edit->label(),
+            [&](int pane) { return edit->restore(pane, redo, runnerOf(pane)); });
   if (edit->part() == EditedPart::Parameters) {
     paramsRunner_ = runner_;
     paramsShownAfter_ = runner_->editsPosted();

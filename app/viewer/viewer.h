@@ -131,6 +131,11 @@ class Viewer {
   std::shared_ptr<SceneEdit> postSceneEdit(const std::string& label, EditedPart part,
                                            const std::function<SimRunner::Edit(int pane)>& make,
                                            bool interrupt = true, bool continuous = false);
+  // The same, for an edit made with its record at hand (a placement: SceneEdit::placing).
+  std::shared_ptr<SceneEdit> postSceneEdit(
+      const std::string& label, EditedPart part,
+      const std::function<SimRunner::Edit(int pane, SceneEdit& record)>& make,
+      bool interrupt = true, bool continuous = false);
   static constexpr double kContinuousSeconds = 1.0;
   // Undoes (or redoes) the last scene edit in every pane, or says there is none; for parameters
   // the panel then shows what was put back (paramsShownAfter_).
@@ -252,6 +257,7 @@ class Viewer {
   void forEachRunner(const std::function<void(SimRunner&)>& fn);
   // The active pane's vertex / surface point in `pane`'s mesh (through the rest positions when the
   // panes run different scenes; the same otherwise).
+  SimRunner& runnerOf(int pane) { return pane < 0 ? *runner_ : *panes_[pane].runner; }
   int mapVertex(int pane, int vertex) const;
   Grab mapGrab(int pane, const Grab& grab) const;
 

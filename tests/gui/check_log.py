@@ -22,6 +22,9 @@
   running LOG SCENE   snapshots of SCENE keep coming after the last error (the scene kept running)
   laid_flat LOG SCENE the scene SCENE restarted after the last lay_flat lies level (its y extent
                       within 1 micrometre) about the same centre, as large as before, turned
+  lay_flat_undone LOG SCENE
+                      after the last lay_flat, its undo restarts SCENE standing as before (the
+                      same bounds) and its redo restarts it level again
   fps LOG MIN         median frames per second (after the first 3 s) at least MIN; prints it
   mirror LOG N        compare mode: one drag reached all N panes: each pane's snapshots show a
                       grab with the same target, and each pane's grabbed point moved with it
@@ -324,6 +327,34 @@ def laid_flat(log, scene):
     return extent(b)[1] > 0.1 and extent(a)[1] < 1e-6 and same_centre and same_size
 
 
+def lay_flat_undone(log, scene):
+    """After the last lay_flat: an undo of it restarts SCENE standing as it stood before (the same
+    extent and centre), and a redo of it restarts SCENE level again."""
+    marks = [i for i, e in enumerate(log) if e["event"] == "lay_flat"]
+    if not marks:
+        print("no lay_flat event")
+        return False
+    starts = [(i, e) for i, e in enumerate(log) if e["event"] == "scene" and e["name"] == scene]
+    before = [e for i, e in starts if i < marks[-1]]
+    laid = [e for i, e in starts if i > marks[-1]]
+    undo = [i for i, e in enumerate(log) if i > marks[-1] and e["event"] == "undo" and e["edit"] == "lay flat"]
+    redo = [i for i, e in enumerate(log) if undo and i > undo[0] and e["event"] == "redo" and e["edit"] == "lay flat"]
+    if not before or not laid or not undo or not redo:
+        print(f"found {len(before)} starts of {scene} before the lay flat, {len(laid)} after, "
+              f"{len(undo)} undos and {len(redo)} redos of it")
+        return False
+    undone = [e for i, e in starts if undo[0] < i < redo[0]]
+    redone = [e for i, e in starts if i > redo[0]]
+    if not undone or not redone:
+        print(f"{len(undone)} starts of {scene} after the undo, {len(redone)} after the redo")
+        return False
+    def bounds(e): return e["cloth_lo"] + e["cloth_hi"]
+    def same(a, b): return max(abs(x - y) for x, y in zip(bounds(a), bounds(b))) < 1e-6
+    print(f"{scene} standing {bounds(before[-1])}, laid {bounds(laid[0])}, "
+          f"undone {bounds(undone[0])}, redone {bounds(redone[0])}")
+    return same(undone[0], before[-1]) and same(redone[0], laid[0]) and not same(laid[0], before[-1])
+
+
 def compare_kept(log, name):
     """The last error names `name`; from the open before it on, no compare_stop, and after it
     every pane keeps stepping."""
@@ -427,6 +458,8 @@ if __name__ == "__main__":
         ok = fps(log, float(sys.argv[3]))
     elif what == "laid_flat":
         ok = laid_flat(log, sys.argv[3])
+    elif what == "lay_flat_undone":
+        ok = lay_flat_undone(log, sys.argv[3])
     elif what == "compare_kept":
         ok = compare_kept(log, sys.argv[3])
     elif what == "compared":

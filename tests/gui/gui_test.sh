@@ -6,7 +6,8 @@
 #   checkbox clicked twice is undone click by click),
 #   a jelly ball added in the panel falls and squashes on the ground (and is
 #   saved with the scene), an OBJ opens through the Open field (a bad one leaves an error and the
-#   scene running), the panel's placement lays a standing OBJ flat (and refuses a scale of 0), a
+#   scene running), the panel's placement lays a standing OBJ flat (undone and redone; it refuses a
+#   scale of 0), a
 #   typed wind and the air reach the simulation, a screenshot (P) is not blank, "this scene, all
 #   solvers" compares the opened OBJ in five panes, in compare mode the panes frame the whole cloth
 #   and one drag moves the same material point in every pane (a pane given another mesh or solver
@@ -299,6 +300,14 @@ sleep 2
 check "placement: a scale of 0 is refused, naming it" \
   grep -q '"event":"error".*placement: scale must be between 1e-06 and 1e+06, got 0' "$LOG"
 check "placement: the flag kept running" python3 "$HERE/check_log.py" running "$LOG" flag
+# Ctrl+Z twice (the refused placement, then the lay flat) stands the flag up again, as it stood;
+# Ctrl+Y lays it flat again.
+xdotool mousemove --window "$WID" 900 400 sleep 0.3 key ctrl+z sleep 0.5 key ctrl+z
+sleep 2
+xdotool key ctrl+y
+sleep 2
+check "placement: lay flat undone stands the flag up as before, and redone lays it flat" \
+  python3 "$HERE/check_log.py" lay_flat_undone "$LOG" flag
 # 5c. The wind's first field typed as 5 m/s (Ctrl+click, type, Enter) and the "air" button: both
 #     reach the simulation.
 scroll_panel_to sim.air "$OUT/hanging.out"
