@@ -190,6 +190,42 @@ TEST(EditHistory, ANewEditEndsTheRedoAndTheOldestGoFirst) {
   EXPECT_EQ(history.nextRedo(), nullptr);
 }
 
+// An edit refused wherever it ran changed nothing: undo and redo pass it by, and the panel's
+// buttons name the edit before it. One that has not run yet, or that ran somewhere, is kept; a
+// continuous edit that joins a refused one and goes through makes it one to undo.
+TEST(EditHistory, ARefusedEditIsPassedBy) {
+  auto s = hanging();
+  EditHistory history;
+  auto cleared = std::make_shared<SceneEdit>("clear pins", EditedPart::Pins, 1);
+  EXPECT_FALSE(cleared->record(-1, clear())(*s));
+  history.push(cleared);
+  auto offCloth = [](Simulation& s) { return s.setPin(1000000, Vec3::Zero()); };
+  auto refused = std::make_shared<SceneEdit>("pin", EditedPart::Pins, 1);
+  EXPECT_FALSE(refused->refused()) << "not run yet";
+  history.push(refused);
+  EXPECT_EQ(history.nextUndo(), refused);
+  EXPECT_TRUE(refused->record(-1, offCloth)(*s));
+  EXPECT_TRUE(refused->refused());
+  EXPECT_EQ(history.nextUndo(), cleared);
+  EXPECT_EQ(history.undo(), cleared);
+  EXPECT_EQ(history.nextUndo(), nullptr);
+  EXPECT_EQ(history.redo(), cleared);
+
+  // Two panes: refused in one, done in the other.
+  auto twoPanes = std::make_shared<SceneEdit>("pin", EditedPart::Pins, 2);
+  auto other = hanging();
+  EXPECT_TRUE(twoPanes->record(0, offCloth)(*s));
+  EXPECT_FALSE(
+      twoPanes->record(1, [](Simulation& s) { return s.setPin(0, Vec3::Zero()); })(*other));
+  EXPECT_FALSE(twoPanes->refused());
+  // A drag whose first move was refused and whose next one went through.
+  auto drag = std::make_shared<SceneEdit>("move pin", EditedPart::Pins, 1);
+  EXPECT_TRUE(drag->record(-1, offCloth)(*s));
+  EXPECT_TRUE(drag->refused());
+  EXPECT_FALSE(drag->extend(-1, [](Simulation& s) { return s.setPin(0, Vec3::Zero()); })(*s));
+  EXPECT_FALSE(drag->refused());
+}
+
 SimRunner::Edit density(double value) {
   return [value](Simulation& s) {
     SimParams p = s.sim();

@@ -84,6 +84,7 @@ SimRunner::Edit SceneEdit::record(int pane, SimRunner::Edit edit) {
     Slot& slot = self->slot(pane);
     self->begin(slot, s);
     auto error = edit(s);
+    self->ran(error);
     if (self->part_ != EditedPart::Placement)
       slot.after = self->read(s);
     else if (error)
@@ -108,6 +109,7 @@ SimRunner::Edit SceneEdit::extend(int pane, SimRunner::Edit edit) {
     // recorded from here.
     if (!slot.recorded) self->begin(slot, s);
     auto error = edit(s);
+    self->ran(error);
     if (onRecordedCloth(slot, s)) slot.after = self->read(s);
     return error;
   };
@@ -147,8 +149,16 @@ void EditHistory::push(std::shared_ptr<SceneEdit> edit) {
   while (done_.size() > kLimit) done_.pop_front();
 }
 
+std::shared_ptr<SceneEdit> EditHistory::newestKept(
+    const std::deque<std::shared_ptr<SceneEdit>>& edits) {
+  for (auto it = edits.rbegin(); it != edits.rend(); ++it)
+    if (!(*it)->refused()) return *it;
+  return nullptr;
+}
+
 std::shared_ptr<SceneEdit> EditHistory::moveNewest(std::deque<std::shared_ptr<SceneEdit>>& from,
                                                    std::deque<std::shared_ptr<SceneEdit>>& to) {
+  while (!from.empty() && from.back()->refused()) from.pop_back();
   if (from.empty()) return nullptr;
   auto edit = std::move(from.back());
   from.pop_back();

@@ -18,6 +18,7 @@
 //
 // A record belongs to the cloth it was taken on (its vertex count and triangles): put back on
 // another (the scene replaced between the edit and the undo), it is refused, saying so.
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -44,6 +45,9 @@ class SceneEdit : public std::enable_shared_from_this<SceneEdit> {
   SceneEdit(std::string label, EditedPart part, int panes);
   const std::string& label() const { return label_; }
   EditedPart part() const { return part_; }
+  // Whether the edit has run and was refused wherever it ran (a placement inside an obstacle, a
+  // pin on a vertex that is gone): it changed nothing, so undo and redo pass it by.
+  bool refused() const { return ran_ && !applied_; }
 
   // `edit` for pane `pane` (-1 outside compare mode), recording the part before and after it.
   SimRunner::Edit record(int pane, SimRunner::Edit edit);
@@ -99,6 +103,12 @@ class SceneEdit : public std::enable_shared_from_this<SceneEdit> {
   std::string label_;
   EditedPart part_;
   std::vector<Slot> slots_;  // per pane; each written and read on its pane's thread only
+  // Set on the panes' threads, read on the viewer's (refused()); applied_ is set first.
+  std::atomic<bool> ran_{false}, applied_{false};
+  void ran(const std::optional<std::string>& error) {
+    if (!error) applied_ = true;
+    ran_ = true;
+  }
 };
 
 // The edits to undo (newest last) and to redo, on the viewer's thread.
@@ -110,12 +120,16 @@ class EditHistory {
   // The edit to undo / redo now, moved to the other list; null when there is none.
   std::shared_ptr<SceneEdit> undo() { return moveNewest(done_, undone_); }
   std::shared_ptr<SceneEdit> redo() { return moveNewest(undone_, done_); }
-  // The edits undo() and redo() would take next (null when none).
-  std::shared_ptr<SceneEdit> nextUndo() const { return done_.empty() ? nullptr : done_.back(); }
-  std::shared_ptr<SceneEdit> nextRedo() const { return undone_.empty() ? nullptr : undone_.back(); }
+  // The edits undo() and redo() would take next (null when none): the newest that was not
+  // refused (SceneEdit::refused); undo() and redo() drop the refused ones above it.
+  std::shared_ptr<SceneEdit> nextUndo() const { return newestKept(done_); }
+  std::shared_ptr<SceneEdit> nextRedo() const { return newestKept(undone_); }
+  // The newest edit made, refused or not (what a continuous edit joins).
+  std::shared_ptr<SceneEdit> newest() const { return done_.empty() ? nullptr : done_.back(); }
   void clear();
 
  private:
+  static std::shared_ptr<SceneEdit> newestKept(const std::deque<std::shared_ptr<SceneEdit>>& edits);
   static std::shared_ptr<SceneEdit> moveNewest(std::deque<std::shared_ptr<SceneEdit>>& from,
                                                std::deque<std::shared_ptr<SceneEdit>>& to);
   std::deque<std::shared_ptr<SceneEdit>> done_, undone_;

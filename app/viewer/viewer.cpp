@@ -986,7 +986,7 @@ std::shared_ptr<SceneEdit> Viewer::postSceneEdit(
     bool continuous) {
   dropStaleHistory();
   const double now = glfwGetTime();
-  auto newest = edits_.nextUndo();
+  auto newest = edits_.newest();
   // A continuous edit of the same field within kContinuousSeconds joins the newest record.
   const bool joins = continuous && newest && newest->label() == label && newest->part() == part &&
                      now - continuousWall_ < kContinuousSeconds;

@@ -23,8 +23,8 @@
   laid_flat LOG SCENE the scene SCENE restarted after the last lay_flat lies level (its y extent
                       within 1 micrometre) about the same centre, as large as before, turned
   lay_flat_undone LOG SCENE
-                      after the last lay_flat, its undo restarts SCENE standing as before (the
-                      same bounds) and its redo restarts it level again
+                      after the last lay_flat, the first undo is of it and restarts SCENE
+                      standing as before (the same bounds), and its redo restarts it level again
   fps LOG MIN         median frames per second (after the first 3 s) at least MIN; prints it
   mirror LOG N        compare mode: one drag reached all N panes: each pane's snapshots show a
                       grab with the same target, and each pane's grabbed point moved with it
@@ -328,8 +328,8 @@ def laid_flat(log, scene):
 
 
 def lay_flat_undone(log, scene):
-    """After the last lay_flat: an undo of it restarts SCENE standing as it stood before (the same
-    extent and centre), and a redo of it restarts SCENE level again."""
+    """After the last lay_flat: the first undo is of it, and restarts SCENE standing as it stood
+    before (the same extent and centre), and a redo of it restarts SCENE level again."""
     marks = [i for i, e in enumerate(log) if e["event"] == "lay_flat"]
     if not marks:
         print("no lay_flat event")
@@ -342,6 +342,10 @@ def lay_flat_undone(log, scene):
     if not before or not laid or not undo or not redo:
         print(f"found {len(before)} starts of {scene} before the lay flat, {len(laid)} after, "
               f"{len(undo)} undos and {len(redo)} redos of it")
+        return False
+    undos = [e["edit"] for e in log[marks[-1]:] if e["event"] == "undo"]
+    if undos[0] != "lay flat":
+        print(f"the undos after the lay flat: {undos}")
         return False
     undone = [e for i, e in starts if undo[0] < i < redo[0]]
     redone = [e for i, e in starts if i > redo[0]]
