@@ -41,6 +41,26 @@ Scene placed(const Scene& scene, const ClothPlacement& placement) {
   return result.ok() ? *result : scene;
 }
 
+// squareOverGround with the viewer's pins, as Simulation::currentScene gives them: every one
+// with its target. One at its vertex (3), one dragged 0.1 m off it (40), and a point mass given
+// by position (at vertex 25).
+Scene pinnedSquare() {
+  Scene scene = squareOverGround();
+  const Positions rest = restOf(scene);
+  PinSpec still, dragged;
+  still.vertex = 3;
+  still.target = rest.row(3).transpose();
+  dragged.vertex = 40;
+  dragged.target = rest.row(40).transpose() + Vec3(0.1, 0, 0);
+  scene.pins = {still, dragged};
+  Scene::PointMass weight;
+  weight.where.kind = PinSpec::Kind::Near;
+  weight.where.point = rest.row(25).transpose();
+  weight.mass = 0.05;
+  scene.pointMasses = {weight};
+  return scene;
+}
+
 }  // namespace
 
 TEST(Placement, TurnsAndScalesAboutTheClothsCentre) {
@@ -62,22 +82,9 @@ TEST(Placement, TurnsAndScalesAboutTheClothsCentre) {
 }
 
 TEST(Placement, PinsAndPointMassesMoveWithTheCloth) {
-  Scene scene = squareOverGround();
+  const Scene scene = pinnedSquare();
   const Positions rest = restOf(scene);
-  // The viewer's pins, as Simulation::currentScene gives them: every one with its target. One
-  // at its vertex, one dragged 0.1 m off it, and a point mass given by position.
-  scene.pins.clear();
-  PinSpec still, dragged;
-  still.vertex = 3;
-  still.target = rest.row(3).transpose();
-  dragged.vertex = 40;
-  dragged.target = rest.row(40).transpose() + Vec3(0.1, 0, 0);
-  scene.pins = {still, dragged};
-  Scene::PointMass weight;
-  weight.where.kind = PinSpec::Kind::Near;
-  weight.where.point = rest.row(25).transpose();
-  weight.mass = 0.05;
-  scene.pointMasses = {weight};
+  const PinSpec dragged = scene.pins[1];
 
   const Scene turned = placed(scene, {Vec3(-60, 35, 10), 2, Vec3(0, 0.5, 0)});
   auto model = buildClothModel(turned);
@@ -164,18 +171,10 @@ TEST(Placement, ACurvedClothIsNotLaidFlat) {
 // cloth, its pins (one dragged off its vertex) and its point masses back where they were, lift
 // and all; a bad transform is refused, naming the value.
 TEST(Placement, APlacementPutBackRestoresTheClothAndWhatMovesWithIt) {
-  Scene scene = squareOverGround();
+  const Scene scene = pinnedSquare();
   const Positions rest = restOf(scene);
-  PinSpec still, dragged;
-  still.vertex = 3;
-  still.target = rest.row(3).transpose();
-  dragged.vertex = 40;
-  dragged.target = rest.row(40).transpose() + Vec3(0.1, 0, 0);
-  scene.pins = {still, dragged};
-  Scene::PointMass weight;
-  weight.where.kind = PinSpec::Kind::Near;
-  weight.where.point = rest.row(25).transpose();
-  scene.pointMasses = {weight};
+  const PinSpec dragged = scene.pins[1];
+  const Scene::PointMass weight = scene.pointMasses[0];
 
   // Stood up 3 m tall: lifted onto the ground, so not a plain turn about the centre.
   const Scene standing = placed(scene, {Vec3(0, 0, 0), 3, Vec3(0.2, 0, 0)});
