@@ -98,6 +98,54 @@ void Simulation::allowWhereTheClothStands() {
     allowance_ =
         allowance_.cwiseMax(selfDepthsWithinThickness(cloth_->mesh, cloth_->topology, surface(), sim_.thickness));
   if (!(allowance_.size() > 0 && allowance_.maxCoeff() > 0)) allowance_.resize(0);
+  ++allowanceSettings_;
+}
+
+std::shared_ptr<const Simulation::Moment> Simulation::moment() const {
+  return std::make_shared<const Moment>(Moment{cloth_, solver_->id(), solver_->state(), pins_,
+                                               pinTravels_, movedPin_, movedPinSlack_, jellies_,
+                                               jellySpecs_, allowance_, allowanceSettings_, stats_,
+                                               stepCount_, time_, adaptiveSubsteps_, easySteps_});
+}
+
+std::optional<std::string> Simulation::goBack(const Moment& m) {
+  if (m.solver != solver_->id())
+    return "the moment was kept under " + m.solver + ", and " + solver_->id() + " runs now";
+  const TriangleMesh &then = m.cloth->mesh, &now = cloth_->mesh;
+  if (m.cloth != cloth_ && !(then.triangles == now.triangles && then.positions == now.positions))
+    return "the moment was kept on another cloth (opened or placed anew since)";
+  const auto pins = pins_;
+  auto specs = jellySpecs_;
+  solver_->setState(m.state);
+  stats_ = m.stats;
+  stepCount_ = m.steps;
+  time_ = m.time;
+  adaptiveSubsteps_ = m.adaptiveSubsteps;
+  easySteps_ = m.easySteps;
+  diverged_ = false;
+  // The pins and jellies as they were, then as they are: what changed since is set anew from
+  // there, what did not keeps its travel or motion.
+  pins_ = m.pins;
+  pinTravels_ = m.pinTravels;
+  movedPin_ = m.movedPin;
+  movedPinSlack_ = m.movedPinSlack;
+  setPins(pins);  // valid: they hold now
+  jellies_ = m.jellies;
+  jellySpecs_ = m.jellySpecs;
+  const bool sameJellies =
+      std::equal(specs.begin(), specs.end(), m.jellySpecs.begin(), m.jellySpecs.end(),
+                 [](const JellySpec& a, const JellySpec& b) { return a.surface == b.surface; });
+  if (sameJellies) {
+    for (size_t i = 0; i < specs.size(); ++i) jellies_[i].setMaterial(specs[i].material);
+    jellySpecs_ = std::move(specs);
+  } else {
+    setJellies(std::move(specs));  // valid: they run now
+  }
+  // The allowance as it was; after an edit of the obstacles, the jellies or the thickness since,
+  // set where the cloth stands, as that edit set it.
+  allowance_ = m.allowance;
+  if (allowanceSettings_ != m.allowanceSettings) allowWhereTheClothStands();
+  return std::nullopt;
 }
 
 void accumulateSubstep(StepStats& total, const StepStats& sub, bool first) {

@@ -115,6 +115,19 @@ class Simulation {
   long stepCount() const { return stepCount_; }
   double time() const { return time_; }
   const Positions& surface() const { return solver_->surface(); }
+  // A moment of the motion, kept to go back to (the viewer's "keep moment"): the solver's state,
+  // the time and step count, the jellies' bodies, the pins' travels and the contacts' allowance
+  // as they stood.
+  struct Moment;
+  std::shared_ptr<const Moment> moment() const;
+  // Puts the motion back as it stood at `moment`, keeping the edits made since (pins,
+  // obstacles, parameters, a jelly's material), as Reset keeps them: a pin set or moved since
+  // travels to its target from where the moment held its vertex, at kPinHandSpeed; a jelly added
+  // since starts at its surface, and one removed stays away. A diverged simulation runs again.
+  // Refused, changing nothing, for a moment of another solver or of another cloth (another mesh,
+  // or this one placed anew). The same steps follow it as followed the moment (to the bit, with
+  // no edit between).
+  std::optional<std::string> goBack(const Moment& moment);
   // The scene as it stands now (current parameters and pins), for saving, resetting and
   // comparing: it starts from rest again, and a pin set away from its vertex's rest position
   // travels there (see setPin).
@@ -171,6 +184,7 @@ class Simulation {
   // kContactRecoverySpeed (sim/obstacles.h). Empty: nowhere.
   Eigen::VectorXd allowance_;
   void allowWhereTheClothStands();
+  long allowanceSettings_ = 0;  // how often allowWhereTheClothStands ran (a Moment's check)
   // allowance_ as the contacts take it (StepContext::contactAllowance): null where it is empty.
   const Eigen::VectorXd* contactAllowance() const {
     return allowance_.size() > 0 ? &allowance_ : nullptr;
@@ -179,6 +193,24 @@ class Simulation {
   long stepCount_ = 0;
   double time_ = 0;
   bool diverged_ = false;
+};
+
+struct Simulation::Moment {
+  std::shared_ptr<const ClothModel> cloth;
+  std::string solver;
+  SolverState state;
+  std::vector<std::pair<int, Vec3>> pins;
+  std::vector<PinTravel> pinTravels;
+  int movedPin = -1;
+  double movedPinSlack = 0;
+  std::vector<JellyBody> jellies;
+  std::vector<JellySpec> jellySpecs;
+  Eigen::VectorXd allowance;
+  long allowanceSettings = 0;
+  StepStats stats;
+  long steps = 0;
+  double time = 0;
+  int adaptiveSubsteps = 0, easySteps = 0;
 };
 
 }  // namespace clothlab

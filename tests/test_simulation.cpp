@@ -380,6 +380,127 @@ TEST(Simulation, SolverStateGivenBackRepeatsTheSteps) {
   }
 }
 
+// A moment kept and gone back to (the viewer's "keep moment" and "back to it") puts the motion
+// back: the time and step count, and the same steps follow, to the bit, in every solver, with
+// the cloth on the ground and a jelly dropped beside it.
+TEST(Simulation, AMomentGoneBackToRepeatsTheSteps) {
+  for (const std::string solver :
+       {"impulse-nc", "conforming", "mls-isometry", "xpbd", "strain-limit-remesh"}) {
+    SCOPED_TRACE(solver);
+    Scene scene = test::hangingScene(ClothSource::Kind::IrregularRectangle, 9, solver, 0.6);
+    scene.sim.dt = 0.01;  // on the ground by the moment
+    Obstacle ground;
+    ground.point = Vec3::Zero();
+    ground.normal = Vec3::UnitY();
+    scene.obstacles.push_back(ground);
+    scene.jellies.push_back(test::jellyBall(Vec3(0.8, 0.3, 0), 0.1));
+    auto simulation = test::makeSimulation(scene);
+    if (!simulation) return;
+    for (int i = 0; i < 40; ++i) ASSERT_FALSE(simulation->step());
+    EXPECT_GT(simulation->lastStats().contacts, 0);
+    EXPECT_LT(simulation->jellies()[0].center().y(), 0.2);  // it fell, and met the ground
+    const auto kept = simulation->moment();
+    const double t = simulation->time();
+    for (int i = 0; i < 30; ++i) ASSERT_FALSE(simulation->step());
+    const Positions first = simulation->surface();
+    const Vec3 jellyFirst = simulation->jellies()[0].center();
+    ASSERT_FALSE(simulation->goBack(*kept));
+    EXPECT_EQ(simulation->time(), t);
+    EXPECT_EQ(simulation->stepCount(), 40);
+    EXPECT_GT((simulation->surface() - first).cwiseAbs().maxCoeff(), 1e-4);  // it went back
+    for (int i = 0; i < 30; ++i) ASSERT_FALSE(simulation->step());
+    EXPECT_EQ((simulation->surface() - first).cwiseAbs().maxCoeff(), 0.0);
+    EXPECT_EQ((simulation->jellies()[0].center() - jellyFirst).norm(), 0.0);
+  }
+}
+
+// What a solver learns from its steps goes back with the moment: impulse-nc's grab pushes at a
+// rate it halves while a yank tears at the cloth and doubles once the cloth follows, so a moment
+// kept during a yank must keep that rate for the same steps to follow.
+TEST(Simulation, AMomentKeepsWhatTheSolverLearnt) {
+  auto simulation = test::makeSimulation(
+      test::hangingScene(ClothSource::Kind::IrregularRectangle, 9, "impulse-nc"));
+  if (!simulation) return;
+  Simulation& s = *simulation;
+  for (int i = 0; i < 10; ++i) ASSERT_FALSE(s.step());
+  const Vec3 bary = Vec3::Constant(1.0 / 3);
+  const Tri& f = s.cloth().mesh.triangles[5];
+  Vec3 point = Vec3::Zero();
+  for (int k = 0; k < 3; ++k) point += bary[k] * s.surface().row(f[k]).transpose();
+  ASSERT_FALSE(s.setGrab(Grab{5, bary, point + Vec3(3, -1, 2)}));
+  for (int i = 0; i < 3; ++i) ASSERT_FALSE(s.step());
+  ASSERT_LT(s.lastStats().extra.value("grab_gain", 1.0), 0.5);  // pushing at a fraction of its rate
+  const auto kept = s.moment();
+  for (int i = 0; i < 15; ++i) ASSERT_FALSE(s.step());
+  const Positions first = s.surface();
+  ASSERT_FALSE(s.goBack(*kept));
+  for (int i = 0; i < 15; ++i) ASSERT_FALSE(s.step());
+  EXPECT_EQ((s.surface() - first).cwiseAbs().maxCoeff(), 0.0);
+}
+
+// Going back keeps the edits made since: a pin set since travels to its target from where the
+// moment held its vertex, no faster than the hand's speed, and one removed since stays removed.
+// A moment of another solver or another cloth is refused and changes nothing; a diverged
+// simulation runs again from a moment.
+TEST(Simulation, GoingBackKeepsTheEditsMadeSince) {
+  auto simulation = test::makeSimulation(
+      test::hangingScene(ClothSource::Kind::IrregularRectangle, 9, "impulse-nc"));
+  if (!simulation) return;
+  Simulation& s = *simulation;
+  for (int i = 0; i < 40; ++i) ASSERT_FALSE(s.step());
+  const auto kept = s.moment();
+  const Positions then = s.surface();
+  for (int i = 0; i < 40; ++i) ASSERT_FALSE(s.step());
+  const int removed = s.pins()[1].first, added = 40;
+  s.removePin(removed);
+  const Vec3 target = s.surface().row(added).transpose() + Vec3(0, 0.05, 0);
+  ASSERT_FALSE(s.setPin(added, target));
+  ASSERT_FALSE(s.goBack(*kept));
+  ASSERT_EQ(s.pins().size(), 2u);
+  EXPECT_EQ(s.pins()[1], std::make_pair(added, target));
+  Vec3 last = then.row(added).transpose();
+  double fastest = 0;
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_FALSE(s.step());
+    const Vec3 now = s.surface().row(added).transpose();
+    fastest = std::max(fastest, (now - last).norm() / s.sim().dt);
+    last = now;
+  }
+  EXPECT_LT(fastest, Simulation::kPinHandSpeed + 0.05);
+  EXPECT_LT((last - target).norm(), 1e-3) << "arrived";
+
+  auto other =
+      test::makeSimulation(test::hangingScene(ClothSource::Kind::IrregularRectangle, 9, "xpbd"));
+  ASSERT_TRUE(other);
+  const double t = s.time();
+  auto error = s.goBack(*other->moment());
+  ASSERT_TRUE(error);
+  EXPECT_EQ(*error, "the moment was kept under xpbd, and impulse-nc runs now");
+  Scene finer = test::hangingScene(ClothSource::Kind::IrregularRectangle, 11, "impulse-nc");
+  auto another = test::makeSimulation(finer);
+  ASSERT_TRUE(another);
+  error = s.goBack(*another->moment());
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->find("another cloth"), std::string::npos) << *error;
+  EXPECT_EQ(s.time(), t);
+
+  // Falling faster than 1 m/s counts as a runaway here (DivergenceInASubstepNamesIt).
+  Scene falling = test::hangingScene(ClothSource::Kind::Grid, 6, "mls-isometry");
+  falling.pins.clear();
+  falling.sim.dt = 0.02;
+  falling.solverParams = {{"max_speed", 1.0}};
+  auto runaway = test::makeSimulation(falling);
+  ASSERT_TRUE(runaway);
+  ASSERT_FALSE(runaway->step());
+  const auto early = runaway->moment();
+  ASSERT_TRUE(test::stepUntilError(*runaway, 50).first);
+  EXPECT_TRUE(runaway->diverged());
+  ASSERT_FALSE(runaway->goBack(*early));
+  EXPECT_FALSE(runaway->diverged());
+  EXPECT_FALSE(runaway->step());
+  EXPECT_TRUE(runaway->surface().allFinite());
+}
+
 // A step that diverges in every sub-stepping is still reported, after the retries.
 TEST(Simulation, AdaptiveSubstepsStillReportDivergence) {
   Scene scene = test::hangingScene(ClothSource::Kind::Grid, 6, "mls-isometry");

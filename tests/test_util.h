@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "sim/generators.h"
 #include "sim/scene.h"
 #include "sim/scene_library.h"
 #include "sim/simulation.h"
@@ -152,6 +153,15 @@ inline std::string writeFile(const std::string& name, const std::string& text) {
   const auto path = tempDir() / name;
   std::ofstream(path, std::ios::binary) << text;
   return path.string();
+}
+
+// A jelly ball of `radius` centred at `centre`, of the default material.
+inline JellySpec jellyBall(const Vec3& centre, double radius) {
+  TriangleMesh mesh = makeEllipsoid(Vec3::Constant(radius), 16, 8);
+  mesh.positions.rowwise() += centre.transpose();
+  JellySpec ball;
+  ball.surface = std::make_shared<const TriangleMesh>(std::move(mesh));
+  return ball;
 }
 
 // A flat square in the x-z plane at height `height`, hanging from two corners (no obstacles).

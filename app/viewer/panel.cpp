@@ -176,6 +176,26 @@ void Viewer::drawPanel() {
   historyButton("undo", edits_.nextUndo().get(), false);
   ImGui::SameLine();
   historyButton("redo", edits_.nextRedo().get(), true);
+  // A moment of the motion to try something from again: kept in every pane, gone back to with
+  // the edits made since (SimRunner::keepMoment).
+  ImGui::SameLine();
+  if (ImGui::Button("keep moment")) keepMoment();
+  layout("keep_moment");
+  tooltip("K: keep this moment of the motion, to go back to it (B) and try again from there");
+  ImGui::SameLine();
+  const double momentTime = runner_->momentTime();
+  ImGui::BeginDisabled(std::isnan(momentTime));
+  char back[48];
+  std::snprintf(
+      back, sizeof back,
+      std::isnan(momentTime) ? "back###back_to_moment" : "back to %.2f s###back_to_moment",
+      momentTime);
+  if (ImGui::Button(back)) backToMoment();
+  ImGui::EndDisabled();
+  layout("back_to_moment");
+  tooltip(
+      "B: the motion back as it was at the kept moment; pins, obstacles and parameters stay as "
+      "they are now (as Reset keeps them)");
   ImGui::SetNextItemWidth(150);
   if (ImGui::SliderFloat("speed", &speed_, 0.05f, 4.0f, "%.2fx", ImGuiSliderFlags_Logarithmic)) {
     const double speed = speed_;
@@ -841,6 +861,7 @@ void Viewer::drawHelpWindow() {
       {"F", "fit the camera to the scene"},
       {"W / H / O", "wireframe / strain heat map / solver overlay"},
       {"C", "clear all pins"},
+      {"K / B", "keep this moment of the motion / go back to it (edits since stay)"},
       {"Ctrl+Z / Ctrl+Y or Ctrl+Shift+Z",
        "undo / redo an edit of the pins, obstacles, jellies, parameters or placement (also the "
        "buttons "

@@ -384,6 +384,27 @@ void SimRunner::switchSolver(const std::string& solverId) {
        true);
 }
 
+void SimRunner::keepMoment() {
+  post(
+      "keep moment",
+      [this](Simulation& simulation) {
+        moment_ = simulation.moment();
+        momentTime_ = simulation.time();
+        return std::optional<std::string>();
+      },
+      true);
+}
+
+void SimRunner::backToMoment() {
+  post(
+      "back to the moment",
+      [this](Simulation& simulation) -> std::optional<std::string> {
+        if (!moment_) return "no moment kept (K keeps one)";
+        return simulation.goBack(*moment_);
+      },
+      true);
+}
+
 void SimRunner::setPaused(bool paused) {
   paused_ = paused;
   if (paused) interrupt_ = true;
@@ -487,6 +508,8 @@ void SimRunner::loop() {
       report(RunnerMessage::Kind::Info, loadedMessage(*loaded));
       reportWarnings(*loaded);
       swapIn(std::move(loaded));
+      moment_.reset();  // of another scene
+      momentTime_ = std::numeric_limits<double>::quiet_NaN();
       ++loadsSwappedIn_;
     }
     auto publishNow = [&] {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -195,6 +196,16 @@ class SimRunner {
   // Replaces the solver, re-initializing from the current scene.
   void switchSolver(const std::string& solverId);
 
+  // A moment of the motion to go back to (Simulation::moment, goBack): keepMoment keeps the one
+  // at the end of the step in progress (given up for it) in place of any kept before;
+  // backToMoment puts it back, keeping the edits made since, or says why it cannot (none kept,
+  // another solver runs). Both on the simulation thread, in order with the other edits. A reset
+  // keeps the moment (the cloth is the same), a scene loaded since drops it.
+  void keepMoment();
+  void backToMoment();
+  // The simulated time of the kept moment [s]; NaN when none is kept.
+  double momentTime() const { return momentTime_; }
+
   // Pausing gives up a step in progress (see post); resuming takes it again.
   void setPaused(bool paused);
   bool paused() const { return paused_; }
@@ -239,6 +250,7 @@ class SimRunner {
 
   std::unique_ptr<Simulation> simulation_;  // touched by the simulation thread only
   std::unique_ptr<Simulation> rebuilt_;     // set by rebuild(), simulation thread only
+  std::shared_ptr<const Simulation::Moment> moment_;  // keepMoment's, simulation thread only
   std::shared_ptr<const std::vector<std::uint32_t>> triangles_;
 
   mutable std::mutex mutex_;  // guards everything below up to the atomics
@@ -279,6 +291,7 @@ class SimRunner {
   long editsPosted_ = 0;    // under mutex_
   long snapshotEdits_ = 0;  // editsApplied_ when snapshot_ was published; under mutex_
   std::atomic<long> loadsSwappedIn_{0};
+  std::atomic<double> momentTime_{std::numeric_limits<double>::quiet_NaN()};
   const std::shared_ptr<PaceGroup> pace_;
   int paceMember_ = -1;
   std::thread thread_;

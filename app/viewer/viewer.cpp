@@ -678,6 +678,12 @@ void Viewer::onKey(int physical, int scancode, int action, int mods) {
     }
     case GLFW_KEY_P: screenshotRequested_ = true; break;
     case GLFW_KEY_C: clearPins(); break;
+    case GLFW_KEY_K:
+      keepMoment();
+      break;
+    case GLFW_KEY_B:
+      backToMoment();
+      break;
     case GLFW_KEY_Z:
       if (ctrl) undoEdit((mods & GLFW_MOD_SHIFT) != 0);
       break;
@@ -939,6 +945,22 @@ void Viewer::postPlacement(const std::string& label,
 void Viewer::resetScene() {
   forEachRunner([](SimRunner& r) { r.reset(); });
   log_.write("reset");
+}
+
+void Viewer::keepMoment() {
+  forEachRunner([](SimRunner& r) { r.keepMoment(); });
+  log_.write("moment_kept", {{"t", snapshot_ ? snapshot_->time : 0.0}});
+  message(RunnerMessage::Kind::Info, "moment kept: B goes back to it");
+}
+
+void Viewer::backToMoment() {
+  const double t = runner_->momentTime();
+  if (std::isnan(t)) {
+    message(RunnerMessage::Kind::Info, "no moment kept: K keeps one");
+    return;
+  }
+  forEachRunner([](SimRunner& r) { r.backToMoment(); });
+  log_.write("moment_back", {{"t", t}});
 }
 
 void Viewer::clearPins() {

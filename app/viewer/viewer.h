@@ -143,6 +143,10 @@ class Viewer {
   // Empties the edit history when what runs has changed (other runners, another scene loaded).
   void dropStaleHistory();
   void resetScene();
+  // Keeps the moment of the motion in every pane (K), or goes back to it (B): SimRunner's
+  // keepMoment and backToMoment.
+  void keepMoment();
+  void backToMoment();
   // Frames the snapshot; a new scene also gets the default angles and room for pinned cloth to hang.
   void fitCamera(const Snapshot& snapshot, bool newScene);
   void refitChangedPane();  // frames the active pane again when its shape changed (framed_)

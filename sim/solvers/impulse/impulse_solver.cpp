@@ -792,6 +792,30 @@ struct ImpulseSolver::Impl : RowStructure {
 ImpulseSolver::ImpulseSolver(Mode mode) : impl_(std::make_unique<Impl>()), mode_(mode) {}
 ImpulseSolver::~ImpulseSolver() = default;
 
+namespace {
+// ImpulseSolver's state beyond the particles (SolverState::more).
+struct ImpulseMemory {
+  int startRejections, startSkipsLeft, startSkipRun;
+  double grabGain;
+};
+}  // namespace
+
+SolverState ImpulseSolver::state() const {
+  return {x_, v_,
+          std::make_shared<const ImpulseMemory>(ImpulseMemory{
+              impl_->startRejections, impl_->startSkipsLeft, impl_->startSkipRun, grabGain_})};
+}
+
+void ImpulseSolver::setState(const SolverState& state) {
+  setParticleState(state.x, state.v);
+  if (!state.more) return;
+  const auto& memory = *static_cast<const ImpulseMemory*>(state.more.get());
+  impl_->startRejections = memory.startRejections;
+  impl_->startSkipsLeft = memory.startSkipsLeft;
+  impl_->startSkipRun = memory.startSkipRun;
+  grabGain_ = memory.grabGain;
+}
+
 std::string ImpulseSolver::id() const {
   return mode_ == Mode::Nonconforming ? "impulse-nc" : "conforming";
 }

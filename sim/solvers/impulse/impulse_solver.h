@@ -134,8 +134,11 @@ class ImpulseSolver final : public Solver {
   std::optional<std::string> step(const StepContext& ctx, StepStats& stats) override;
   const Positions& surface() const override { return surface_; }
   Positions surfaceVelocities() const override;
-  SolverState state() const override { return {x_, v_, nullptr}; }
-  void setState(const SolverState& state) override { setParticleState(state.x, state.v); }
+  // The particles, and what the next steps learnt from the last ones (the grab's push, how often
+  // the step's factor failed as a first correction): so that the same steps follow a state given
+  // back.
+  SolverState state() const override;
+  void setState(const SolverState& state) override;
   SolverCounts counts() const override;
   void debugGeometry(Positions& points, std::vector<std::pair<int, int>>& lines) const override;
 
