@@ -476,6 +476,45 @@ TEST(SimRunner, LoadSwapsInTheNewSceneAndSolverSwitchKeepsPins) {
   EXPECT_EQ(runner->loadsSwappedIn(), 1);
 }
 
+// A moment kept through the runner is gone back to on its thread: the snapshot shows the
+// moment's step and time again. A reset keeps it (the same cloth from rest, and back to the
+// moment); a solver switch refuses it, naming both solvers; a scene loaded drops it. Going back
+// with none kept says so.
+TEST(SimRunner, AMomentKeptIsGoneBackToAndALoadDropsIt) {
+  auto runner = startRunner(smallScene(), true);
+  EXPECT_TRUE(std::isnan(runner->momentTime()));
+  runner->backToMoment();
+  auto messages = collectMessages(*runner);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages[0].text, "back to the moment: no moment kept (K keeps one)");
+  for (int i = 0; i < 3; ++i) runner->stepOnce();
+  ASSERT_TRUE(waitFor([&] { return runner->snapshot()->step == 3; }));
+  runner->keepMoment();
+  ASSERT_TRUE(waitFor([&] { return !std::isnan(runner->momentTime()); }));
+  const double t = runner->momentTime();
+  EXPECT_EQ(t, runner->snapshot()->time);
+  for (int i = 0; i < 5; ++i) runner->stepOnce();
+  ASSERT_TRUE(waitFor([&] { return runner->snapshot()->step == 8; }));
+  runner->backToMoment();
+  ASSERT_TRUE(waitFor([&] { return runner->snapshot()->step == 3; }));
+  EXPECT_EQ(runner->snapshot()->time, t);
+  runner->reset();
+  ASSERT_TRUE(waitFor([&] { return runner->snapshot()->step == 0; }));
+  runner->backToMoment();
+  ASSERT_TRUE(waitFor([&] { return runner->snapshot()->step == 3; })) << "back after a reset";
+  EXPECT_TRUE(runner->takeMessages().empty());
+  runner->switchSolver("xpbd");
+  ASSERT_TRUE(waitFor([&] { return runner->snapshot()->solverId == "xpbd"; }));
+  runner->backToMoment();
+  messages = collectMessages(*runner);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages[0].text,
+            "back to the moment: the moment was kept under impulse-nc, and xpbd runs now");
+  runner->load("hanging");
+  ASSERT_TRUE(waitFor([&] { return runner->loadsSwappedIn() == 1; }));
+  EXPECT_TRUE(std::isnan(runner->momentTime()));
+}
+
 TEST(SimRunner, DivergenceIsCaughtPausedAndNeverPublished) {
   Scene scene = smallScene();
   scene.solverParams = {{"max_speed", 1.0}};  // falling faster than 1 m/s counts as divergence

@@ -178,7 +178,6 @@ void Viewer::drawPanel() {
   historyButton("redo", edits_.nextRedo().get(), true);
   // A moment of the motion to try something from again: kept in every pane, gone back to with
   // the edits made since (SimRunner::keepMoment).
-  ImGui::SameLine();
   if (ImGui::Button("keep moment")) keepMoment();
   layout("keep_moment");
   tooltip("K: keep this moment of the motion, to go back to it (B) and try again from there");

@@ -961,6 +961,9 @@ void Viewer::backToMoment() {
   }
   forEachRunner([](SimRunner& r) { r.backToMoment(); });
   log_.write("moment_back", {{"t", t}});
+  char text[64];
+  std::snprintf(text, sizeof text, "back to the moment at t = %.3f s", t);
+  message(RunnerMessage::Kind::Info, text);
 }
 
 void Viewer::clearPins() {

@@ -22,6 +22,8 @@
   running LOG SCENE   snapshots of SCENE keep coming after the last error (the scene kept running)
   laid_flat LOG SCENE the scene SCENE restarted after the last lay_flat lies level (its y extent
                       within 1 micrometre) about the same centre, as large as before, turned
+  moment_back LOG     after the last moment_back, a snapshot at the kept moment's time with the
+                      pins as before it, and later ones; the last snapshot before was 0.2 s past
   lay_flat_undone LOG SCENE
                       after the last lay_flat, the first undo is of it and restarts SCENE
                       standing as before (the same bounds), and its redo restarts it level again
@@ -359,6 +361,29 @@ def lay_flat_undone(log, scene):
     return same(undone[0], before[-1]) and same(redone[0], laid[0]) and not same(laid[0], before[-1])
 
 
+def moment_back(log):
+    """After the last moment_back (B or the panel's button): a snapshot at the kept moment's
+    time, with the pins it had just before, then later ones (the motion runs on from there); the
+    last snapshot before it was well past the moment."""
+    backs = [i for i, e in enumerate(log) if e["event"] == "moment_back"]
+    if not backs:
+        print("no moment_back event")
+        return False
+    i = backs[-1]
+    t = log[i]["t"]
+    kept = [e["t"] for e in log[:i] if e["event"] == "moment_kept"]
+    before = [e for e in log[:i] if e["event"] == "snapshot"]
+    after = [e for e in log[i + 1:] if e["event"] == "snapshot"]
+    at = [k for k, e in enumerate(after) if abs(e["t"] - t) < 1e-9]
+    print(f"kept at t = {kept[-1] if kept else None}, back to t = {t}; the last snapshot before: "
+          f"t = {before[-1]['t'] if before else None}; after: {[round(e['t'], 3) for e in after[:4]]}")
+    if not kept or not before or not at:
+        return False
+    on = [e["t"] for e in after[at[0] + 1:]]
+    same_pins = len(after[at[0]]["pins"]) == len(before[-1]["pins"])
+    return before[-1]["t"] > t + 0.2 and any(x > t for x in on) and same_pins
+
+
 def compare_kept(log, name):
     """The last error names `name`; from the open before it on, no compare_stop, and after it
     every pane keeps stepping."""
@@ -462,6 +487,8 @@ if __name__ == "__main__":
         ok = fps(log, float(sys.argv[3]))
     elif what == "laid_flat":
         ok = laid_flat(log, sys.argv[3])
+    elif what == "moment_back":
+        ok = moment_back(log)
     elif what == "lay_flat_undone":
         ok = lay_flat_undone(log, sys.argv[3])
     elif what == "compare_kept":

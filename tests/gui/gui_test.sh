@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # GUI test of the clothlab viewer in a real X window (Xvfb) driven by real X input (xdotool):
 #   drag the cloth (the grabbed point follows the cursor; Esc lets go and does not quit), Ctrl+click
-#   pins a vertex (it stays), a pin's drag and C's clear are undone and redone, a panel slider
-#   reaches the simulation (Ctrl+Z takes its drag back, and the panel's next edit keeps that; a
-#   checkbox clicked twice is undone click by click),
+#   pins a vertex (it stays), K keeps a moment and the panel goes back to it, a pin's drag and C's
+#   clear are undone and redone, a panel slider reaches the simulation (Ctrl+Z takes its drag
+#   back, and the panel's next edit keeps that; a checkbox clicked twice is undone click by click),
 #   a jelly ball added in the panel falls and squashes on the ground (and is
 #   saved with the scene), an OBJ opens through the Open field (a bad one leaves an error and the
 #   scene running), the panel's placement lays a standing OBJ flat (undone and redone; it refuses a
@@ -155,6 +155,14 @@ xdotool key space
 sleep 2
 check "pin: Ctrl+click added a pin" grep -q '"event":"pin_add"' "$LOG"
 check "pin: the pinned vertex stays at its target" python3 "$HERE/check_log.py" pin "$LOG"
+# 2b. K keeps the moment; some seconds on, the panel's "back to" button goes back to it: the
+#     cloth runs on from the moment's time, keeping the pin.
+xdotool mousemove --window "$WID" 900 700 sleep 0.2 key k
+sleep 2.5
+click_panel back_to_moment "$OUT/hanging.out"
+sleep 1
+check "moment: K kept it, and the panel's button went back to it, pins kept" \
+  python3 "$HERE/check_log.py" moment_back "$LOG"
 
 # 3. Drag the density slider to the right: the new density must reach the simulation.
 read -r sx sy <<< "$(layout sim.density "$OUT/hanging.out")"
@@ -189,6 +197,7 @@ sys.exit(0 if undone[-2:] == ['self_collision', 'self_collision'] else 1)"
 # 3a. A value typed past a slider's range (Ctrl+click, type, Enter) is clamped to the slider's:
 #     gravity's y typed as -5000 runs at -50. Sent as typed, the simulation refused it, and the
 #     panel's copy then failed every later edit of the simulation's parameters.
+scroll_panel_to sim.gravity "$OUT/hanging.out"   # at the window's bottom edge, or below it
 read -r gx gy <<< "$(layout sim.gravity "$OUT/hanging.out")"
 xdotool mousemove --window "$WID" "$gx" "$gy" sleep 0.3 keydown ctrl sleep 0.2 click 1 sleep 0.2 keyup ctrl sleep 0.3 \
   type --delay 20 -- "-5000"
