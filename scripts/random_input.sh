@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Random input to the viewer in a private Xvfb (xdotool): drags over the cloth and the panel,
 # Ctrl+clicks, orbits, wheel turns, panel clicks, odd values typed into whatever field has the
-# focus, and the viewer's keys (Esc and the pins' undo and redo among them). Fails when the
+# focus, and the viewer's keys (Esc, undo and redo, and keeping and going back to a moment among
+# them). Fails when the
 # viewer stops before the end, or when a snapshot it drew carried a NaN.
 # Usage: scripts/random_input.sh CLOTHLAB_BINARY OUT_DIR SEED SECONDS [SCENE AND VIEWER ARGS...]
 #   e.g. scripts/random_input.sh build/clothlab /tmp/ri 1 150 hanging --compare pinned-corners
@@ -35,8 +36,9 @@ while [ $SECONDS -lt $end ] && kill -0 $APP_PID 2> /dev/null; do
     6) xdotool keydown ctrl mousemove $x $y click 1 keyup ctrl ;;
     7) xdotool mousemove $x $y mousedown 3 sleep 0.1 mousemove $x2 $y2 mouseup 3 ;;
     8) xdotool mousemove $x $y click $((4 + RANDOM % 2)) ;;
-    # ctrl+z listed twice: undo is pressed more often than redo.
-    9) xdotool key "$(shuf -n1 -e -- space r p o c f w h n 1 2 Escape Return Tab F1 Up Down Delete BackSpace ctrl+z ctrl+z ctrl+y ctrl+shift+z)" ;;
+    # ctrl+z listed twice: undo is pressed more often than redo; b (back to the kept moment) more
+    # often than k (keep it).
+    9) xdotool key "$(shuf -n1 -e -- space r p o c f w h n 1 2 Escape Return Tab F1 Up Down Delete BackSpace ctrl+z ctrl+z ctrl+y ctrl+shift+z k b b)" ;;
     10|11) xdotool mousemove $(panel) mousedown 1 sleep 0.05 mousemove $(panel) sleep 0.05 mouseup 1 ;;
     12) xdotool mousemove $(panel) click --repeat 2 1 ;;
     13) xdotool mousemove $(panel) click 1 sleep 0.1 type -- "$(shuf -n1 -e -- 0 -1 1e9 nan inf abc 1e-9 100)"

@@ -863,8 +863,7 @@ void Viewer::drawHelpWindow() {
       {"K / B", "keep this moment of the motion / go back to it (edits since stay)"},
       {"Ctrl+Z / Ctrl+Y or Ctrl+Shift+Z",
        "undo / redo an edit of the pins, obstacles, jellies, parameters or placement (also the "
-       "buttons "
-       "under Pause)"},
+       "buttons under Pause)"},
       {"P", "screenshot (path in the View section)"},
       {"F1 or ?", "this window"},
       {"Esc", "close help; let go of a drag"},
