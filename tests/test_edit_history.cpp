@@ -56,7 +56,7 @@ TEST(EditHistory, AWholeDragIsOneEdit) {
   const int vertex = pins[0].first;
   auto edit = std::make_shared<SceneEdit>("move pin", EditedPart::Pins, 1);
   auto move = [&](int i) -> SimRunner::Edit {
-    return [vertex, target = pins[0].second + Vec3(0.02 * i, 0, 0)](Simulation& s) {
+    return [vertex, target = Vec3(pins[0].second + Vec3(0.02 * i, 0, 0))](Simulation& s) {
       return s.setPin(vertex, target);
     };
   };
