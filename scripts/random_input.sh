@@ -2,8 +2,7 @@
 # Random input to the viewer in a private Xvfb (xdotool): drags over the cloth and the panel,
 # Ctrl+clicks, orbits, wheel turns, panel clicks, odd values typed into whatever field has the
 # focus, and the viewer's keys (Esc, undo and redo, and keeping and going back to a moment among
-# them). Fails when the
-# viewer stops before the end, or when a snapshot it drew carried a NaN.
+# them). Fails when the viewer stops before the end, or when a snapshot it drew carried a NaN.
 # Usage: scripts/random_input.sh CLOTHLAB_BINARY OUT_DIR SEED SECONDS [SCENE AND VIEWER ARGS...]
 #   e.g. scripts/random_input.sh build/clothlab /tmp/ri 1 150 hanging --compare pinned-corners
 #   (a build from scripts/asan.sh reports memory errors in OUT_DIR/app.out; not part of CI)

@@ -10,6 +10,7 @@
 #include "sim/generators.h"
 #include "sim/placement.h"
 #include "sim/scene_library.h"
+#include "test_util.h"
 
 namespace clothlab {
 namespace {
@@ -128,11 +129,7 @@ TEST(EditHistory, ObstaclesRemovedOrMovedComeBack) {
 // A jelly removed by mistake comes back with its material.
 TEST(EditHistory, AJellyRemovedComesBack) {
   auto s = hanging();
-  JellySpec ball;
-  TriangleMesh mesh = makeEllipsoid(Vec3::Constant(0.1), 16, 8);
-  mesh.positions.col(0).array() += 3.0;  // beside the cloth, in the air
-  mesh.positions.col(1).array() += 1.0;
-  ball.surface = std::make_shared<const TriangleMesh>(std::move(mesh));
+  JellySpec ball = test::jellyBall(0.1, Vec3(3, 1, 0), 16, 8);  // beside the cloth, in the air
   ball.material.young = 5e4;
   ASSERT_FALSE(s->setJellies({ball}));
   const Vec3 start = s->jellies()[0].center();

@@ -11,6 +11,7 @@
 #include "sim/jelly/jelly.h"
 #include "sim/scene.h"
 #include "sim/simulation.h"
+#include "test_util.h"
 
 using namespace clothlab;
 
@@ -62,14 +63,6 @@ double rayToBoundary(const std::vector<Vec2>& polygon, const Vec2& p, const Vec2
     if (t > 0 && s >= 0 && s <= 1) best = std::min(best, t);
   }
   return best;
-}
-
-JellySpec ball(double radius, const Vec3& center, int segments = 24, int rings = 12) {
-  TriangleMesh mesh = makeEllipsoid(Vec3::Constant(radius), segments, rings);
-  mesh.positions.rowwise() += center.transpose();
-  JellySpec spec;
-  spec.surface = std::make_shared<const TriangleMesh>(std::move(mesh));
-  return spec;
 }
 
 // A plane obstacle through `point` facing `normal` (unit).
@@ -215,7 +208,7 @@ TEST(Bem2d, AContactSolveIsInEquilibrium) {
 }
 
 TEST(Jelly, TheVolumeBeyondAPlaneIsASphericalCap) {
-  JellyBody body(ball(0.1, Vec3(0, 0.5, 0), 64, 32));
+  JellyBody body(test::jellyBall(0.1, Vec3(0, 0.5, 0), 64, 32));
   const double depth = 0.03, r = 0.1;
   const auto b = body.beyond(Vec3(0, 0.5, 0), Vec3(0, 0.5 - r + depth, 0), Vec3::UnitY());
   const double cap = kPi * depth * depth * (3 * r - depth) / 3;
@@ -284,25 +277,25 @@ TEST(Jelly, ALineThroughAPointMeetsOnlyTheElementsOfItsSlab) {
 }
 
 TEST(Jelly, ABadJellyIsRefusedNamingItsKey) {
-  JellySpec spec = ball(0.1, Vec3::Zero());
+  JellySpec spec = test::jellyBall(0.1, Vec3::Zero());
   EXPECT_FALSE(validateJelly(spec, "jellies[0]").has_value());
   spec.material.poisson = 0.5;
   EXPECT_NE(validateJelly(spec, "jellies[0]").value_or("").find("jellies[0].poisson"),
             std::string::npos);
-  spec = ball(0.1, Vec3::Zero());
+  spec = test::jellyBall(0.1, Vec3::Zero());
   auto open = std::make_shared<TriangleMesh>(*spec.surface);
   open->triangles.pop_back();
   spec.surface = open;
   EXPECT_NE(validateJelly(spec, "jellies[1]").value_or("").find("must be closed"),
             std::string::npos);
-  auto inward = std::make_shared<TriangleMesh>(*ball(0.1, Vec3::Zero()).surface);
+  auto inward = std::make_shared<TriangleMesh>(*test::jellyBall(0.1, Vec3::Zero()).surface);
   for (Tri& t : inward->triangles) std::swap(t[1], t[2]);
   spec.surface = inward;
   EXPECT_NE(validateJelly(spec, "jellies[1]").value_or("").find("inwards"), std::string::npos);
 }
 
 TEST(Jelly, ADroppedBallBouncesSquashesAndComesToRestOnTheFloor) {
-  JellySpec spec = ball(0.1, Vec3(0, 0.4, 0));
+  JellySpec spec = test::jellyBall(0.1, Vec3(0, 0.4, 0));
   JellyBody body(spec);
   const std::vector<Obstacle> obstacles = {ground()};
   const Vec3 g(0, -9.81, 0);
@@ -337,7 +330,7 @@ TEST(Jelly, ADroppedBallBouncesSquashesAndComesToRestOnTheFloor) {
 
 TEST(Jelly, ASofterJellySinksAndSquashesMore) {
   auto rest = [](double young) {
-    JellySpec spec = ball(0.1, Vec3(0, 0.1, 0));
+    JellySpec spec = test::jellyBall(0.1, Vec3(0, 0.1, 0));
     spec.material.young = young;
     JellyBody body(spec);
     for (int k = 0; k < 3000; ++k) body.step(1e-3, Vec3(0, -9.81, 0), {ground()});
@@ -351,7 +344,7 @@ TEST(Jelly, ASofterJellySinksAndSquashesMore) {
 
 TEST(Jelly, AThrownBallRollsTheWallSendsItBackAndItsRollingSlows) {
   const Obstacle wall = plane(Vec3(0.5, 0, 0), -Vec3::UnitX());
-  JellySpec spec = ball(0.1, Vec3(0, 0.1, 0));
+  JellySpec spec = test::jellyBall(0.1, Vec3(0, 0.1, 0));
   spec.velocity = Vec3(2, 0, 0);
   JellyBody body(spec);
   double farthest = 0, back = 0, slipAfterWall = 0;
@@ -422,7 +415,7 @@ TEST(Jelly, ABallRollsDownASlopeAsASolidBallDoes) {
     double acceleration, expected, slip;
   };
   auto roll = [&](double damping) {
-    JellySpec spec = ball(0.1, 0.098 * slope.normal);
+    JellySpec spec = test::jellyBall(0.1, 0.098 * slope.normal);
     spec.material.young = 1e5;
     JellyBody body(spec);
     for (int k = 0; k < 300; ++k) body.step(1e-3, Vec3(0, -g, 0), {slope});  // settles on it
@@ -514,7 +507,7 @@ TEST(Jelly, HardLightAndTooSoftJelliesStayBoundedAndAboveTheFloor) {
 }
 
 TEST(Jelly, ABallSpinningOnTheFloorLikeATopSlowsDown) {
-  JellySpec spec = ball(0.1, Vec3(0, 0.095, 0));
+  JellySpec spec = test::jellyBall(0.1, Vec3(0, 0.095, 0));
   spec.angularVelocity = Vec3(0, 20, 0);
   JellyBody body(spec);
   const Obstacle floor = plane(Vec3::Zero(), Vec3::UnitY(), 0.5);
@@ -525,7 +518,7 @@ TEST(Jelly, ABallSpinningOnTheFloorLikeATopSlowsDown) {
 }
 
 TEST(Jelly, TheClothMeetsTheDeformedSurfaceMovingWithTheBody) {
-  JellySpec spec = ball(0.1, Vec3(0, 0.095, 0));
+  JellySpec spec = test::jellyBall(0.1, Vec3(0, 0.095, 0));
   spec.material.friction = 0.7;
   JellyBody body(spec);
   for (int k = 0; k < 200; ++k) body.step(1e-3, Vec3(0, -9.81, 0), {ground()});
@@ -547,7 +540,7 @@ TEST(Jelly, WhatComesNowhereNearItMeetsItsRestSurfaceAndFindsItAsFar) {
   // A ball squashed on the floor: its deformed surface stays within its reach, and something
   // that stays out of that reach meets the rest surface instead (no deformed shape built), which
   // is as far from it as the deformed one; anything within reach meets the deformed surface.
-  JellyBody body(ball(0.1, Vec3(0, 0.095, 0)));
+  JellyBody body(test::jellyBall(0.1, Vec3(0, 0.095, 0)));
   for (int k = 0; k < 200; ++k) body.step(1e-3, Vec3(0, -9.81, 0), {ground()});
   ASSERT_GT(body.lastStep().maxDisplacement, 1e-3);
   const Positions s = body.surface();
@@ -748,7 +741,7 @@ TEST(JellyScene, TwoJelliesThrownAtEachOtherBounceApart) {
 }
 
 TEST(Jelly, AShapeTheTwoSectionsDoNotSuitIsWarnedOf) {
-  EXPECT_FALSE(jellyShapeWarning(ball(0.1, Vec3(0, 1, 0)), "jellies[0]").has_value());
+  EXPECT_FALSE(jellyShapeWarning(test::jellyBall(0.1, Vec3(0, 1, 0)), "jellies[0]").has_value());
   JellySpec ellipsoid;
   ellipsoid.surface =
       std::make_shared<const TriangleMesh>(makeEllipsoid(Vec3(0.3, 0.1, 0.2), 32, 16));
@@ -775,7 +768,7 @@ TEST(Jelly, AShapeTheTwoSectionsDoNotSuitIsWarnedOf) {
 }
 
 TEST(Jelly, OneFallingWithNothingBelowStopsWhereAnObstacleWould) {
-  JellySpec spec = ball(0.1, Vec3(0, 0, 0));
+  JellySpec spec = test::jellyBall(0.1, Vec3(0, 0, 0));
   spec.velocity = Vec3(0, -kMaxObstacleSpeed, 0);
   JellyBody body(spec);
   for (int k = 0; k < 1200; ++k) body.step(1.0, Vec3(0, -9.81, 0), {});

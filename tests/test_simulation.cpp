@@ -393,7 +393,7 @@ TEST(Simulation, AMomentGoneBackToRepeatsTheSteps) {
     ground.point = Vec3::Zero();
     ground.normal = Vec3::UnitY();
     scene.obstacles.push_back(ground);
-    scene.jellies.push_back(test::jellyBall(Vec3(0.8, 0.3, 0), 0.1));
+    scene.jellies.push_back(test::jellyBall(0.1, Vec3(0.8, 0.3, 0), 16, 8));
     auto simulation = test::makeSimulation(scene);
     if (!simulation) return;
     for (int i = 0; i < 40; ++i) ASSERT_FALSE(simulation->step());

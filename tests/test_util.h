@@ -155,10 +155,11 @@ inline std::string writeFile(const std::string& name, const std::string& text) {
   return path.string();
 }
 
-// A jelly ball of `radius` centred at `centre`, of the default material.
-inline JellySpec jellyBall(const Vec3& centre, double radius) {
-  TriangleMesh mesh = makeEllipsoid(Vec3::Constant(radius), 16, 8);
-  mesh.positions.rowwise() += centre.transpose();
+// A jelly ball of `radius` centred at `center` (makeEllipsoid's `segments` and `rings`), of the
+// default material.
+inline JellySpec jellyBall(double radius, const Vec3& center, int segments = 24, int rings = 12) {
+  TriangleMesh mesh = makeEllipsoid(Vec3::Constant(radius), segments, rings);
+  mesh.positions.rowwise() += center.transpose();
   JellySpec ball;
   ball.surface = std::make_shared<const TriangleMesh>(std::move(mesh));
   return ball;

@@ -115,13 +115,23 @@ SimRunner::Edit SceneEdit::extend(int pane, SimRunner::Edit edit) {
   };
 }
 
-SimRunner::Edit SceneEdit::restore(int pane, bool after) {
-  return [self = shared_from_this(), pane, after](Simulation& s) -> std::optional<std::string> {
+SimRunner::Edit SceneEdit::onSlot(
+    int pane, std::function<std::optional<std::string>(Simulation&, const Slot&)> put) {
+  return [self = shared_from_this(), pane, put = std::move(put)](Simulation& s) {
     const Slot& slot = self->slot(pane);
-    if (!slot.recorded) return std::nullopt;  // it never ran here: nothing to put back
-    if (!onRecordedCloth(slot, s)) return self->onAnotherCloth();
-    return self->write(s, slot, after);
+    if (!slot.recorded)
+      return std::optional<std::string>();  // it never ran here: nothing to put back
+    if (!onRecordedCloth(slot, s))
+      return std::optional<std::string>("\"" + self->label_ +
+                                        "\" belongs to another cloth (the scene changed since)");
+    return put(s, slot);
   };
+}
+
+SimRunner::Edit SceneEdit::restore(int pane, bool after) {
+  return onSlot(pane, [self = shared_from_this(), after](Simulation& s, const Slot& slot) {
+    return self->write(s, slot, after);
+  });
 }
 
 SimRunner::Edit SceneEdit::restore(int pane, bool after, SimRunner& runner) {
@@ -131,16 +141,12 @@ SimRunner::Edit SceneEdit::restore(int pane, bool after, SimRunner& runner) {
     return placeClothAt(s.currentScene(), s.cloth().mesh.positions,
                         after ? slot.after.placement : slot.before.placement);
   });
-  return [self = shared_from_this(), pane,
-          restart = std::move(restart)](Simulation& s) -> std::optional<std::string> {
-    const Slot& slot = self->slot(pane);
-    if (!slot.recorded) return std::nullopt;
-    if (!onRecordedCloth(slot, s)) return self->onAnotherCloth();
+  return onSlot(pane, [restart = std::move(restart)](Simulation& s, const Slot& slot) {
     const Transform &was = slot.before.placement, &is = slot.after.placement;
     if (was.scale == is.scale && was.rotateDeg == is.rotateDeg && was.translate == is.translate)
-      return std::nullopt;  // the placement was refused: no restart to undo
+      return std::optional<std::string>();  // the placement was refused: no restart to undo
     return restart(s);
-  };
+  });
 }
 
 void EditHistory::push(std::shared_ptr<SceneEdit> edit) {

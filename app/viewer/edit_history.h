@@ -93,9 +93,10 @@ class SceneEdit : public std::enable_shared_from_this<SceneEdit> {
   void begin(Slot& slot, const Simulation& s) const;
   // Puts the slot's part before (or after) the edit back on `s`.
   std::optional<std::string> write(Simulation& s, const Slot& slot, bool after) const;
-  std::string onAnotherCloth() const {
-    return "\"" + label_ + "\" belongs to another cloth (the scene changed since)";
-  }
+  // An edit that does `put` with the pane's slot where the record ran on the cloth `s` runs now;
+  // nothing where it never ran, and a refusal naming it on another cloth.
+  SimRunner::Edit onSlot(int pane,
+                         std::function<std::optional<std::string>(Simulation&, const Slot&)> put);
   static bool onRecordedCloth(const Slot& slot, const Simulation& s) {
     return slot.cloth.lock() == s.clothModel() || slot.topology == topologyKey(s.cloth().mesh);
   }

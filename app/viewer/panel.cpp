@@ -161,9 +161,8 @@ void Viewer::drawPanel() {
   if (ImGui::Button("Reset")) resetScene();
   ImGui::SameLine();
   if (ImGui::Button("Help (F1)")) showHelp_ = !showHelp_;
-  // Undo and redo of the scene's edits (pins, obstacles, jellies, parameters), naming the edit they
-  // act on
-  // ("undo clear pins"); the ids stay put.
+  // Undo and redo of the scene's edits (pins, obstacles, jellies, parameters, placement), naming
+  // the edit they act on ("undo clear pins"); the ids stay put.
   dropStaleHistory();
   auto historyButton = [this](const char* what, const SceneEdit* edit, bool redo) {
     ImGui::BeginDisabled(!edit);
