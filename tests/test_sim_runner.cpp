@@ -498,11 +498,17 @@ TEST(SimRunner, AMomentKeptIsGoneBackToAndALoadDropsIt) {
   runner->backToMoment();
   ASSERT_TRUE(waitFor([&] { return runner->snapshot()->step == 3; }));
   EXPECT_EQ(runner->snapshot()->time, t);
+  messages = collectMessages(*runner);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages[0].kind, RunnerMessage::Kind::Info);
+  EXPECT_EQ(messages[0].text, "back to the moment at t = 0.003 s");
   runner->reset();
   ASSERT_TRUE(waitFor([&] { return runner->snapshot()->step == 0; }));
   runner->backToMoment();
   ASSERT_TRUE(waitFor([&] { return runner->snapshot()->step == 3; })) << "back after a reset";
-  EXPECT_TRUE(runner->takeMessages().empty());
+  messages = collectMessages(*runner);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages[0].kind, RunnerMessage::Kind::Info) << messages[0].text;
   runner->switchSolver("xpbd");
   ASSERT_TRUE(waitFor([&] { return runner->snapshot()->solverId == "xpbd"; }));
   runner->backToMoment();

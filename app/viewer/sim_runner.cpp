@@ -400,7 +400,11 @@ void SimRunner::backToMoment() {
       "back to the moment",
       [this](Simulation& simulation) -> std::optional<std::string> {
         if (!moment_) return "no moment kept (K keeps one)";
-        return simulation.goBack(*moment_);
+        if (auto error = simulation.goBack(*moment_)) return error;
+        char text[64];
+        std::snprintf(text, sizeof text, "back to the moment at t = %.3f s", simulation.time());
+        report(RunnerMessage::Kind::Info, text);
+        return std::optional<std::string>();
       },
       true);
 }

@@ -198,9 +198,10 @@ class SimRunner {
 
   // A moment of the motion to go back to (Simulation::moment, goBack): keepMoment keeps the one
   // at the end of the step in progress (given up for it) in place of any kept before;
-  // backToMoment puts it back, keeping the edits made since, or says why it cannot (none kept,
-  // another solver runs). Both on the simulation thread, in order with the other edits. A reset
-  // keeps the moment (the cloth is the same), a scene loaded since drops it.
+  // backToMoment puts it back, keeping the edits made since, and says so (an Info message), or
+  // says why it cannot (none kept, another solver runs). Both on the simulation thread, in order
+  // with the other edits. A reset keeps the moment (the cloth is the same), a scene loaded since
+  // drops it.
   void keepMoment();
   void backToMoment();
   // The simulated time of the kept moment [s]; NaN when none is kept.

@@ -960,10 +960,7 @@ void Viewer::backToMoment() {
     return;
   }
   forEachRunner([](SimRunner& r) { r.backToMoment(); });
-  log_.write("moment_back", {{"t", t}});
-  char text[64];
-  std::snprintf(text, sizeof text, "back to the moment at t = %.3f s", t);
-  message(RunnerMessage::Kind::Info, text);
+  log_.write("moment_back", {{"t", t}});  // the runners say whether they went back
 }
 
 void Viewer::clearPins() {
