@@ -173,6 +173,16 @@ glm::vec3 toGlm(const Vec3& v) { return {float(v.x()), float(v.y()), float(v.z()
 struct Renderer::Impl {
   GLuint meshProgram = 0, flatProgram = 0, wireProgram = 0;
   GpuMesh cloth, sphere, cube;
+  // Each cloth's material coordinates for its pattern (attribute 3 of cloth.vao, enabled while
+  // they match the drawn surface), uploaded when a pattern is first drawn on that cloth (compare
+  // mode's panes each have one); dropped when the cloth is gone.
+  struct ClothPatternBuffer {
+    std::weak_ptr<const ClothModel> cloth;
+    PatternCoordinates pattern;  // without its coordinates once uploaded
+    size_t floats = 0;
+    GLuint buffer = 0;
+  };
+  std::map<const ClothModel*, ClothPatternBuffer> patterns;
   // Mesh obstacles, uploaded once per shape (smooth normals); dropped when the shape is gone.
   struct ShapeMesh {
     std::weak_ptr<const MeshShape> shape;
@@ -247,6 +257,37 @@ struct Renderer::Impl {
     glDrawArrays(mode, 0, static_cast<GLsizei>(vertices.size()));
   }
 
+  // The pattern of `s`'s cloth with its coordinates in attribute 3 of cloth.vao, or null where
+  // there is no cloth or its coordinates do not fit the surface.
+  const PatternCoordinates* preparePattern(const Snapshot& s) {
+    if (!s.cloth) return nullptr;
+    for (auto it = patterns.begin(); it != patterns.end();) {
+      if (it->second.cloth.expired()) {
+        glDeleteBuffers(1, &it->second.buffer);
+        it = patterns.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    auto [it, added] = patterns.try_emplace(s.cloth.get());
+    ClothPatternBuffer& entry = it->second;
+    if (added) {
+      entry.cloth = s.cloth;
+      entry.pattern = patternCoordinates(*s.cloth);
+      entry.floats = entry.pattern.coords.size();
+      glGenBuffers(1, &entry.buffer);
+      glBindBuffer(GL_ARRAY_BUFFER, entry.buffer);
+      glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(entry.floats * sizeof(float)),
+                   entry.pattern.coords.data(), GL_STATIC_DRAW);
+      entry.pattern.coords = {};
+    }
+    if (entry.floats != s.positions.size()) return nullptr;
+    glBindVertexArray(cloth.vao);
+    glBindBuffer(GL_ARRAY_BUFFER, entry.buffer);
+    glVertexAttribPointer(3, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
+    return &entry.pattern;
+  }
+
   void uploadCloth(const Snapshot& s) {
     cloth.upload(s.positions, s.normals, s.strain);
     if (clothTriangles != s.triangles) {
@@ -275,7 +316,8 @@ struct Renderer::Impl {
     setFloat(program, "uRecede", 0);
   }
   void drawLit(const GpuMesh& mesh, const glm::mat4& model, const glm::vec3& front,
-               const glm::vec3& back, bool heat) {
+               const glm::vec3& back, bool heat, ClothPattern pattern = ClothPattern::None) {
+    setInt(meshProgram, "uPattern", static_cast<int>(pattern));
     setMat4(meshProgram, "uModel", model);
     const glm::mat3 normalMatrix = glm::transpose(glm::inverse(glm::mat3(model)));
     glUniformMatrix3fv(glGetUniformLocation(meshProgram, "uNormalMatrix"), 1, GL_FALSE,
@@ -295,6 +337,7 @@ Renderer::~Renderer() {
   impl_->sphere.destroy();
   impl_->cube.destroy();
   for (auto& [key, entry] : impl_->shapes) entry.mesh.destroy();
+  for (auto& [key, entry] : impl_->patterns) glDeleteBuffers(1, &entry.buffer);
   glDeleteVertexArrays(1, &impl_->clothShadowVao);
   glDeleteBuffers(1, &impl_->flatBuffer);
   glDeleteVertexArrays(1, &impl_->flatVao);
@@ -526,7 +569,20 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
   if (s.vertexCount() > 0) {
     // No polygon offset here: the cloth rests millimetres above obstacles. The wireframe is drawn
     // at the cloth's own depths instead, and the overlay carries a depth bias.
-    r.drawLit(r.cloth, glm::mat4(1), o.clothFront, o.clothBack, o.heatMap);
+    const PatternCoordinates* pattern =
+        o.pattern != ClothPattern::None ? r.preparePattern(s) : nullptr;
+    glBindVertexArray(r.cloth.vao);
+    if (pattern) {
+      glEnableVertexAttribArray(3);
+      r.setInt(r.meshProgram, "uPatternKind", static_cast<int>(pattern->kind));
+      r.setFloat(r.meshProgram, "uPatternSize",
+                 static_cast<float>(drawnPatternSize(o.patternSize, *pattern)));
+      r.setFloat(r.meshProgram, "uPatternRadius", static_cast<float>(pattern->radius));
+    } else {
+      glDisableVertexAttribArray(3);
+    }
+    r.drawLit(r.cloth, glm::mat4(1), o.clothFront, o.clothBack, o.heatMap,
+              pattern ? o.pattern : ClothPattern::None);
     if (o.wireframe) {  // the same triangles again, at the same depths (wire.geom)
       const GLuint w = r.wireProgram;
       glUseProgram(w);

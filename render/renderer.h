@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "render/camera.h"
+#include "render/pattern.h"
 #include "sim/snapshot.h"
 
 namespace clothlab {
@@ -22,6 +23,10 @@ struct RenderOptions {
   bool shadows = true;
   bool grid = true;
   bool markers = true;         // pins and grab
+  // Checks or grid lines printed on the cloth in its material coordinates (render/pattern.h),
+  // with cells of this side [m] (on a tube, the nearest that fits round it).
+  ClothPattern pattern = ClothPattern::None;
+  float patternSize = 0.1f;
   glm::vec3 background{0.78f, 0.82f, 0.87f};
   glm::vec3 clothFront{0.86f, 0.42f, 0.25f};
   glm::vec3 clothBack{0.55f, 0.62f, 0.80f};

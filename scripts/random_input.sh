@@ -37,7 +37,7 @@ while [ $SECONDS -lt $end ] && kill -0 $APP_PID 2> /dev/null; do
     8) xdotool mousemove $x $y click $((4 + RANDOM % 2)) ;;
     # ctrl+z listed twice: undo is pressed more often than redo; b (back to the kept moment) more
     # often than k (keep it).
-    9) xdotool key "$(shuf -n1 -e -- space r p o c f w h n 1 2 Escape Return Tab F1 Up Down Delete BackSpace ctrl+z ctrl+z ctrl+y ctrl+shift+z k b b)" ;;
+    9) xdotool key "$(shuf -n1 -e -- space r p o c f w h t n 1 2 Escape Return Tab F1 Up Down Delete BackSpace ctrl+z ctrl+z ctrl+y ctrl+shift+z k b b)" ;;
     10|11) xdotool mousemove $(panel) mousedown 1 sleep 0.05 mousemove $(panel) sleep 0.05 mouseup 1 ;;
     12) xdotool mousemove $(panel) click --repeat 2 1 ;;
     13) xdotool mousemove $(panel) click 1 sleep 0.1 type -- "$(shuf -n1 -e -- 0 -1 1e9 nan inf abc 1e-9 100)"

@@ -1,8 +1,10 @@
 #version 330 core
-// Lit surfaces: cloth and obstacles. Per-vertex scalar for the strain heat map.
+// Lit surfaces: cloth and obstacles. Per-vertex scalar for the strain heat map; the cloth's
+// material coordinates for its printed pattern (render/pattern.h).
 layout(location = 0) in vec3 aPosition;
 layout(location = 1) in vec3 aNormal;
 layout(location = 2) in float aScalar;
+layout(location = 3) in vec3 aMaterial;
 
 uniform mat4 uViewProj;
 uniform mat4 uModel;       // obstacles: unit shape -> world; cloth: identity
@@ -17,11 +19,13 @@ invariant gl_Position;
 out vec3 vWorld;
 out vec3 vNormal;
 out float vScalar;
+out vec3 vMaterial;
 
 void main() {
   vec4 world = uShadow * uModel * vec4(aPosition, 1.0);
   vWorld = world.xyz / world.w;
   vNormal = uNormalMatrix * aNormal;
   vScalar = aScalar;
+  vMaterial = aMaterial;
   gl_Position = uViewProj * vec4(vWorld + uRecede * normalize(vWorld - uEye), 1.0);
 }

@@ -8,8 +8,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <numbers>
 
 #include "render/camera.h"
+#include "render/pattern.h"
 #include "render/picking.h"
 #include "render/renderer.h"
 #include "sim/obstacles.h"
@@ -152,13 +154,17 @@ TEST_F(RenderTest, DrawsTheClothLitOverTheBackground) {
   EXPECT_GT(shades.size(), 100u);
 }
 
-// A 1 m sheet lying face up on the ground, every vertex 2 mm above it (within the thickness).
-std::unique_ptr<Simulation> sheetOnTheGround() {
-  auto scene = parseScene(nlohmann::json::parse(R"({
-      "cloth": {"generator": {"type": "grid", "columns": 12, "rows": 12},
+// A sheet of `vertices` x `vertices` (12 x 12 over 1 m by default) lying face up on the ground,
+// every vertex 2 mm above it (within the thickness).
+std::unique_ptr<Simulation> sheetOnTheGround(int vertices = 12, double width = 1.0) {
+  auto json = nlohmann::json::parse(R"({
+      "cloth": {"generator": {"type": "grid"},
                 "transform": {"rotate_deg": [-90, 0, 0], "translate": [0, 0.002, 0]}},
       "simulation": {"thickness": 0.004},
-      "obstacles": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0]}]})"), "ground", "");
+      "obstacles": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 1, 0]}]})");
+  json["cloth"]["generator"].update(
+      {{"columns", vertices}, {"rows", vertices}, {"width", width}, {"height", width}});
+  auto scene = parseScene(json, "ground", "");
   EXPECT_TRUE(scene) << scene.error();
   auto sim = Simulation::create(*scene);
   EXPECT_TRUE(sim) << sim.error();
@@ -259,6 +265,192 @@ TEST_F(RenderTest, HeatMapWireframeOverlayAndMarkersChangeThePicture) {
     EXPECT_GT(c[0], 180) << "pin " << v;
     EXPECT_LT(c[1], 80) << "pin " << v;
   }
+}
+
+// The brightness of each of `samples`' pixels with the pattern over the same pixel without it.
+std::vector<double> patternRatios(const std::vector<unsigned char>& with,
+                                  const std::vector<unsigned char>& without,
+                                  const std::vector<glm::dvec2>& samples) {
+  std::vector<double> out;
+  for (const glm::dvec2& q : samples) {
+    const auto a = pixel(with, static_cast<int>(q.x), static_cast<int>(q.y));
+    const auto b = pixel(without, static_cast<int>(q.x), static_cast<int>(q.y));
+    out.push_back(double(a[0] + a[1] + a[2]) / std::max(1, b[0] + b[1] + b[2]));
+  }
+  return out;
+}
+
+TEST_F(RenderTest, TheChecksArePrintedInTheClothsOwnCoordinatesAndGoWhereItGoes) {
+  // A 1.2 m sheet of 12 x 12 grid cells lying on the ground (flat coordinates from -0.6 to
+  // 0.6 m), checks of two grid cells: the vertices with odd indices in both directions are the
+  // checks' centres, light where the checks' indices (floor(u / size) + floor(v / size)) are
+  // even, dark where they are odd.
+  auto sim = sheetOnTheGround(13, 1.2);
+  Snapshot s = makeSnapshot(*sim, false);
+  ASSERT_TRUE(s.cloth && s.cloth->flatCoords);
+  const Eigen::MatrixX2d& u = s.cloth->flatCoords->coords;
+  const double size = 0.2;
+  Renderer renderer;
+  ASSERT_FALSE(renderer.init());
+  Camera camera = framed(s);
+  RenderOptions plain;
+  plain.markers = plain.shadows = plain.grid = false;
+  RenderOptions checks = plain;
+  checks.pattern = ClothPattern::Checks;
+  checks.patternSize = static_cast<float>(size);
+  auto centres = [&](int parity) {
+    std::vector<glm::dvec2> out;
+    for (int v = 0; v < s.vertexCount(); ++v) {
+      const double a = u(v, 0) / size, b = u(v, 1) / size;
+      if (std::abs(a - std::floor(a) - 0.5) > 0.01 || std::abs(b - std::floor(b) - 0.5) > 0.01)
+        continue;
+      if (((static_cast<long>(std::floor(a)) + static_cast<long>(std::floor(b))) & 1) != parity)
+        continue;
+      const Vec3 p = s.vertex(v);
+      out.push_back(camera.project({p.x(), p.y(), p.z()}, kWidth, kHeight));
+    }
+    return out;
+  };
+  auto expectChecks = [&](const char* what) {
+    const auto without = draw(renderer, s, plain, camera), with = draw(renderer, s, checks, camera);
+    const auto light = patternRatios(with, without, centres(0)),
+               dark = patternRatios(with, without, centres(1));
+    ASSERT_EQ(light.size(), 18u);
+    ASSERT_EQ(dark.size(), 18u);
+    for (double r : light) EXPECT_GT(r, 0.97) << what;
+    for (double r : dark) EXPECT_LT(r, 0.85) << what;
+  };
+  expectChecks("at rest");
+  ASSERT_FALSE(
+      writePng((std::filesystem::path(CLOTHLAB_TEST_OUTPUT) / "render_checks.png").string(), kWidth,
+               kHeight, draw(renderer, s, checks, camera)));
+  // The same cloth sheared by 0.48 m along x over its depth and moved by a third of a check:
+  // printed in the world, the checks would stay where they were and the centres would land on other
+  // checks and on their edges.
+  for (int v = 0; v < s.vertexCount(); ++v)
+    s.positions[3 * v] += 0.4f * s.positions[3 * v + 2] + 0.067f;
+  expectChecks("sheared and moved");
+  // A pattern asked for on a snapshot whose cloth it does not fit (another vertex count) is left
+  // off.
+  Snapshot odd = s;
+  odd.positions.resize(odd.positions.size() - 3);
+  odd.normals.resize(odd.normals.size() - 3);
+  odd.strain.resize(odd.strain.size() - 1);
+  auto t = std::make_shared<std::vector<std::uint32_t>>();
+  for (size_t i = 0; i + 2 < s.triangles->size(); i += 3)
+    if (std::max({(*s.triangles)[i], (*s.triangles)[i + 1], (*s.triangles)[i + 2]}) <
+        odd.positions.size() / 3)
+      t->insert(t->end(), s.triangles->begin() + i, s.triangles->begin() + i + 3);
+  odd.triangles = t;
+  EXPECT_EQ(draw(renderer, odd, checks, camera), draw(renderer, odd, plain, camera));
+}
+
+TEST_F(RenderTest, GridLinesRunAlongTheCellsEdges) {
+  auto sim = sheetOnTheGround(13, 1.2);  // as in the checks' test
+  const Snapshot s = makeSnapshot(*sim, false);
+  const Eigen::MatrixX2d& u = s.cloth->flatCoords->coords;
+  const double size = 0.2;
+  Renderer renderer;
+  ASSERT_FALSE(renderer.init());
+  Camera camera = framed(s);
+  RenderOptions plain;
+  plain.markers = plain.shadows = plain.grid = false;
+  RenderOptions lines = plain;
+  lines.pattern = ClothPattern::Lines;
+  lines.patternSize = static_cast<float>(size);
+  // Where two lines cross (both coordinates multiples of the size, inside the sheet) and the cells'
+  // centres.
+  std::vector<glm::dvec2> crossings, centres;
+  for (int v = 0; v < s.vertexCount(); ++v) {
+    const double a = u(v, 0) / size, b = u(v, 1) / size;
+    const Vec3 p = s.vertex(v);
+    const glm::dvec2 q = camera.project({p.x(), p.y(), p.z()}, kWidth, kHeight);
+    const double fa = a - std::floor(a), fb = b - std::floor(b);
+    if (std::abs(fa - 0.5) < 0.01 && std::abs(fb - 0.5) < 0.01) centres.push_back(q);
+    const bool onA = std::min(fa, 1 - fa) < 0.01, onB = std::min(fb, 1 - fb) < 0.01;
+    const bool inside = std::abs(u(v, 0)) < 0.55 && std::abs(u(v, 1)) < 0.55;
+    if (onA && onB && inside) crossings.push_back(q);
+  }
+  ASSERT_EQ(centres.size(), 36u);
+  ASSERT_EQ(crossings.size(), 25u);
+  const auto without = draw(renderer, s, plain, camera), with = draw(renderer, s, lines, camera);
+  for (double r : patternRatios(with, without, centres)) EXPECT_GT(r, 0.97);
+  for (double r : patternRatios(with, without, crossings)) EXPECT_LT(r, 0.7);
+  // Cells smaller than a few pixels draw no lines (no moire): a millimetre's cells here.
+  lines.patternSize = 0.001f;
+  EXPECT_EQ(draw(renderer, s, lines, camera), without);
+}
+
+TEST(Pattern, TheCoordinatesAreTheFlatRestStateTheTubesCircleOrTheRestShape) {
+  // A flat sheet: its flat rest state, z = 0.
+  auto flat = resolveScene("hanging");
+  ASSERT_TRUE(flat) << flat.error();
+  auto sheet = buildClothModel(*flat);
+  ASSERT_TRUE(sheet) << sheet.error();
+  PatternCoordinates p = patternCoordinates(*sheet);
+  EXPECT_EQ(p.kind, PatternCoordinates::Kind::Flat);
+  ASSERT_EQ(p.coords.size(), 3u * sheet->mesh.vertexCount());
+  for (int v = 0; v < sheet->mesh.vertexCount(); ++v) {
+    EXPECT_FLOAT_EQ(p.coords[3 * v], static_cast<float>(sheet->flatCoords->coords(v, 0)));
+    EXPECT_FLOAT_EQ(p.coords[3 * v + 1], static_cast<float>(sheet->flatCoords->coords(v, 1)));
+    EXPECT_EQ(p.coords[3 * v + 2], 0.0f);
+  }
+  EXPECT_NEAR(p.extent, 1.0, 1e-9);
+  EXPECT_NEAR(patternExtent(*sheet), p.extent, 1e-12);
+  EXPECT_DOUBLE_EQ(drawnPatternSize(0.07, p), 0.07);
+
+  // A closed tube: on the circle of its period, the first coordinate back as R atan2.
+  auto tubeScene = resolveScene("ckv-cylinder");
+  ASSERT_TRUE(tubeScene) << tubeScene.error();
+  auto tube = buildClothModel(*tubeScene);
+  ASSERT_TRUE(tube) << tube.error();
+  ASSERT_TRUE(tube->flatCoords && tube->flatCoords->period > 0);
+  p = patternCoordinates(*tube);
+  EXPECT_EQ(p.kind, PatternCoordinates::Kind::Tube);
+  const double period = tube->flatCoords->period;
+  EXPECT_NEAR(p.radius, period / (2 * std::numbers::pi), 1e-12);
+  for (int v = 0; v < tube->mesh.vertexCount(); v += 17) {
+    const double x = p.coords[3 * v], z = p.coords[3 * v + 2];
+    EXPECT_NEAR(std::hypot(x, z), p.radius, 1e-6);
+    const double back = p.radius * std::atan2(z, x), u = tube->flatCoords->coords(v, 0);
+    const double turns = (u - back) / period;
+    EXPECT_NEAR(turns, std::round(turns), 1e-5) << "vertex " << v;
+    EXPECT_FLOAT_EQ(p.coords[3 * v + 1], static_cast<float>(tube->flatCoords->coords(v, 1)));
+  }
+  // Cells that fit round it an even number of times, the nearest to the size asked for.
+  for (double asked : {0.01, 0.05, 0.07, 0.2, 10.0}) {
+    const double drawn = drawnPatternSize(asked, p), cells = period / drawn;
+    EXPECT_NEAR(cells, 2 * std::round(cells / 2), 1e-9) << asked;
+    EXPECT_GE(cells, 2 - 1e-9);
+    if (asked < period / 4) {  // n = P / asked cells asked for, n +- 1 drawn at worst
+      EXPECT_LE(std::abs(drawn - asked), asked / (period / asked - 1) + 1e-12) << asked;
+    }
+  }
+
+  // A curved cloth without a flattening: its rest positions (a pattern in space).
+  ClothModel bent;
+  bent.mesh.positions.resize(4, 3);
+  bent.mesh.positions << 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1;
+  bent.mesh.triangles = {{0, 1, 2}, {0, 2, 3}, {0, 3, 1}};
+  p = patternCoordinates(bent);
+  EXPECT_EQ(p.kind, PatternCoordinates::Kind::Solid);
+  for (int v = 0; v < 4; ++v)
+    for (int k = 0; k < 3; ++k)
+      EXPECT_EQ(p.coords[3 * v + k], static_cast<float>(bent.mesh.positions(v, k)));
+  EXPECT_DOUBLE_EQ(p.extent, 1.0);
+}
+
+TEST(Pattern, TheDefaultCellIsATenthOfTheClothRoundedDown) {
+  EXPECT_DOUBLE_EQ(defaultPatternSize(1.0), 0.1);
+  EXPECT_DOUBLE_EQ(defaultPatternSize(0.6), 0.05);
+  EXPECT_DOUBLE_EQ(defaultPatternSize(3.0), 0.2);
+  EXPECT_DOUBLE_EQ(defaultPatternSize(14.0), 1.0);
+  EXPECT_DOUBLE_EQ(defaultPatternSize(0.019), 0.001);
+  EXPECT_DOUBLE_EQ(defaultPatternSize(0.0), 0.1);
+  EXPECT_DOUBLE_EQ(defaultPatternSize(std::nan("")), 0.1);
+  EXPECT_STREQ(patternName(ClothPattern::Checks), "checks");
+  EXPECT_STREQ(patternName(ClothPattern::Lines), "lines");
+  EXPECT_STREQ(patternName(ClothPattern::None), "none");
 }
 
 // Two layers of cloth: on top a square of two triangles folded into a valley along its diagonal

@@ -708,6 +708,27 @@ void Viewer::drawViewSection() {
   ImGui::Checkbox("shadows", &render_.shadows);
   ImGui::SameLine(180);
   ImGui::Checkbox("ground grid", &render_.grid);
+  int pattern = static_cast<int>(render_.pattern);
+  ImGui::SetNextItemWidth(170);
+  if (ImGui::Combo("pattern (T)", &pattern, "none\0checks\0grid lines\0"))
+    setPattern(static_cast<ClothPattern>(pattern));
+  layout("pattern_combo");
+  tooltip(
+      "printed on the cloth in its own flat coordinates: it moves, stretches and shears with "
+      "the cloth (long cells: stretch; slanted ones: shear). A curved cloth without a "
+      "flattening shows a pattern in space, cut by its rest shape");
+  if (render_.pattern != ClothPattern::None) {
+    double size = render_.patternSize;
+    ImGui::SetNextItemWidth(170);
+    if (logSlider("cell size", size, 1e-3, 10.0, "m"))
+      render_.patternSize = static_cast<float>(size);
+    if (ImGui::IsItemDeactivatedAfterEdit())
+      log_.write("pattern",
+                 {{"pattern", patternName(render_.pattern)}, {"size", render_.patternSize}});
+    tooltip(
+        "the side of a check or grid cell in the cloth's rest state; on a tube, the nearest "
+        "size that fits round it");
+  }
   if (render_.heatMap) {
     double heatMax = render_.heatMax;
     ImGui::SetNextItemWidth(170);
@@ -858,6 +879,8 @@ void Viewer::drawHelpWindow() {
       {"R", "reset the scene (keeps parameters and pins)"},
       {"F", "fit the camera to the scene"},
       {"W / H / O", "wireframe / strain heat map / solver overlay"},
+      {"T",
+       "checks printed on the cloth in its own coordinates, on / off (grid lines: View section)"},
       {"C", "clear all pins"},
       {"K / B", "keep this moment of the motion / go back to it (edits since stay)"},
       {"Ctrl+Z / Ctrl+Y or Ctrl+Shift+Z",

@@ -236,6 +236,8 @@ void Viewer::consumeSnapshot() {
       fitCamera(*latest, true);
       history_.clear();
       render_.heatMax = 0.01f;
+      if (latest->cloth)
+        render_.patternSize = static_cast<float>(defaultPatternSize(patternExtent(*latest->cloth)));
     }
     sceneIdentity_ = latest->triangles.get();
     solverIdentity_ = latest->solverId;
@@ -670,6 +672,9 @@ void Viewer::onKey(int physical, int scancode, int action, int mods) {
     case GLFW_KEY_F: if (snapshot_) fitCamera(*snapshot_, false); break;
     case GLFW_KEY_W: render_.wireframe = !render_.wireframe; break;
     case GLFW_KEY_H: render_.heatMap = !render_.heatMap; break;
+    case GLFW_KEY_T:
+      setPattern(render_.pattern == ClothPattern::None ? lastPattern_ : ClothPattern::None);
+      break;
     case GLFW_KEY_O: {
       render_.overlay = !render_.overlay;
       const bool overlay = render_.overlay;
@@ -884,6 +889,12 @@ void Viewer::exportObj(const std::string& path) {
 }
 
 // ---- Scene, pins and parameters --------------------------------------------------------------
+
+void Viewer::setPattern(ClothPattern pattern) {
+  render_.pattern = pattern;
+  if (pattern != ClothPattern::None) lastPattern_ = pattern;
+  log_.write("pattern", {{"pattern", patternName(pattern)}, {"size", render_.patternSize}});
+}
 
 void Viewer::fitCamera(const Snapshot& snapshot, bool newScene) {
   Vec3 lo, hi;

@@ -146,6 +146,8 @@ class Viewer {
   // Keeps the moment of the motion in every pane (K), or goes back to it (B): SimRunner's
   // keepMoment and backToMoment.
   void keepMoment();
+  // Shows `pattern` on the cloth (T, the View section), logged as "pattern".
+  void setPattern(ClothPattern pattern);
   void backToMoment();
   // Frames the snapshot; a new scene also gets the default angles and room for pinned cloth to hang.
   void fitCamera(const Snapshot& snapshot, bool newScene);
@@ -310,6 +312,7 @@ class Viewer {
   std::optional<std::pair<glm::dvec3, glm::dvec3>> framed_;
   double framedAspect_ = 1;
   RenderOptions render_;
+  ClothPattern lastPattern_ = ClothPattern::Checks;  // what T brings back
   EventLog log_;
   // Scene files the simulation thread has written (saveScene), for the recent files: a save that
   // fails is not listed.

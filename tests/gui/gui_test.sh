@@ -8,7 +8,8 @@
 #   saved with the scene), an OBJ opens through the Open field (a bad one leaves an error and the
 #   scene running), the panel's placement lays a standing OBJ flat (undone and redone; it refuses a
 #   scale of 0), a
-#   typed wind and the air reach the simulation, a screenshot (P) is not blank, "this scene, all
+#   typed wind and the air reach the simulation, a screenshot (P) is not blank, T prints checks on
+#   the cloth and takes them off, "this scene, all
 #   solvers" compares the opened OBJ in five panes, in compare mode the panes frame the whole cloth
 #   and one drag moves the same material point in every pane (a pane given another mesh or solver
 #   restarts the others with it, in step; a bad file opened there leaves the comparison running, a
@@ -340,9 +341,16 @@ xdotool mousemove --window "$WID" "$sx" "$sy" sleep 0.3 click 1 sleep 0.5 mousem
 sleep 3
 check "solver: strain-limit-remesh picked in the panel runs the scene" python3 "$HERE/check_log.py" solver_runs "$LOG" strain-limit-remesh
 
-# 6. Screenshot key (P, pointer over the scene): a PNG that is not blank.
-xdotool mousemove --window "$WID" 900 400 sleep 0.3 key p
+# 6. Screenshot key (P, pointer over the scene): a PNG that is not blank. T prints checks on the
+#    cloth for it and takes them off after.
+xdotool mousemove --window "$WID" 900 400 sleep 0.3 key t sleep 0.3 key p
 sleep 1
+xdotool key t sleep 0.3
+check "pattern: T prints checks on the cloth and T again takes them off" python3 -c "
+import json, sys
+shown = [json.loads(l)['pattern'] for l in open('$LOG') if '\"event\":\"pattern\"' in l]
+print('patterns:', shown)
+sys.exit(0 if shown[-2:] == ['checks', 'none'] else 1)"
 SHOT=$(python3 -c "import json,sys
 for l in open(sys.argv[1]):
     e=json.loads(l)
