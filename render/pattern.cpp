@@ -18,6 +18,12 @@ const char* patternName(ClothPattern pattern) {
   return "none";
 }
 
+std::optional<ClothPattern> patternNamed(const std::string& name) {
+  for (ClothPattern p : {ClothPattern::None, ClothPattern::Checks, ClothPattern::Lines})
+    if (name == patternName(p)) return p;
+  return std::nullopt;
+}
+
 namespace {
 
 bool hasFlatRest(const ClothModel& cloth) {

@@ -3,6 +3,8 @@
 // vertex's place in the cloth's own material coordinates, so that the pattern moves, stretches
 // and shears with the cloth. A stretched cloth shows long cells, a sheared one slanted cells, and
 // a locked one keeps them flat where it should fold. Knows nothing of OpenGL.
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/scene.h"
@@ -10,8 +12,9 @@
 namespace clothlab {
 
 enum class ClothPattern { None, Checks, Lines };
-// "none", "checks", "lines".
+// "none", "checks", "lines", and back (nullopt for any other name).
 const char* patternName(ClothPattern pattern);
+std::optional<ClothPattern> patternNamed(const std::string& name);
 
 // Per vertex, three floats for the shader (mesh.vert's aMaterial), by the kind of rest state:
 //  - Flat: the flat rest state (ClothModel::flatCoords) as (u, v, 0) [m];

@@ -440,7 +440,7 @@ TEST(Pattern, TheCoordinatesAreTheFlatRestStateTheTubesCircleOrTheRestShape) {
   EXPECT_DOUBLE_EQ(p.extent, 1.0);
 }
 
-TEST(Pattern, TheDefaultCellIsATenthOfTheClothRoundedDown) {
+TEST(Pattern, TheDefaultCellIsATenthOfTheClothRoundedDownAndTheNamesGoBothWays) {
   EXPECT_DOUBLE_EQ(defaultPatternSize(1.0), 0.1);
   EXPECT_DOUBLE_EQ(defaultPatternSize(0.6), 0.05);
   EXPECT_DOUBLE_EQ(defaultPatternSize(3.0), 0.2);
@@ -451,6 +451,10 @@ TEST(Pattern, TheDefaultCellIsATenthOfTheClothRoundedDown) {
   EXPECT_STREQ(patternName(ClothPattern::Checks), "checks");
   EXPECT_STREQ(patternName(ClothPattern::Lines), "lines");
   EXPECT_STREQ(patternName(ClothPattern::None), "none");
+  for (ClothPattern p : {ClothPattern::None, ClothPattern::Checks, ClothPattern::Lines})
+    EXPECT_EQ(patternNamed(patternName(p)), p);
+  EXPECT_FALSE(patternNamed("dots"));
+  EXPECT_FALSE(patternNamed("Checks"));
 }
 
 // Two layers of cloth: on top a square of two triangles folded into a valley along its diagonal

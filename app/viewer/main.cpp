@@ -27,6 +27,12 @@ int main(int argc, char** argv) {
                  "start in compare mode with a preset: " + clothlab::comparePresetNames());
   app.add_flag("--layout", o.layout, "print LAYOUT lines with widget rectangles (GUI tests)");
   app.add_option("--max-fps", o.maxFps, "frame rate cap (0: none)")->check(CLI::NonNegativeNumber);
+  app.add_option("--pattern", o.pattern,
+                 "pattern printed on the cloth: none, checks or lines (key T)")
+      ->check(CLI::IsMember({"none", "checks", "lines"}));
+  app.add_option("--pattern-size", o.patternSize,
+                 "the pattern's cell size in the first scene [m] (default: a tenth of the cloth)")
+      ->check(CLI::Range(1e-3, 10.0));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -35,7 +35,10 @@ std::string recentFile() {
 }
 }  // namespace
 
-Viewer::Viewer(ViewerOptions options) : options_(std::move(options)) {}
+Viewer::Viewer(ViewerOptions options) : options_(std::move(options)) {
+  render_.pattern = patternNamed(options_.pattern).value_or(ClothPattern::None);
+  if (render_.pattern != ClothPattern::None) lastPattern_ = render_.pattern;
+}
 
 Viewer::~Viewer() {
   panes_.clear();  // stop the simulation threads first
@@ -238,6 +241,8 @@ void Viewer::consumeSnapshot() {
       render_.heatMax = 0.01f;
       if (latest->cloth)
         render_.patternSize = static_cast<float>(defaultPatternSize(patternExtent(*latest->cloth)));
+      if (options_.patternSize > 0)
+        render_.patternSize = static_cast<float>(std::exchange(options_.patternSize, 0.0));
     }
     sceneIdentity_ = latest->triangles.get();
     solverIdentity_ = latest->solverId;

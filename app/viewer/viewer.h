@@ -47,6 +47,8 @@ struct ViewerOptions {
   std::string compare;             // compare preset to start in (see comparePresets())
   bool layout = false;            // print LAYOUT lines for widget positions (GUI tests)
   double maxFps = 240;            // frame limiter (vsync is ignored under Xvfb)
+  std::string pattern = "none";   // printed on the cloth from the start (render/pattern.h names)
+  double patternSize = 0;         // its first scene's cell size [m] (0: a tenth of the cloth)
 };
 
 class Viewer {

@@ -723,6 +723,10 @@ check "sphere-drop: exit status 0 with the screenshot written" test "$sphere_rc"
 "$APP" hanging --frames 3 --screenshot "$OUT/sphere.png/x.png" > "$OUT/noshot.out" 2>&1; noshot_rc=$?
 check "--screenshot where no PNG can be written: exit 2 and the path named" \
   test "$noshot_rc" = 2 -a "$(grep -c "sphere.png/x.png: cannot write the PNG" "$OUT/noshot.out")" = 1
+# So is a pattern the viewer does not know, naming the option and the ones it knows.
+"$APP" hanging --frames 3 --pattern dots > "$OUT/nopattern.out" 2>&1; nopattern_rc=$?
+check "--pattern dots: exit 2, naming --pattern and the patterns" \
+  test "$nopattern_rc" = 2 -a "$(grep -c -- "--pattern: dots not in {none,checks,lines}" "$OUT/nopattern.out")" = 1
 # In a small window the panel starts folded to its title bar, so the cloth is seen; at the size
 # above it starts open.
 "$APP" hanging --frames 20 --width 500 --height 400 --layout > "$OUT/small.out" 2>&1
