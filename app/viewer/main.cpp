@@ -27,6 +27,10 @@ int main(int argc, char** argv) {
                  "start in compare mode with a preset: " + clothlab::comparePresetNames());
   app.add_flag("--layout", o.layout, "print LAYOUT lines with widget rectangles (GUI tests)");
   app.add_option("--max-fps", o.maxFps, "frame rate cap (0: none)")->check(CLI::NonNegativeNumber);
+  app.add_option("--lagging-fps", o.laggingFps,
+                 "frame rate cap while the simulation runs behind real time and nothing is touched "
+                 "for a second (0: none)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--pattern", o.pattern,
                  "pattern printed on the cloth: none, checks or lines (key T)")
       ->check(CLI::IsMember({"none", "checks", "lines"}));

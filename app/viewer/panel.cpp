@@ -203,6 +203,14 @@ void Viewer::drawPanel() {
   ImGui::SameLine();
   // Three significant digits: a slow scene (12k vertices at 1 ms steps) runs at x0.012, not x0.00.
   ImGui::Text("real time x%.3g", runner_->realTimeFactor());
+  if (framePace_.paced) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("%g frames/s", options_.laggingFps);
+    tooltip(
+        "the simulation runs behind real time, so while nothing is touched the window draws at "
+        "most this many frames per second and leaves it the rest of the machine; any input "
+        "brings the full rate back (--lagging-fps, 0: never)");
+  }
   if (snapshot_)
     ImGui::Text("t = %.3f s  step %ld  %s", snapshot_->time, snapshot_->step, snapshot_->diverged ? "(diverged)" : "");
   // A slow step shows that it runs, so that a simulation held at one step does not look stuck

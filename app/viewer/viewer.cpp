@@ -106,13 +106,22 @@ int Viewer::run() {
     return 1;
   }
   glfwSetWindowUserPointer(window_, this);
-  // Our callbacks first: ImGui's GLFW back end chains to them.
-  glfwSetMouseButtonCallback(window_, [](GLFWwindow* w, int b, int a, int m) { self(w)->onMouseButton(b, a, m); });
-  glfwSetCursorPosCallback(window_, [](GLFWwindow* w, double x, double y) { self(w)->onCursor(x, y); });
-  glfwSetScrollCallback(window_, [](GLFWwindow* w, double, double dy) { self(w)->onScroll(dy); });
+  // Our callbacks first: ImGui's GLFW back end chains to them. Each notes the input's time for
+  // the frame pace (frame_pace.h), the panel's too.
+  static auto input = [](GLFWwindow* w) {
+    Viewer* viewer = self(w);
+    viewer->lastInput_ = glfwGetTime();
+    return viewer;
+  };
+  glfwSetMouseButtonCallback(
+      window_, [](GLFWwindow* w, int b, int a, int m) { input(w)->onMouseButton(b, a, m); });
+  glfwSetCursorPosCallback(window_,
+                           [](GLFWwindow* w, double x, double y) { input(w)->onCursor(x, y); });
+  glfwSetScrollCallback(window_, [](GLFWwindow* w, double, double dy) { input(w)->onScroll(dy); });
   glfwSetKeyCallback(
-      window_, [](GLFWwindow* w, int k, int sc, int a, int m) { self(w)->onKey(k, sc, a, m); });
-  glfwSetDropCallback(window_, [](GLFWwindow* w, int n, const char** p) { self(w)->onDrop(n, p); });
+      window_, [](GLFWwindow* w, int k, int sc, int a, int m) { input(w)->onKey(k, sc, a, m); });
+  glfwSetDropCallback(window_,
+                      [](GLFWwindow* w, int n, const char** p) { input(w)->onDrop(n, p); });
 
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
@@ -158,6 +167,7 @@ int Viewer::run() {
   std::fflush(stdout);
 
   startWall_ = glfwGetTime();
+  lastInput_ = startWall_;  // the first second unpaced: the real-time factor is measured by then
   double lastFrame = startWall_;
   while (!glfwWindowShouldClose(window_)) {
     glfwPollEvents();
@@ -167,9 +177,9 @@ int Viewer::run() {
     ++frameCount_;
     if (last) glfwSetWindowShouldClose(window_, GLFW_TRUE);
     // Frame limiter: vsync is not honoured everywhere (Xvfb), and spinning would starve the
-    // simulation thread of a core.
-    if (options_.maxFps > 0) {
-      const double wait = 1.0 / options_.maxFps - (glfwGetTime() - lastFrame);
+    // simulation thread of a core; while it lags, fewer frames leave it more (frameCap).
+    if (const double cap = frameCap(); cap > 0) {
+      const double wait = 1.0 / cap - (glfwGetTime() - lastFrame);
       if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
     }
     lastFrame = glfwGetTime();
@@ -384,7 +394,10 @@ void Viewer::frame(bool last) {
   while (frameTimes_.size() > 2 && frameTimes_.back() - frameTimes_.front() > 2.0) frameTimes_.pop_front();
   if (now - lastFpsLog_ >= 1.0 && frameTimes_.size() > 1) {
     const double fps = (frameTimes_.size() - 1) / (frameTimes_.back() - frameTimes_.front());
-    log_.write("fps", {{"fps", fps}, {"rtf", runner_->realTimeFactor()}, {"step", snapshot_ ? snapshot_->step : 0}});
+    log_.write("fps", {{"fps", fps},
+                       {"rtf", runner_->realTimeFactor()},
+                       {"step", snapshot_ ? snapshot_->step : 0},
+                       {"paced", framePace_.paced}});
     lastFpsLog_ = now;
   }
 
@@ -894,6 +907,17 @@ void Viewer::exportObj(const std::string& path) {
 }
 
 // ---- Scene, pins and parameters --------------------------------------------------------------
+
+double Viewer::frameCap() {
+  bool running = false, allBehind = true;
+  forEachRunner([&](SimRunner& r) {
+    if (r.paused()) return;
+    running = true;
+    allBehind = allBehind && FramePace::runsBehind(r.realTimeFactor(), r.speed());
+  });
+  return framePace_.cap(options_.maxFps, options_.laggingFps, glfwGetTime() - lastInput_,
+                        running && allBehind);
+}
 
 void Viewer::setPattern(ClothPattern pattern) {
   render_.pattern = pattern;

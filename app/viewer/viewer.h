@@ -14,6 +14,7 @@
 
 #include "app/viewer/edit_history.h"
 #include "app/viewer/event_log.h"
+#include "app/viewer/frame_pace.h"
 #include "app/viewer/message_list.h"
 #include "app/viewer/sim_runner.h"
 #include "render/camera.h"
@@ -47,6 +48,8 @@ struct ViewerOptions {
   std::string compare;             // compare preset to start in (see comparePresets())
   bool layout = false;            // print LAYOUT lines for widget positions (GUI tests)
   double maxFps = 240;            // frame limiter (vsync is ignored under Xvfb)
+  double laggingFps =
+      30;  // the cap while the simulation lags and nothing is touched (frame_pace.h; 0: none)
   std::string pattern = "none";   // printed on the cloth from the start (render/pattern.h names)
   double patternSize = 0;         // its first scene's cell size [m] (0: a tenth of the cloth)
 };
@@ -386,6 +389,11 @@ class Viewer {
   };
   std::deque<Sample> history_;
   std::deque<double> frameTimes_;  // wall time of recent frames [s]
+  double lastInput_ = 0;           // wall time of the last mouse, key or drop event [s]
+  FramePace framePace_;
+  // The frame rate cap for the next frame (FramePace: paced while every running pane lags and
+  // nothing was touched for a second).
+  double frameCap();
   double lastFpsLog_ = 0;
   long frameCount_ = 0;
   double startWall_ = 0;

@@ -28,6 +28,8 @@
                       after the last lay_flat, the first undo is of it and restarts SCENE
                       standing as before (the same bounds), and its redo restarts it level again
   fps LOG MIN         median frames per second (after the first 3 s) at least MIN; prints it
+  paced LOG UNTIL CAP while the mouse moves (from 3 s to UNTIL s) the frames are not paced; the
+                      last frame rate logged is paced, at most CAP, with the simulation behind
   mirror LOG N        compare mode: one drag reached all N panes: each pane's snapshots show a
                       grab with the same target, and each pane's grabbed point moved with it
   clicks LOG          on a scene whose steps take seconds, the grab's start and release each show
@@ -432,6 +434,20 @@ def fps(log, minimum):
     return statistics.median(values) >= minimum
 
 
+def paced(log, until, cap):
+    """The frame pace (app/viewer/frame_pace.h) in a run where the mouse moves until `until` s
+    and nothing is touched after: unpaced while it moves, paced at the end."""
+    rates = [e for e in log if e["event"] == "fps"]
+    moving = [e for e in rates if 3.0 < e["wall"] < until]
+    print("frame rates (wall s: fps, paced, real-time factor): " +
+          ", ".join(f"{e['wall']:.1f}: {e['fps']:.0f} {e['paced']} {e['rtf']:.2f}" for e in rates))
+    if not moving or not rates:
+        return False
+    last = rates[-1]
+    return (not any(e["paced"] for e in moving) and last["paced"] and last["fps"] <= cap + 1
+            and last["rtf"] < 0.9)
+
+
 def clicks(log):
     ok = True
     for event, grabbed in (("grab_start", True), ("grab_release", False)):
@@ -487,6 +503,8 @@ if __name__ == "__main__":
         ok = running(log, sys.argv[3])
     elif what == "fps":
         ok = fps(log, float(sys.argv[3]))
+    elif what == "paced":
+        ok = paced(log, float(sys.argv[3]), float(sys.argv[4]))
     elif what == "laid_flat":
         ok = laid_flat(log, sys.argv[3])
     elif what == "moment_back":
