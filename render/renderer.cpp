@@ -183,6 +183,18 @@ struct Renderer::Impl {
     GLuint buffer = 0;
   };
   std::map<const ClothModel*, ClothPatternBuffer> patterns;
+  // Releases and erases the entries of `entries` whose owner is `gone`.
+  template <class Map, class Gone, class Release>
+  static void forgetGone(Map& entries, Gone gone, Release release) {
+    for (auto it = entries.begin(); it != entries.end();) {
+      if (gone(it->second)) {
+        release(it->second);
+        it = entries.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
   // Mesh obstacles, uploaded once per shape (smooth normals); dropped when the shape is gone.
   struct ShapeMesh {
     std::weak_ptr<const MeshShape> shape;
@@ -194,14 +206,9 @@ struct Renderer::Impl {
     if (ob.type == Obstacle::Type::Sphere) return sphere;
     if (ob.type != Obstacle::Type::Mesh || !ob.shape) return cube;
     // Forget shapes that no scene holds any more (their addresses may be reused).
-    for (auto it = shapes.begin(); it != shapes.end();) {
-      if (it->second.shape.expired()) {
-        it->second.mesh.destroy();
-        it = shapes.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    forgetGone(
+        shapes, [](ShapeMesh& e) { return e.shape.expired(); },
+        [](ShapeMesh& e) { e.mesh.destroy(); });
     auto found = shapes.find(ob.shape.get());
     if (found != shapes.end()) return found->second.mesh;
     ShapeMesh& entry = shapes[ob.shape.get()];
@@ -261,14 +268,9 @@ struct Renderer::Impl {
   // there is no cloth or its coordinates do not fit the surface.
   const PatternCoordinates* preparePattern(const Snapshot& s) {
     if (!s.cloth) return nullptr;
-    for (auto it = patterns.begin(); it != patterns.end();) {
-      if (it->second.cloth.expired()) {
-        glDeleteBuffers(1, &it->second.buffer);
-        it = patterns.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    forgetGone(
+        patterns, [](ClothPatternBuffer& e) { return e.cloth.expired(); },
+        [](ClothPatternBuffer& e) { glDeleteBuffers(1, &e.buffer); });
     auto [it, added] = patterns.try_emplace(s.cloth.get());
     ClothPatternBuffer& entry = it->second;
     if (added) {
