@@ -203,16 +203,19 @@ void Viewer::drawPanel() {
   ImGui::SameLine();
   // Three significant digits: a slow scene (12k vertices at 1 ms steps) runs at x0.012, not x0.00.
   ImGui::Text("real time x%.3g", runner_->realTimeFactor());
-  if (framePace_.paced) {
+  if (snapshot_)
+    ImGui::Text("t = %.3f s  step %ld  %s", snapshot_->time, snapshot_->step,
+                snapshot_->diverged ? "(diverged)" : "");
+  // The frame pace on the same line (the line above has no room in the panel's width), unless a
+  // slow step's text below takes it.
+  if (framePace_.paced && snapshot_ && runner_->stepRunningSeconds() < kSlowStepSeconds) {
     ImGui::SameLine();
-    ImGui::TextDisabled("%g frames/s", options_.laggingFps);
+    ImGui::TextDisabled("drawing %g/s", options_.laggingFps);
     tooltip(
         "the simulation runs behind real time, so while nothing is touched the window draws at "
         "most this many frames per second and leaves it the rest of the machine; any input "
         "brings the full rate back (--lagging-fps, 0: never)");
   }
-  if (snapshot_)
-    ImGui::Text("t = %.3f s  step %ld  %s", snapshot_->time, snapshot_->step, snapshot_->diverged ? "(diverged)" : "");
   // A slow step shows that it runs, so that a simulation held at one step does not look stuck
   // (a 100 000-triangle disk's first step orders its sparse system for about 5 s). On the same
   // line: the widgets below would jump at every slow step.
