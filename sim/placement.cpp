@@ -138,6 +138,10 @@ Result<Vec3> layFlatRotation(const Scene& scene, const Positions& rest) {
   const Vec3 up =
       scene.sim.gravity.norm() > 0 ? Vec3(-scene.sim.gravity.normalized()) : Vec3::UnitY();
   if (normal.dot(up) < 0) normal = -normal;  // the least turn: a flat cloth face down stays so
+  // A level cloth is not laid flat again: the placement would restart it from rest for nothing.
+  if (std::acos(std::min(normal.dot(up), 1.0)) * 180 / std::numbers::pi < kLevelDegrees)
+    return Error{"the cloth already lies level (within " + formatG(kLevelDegrees, 2) +
+                 " degrees of across gravity); nothing to lay flat"};
   const Eigen::Matrix3d turned = Eigen::Quaterniond::FromTwoVectors(normal, up).toRotationMatrix() *
                                  scene.transform.rotation();
   // Transform's order, R = Rz Ry Rx: eulerAngles(2, 1, 0) gives (z, y, x).

@@ -41,7 +41,9 @@ Result<Scene> placeClothAt(const Scene& scene, const Positions& rest, const Tran
 // The rotation (Transform::rotateDeg) that lays the cloth of `scene` flat: its rest mesh `rest`
 // (as `scene` places it) turned by the least rotation that makes its best-fit plane
 // perpendicular to gravity (to y when there is none). Fails, saying how far it is from flat, for
-// a cloth more than 1% of its size off that plane.
+// a cloth more than 1% of its size off that plane, and for one already within kLevelDegrees of
+// level (laying it flat would only restart it).
+constexpr double kLevelDegrees = 0.01;
 Result<Vec3> layFlatRotation(const Scene& scene, const Positions& rest);
 
 // Whether a cloth placed at `placed` (ClothModel::mesh.positions) is flat, as layFlatRotation
