@@ -132,15 +132,7 @@ std::optional<std::string> Simulation::goBack(const Moment& m) {
   setPins(pins);  // valid: they hold now
   jellies_ = m.jellies;
   jellySpecs_ = m.jellySpecs;
-  const bool sameJellies =
-      std::equal(specs.begin(), specs.end(), m.jellySpecs.begin(), m.jellySpecs.end(),
-                 [](const JellySpec& a, const JellySpec& b) { return a.surface == b.surface; });
-  if (sameJellies) {
-    for (size_t i = 0; i < specs.size(); ++i) jellies_[i].setMaterial(specs[i].material);
-    jellySpecs_ = std::move(specs);
-  } else {
-    setJellies(std::move(specs));  // valid: they run now
-  }
+  replaceJellies(std::move(specs), {});  // valid: they run now
   // The allowance as it was; after an edit of the obstacles, the jellies or the thickness since,
   // set where the cloth stands, as that edit set it.
   allowance_ = m.allowance;
@@ -458,6 +450,13 @@ std::optional<std::string> Simulation::setJellies(std::vector<JellySpec> jellies
                                                   const std::vector<JellyBody>& earlier) {
   for (size_t i = 0; i < jellies.size(); ++i)
     if (auto e = validateJelly(jellies[i], "jellies[" + std::to_string(i) + "]")) return e;
+  replaceJellies(std::move(jellies), earlier);
+  if (cloth_ && solver_) allowWhereTheClothStands();
+  return std::nullopt;
+}
+
+void Simulation::replaceJellies(std::vector<JellySpec> jellies,
+                                const std::vector<JellyBody>& earlier) {
   std::vector<JellyBody> bodies;
   for (size_t i = 0; i < jellies.size(); ++i) {
     const JellySpec& spec = jellies[i];
@@ -475,8 +474,6 @@ std::optional<std::string> Simulation::setJellies(std::vector<JellySpec> jellies
   }
   jellies_ = std::move(bodies);
   jellySpecs_ = std::move(jellies);
-  if (cloth_ && solver_) allowWhereTheClothStands();
-  return std::nullopt;
 }
 
 Eigen::AlignedBox3d Simulation::clothReach(const SimParams& sim) const {

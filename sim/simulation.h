@@ -135,6 +135,9 @@ class Simulation {
   static constexpr double kPinHandSpeed = 3.0;  // m/s
 
  private:
+  // setJellies for valid `jellies`, without setting the contacts' allowance anew (goBack puts the
+  // moment's back).
+  void replaceJellies(std::vector<JellySpec> jellies, const std::vector<JellyBody>& earlier);
   // create() after the parameters and solver id were checked and the cloth built.
   static Result<std::unique_ptr<Simulation>> build(const Scene& scene, ClothModel cloth);
   Simulation() = default;
