@@ -280,24 +280,34 @@ std::vector<double> patternRatios(const std::vector<unsigned char>& with,
   return out;
 }
 
-TEST_F(RenderTest, TheChecksArePrintedInTheClothsOwnCoordinatesAndGoWhereItGoes) {
-  // A 1.2 m sheet of 12 x 12 grid cells lying on the ground (flat coordinates from -0.6 to
-  // 0.6 m), checks of two grid cells: the vertices with odd indices in both directions are the
-  // checks' centres, light where the checks' indices (floor(u / size) + floor(v / size)) are
-  // even, dark where they are odd.
-  auto sim = sheetOnTheGround(13, 1.2);
+// For the pattern's tests: a 1.2 m sheet of 12 x 12 grid cells lying on the ground (flat
+// coordinates from -0.6 to 0.6 m), and the options that draw it without and with `pattern` in
+// cells of 0.2 m (two grid cells).
+struct PatternSheet {
+  static constexpr double kSize = 0.2;
+  std::unique_ptr<Simulation> sim = sheetOnTheGround(13, 1.2);
   Snapshot s = makeSnapshot(*sim, false);
+  RenderOptions plain, patterned;
+  explicit PatternSheet(ClothPattern pattern) {
+    plain.markers = plain.shadows = plain.grid = false;
+    patterned = plain;
+    patterned.pattern = pattern;
+    patterned.patternSize = static_cast<float>(kSize);
+  }
+};
+
+TEST_F(RenderTest, TheChecksArePrintedInTheClothsOwnCoordinatesAndGoWhereItGoes) {
+  // The vertices with odd indices in both directions are the checks' centres, light where the
+  // checks' indices (floor(u / size) + floor(v / size)) are even, dark where they are odd.
+  PatternSheet sheet(ClothPattern::Checks);
+  Snapshot& s = sheet.s;
   ASSERT_TRUE(s.cloth && s.cloth->flatCoords);
   const Eigen::MatrixX2d& u = s.cloth->flatCoords->coords;
-  const double size = 0.2;
+  const double size = PatternSheet::kSize;
   Renderer renderer;
   ASSERT_FALSE(renderer.init());
   Camera camera = framed(s);
-  RenderOptions plain;
-  plain.markers = plain.shadows = plain.grid = false;
-  RenderOptions checks = plain;
-  checks.pattern = ClothPattern::Checks;
-  checks.patternSize = static_cast<float>(size);
+  const RenderOptions &plain = sheet.plain, &checks = sheet.patterned;
   auto centres = [&](int parity) {
     std::vector<glm::dvec2> out;
     for (int v = 0; v < s.vertexCount(); ++v) {
@@ -346,18 +356,15 @@ TEST_F(RenderTest, TheChecksArePrintedInTheClothsOwnCoordinatesAndGoWhereItGoes)
 }
 
 TEST_F(RenderTest, GridLinesRunAlongTheCellsEdges) {
-  auto sim = sheetOnTheGround(13, 1.2);  // as in the checks' test
-  const Snapshot s = makeSnapshot(*sim, false);
+  PatternSheet sheet(ClothPattern::Lines);
+  const Snapshot& s = sheet.s;
   const Eigen::MatrixX2d& u = s.cloth->flatCoords->coords;
-  const double size = 0.2;
+  const double size = PatternSheet::kSize;
   Renderer renderer;
   ASSERT_FALSE(renderer.init());
   Camera camera = framed(s);
-  RenderOptions plain;
-  plain.markers = plain.shadows = plain.grid = false;
-  RenderOptions lines = plain;
-  lines.pattern = ClothPattern::Lines;
-  lines.patternSize = static_cast<float>(size);
+  const RenderOptions& plain = sheet.plain;
+  RenderOptions lines = sheet.patterned;
   // Where two lines cross (both coordinates multiples of the size, inside the sheet) and the cells'
   // centres.
   std::vector<glm::dvec2> crossings, centres;
