@@ -31,6 +31,10 @@ int main(int argc, char** argv) {
                  "frame rate cap while the simulation runs behind real time and nothing is touched "
                  "for a second (0: none)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--idle-fps", o.idleFps,
+                 "frame rate cap while every simulation is paused and nothing is touched for a "
+                 "second (0: none)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--pattern", o.pattern,
                  "pattern printed on the cloth: none, checks or lines (key T)")
       ->check(CLI::IsMember({"none", "checks", "lines"}));

@@ -208,13 +208,16 @@ void Viewer::drawPanel() {
                 snapshot_->diverged ? "(diverged)" : "");
   // The frame pace on the same line (the line above has no room in the panel's width), unless a
   // slow step's text below takes it.
-  if (framePace_.paced && snapshot_ && runner_->stepRunningSeconds() < kSlowStepSeconds) {
+  if (const double rate = framePace_.pacedRate(options_.laggingFps, options_.idleFps);
+      rate > 0 && snapshot_ && runner_->stepRunningSeconds() < kSlowStepSeconds) {
     ImGui::SameLine();
-    ImGui::TextDisabled("drawing %g/s", options_.laggingFps);
-    tooltip(
-        "the simulation runs behind real time, so while nothing is touched the window draws at "
-        "most this many frames per second and leaves it the rest of the machine; any input "
-        "brings the full rate back (--lagging-fps, 0: never)");
+    ImGui::TextDisabled("drawing %g/s", rate);
+    tooltip(framePace_.pace == FramePace::Pace::Lagging
+                ? "the simulation runs behind real time, so while nothing is touched the window "
+                  "draws at most this many frames per second and leaves it the rest of the "
+                  "machine; any input brings the full rate back (--lagging-fps, 0: never)"
+                : "nothing runs and nothing is touched, so the window draws at most this many "
+                  "frames per second; any input brings the full rate back (--idle-fps, 0: never)");
   }
   // A slow step shows that it runs, so that a simulation held at one step does not look stuck
   // (a 100 000-triangle disk's first step orders its sparse system for about 5 s). On the same

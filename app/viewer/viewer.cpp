@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "app/viewer/shortcut_key.h"
 #include "sim/obj_io.h"
@@ -177,10 +176,11 @@ int Viewer::run() {
     ++frameCount_;
     if (last) glfwSetWindowShouldClose(window_, GLFW_TRUE);
     // Frame limiter: vsync is not honoured everywhere (Xvfb), and spinning would starve the
-    // simulation thread of a core; while it lags, fewer frames leave it more (frameCap).
+    // simulation thread of a core; while it lags, or nothing runs, fewer frames (frameCap). The
+    // wait ends at the next input, which the next frame then answers.
     if (const double cap = frameCap(); cap > 0) {
       const double wait = 1.0 / cap - (glfwGetTime() - lastFrame);
-      if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+      if (wait > 0) glfwWaitEventsTimeout(wait);
     }
     lastFrame = glfwGetTime();
   }
@@ -397,7 +397,7 @@ void Viewer::frame(bool last) {
     log_.write("fps", {{"fps", fps},
                        {"rtf", runner_->realTimeFactor()},
                        {"step", snapshot_ ? snapshot_->step : 0},
-                       {"paced", framePace_.paced}});
+                       {"pace", FramePace::name(framePace_.pace)}});
     lastFpsLog_ = now;
   }
 
@@ -915,8 +915,8 @@ double Viewer::frameCap() {
     running = true;
     allBehind = allBehind && FramePace::runsBehind(r.realTimeFactor(), r.speed());
   });
-  return framePace_.cap(options_.maxFps, options_.laggingFps, glfwGetTime() - lastInput_,
-                        running && allBehind);
+  return framePace_.cap(options_.maxFps, options_.laggingFps, options_.idleFps,
+                        glfwGetTime() - lastInput_, running, running && allBehind);
 }
 
 void Viewer::setPattern(ClothPattern pattern) {

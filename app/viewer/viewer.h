@@ -48,8 +48,10 @@ struct ViewerOptions {
   std::string compare;             // compare preset to start in (see comparePresets())
   bool layout = false;            // print LAYOUT lines for widget positions (GUI tests)
   double maxFps = 240;            // frame limiter (vsync is ignored under Xvfb)
-  double laggingFps =
-      30;  // the cap while the simulation lags and nothing is touched (frame_pace.h; 0: none)
+  // Frame rate caps while the simulation lags, or nothing runs, and nothing is touched
+  // (frame_pace.h; 0: none).
+  double laggingFps = 30;
+  double idleFps = 10;
   std::string pattern = "none";   // printed on the cloth from the start (render/pattern.h names)
   double patternSize = 0;         // its first scene's cell size [m] (0: a tenth of the cloth)
 };
@@ -391,8 +393,8 @@ class Viewer {
   std::deque<double> frameTimes_;  // wall time of recent frames [s]
   double lastInput_ = 0;           // wall time of the last mouse, key or drop event [s]
   FramePace framePace_;
-  // The frame rate cap for the next frame (FramePace: paced while every running pane lags and
-  // nothing was touched for a second).
+  // The frame rate cap for the next frame (FramePace: paced while every running pane lags, or
+  // none runs, and nothing was touched for a second).
   double frameCap();
   double lastFpsLog_ = 0;
   long frameCount_ = 0;

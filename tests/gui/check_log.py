@@ -29,7 +29,9 @@
                       standing as before (the same bounds), and its redo restarts it level again
   fps LOG MIN         median frames per second (after the first 3 s) at least MIN; prints it
   paced LOG UNTIL CAP while the mouse moves (from 3 s to UNTIL s) the frames are not paced; the
-                      last frame rate logged is paced, at most CAP, with the simulation behind
+                      last frame rate logged is paced as lagging, at most CAP, with the
+                      simulation behind
+  idle LOG CAP        the last frame rate logged is paced as idle (nothing runs), at most CAP
   mirror LOG N        compare mode: one drag reached all N panes: each pane's snapshots show a
                       grab with the same target, and each pane's grabbed point moved with it
   clicks LOG          on a scene whose steps take seconds, the grab's start and release each show
@@ -439,13 +441,21 @@ def paced(log, until, cap):
     and nothing is touched after: unpaced while it moves, paced at the end."""
     rates = [e for e in log if e["event"] == "fps"]
     moving = [e for e in rates if 3.0 < e["wall"] < until]
-    print("frame rates (wall s: fps, paced, real-time factor): " +
-          ", ".join(f"{e['wall']:.1f}: {e['fps']:.0f} {e['paced']} {e['rtf']:.2f}" for e in rates))
+    print("frame rates (wall s: fps, pace, real-time factor): " +
+          ", ".join(f"{e['wall']:.1f}: {e['fps']:.0f} {e['pace']} {e['rtf']:.2f}" for e in rates))
     if not moving or not rates:
         return False
     last = rates[-1]
-    return (not any(e["paced"] for e in moving) and last["paced"] and last["fps"] <= cap + 1
-            and last["rtf"] < 0.9)
+    return (all(e["pace"] == "full" for e in moving) and last["pace"] == "lagging"
+            and last["fps"] <= cap + 1 and last["rtf"] < 0.9)
+
+
+def idle(log, cap):
+    """The last frame rate logged is paced as idle, at most `cap` frames per second."""
+    rates = [e for e in log if e["event"] == "fps"]
+    print("frame rates (wall s: fps, pace): " +
+          ", ".join(f"{e['wall']:.1f}: {e['fps']:.0f} {e['pace']}" for e in rates[-4:]))
+    return bool(rates) and rates[-1]["pace"] == "idle" and rates[-1]["fps"] <= cap + 1
 
 
 def clicks(log):
@@ -503,6 +513,8 @@ if __name__ == "__main__":
         ok = running(log, sys.argv[3])
     elif what == "fps":
         ok = fps(log, float(sys.argv[3]))
+    elif what == "idle":
+        ok = idle(log, float(sys.argv[3]))
     elif what == "paced":
         ok = paced(log, float(sys.argv[3]), float(sys.argv[4]))
     elif what == "laid_flat":

@@ -19,7 +19,7 @@
 #   scene's load gives way to another scene or to its give-up button and does not hold up quitting,
 #   nor does a large scene's first step, and with sphere-drop running the window keeps redrawing
 #   (frame rate measured), at the full rate while the mouse moves and at 30 a second once left
-#   alone.
+#   alone; paused and left alone it draws 10 a second.
 # Usage: gui_test.sh CLOTHLAB_BINARY OUT_DIR
 # Exit 0 all passed, 1 a check failed, 77 skipped (no Xvfb/xdotool: run scripts/setup.sh).
 set -uo pipefail
@@ -723,6 +723,11 @@ check "sphere-drop: the full frame rate while the mouse moves, 30 a second once 
   python3 "$HERE/check_log.py" paced "$OUT/sphere.jsonl" 7 30
 check "sphere-drop: final screenshot not blank" test "$(colours "$OUT/sphere.png")" -ge 100
 check "sphere-drop: exit status 0 with the screenshot written" test "$sphere_rc" = 0
+# Paused and left alone (nothing runs, nothing touched), the window draws 10 frames a second.
+start_app idle hanging --paused --seconds 4
+for _ in $(seq 100); do kill -0 $APP_PID 2> /dev/null || break; sleep 0.1; done
+wait $APP_PID 2> /dev/null; APP_PID=
+check "paused and left alone: 10 frames a second" python3 "$HERE/check_log.py" idle "$OUT/idle.jsonl" 10
 # A screenshot that could not be written is refused before the window opens (exit 2), naming it.
 "$APP" hanging --frames 3 --screenshot "$OUT/sphere.png/x.png" > "$OUT/noshot.out" 2>&1; noshot_rc=$?
 check "--screenshot where no PNG can be written: exit 2 and the path named" \
