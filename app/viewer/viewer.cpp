@@ -177,10 +177,15 @@ int Viewer::run() {
     if (last) glfwSetWindowShouldClose(window_, GLFW_TRUE);
     // Frame limiter: vsync is not honoured everywhere (Xvfb), and spinning would starve the
     // simulation thread of a core; while it lags, or nothing runs, fewer frames (frameCap). The
-    // wait ends at the next input, which the next frame then answers.
+    // events that come meanwhile are handled as they come; a paced wait ends at the first input,
+    // which the next frame then answers, but the full rate's cap holds through mouse moves.
     if (const double cap = frameCap(); cap > 0) {
-      const double wait = 1.0 / cap - (glfwGetTime() - lastFrame);
-      if (wait > 0) glfwWaitEventsTimeout(wait);
+      const double inputBefore = lastInput_;
+      const bool paced = framePace_.pace != FramePace::Pace::Full;
+      for (double wait; (wait = 1.0 / cap - (glfwGetTime() - lastFrame)) > 0;) {
+        glfwWaitEventsTimeout(wait);
+        if (paced && lastInput_ != inputBefore) break;
+      }
     }
     lastFrame = glfwGetTime();
   }
