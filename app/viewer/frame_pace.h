@@ -31,10 +31,11 @@ struct FramePace {
       pace = Pace::Full;
     else if (!running)
       pace = idleFps > 0 ? Pace::Idle : Pace::Full;
+    else if (lagging && laggingFps > 0)
+      pace = Pace::Lagging;
     else if (pace == Pace::Idle)
-      pace = Pace::Full;  // running again: a pace of its own below
-    if (quietFor >= kQuietSeconds && running && lagging && laggingFps > 0) pace = Pace::Lagging;
-    const double paced = pace == Pace::Lagging ? laggingFps : pace == Pace::Idle ? idleFps : 0.0;
+      pace = Pace::Full;  // running again; a lagging pace lasts until the next input
+    const double paced = pacedRate(laggingFps, idleFps);
     if (paced <= 0) return maxFps;
     return maxFps > 0 ? std::min(maxFps, paced) : paced;
   }
