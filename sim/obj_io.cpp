@@ -52,9 +52,18 @@ struct ObjLineIndex {
     int firstLine = 0;
   };
   std::vector<Unknown> unknown;
+  // Codim-IPC's `stitch v a b t` records (0-based file vertex indices), with their lines.
+  struct StitchRecord {
+    long long vertex, a, b;
+    double t;
+    int line;
+  };
+  std::vector<StitchRecord> stitches;
+  std::optional<std::string> stitchError;  // the first malformed one
 
   void noteKeyword(std::string_view raw, int lineNo) {
-    static const char* const kKnown[] = {"v", "vt", "vn", "vp", "f", "l", "p", "o", "g", "s", "mtllib", "usemtl"};
+    static const char* const kKnown[] = {"v", "vt", "vn", "vp",     "f",      "l",     "p",
+                                         "o", "g",  "s",  "mtllib", "usemtl", "stitch"};
     if (raw.front() == '#') return;
     for (const char* known : kKnown)
       if (raw == known) return;
@@ -67,6 +76,49 @@ struct ObjLineIndex {
     if (unknown.size() < 20) unknown.push_back({keyword, 1, lineNo});
   }
 };
+
+// A `stitch v a b t` record's fields (after the keyword), or nothing with `error` set to what is
+// wrong, naming the line.
+std::optional<ObjLineIndex::StitchRecord> readStitch(const std::string& fields, int lineNo,
+                                                     std::optional<std::string>& error) {
+  const std::string at = "line " + std::to_string(lineNo) + ": stitch";
+  std::istringstream tokens(fields);
+  std::vector<std::string> words;
+  std::string token;
+  while (tokens >> token && token[0] != '#') words.push_back(token);
+  if (words.size() != 4) {
+    error = at + " has " + std::to_string(words.size()) +
+            " field(s); 4 are needed (stitch VERTEX A B T: VERTEX sewn to (1 - T) A + T B, 0-based "
+            "vertex indices)";
+    return std::nullopt;
+  }
+  ObjLineIndex::StitchRecord record{0, 0, 0, 0, lineNo};
+  long long* const indices[] = {&record.vertex, &record.a, &record.b};
+  for (int k = 0; k < 3; ++k) {
+    char* end = nullptr;
+    errno = 0;
+    *indices[k] = std::strtoll(words[k].c_str(), &end, 10);
+    if (end == words[k].c_str() || *end != '\0' || errno == ERANGE || *indices[k] < 0) {
+      error = at + " vertex index '" + printable(words[k], 40) +
+              "' is not a whole number from 0 up (indices are 0-based)";
+      return std::nullopt;
+    }
+  }
+  char* end = nullptr;
+  record.t = std::strtod(words[3].c_str(), &end);
+  if (end == words[3].c_str() || *end != '\0' || !(record.t >= 0 && record.t <= 1)) {
+    error =
+        at + " position '" + printable(words[3], 40) + "' along its edge is not a number in [0, 1]";
+    return std::nullopt;
+  }
+  if (record.a == record.b || record.vertex == record.a || record.vertex == record.b) {
+    error = at + " " + std::to_string(record.vertex) + " " + std::to_string(record.a) + " " +
+            std::to_string(record.b) +
+            ": its three vertices must differ (a vertex sewn to a point between two others)";
+    return std::nullopt;
+  }
+  return record;
+}
 
 ObjLineIndex indexObjLines(const std::string& path) {
   ObjLineIndex index;
@@ -115,6 +167,11 @@ ObjLineIndex indexObjLines(const std::string& path) {
       if (!index.coordinateError && count < 3)
         index.coordinateError = "line " + std::to_string(lineNo) + ": vertex has " +
                                 std::to_string(count) + " coordinate(s), 3 needed";
+    } else if (keyword == "stitch") {
+      if (!index.stitchError) {
+        if (auto record = readStitch(line.substr(keywordEnd), lineNo, index.stitchError))
+          index.stitches.push_back(*record);
+      }
     } else if (keyword == "f" && more) {
       ++index.faceCount;
       if (index.indexError) continue;
@@ -165,6 +222,7 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
   const ObjLineIndex lines = indexObjLines(path);
   if (lines.coordinateError) return Error{path + ": " + *lines.coordinateError};
   if (lines.indexError) return Error{path + ": " + *lines.indexError};
+  if (lines.stitchError) return Error{path + ": " + *lines.stitchError};
   if (lines.vertexCount == 0 && lines.faceCount == 0) {
     if (lines.firstContentLine == 0) return Error{path + ": empty mesh: the file has no content"};
     if (lines.utf16)
@@ -278,7 +336,6 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
   if (!lines.unknown.empty()) {
     std::ostringstream w;
     w << path << ": ignored";
-    bool sewing = false;
     const size_t shown = std::min<size_t>(lines.unknown.size(), 5);
     for (size_t k = 0; k < shown; ++k) {
       const auto& u = lines.unknown[k];
@@ -287,11 +344,25 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
     }
     if (lines.unknown.size() > shown) w << " and records of other keywords";
     w << ", which ClothLab does not read";
-    for (const auto& u : lines.unknown) sewing |= u.keyword == "stitch" || u.keyword == "seam";
-    if (sewing)
-      w << ". 'seam' and 'stitch' sew pieces together in Codim-IPC's garments; ClothLab does not sew, so the "
-           "pieces stay apart";
     out.warnings.push_back(w.str());
+  }
+  // Stitches, renumbered like the vertices.
+  for (const auto& record : lines.stitches) {
+    Stitch stitch;
+    int* const mapped[] = {&stitch.vertex, &stitch.a, &stitch.b};
+    const long long given[] = {record.vertex, record.a, record.b};
+    for (int k = 0; k < 3; ++k) {
+      const std::string at = path + ": line " + std::to_string(record.line) + ": stitch vertex " +
+                             std::to_string(given[k]);
+      if (given[k] >= rawVertexCount)
+        return Error{at + " is out of range (the file has " + std::to_string(rawVertexCount) +
+                     " vertices; stitch indices are 0-based)"};
+      if (remap[given[k]] < 0)
+        return Error{at + " is not a corner of any triangle the cloth keeps"};
+      *mapped[k] = remap[given[k]];
+    }
+    stitch.t = record.t;
+    out.stitches.push_back(stitch);
   }
   out.mesh.positions.resize(vertexCount, 3);
   for (int i = 0; i < rawVertexCount; ++i)

@@ -4,7 +4,9 @@
 // loadObj reads a Wavefront OBJ with tinyobjloader (double precision), triangulates polygons,
 // merges all groups/objects into one mesh and validates it. Every failure names the file and,
 // where it is known, the line. Zero-area triangles are dropped with a warning; unreferenced
-// vertices are removed with a warning (indices are renumbered).
+// vertices are removed with a warning (indices are renumbered). Codim-IPC's `stitch` records
+// (sim/stitches.h) are read and checked; other records an OBJ mesh reader does not know are
+// skipped with a warning naming them.
 #include <Eigen/Core>
 #include <optional>
 #include <string>
@@ -12,6 +14,7 @@
 
 #include "sim/mesh.h"
 #include "sim/result.h"
+#include "sim/stitches.h"
 
 namespace clothlab {
 
@@ -20,6 +23,7 @@ struct LoadedMesh {
   std::optional<Eigen::MatrixX2d> texcoords;  // per vertex, when every corner agrees
   double texcoordPeriod = 0;                  // > 0: the first of them wraps round a tube
   std::string texcoordsDropped;               // why the file's texture coordinates are not in `texcoords`
+  std::vector<Stitch> stitches;               // its `stitch` records (sim/stitches.h), renumbered
   std::vector<std::string> warnings;          // e.g. dropped triangles (which, and why)
 };
 

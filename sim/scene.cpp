@@ -69,6 +69,10 @@ const ParamTable<SimParams>& SimParams::table() {
        "density of the air the cloth moves through, which drags on its faces and carries the wind "
        "(1.2 at sea level; 0: none)",
        &SimParams::airDensity, 0, 10, false},
+      {"sewing_speed", "m/s",
+       "how fast a garment's stitches close the gaps between its panels (cloth OBJs with 'stitch' "
+       "records)",
+       &SimParams::sewingSpeed, 1e-3, 100, true},
   };
   return table;
 }
@@ -265,6 +269,10 @@ std::optional<std::string> readShapeSource(const json& o, const std::string& at,
   auto loaded = loadObj(path.lexically_normal().string());
   if (!loaded) return at + ".obj: " + loaded.error();
   for (const std::string& warning : loaded->warnings) warnings.push_back(at + ".obj: " + warning);
+  if (!loaded->stitches.empty())
+    warnings.push_back(at + ".obj: " + path.lexically_normal().string() + ": ignored its " +
+                       std::to_string(loaded->stitches.size()) + " 'stitch' record(s): the " +
+                       what + " is not sewn (a cloth OBJ's stitches sew its panels together)");
   mesh = std::move(loaded->mesh);
   spec["obj"] = std::filesystem::absolute(path).lexically_normal().string();
   return std::nullopt;
@@ -837,6 +845,7 @@ Result<ClothModel> buildClothModel(const Scene& scene) {
       if (loaded->texcoords) model.materialCoords = loaded->texcoords;
       model.materialPeriod = loaded->texcoordPeriod;
       model.materialCoordsDropped = loaded->texcoordsDropped;
+      model.stitches = std::move(loaded->stitches);
       break;
     }
   }
@@ -847,6 +856,7 @@ Result<ClothModel> buildClothModel(const Scene& scene) {
   const std::string name = c.kind == ClothSource::Kind::Obj ? c.objPath : scene.sourcePath + ": cloth";
   if (auto problem = validateMesh(model.mesh, name)) return Error{*problem};
   model.topology = buildTopology(model.mesh);
+  model.stitchRestGaps = stitchGaps(model.stitches, model.mesh.positions);
 
   for (size_t i = 0; i < scene.pins.size(); ++i) {
     const PinSpec& pin = scene.pins[i];
@@ -885,7 +895,7 @@ Result<ClothModel> buildClothModel(const Scene& scene) {
   model.flatCoords = flatMaterialCoordinates(model);
   // An OBJ written in another plane than the floor, opened as it is, stands on edge and falls
   // edge first: almost never what was meant, and the way out is not obvious.
-  if (c.kind == ClothSource::Kind::Obj && model.pins.empty() &&
+  if (c.kind == ClothSource::Kind::Obj && model.pins.empty() && model.stitches.empty() &&
       standsOnEdge(model.mesh.positions, scene.sim.gravity))
     model.warnings.push_back(
         c.objPath +

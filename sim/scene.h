@@ -56,6 +56,8 @@ struct SimParams {
   // within +-kMaxWind.
   double airDensity = 0;
   Vec3 wind{0, 0, 0};
+  // How fast a garment's stitches (sim/stitches.h) close their gaps [m/s], [0.001, 100].
+  double sewingSpeed = 0.2;
   static const ParamTable<SimParams>& table();
 };
 
@@ -171,6 +173,10 @@ struct ClothModel {
   std::vector<std::pair<int, double>> pointMasses;  // (vertex, extra mass [kg])
   std::vector<std::pair<int, Vec3>> pins;          // (vertex, world target)
   std::vector<std::pair<int, double>> pinRamps;    // (vertex, ramp time [s]) of pins with a ramp
+  // The stitches that sew a garment's panels together (a cloth OBJ's `stitch` records,
+  // sim/stitches.h), and how far apart each one's points are in the rest state [m].
+  std::vector<Stitch> stitches;
+  Eigen::VectorXd stitchRestGaps;
   // From loading the scene's files: its OBJ obstacles' (Scene::warnings), then the cloth OBJ's.
   std::vector<std::string> warnings;
 };

@@ -90,6 +90,15 @@ Result<std::unique_ptr<Simulation>> Simulation::build(const Scene& scene, ClothM
   return simulation;
 }
 
+std::vector<std::string> Simulation::warnings() const {
+  std::vector<std::string> all = cloth_->warnings;
+  if (!cloth_->stitches.empty() && !solver_->sews())
+    all.push_back(solver_->id() + " does not sew: the cloth's " +
+                  std::to_string(cloth_->stitches.size()) +
+                  " stitches are not held, so its panels stay apart (xpbd sews them)");
+  return all;
+}
+
 void Simulation::allowWhereTheClothStands() {
   std::vector<Obstacle> around = obstaclesAt(time_);
   for (Obstacle& jelly : jellyObstacles()) around.push_back(std::move(jelly));
@@ -102,10 +111,10 @@ void Simulation::allowWhereTheClothStands() {
 }
 
 std::shared_ptr<const Simulation::Moment> Simulation::moment() const {
-  return std::make_shared<const Moment>(Moment{cloth_, solver_->id(), solver_->state(), pins_,
-                                               pinTravels_, movedPin_, movedPinSlack_, jellies_,
-                                               jellySpecs_, allowance_, allowanceSettings_, stats_,
-                                               stepCount_, time_, adaptiveSubsteps_, easySteps_});
+  return std::make_shared<const Moment>(
+      Moment{cloth_, solver_->id(), solver_->state(), pins_, pinTravels_, movedPin_, movedPinSlack_,
+             jellies_, jellySpecs_, allowance_, allowanceSettings_, sewn_, stats_, stepCount_,
+             time_, adaptiveSubsteps_, easySteps_});
 }
 
 std::optional<std::string> Simulation::goBack(const Moment& m) {
@@ -120,6 +129,7 @@ std::optional<std::string> Simulation::goBack(const Moment& m) {
   stats_ = m.stats;
   stepCount_ = m.steps;
   time_ = m.time;
+  sewn_ = m.sewn;
   adaptiveSubsteps_ = m.adaptiveSubsteps;
   easySteps_ = m.easySteps;
   diverged_ = false;
@@ -179,6 +189,7 @@ std::optional<std::string> Simulation::step() {
   const bool keepStart = most > base || (stop_ && base > 1);
   const SolverState start = keepStart ? solver_->state() : SolverState{};
   const Eigen::VectorXd allowanceAtStart = allowance_;
+  const double sewnAtStart = sewn_;
   const std::vector<JellyBody> jelliesAtStart = jellies_;
   double spentMs = 0;  // on attempts taken again
   int retries = 0;
@@ -192,6 +203,7 @@ std::optional<std::string> Simulation::step() {
     if (error && stopRequested()) {
       if (keepStart) solver_->setState(start);
       allowance_ = allowanceAtStart;
+      sewn_ = sewnAtStart;
       jellies_ = jelliesAtStart;
       return std::string(kStepStopped);
     }
@@ -200,6 +212,7 @@ std::optional<std::string> Simulation::step() {
       ++retries;
       solver_->setState(start);
       allowance_ = allowanceAtStart;
+      sewn_ = sewnAtStart;
       jellies_ = jelliesAtStart;
       continue;
     }
@@ -313,7 +326,19 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
   const auto& pins = *given;
   std::optional<Grab> grab = grab_;
   if (grab) grab->target = reach_->clamp(*grab, pins);
-  const StepContext context{sim, obstacles, pins, grab, stop_, contactAllowance()};
+  // The stitches' gaps close at the sewing speed (sim/stitches.h).
+  Eigen::VectorXd stitchAllowance;
+  if (!cloth_->stitches.empty()) {
+    sewn_ += sim.sewingSpeed * sim.dt;
+    stitchAllowance = (cloth_->stitchRestGaps.array() - sewn_).max(0.0).matrix();
+  }
+  const StepContext context{sim,
+                            obstacles,
+                            pins,
+                            grab,
+                            stop_,
+                            contactAllowance(),
+                            cloth_->stitches.empty() ? nullptr : &stitchAllowance};
   if (auto e = solver_->step(context, stats)) return e;
   if (!jellies_.empty()) {
     stats.extra["jelly_walls"] = jellyWalls;

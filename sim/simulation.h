@@ -111,6 +111,10 @@ class Simulation {
   const std::vector<JellySpec>& jellySpecs() const { return jellySpecs_; }
   const std::vector<JellyBody>& jellies() const { return jellies_; }
   std::vector<Obstacle> jellyObstacles() const;
+  // What a user should know about this cloth under this solver: the cloth's warnings (its
+  // files', its placement's), and, for a garment whose solver does not sew, that its panels
+  // stay apart.
+  std::vector<std::string> warnings() const;
   const StepStats& lastStats() const { return stats_; }
   long stepCount() const { return stepCount_; }
   double time() const { return time_; }
@@ -192,6 +196,10 @@ class Simulation {
   const Eigen::VectorXd* contactAllowance() const {
     return allowance_.size() > 0 ? &allowance_ : nullptr;
   }
+  // How far the stitches' gaps have closed since the start [m]: each sub-step adds the sewing
+  // speed times its length, so a stitch resting g apart may be max(0, g - sewn_) apart
+  // (StepContext::stitchAllowance; a live edit of the speed changes the pace from then on).
+  double sewn_ = 0;
   StepStats stats_;
   long stepCount_ = 0;
   double time_ = 0;
@@ -210,6 +218,7 @@ struct Simulation::Moment {
   std::vector<JellySpec> jellySpecs;
   Eigen::VectorXd allowance;
   long allowanceSettings = 0;
+  double sewn = 0;
   StepStats stats;
   long steps = 0;
   double time = 0;

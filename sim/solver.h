@@ -44,6 +44,9 @@ struct StepContext {
   // cloth, its contacts may leave it this step [m] (kContactRecoverySpeed, sim/obstacles.h);
   // nullptr: nowhere.
   const Eigen::VectorXd* contactAllowance = nullptr;
+  // Per stitch of the cloth (ClothModel::stitches, sim/stitches.h), how far apart its two points
+  // may be at the end of this step [m]; nullptr: the cloth has no stitches.
+  const Eigen::VectorXd* stitchAllowance = nullptr;
 };
 
 // The message of a step given up on request (StepContext::stop); not a divergence.
@@ -125,6 +128,9 @@ class Solver {
   virtual SolverState state() const = 0;
   virtual void setState(const SolverState& state) = 0;
   virtual SolverCounts counts() const = 0;
+  // Whether the solver holds a cloth's stitches (StepContext::stitchAllowance); one that does
+  // not leaves a garment's panels apart, and Simulation::warnings() says so.
+  virtual bool sews() const { return false; }
   // Optional debug geometry for overlays: points [m] and index pairs of lines between them
   // (impulse solvers: the particles and their distance constraints). Default: none.
   virtual void debugGeometry(Positions& points, std::vector<std::pair<int, int>>& lines) const {

@@ -135,24 +135,77 @@ TEST(Obj, ZeroAreaTrianglesDroppedWithWarning) {
 }
 
 // Records the reader does not know are named with their count and first line, so that a user
-// sees what the file held that the cloth lacks (Codim-IPC's sewing lines above all).
+// sees what the file held that the cloth lacks. Codim-IPC's `stitch` records are read
+// (StitchesAreReadRenumberedAndChecked), its `seam` records are not.
 TEST(Obj, IgnoredRecordsAreNamedWithTheirLines) {
-  const std::string path = writeFile("sewn.obj", "\xEF\xBB\xBF# two pieces\n" + std::string(kSquare) +
-                                                     "vt 0 0\nf 1 2 3\nf 1 3 4\nseam 2\nstitch 1 2 3 0.5\n"
-                                                     "stitch 4 2 3 0.25\n");
+  const std::string path =
+      writeFile("sewn.obj", "\xEF\xBB\xBF# two pieces\n" + std::string(kSquare) +
+                                "vt 0 0\nf 1 2 3\nf 1 3 4\nseam 2\nstitch 0 1 2 0.5\n"
+                                "pose 4 2 3 0.25\n");
   auto result = loadObj(path);
   ASSERT_TRUE(result.ok()) << result.error();
   ASSERT_EQ(result->warnings.size(), 1u);
   const std::string& w = result->warnings[0];
-  EXPECT_NE(w.find(path + ": ignored 1 'seam' record (first on line 9) and 2 'stitch' records (first on line 10)"),
-            std::string::npos)
+  EXPECT_NE(
+      w.find(path +
+             ": ignored 1 'seam' record (first on line 9) and 1 'pose' record (first on line 11)"),
+      std::string::npos)
       << w;
-  EXPECT_NE(w.find("does not sew"), std::string::npos) << w;
+  EXPECT_EQ(w.find("stitch"), std::string::npos) << w;
   // Known records (texture coordinates, comments, the UTF-8 byte-order mark) are not warned about.
   auto plain = loadObj(writeFile("plain.obj", "\xEF\xBB\xBFo square\n" + std::string(kSquare) +
                                                   "vt 0 0\ng a\ns 1\nusemtl m\nf 1 2 3\nf 1 3 4\n"));
   ASSERT_TRUE(plain.ok()) << plain.error();
   EXPECT_TRUE(plain->warnings.empty()) << plain->warnings.front();
+}
+
+// `stitch V A B T` sews vertex V to (1 - T) A + T B, with 0-based indices of the file's vertices;
+// the loader renumbers them with the vertices (here the first triangle's corners come first),
+// and every malformed record is refused naming its line.
+TEST(Obj, StitchesAreReadRenumberedAndChecked) {
+  // Two triangles apart; file vertices 0..5. The faces list the second triangle first, so the
+  // loader numbers file vertices 3, 4, 5 as 0, 1, 2 and 0, 1, 2 as 3, 4, 5. File vertex 6 is
+  // used by no triangle.
+  const std::string body =
+      "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 5 5 5\nf 4 5 6\nf 1 2 3\n";
+  auto sewn = loadObj(writeFile(
+      "two.obj", body + "stitch 0 3 4 0.25\n# stitch 1 4 5 1\nstitch 2 5 3 1 # closed\n"));
+  ASSERT_TRUE(sewn.ok()) << sewn.error();
+  ASSERT_EQ(sewn->stitches.size(), 2u);
+  EXPECT_EQ(sewn->stitches[0].vertex, 3);
+  EXPECT_EQ(sewn->stitches[0].a, 0);
+  EXPECT_EQ(sewn->stitches[0].b, 1);
+  EXPECT_EQ(sewn->stitches[0].t, 0.25);
+  EXPECT_EQ(sewn->stitches[1].vertex, 5);
+  EXPECT_EQ(sewn->stitches[1].a, 2);
+  EXPECT_EQ(sewn->stitches[1].b, 0);
+  // Where each stitch sews its vertex to: file vertex 3 + 0.25 (4 - 3) = (0.25, 0, 1).
+  EXPECT_TRUE(stitchPoint(sewn->stitches[0], sewn->mesh.positions).isApprox(Vec3(0.25, 0, 1)));
+  EXPECT_TRUE(sewn->warnings.size() == 1 &&
+              sewn->warnings[0].find("not used by any triangle") != std::string::npos);
+
+  const struct {
+    const char* record;
+    const char* expected;
+  } bad[] = {
+      {"stitch 0 3 4", "line 10: stitch has 3 field(s); 4 are needed"},
+      {"stitch 0 3 4 0.5 1", "line 10: stitch has 5 field(s)"},
+      {"stitch 0 x 4 0.5", "line 10: stitch vertex index 'x' is not a whole number from 0 up"},
+      {"stitch -1 3 4 0.5", "line 10: stitch vertex index '-1' is not a whole number"},
+      {"stitch 0 3 4 1.5",
+       "line 10: stitch position '1.5' along its edge is not a number in [0, 1]"},
+      {"stitch 0 3 4 nan", "position 'nan'"},
+      {"stitch 0 3 3 0.5", "line 10: stitch 0 3 3: its three vertices must differ"},
+      {"stitch 3 3 4 0.5", "its three vertices must differ"},
+      {"stitch 0 3 9 0.5",
+       "line 10: stitch vertex 9 is out of range (the file has 7 vertices; stitch indices are "
+       "0-based)"},
+      {"stitch 0 3 6 0.5", "line 10: stitch vertex 6 is not a corner of any triangle"},
+  };
+  for (const auto& b : bad) {
+    const std::string error = loadError("badstitch.obj", body + b.record + "\n");
+    EXPECT_NE(error.find(b.expected), std::string::npos) << b.record << ": " << error;
+  }
 }
 
 TEST(Obj, MalformedFaceSyntax) {

@@ -248,7 +248,8 @@ TEST(Scene, ObstacleObjWarningsReachTheSimulation) {
   EXPECT_EQ(warnings[0].rfind(path + ": obstacles[0].obj: " + obj + ": dropped 1 zero-area triangle(s) (triangle 5)", 0),
             0u)
       << warnings[0];
-  EXPECT_NE(warnings[1].find(obj + ": ignored 1 'stitch' record (first on line 11)"), std::string::npos)
+  EXPECT_NE(warnings[1].find(obj + ": ignored its 1 'stitch' record(s): the obstacle is not sewn"),
+            std::string::npos)
       << warnings[1];
 }
 

@@ -81,6 +81,11 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
   out["components"] = topology.componentCount;
   out["non_manifold_edges"] = topology.nonManifoldEdgeCount;
   out["degenerate_triangles"] = topology.degenerateTriangleCount;
+  // A garment's stitches and how far apart they rest (sim/stitches.h).
+  if (model && !model->stitches.empty())
+    out["stitches"] = {{"count", model->stitches.size()},
+                       {"rest_gap_min_m", model->stitchRestGaps.minCoeff()},
+                       {"rest_gap_max_m", model->stitchRestGaps.maxCoeff()}};
   out["solver"] = scene->solverId;
   // The flat rest state mls-isometry and the grab's reach would use, or why there is none.
   if (model && model->flatCoords) {
@@ -97,6 +102,7 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
   auto simulation = model ? Simulation::create(*scene, *std::move(model))
                           : Result<std::unique_ptr<Simulation>>(Error{model.error()});
   if (simulation) {
+    out["warnings"] = (*simulation)->warnings();
     const SolverCounts counts = (*simulation)->solver().counts();
     out["particles"] = counts.particles;
     out["constraints"] = counts.constraints;
@@ -201,7 +207,8 @@ int commandRun(const RunOptions& options) {
   auto created = Simulation::create(scene);
   if (!created) return fail(created.error());
   Simulation& simulation = **created;
-  for (const std::string& warning : simulation.cloth().warnings) std::cerr << "warning: " << warning << "\n";
+  for (const std::string& warning : simulation.warnings())
+    std::cerr << "warning: " << warning << "\n";
 
   // Outputs are opened only after everything above was valid.
   std::ofstream stats;

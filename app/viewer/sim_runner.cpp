@@ -178,7 +178,8 @@ void SimRunner::postLasting(std::string label, Edit edit) {
 }
 
 void SimRunner::reportWarnings(const Simulation& simulation) {
-  for (const std::string& warning : simulation.cloth().warnings) report(RunnerMessage::Kind::Warning, warning);
+  for (const std::string& warning : simulation.warnings())
+    report(RunnerMessage::Kind::Warning, warning);
 }
 
 void SimRunner::report(RunnerMessage::Kind kind, std::string text) {

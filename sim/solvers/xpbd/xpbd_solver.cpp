@@ -8,6 +8,7 @@
 #include "sim/grab.h"
 #include "sim/metrics.h"
 #include "sim/self_collision.h"
+#include "sim/stitches.h"
 #include "sim/timing.h"
 
 namespace clothlab {
@@ -107,6 +108,9 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
     if (ctx.stopRequested()) return restore(kStepStopped);
     ++sweeps;
     worst = 0;
+    // A garment's stitches first, as inequalities on their gaps (sim/stitches.h), so that the
+    // edges have the last word: a seam the cloth cannot close without stretching stays open.
+    if (ctx.stitchAllowance) projectStitches(cloth_->stitches, *ctx.stitchAllowance, w, x);
     for (size_t e = 0; e < edges.size(); ++e) {
       const int a = edges[e][0], b = edges[e][1];
       const double wSum = w[a] + w[b];
@@ -157,6 +161,10 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   worst = 0;
   for (size_t e = 0; e < edges.size(); ++e)
     worst = std::max(worst, std::abs((x.row(edges[e][0]) - x.row(edges[e][1])).norm() - restLength_[e]));
+  if (ctx.stitchAllowance) {
+    stats.extra["max_stitch_excess"] = stitchExcess(cloth_->stitches, *ctx.stitchAllowance, x);
+    stats.extra["max_stitch_gap"] = stitchGaps(cloth_->stitches, x).maxCoeff();
+  }
 
   // 3. Velocities.
   Positions v = (x - x_) / h;

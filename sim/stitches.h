@@ -1,0 +1,48 @@
+#pragma once
+// Stitches: the seams that sew a garment's panels together (Codim-IPC's `stitch` records in an
+// OBJ: `stitch v a b t`, 0-based vertex indices, sewing vertex v to the point (1 - t) x_a + t x_b
+// of the edge or vertex pair a, b of another panel).
+//
+// A garment is cut as flat panels laid around a body, apart from one another. Sewing pulls each
+// stitch's two points together, not at once (a seam closed in one step would fling the panels
+// across the body) but at the scene's sewing speed: a stitch whose points rest `g` apart may be
+// at most max(0, g - speed t) apart at time t, so every seam of a garment closes within
+// (largest rest gap) / speed and then holds like the cloth. The allowed gap is a function of the
+// simulated time alone, so a restarted scene or a moment gone back to sews the same way again.
+#include <Eigen/Core>
+#include <vector>
+
+#include "sim/mesh.h"
+
+namespace clothlab {
+
+struct Stitch {
+  int vertex = 0;    // the vertex sewn
+  int a = 0, b = 0;  // to the point (1 - t) x_a + t x_b
+  double t = 0;      // in [0, 1]
+};
+
+// Where stitch `s` sews its vertex to, at positions `x` [m].
+inline Vec3 stitchPoint(const Stitch& s, const Positions& x) {
+  return ((1 - s.t) * x.row(s.a) + s.t * x.row(s.b)).transpose();
+}
+
+// How far apart each stitch's two points are at positions `x` [m].
+Eigen::VectorXd stitchGaps(const std::vector<Stitch>& stitches, const Positions& x);
+
+// How far apart each stitch's points may be at time `t` [s], sewn at `speed` [m/s] from
+// `restGaps` (stitchGaps of the rest state).
+Eigen::VectorXd stitchAllowances(const Eigen::VectorXd& restGaps, double speed, double t);
+
+// One Gauss-Seidel pass over the stitches on vertex positions `x` with inverse masses `w`
+// (0: held): each stitch whose points stand farther apart than its allowance is brought to it,
+// the correction shared by the inverse masses of its vertex and of its point's two vertices.
+// Returns the largest excess over an allowance seen before the pass [m].
+double projectStitches(const std::vector<Stitch>& stitches, const Eigen::VectorXd& allowance,
+                       const Eigen::VectorXd& w, Positions& x);
+
+// The largest excess of a stitch's gap over its allowance at positions `x` [m] (0: all within).
+double stitchExcess(const std::vector<Stitch>& stitches, const Eigen::VectorXd& allowance,
+                    const Positions& x);
+
+}  // namespace clothlab

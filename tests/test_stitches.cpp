@@ -1,0 +1,157 @@
+// Sewing: a garment's stitches (sim/stitches.h) close at the sewing speed and hold.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "sim/stitches.h"
+#include "test_util.h"
+
+using namespace clothlab;
+
+namespace {
+
+// The built-in pillowcase (assets/scenes/pillow.json): two 21 x 21 panels sewn round a ball.
+Scene pillowScene() {
+  auto scene = resolveScene("pillow");
+  EXPECT_TRUE(scene.ok()) << scene.error();
+  return scene ? *scene : Scene{};
+}
+
+}  // namespace
+
+// A stitch beyond its allowance is brought to it along the line between its points, each vertex
+// moved by its share of the inverse mass, so that the momentum does not change; a held vertex
+// (weight 0) stays and the others take all of it.
+TEST(Stitches, TheProjectionSharesTheCorrectionByInverseMass) {
+  Positions x(3, 3);
+  x << 0, 1, 0,  // the vertex sewn
+      -1, 0, 0,  // a
+      1, 0, 0;   // b: the stitch's point (1 - t) a + t b is the origin at t = 0.5
+  const std::vector<Stitch> stitches{{0, 1, 2, 0.5}};
+  const Eigen::VectorXd allowance = Eigen::VectorXd::Constant(1, 0.2);
+  Positions moved = x;
+  EXPECT_NEAR(projectStitches(stitches, allowance, Eigen::Vector3d(1, 1, 1), moved), 0.8, 1e-15);
+  EXPECT_NEAR(stitchGaps(stitches, moved)[0], 0.2, 1e-12);
+  // W = 1 + 0.25 + 0.25: the vertex moves 0.8 / 1.5 down, a and b half as far up.
+  EXPECT_NEAR(moved(0, 1), 1 - 0.8 / 1.5, 1e-12);
+  EXPECT_NEAR(moved(1, 1), 0.4 / 1.5, 1e-12);
+  EXPECT_NEAR(moved(2, 1), 0.4 / 1.5, 1e-12);
+  EXPECT_NEAR((moved - x).colwise().sum().norm(), 0, 1e-12);
+  // a and b held: the vertex goes the whole way.
+  moved = x;
+  projectStitches(stitches, allowance, Eigen::Vector3d(1, 0, 0), moved);
+  EXPECT_NEAR(moved(0, 1), 0.2, 1e-12);
+  EXPECT_EQ(moved.bottomRows(2), x.bottomRows(2));
+  // Within its allowance a stitch is left alone.
+  moved = x;
+  EXPECT_EQ(
+      projectStitches(stitches, Eigen::VectorXd::Constant(1, 1.5), Eigen::Vector3d(1, 1, 1), moved),
+      0);
+  EXPECT_EQ(moved, x);
+  EXPECT_EQ(stitchExcess(stitches, Eigen::VectorXd::Constant(1, 0.75), x), 0.25);
+}
+
+TEST(Stitches, AllowancesCloseAtTheSewingSpeed) {
+  const Eigen::Vector3d rest(0.3, 0.1, 0);
+  EXPECT_TRUE(stitchAllowances(rest, 0.2, 0.25).isApprox(Eigen::Vector3d(0.25, 0.05, 0)));
+  EXPECT_EQ(stitchAllowances(rest, 0.2, 2), Eigen::Vector3d::Zero());
+  EXPECT_EQ(stitchAllowances(rest, 0.2, 0), rest);
+}
+
+// xpbd sews the pillowcase round its ball: the seams close within a few millimetres (the two
+// layers' thickness apart, as self-collision keeps them), the upper panel lies over the ball and
+// the seam runs round it below the top, while the cloth stretches little.
+TEST(Sewing, XpbdSewsThePillowcaseRoundItsBall) {
+  const Scene scene = pillowScene();
+  auto simulation = test::makeSimulation(scene);
+  ASSERT_TRUE(simulation);
+  const ClothModel& cloth = simulation->cloth();
+  ASSERT_EQ(cloth.stitches.size(), 80u);
+  EXPECT_NEAR(cloth.stitchRestGaps.maxCoeff(), 0.306, 1e-9);
+  EXPECT_TRUE(simulation->warnings().empty()) << simulation->warnings().front();
+  double worstStrain = 0;
+  for (int i = 0; i < 1300; ++i) {  // 2.6 s: every seam closes by 0.306 / 0.15 = 2.04 s
+    ASSERT_FALSE(simulation->step()) << "step " << i;
+    worstStrain = std::max(worstStrain, simulation->lastStats().maxEdgeStrain);
+    if (i == 99) {  // not at once
+      EXPECT_GT(simulation->lastStats().extra.at("max_stitch_gap").get<double>(), 0.2);
+    }
+  }
+  const Positions& x = simulation->surface();
+  const Eigen::VectorXd gaps = stitchGaps(cloth.stitches, x);
+  EXPECT_LT(gaps.maxCoeff(), 0.015);
+  EXPECT_NEAR(simulation->lastStats().extra.at("max_stitch_gap").get<double>(), gaps.maxCoeff(),
+              1e-12);
+  EXPECT_LT(worstStrain, 0.3);
+  RecordProperty("max_stitch_gap_mm", std::to_string(1e3 * gaps.maxCoeff()));
+  RecordProperty("max_edge_strain", std::to_string(worstStrain));
+  // The upper panel's centre over the ball's top, the seam round its sides.
+  EXPECT_GT(x(nearestVertex(cloth.mesh.positions, Vec3(0, 0.31, 0)), 1), 0.29);
+  for (const Stitch& s : cloth.stitches) {
+    EXPECT_GT(x(s.vertex, 1), 0.0) << s.vertex;
+    EXPECT_LT(x(s.vertex, 1), 0.25) << s.vertex;
+  }
+}
+
+// A moment gone back to sews the same way again, to the bit; a faster sewing speed set during the
+// run closes the seams faster from where they had got to, not all at once.
+TEST(Sewing, AMomentSewsTheSameWayAndASpeedEditTakesOverFromWhereTheSeamsAre) {
+  Scene scene = pillowScene();
+  scene.sim.selfCollision = false;
+  auto simulation = test::makeSimulation(scene);
+  ASSERT_TRUE(simulation);
+  for (int i = 0; i < 100; ++i) ASSERT_FALSE(simulation->step());
+  const auto moment = simulation->moment();
+  for (int i = 0; i < 50; ++i) ASSERT_FALSE(simulation->step());
+  const Positions first = simulation->surface();
+  ASSERT_FALSE(simulation->goBack(*moment));
+  for (int i = 0; i < 50; ++i) ASSERT_FALSE(simulation->step());
+  EXPECT_EQ(simulation->surface(), first);
+
+  const double before = stitchGaps(simulation->cloth().stitches, simulation->surface()).maxCoeff();
+  SimParams faster = simulation->sim();
+  faster.sewingSpeed = 1.5;  // ten times the scene's
+  ASSERT_FALSE(simulation->setSimParams(faster));
+  ASSERT_FALSE(simulation->step());
+  const double after = stitchGaps(simulation->cloth().stitches, simulation->surface()).maxCoeff();
+  EXPECT_GT(after, before - 1.5 * faster.dt - 1e-3);  // one step's worth at the new speed
+  // 0.2 s more at the new speed close every seam.
+  for (int i = 0; i < 100; ++i) ASSERT_FALSE(simulation->step());
+  EXPECT_LT(stitchGaps(simulation->cloth().stitches, simulation->surface()).maxCoeff(), 0.02);
+}
+
+// A solver that does not hold stitches says so, naming itself and the one that does. (The
+// pillowcase's texture coordinates, its sewing pattern, give mls-isometry and
+// strain-limit-remesh its flat rest state.)
+TEST(Sewing, SolversThatDoNotSewSaySo) {
+  for (const char* solver : {"impulse-nc", "conforming", "mls-isometry", "strain-limit-remesh"}) {
+    Scene scene = pillowScene();
+    useSolver(scene, solver);
+    auto simulation = test::makeSimulation(scene);
+    ASSERT_TRUE(simulation) << solver;
+    const auto warnings = simulation->warnings();
+    ASSERT_FALSE(warnings.empty()) << solver;
+    EXPECT_EQ(warnings.back(),
+              std::string(solver) +
+                  " does not sew: the cloth's 80 stitches are not held, so its panels stay "
+                  "apart (xpbd sews them)");
+  }
+}
+
+// Codim-IPC's dress (14 panels and 851 stitches) is read with every stitch.
+TEST(Sewing, CodimIpcsDressIsReadWithItsStitches) {
+  const std::filesystem::path path =
+      std::filesystem::path(CLOTHLAB_SHARED_TESTDATA) / "cloth/codim-ipc/dress_knife/stage.obj";
+  if (!std::filesystem::exists(path))
+    GTEST_SKIP() << path << " is absent (the shared test data is not part of the repository)";
+  auto dress = loadObj(path.string());
+  ASSERT_TRUE(dress.ok()) << dress.error();
+  ASSERT_EQ(dress->stitches.size(), 851u);
+  const Eigen::VectorXd gaps = stitchGaps(dress->stitches, dress->mesh.positions);
+  // The panels lie round the body 4 mm to 29 cm apart.
+  EXPECT_NEAR(gaps.minCoeff(), 0.0043, 5e-4);
+  EXPECT_NEAR(gaps.maxCoeff(), 0.2908, 5e-4);
+  ASSERT_EQ(dress->warnings.size(), 1u);
+  EXPECT_NE(dress->warnings[0].find("ignored 94 'seam' records"), std::string::npos)
+      << dress->warnings[0];
+}
