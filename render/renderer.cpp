@@ -629,6 +629,23 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
     r.drawFlat(r.points, GL_POINTS, 5, 0.001f, true);
   }
 
+  // A garment's open seams: a thread from each sewn vertex to the point it is sewn to
+  // (sim/stitches.h), drawn while the two are more than a millimetre apart.
+  if (o.markers && s.cloth && !s.cloth->stitches.empty() &&
+      s.positions.size() == 3 * static_cast<size_t>(s.cloth->mesh.vertexCount())) {
+    r.lines.clear();
+    const glm::vec4 thread{0.12f, 0.12f, 0.18f, 0.9f};
+    for (const Stitch& stitch : s.cloth->stitches) {
+      const glm::vec3 at = toGlm(s.vertex(stitch.vertex));
+      const glm::vec3 to = glm::mix(toGlm(s.vertex(stitch.a)), toGlm(s.vertex(stitch.b)),
+                                    static_cast<float>(stitch.t));
+      if (glm::distance(at, to) <= 1e-3f) continue;
+      r.lines.push_back({at, thread});
+      r.lines.push_back({to, thread});
+    }
+    r.drawFlat(r.lines, GL_LINES, 1, 0.0008f, false);
+  }
+
   // Point masses, pins and the grab, always visible.
   if (o.markers) {
     glDisable(GL_DEPTH_TEST);

@@ -9,7 +9,7 @@ import sys
 
 SIZE = 0.5       # panel side [m]
 N = 21           # vertices per side
-LOW, HIGH = 0.004, 0.31  # heights of the two panels [m]
+LOW, HIGH = 0.004, 0.3  # heights of the two panels [m]: below and above the ball
 
 
 def panel(height, up):

@@ -619,6 +619,23 @@ Result<Scene> loadSceneFile(const std::string& path) {
   return scene;
 }
 
+namespace {
+
+// Whether the OBJ at `path` has a `stitch` record (a garment to sew, sim/stitches.h).
+bool hasStitchRecords(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t p = line.find_first_not_of(" \t");
+    if (p != std::string::npos && line.compare(p, 6, "stitch") == 0 &&
+        (p + 6 == line.size() || line[p + 6] == ' ' || line[p + 6] == '\t'))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Scene sceneForObj(const std::string& objPath) {
   Scene scene;
   scene.name = std::filesystem::path(objPath).stem().string();
@@ -627,6 +644,11 @@ Scene sceneForObj(const std::string& objPath) {
   scene.cloth.kind = ClothSource::Kind::Obj;
   scene.cloth.objPath = objPath;
   scene.cloth.json = json{{"obj", objPath}};
+  // A garment opens under the solver that sews it.
+  if (hasStitchRecords(objPath)) {
+    scene.description = "garment loaded from " + objPath + ", sewn by xpbd";
+    scene.solverId = "xpbd";
+  }
   return scene;
 }
 

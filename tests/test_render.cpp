@@ -571,6 +571,41 @@ TEST_F(RenderTest, PointMassesAreMarked) {
   EXPECT_GT(c[0] + c[1] + c[2], 120) << "without markers the cloth or the background shows there";
 }
 
+// A garment's open seams are drawn as threads from each sewn vertex to the point it is sewn to,
+// with the markers; a closed stitch draws none.
+TEST_F(RenderTest, OpenStitchesAreDrawnAsThreads) {
+  Renderer renderer;
+  ASSERT_FALSE(renderer.init());
+  Snapshot s = makeSnapshot(*builtin("pillow"), false);
+  ASSERT_EQ(s.cloth->stitches.size(), 80u);
+  Camera camera = framed(s);
+  RenderOptions options;
+  const auto threads = draw(renderer, s, options, camera);
+  options.markers = false;
+  const auto bare = draw(renderer, s, options, camera);
+  // Each thread's middle, halfway between the panels, where it is in view (not behind the ball).
+  int dark = 0, seen = 0;
+  for (const Stitch& stitch : s.cloth->stitches) {
+    const Vec3 to = (1 - stitch.t) * s.vertex(stitch.a) + stitch.t * s.vertex(stitch.b);
+    const Vec3 mid = 0.5 * (s.vertex(stitch.vertex) + to);
+    const glm::dvec2 q = camera.project({mid.x(), mid.y(), mid.z()}, kWidth, kHeight);
+    const auto c = pixel(bare, static_cast<int>(q.x), static_cast<int>(q.y));
+    if (c[0] + c[1] + c[2] < 500) continue;  // the ball or the cloth is in front of it
+    ++seen;
+    const auto t = pixel(threads, static_cast<int>(q.x), static_cast<int>(q.y));
+    dark += t[0] + t[1] + t[2] < 250;
+  }
+  EXPECT_GT(seen, 10);
+  EXPECT_GT(dark, 0.8 * seen) << dark << " of " << seen;
+  // Sewn shut (the upper panel moved onto the lower), no thread is drawn.
+  for (const Stitch& stitch : s.cloth->stitches)
+    for (int k = 0; k < 3; ++k) s.positions[3 * stitch.vertex + k] = s.positions[3 * stitch.a + k];
+  options.markers = true;
+  const auto shut = draw(renderer, s, options, camera);
+  options.markers = false;
+  EXPECT_EQ(shut, draw(renderer, s, options, camera));
+}
+
 TEST_F(RenderTest, ObstaclesAndShadowsAreDrawn) {
   Renderer renderer;
   ASSERT_FALSE(renderer.init());
