@@ -133,7 +133,7 @@ Result<Scene> parseScene(const nlohmann::json& json, const std::string& source,
                          const std::string& baseDir);
 Result<Scene> loadSceneFile(const std::string& path);
 // A scene that just holds an OBJ cloth with default parameters and no pins; a garment (an OBJ
-// with `stitch` records) under xpbd, which sews it.
+// with `stitch` records) under xpbd, the fastest of the solvers that sew it.
 Scene sceneForObj(const std::string& objPath);
 // Makes `obstacle` a mesh obstacle: `mesh` (in its own coordinates) placed by `transform`, its
 // triangles stored in world coordinates; `spec` is the JSON a saved scene writes for it.

@@ -14,6 +14,7 @@
 #include "sim/metrics.h"
 #include "sim/self_collision.h"
 #include "sim/steps_in_progress.h"
+#include "sim/stitches.h"
 #include "sim/timing.h"
 
 namespace clothlab {
@@ -60,6 +61,10 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
 }
 
 namespace {
+
+// Gauss-Seidel passes of the stitches over the surface's preview (stitches meeting at a corner of
+// a garment pull on the same vertices).
+constexpr int kStitchPasses = 4;
 
 // Local re-linearizations (ImpulseParams::localRelinearization): the rows above the tolerance
 // and kLocalRings rings of particles around them move; not when that is more than kLocalMaxShare
@@ -1030,6 +1035,18 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     stats.msForces = msSince(t0);
 
     t0 = Clock::now();
+    // A garment's stitches (sim/stitches.h): the surface's preview brought within their
+    // allowance, as a change of the particles' velocities; the passes then keep the edges
+    // inextensible, so a seam closes as far as the cloth lets it.
+    if (ctx.stitchAllowance) {
+      const Positions predicted = surface_ + h * surfaceFromParticles(model_, v_);
+      Positions sewn = predicted;
+      Eigen::VectorXd w = (ctx.sim.density * vertexAreaShare_ + vertexPointMass_).cwiseInverse();
+      for (const auto& pin : ctx.pins) w[pin.first] = 0;
+      for (int pass = 0; pass < kStitchPasses; ++pass)
+        projectStitches(cloth_->stitches, *ctx.stitchAllowance, w, sewn);
+      v_ += toParticles(sewn - predicted) / h;
+    }
     if (!ctx.obstacles.empty()) {
       const Positions predicted = surface_ + h * surfaceFromParticles(model_, v_);
       Positions correction;
@@ -1441,6 +1458,11 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   stats.extra["local_factorizations"] = localFactorizations;
   stats.maxEdgeStrain = maxEdgeStrain(cloth_->mesh, cloth_->topology, surface_);
   stats.extra["max_speed"] = maxSpeed;
+  if (ctx.stitchAllowance) {
+    stats.extra["max_stitch_excess"] =
+        stitchExcess(cloth_->stitches, *ctx.stitchAllowance, surface_);
+    stats.extra["max_stitch_gap"] = stitchGaps(cloth_->stitches, surface_).maxCoeff();
+  }
   stats.msTotal = msSince(stepStart);
   return std::nullopt;
 }

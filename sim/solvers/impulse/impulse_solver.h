@@ -18,7 +18,10 @@
 //   1. assemble A at x, factorize (CHOLMOD supernodal; shift grows, then LDL', if needed)
 //   2. forces: v <- (M + h c R + h^2 k_b Q)^-1 (M (v + h g) - h k_b Q x): implicit bending and
 //      damping of nonconforming motion (R, see ImpulseModel), then linear damping
-//   3. contacts predicted on the surface (x_c + h v_c against the obstacles, with friction):
+//   3. a garment's stitches (sim/stitches.h) on the surface's preview x_c + h v_c: the
+//      velocity changes that bring each stitch within its allowance reach the particles through
+//      T (below), so the passes keep the constraints and a seam closes as far as the cloth lets it;
+//      then contacts predicted on the surface (x_c + h v_c against the obstacles, with friction):
 //      the velocity changes that land those points on the obstacles reach the particles through a
 //      right inverse T of B (B T = I): the paper's least-change B^T (B B^T)^-1 with B B^T
 //      prefactored, or the midpoint map M (ImpulseParams::collisionTransfer)
@@ -140,6 +143,7 @@ class ImpulseSolver final : public Solver {
   SolverState state() const override;
   void setState(const SolverState& state) override;
   SolverCounts counts() const override;
+  bool sews() const override { return true; }
   void debugGeometry(Positions& points, std::vector<std::pair<int, int>>& lines) const override;
 
   // Inspection (tests, overlays).
