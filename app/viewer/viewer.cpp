@@ -317,6 +317,8 @@ void Viewer::consumeSnapshot() {
                         {"position", vecJson(latest->vertex(latest->pinVertices[i]))},
                         {"target", vecJson(latest->pinTargets[i])}});
       e["pins"] = pins;
+      if (const auto gap = st.extra.find("max_stitch_gap"); gap != st.extra.end())
+        e["max_stitch_gap"] = *gap;
       if (!latest->jellyStates.empty()) {
         nlohmann::json jellies = nlohmann::json::array();
         for (const auto& j : latest->jellyStates)

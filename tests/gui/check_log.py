@@ -458,6 +458,14 @@ def idle(log, cap):
     return bool(rates) and rates[-1]["pace"] == "idle" and rates[-1]["fps"] <= cap + 1
 
 
+def sewing(log):
+    """The snapshots' widest stitch: from apart (above 0.25 m) to at least 5 cm closer, never
+    wider than at first (a seam may open again within its allowance, as the cloth bounces)."""
+    gaps = [e["max_stitch_gap"] for e in log if e["event"] == "snapshot" and "max_stitch_gap" in e]
+    print(f"{len(gaps)} snapshots, widest stitch {gaps[:1]} .. {gaps[-1:]} m, at most {max(gaps, default=0)}")
+    return len(gaps) >= 3 and gaps[0] > 0.25 and gaps[-1] < gaps[0] - 0.05 and max(gaps) <= gaps[0] + 0.01
+
+
 def clicks(log):
     ok = True
     for event, grabbed in (("grab_start", True), ("grab_release", False)):
@@ -532,5 +540,5 @@ if __name__ == "__main__":
     elif what == "mirror":
         ok = mirror(log, sys.argv[3])
     else:
-        ok = {"grab": grab, "clicks": clicks, "pin": pin, "pin_dragged_paused": pin_dragged_paused, "pin_undo_redo": pin_undo_redo, "pins_cleared_undone": pins_cleared_undone, "density": density, "density_undone": density_undone, "substeps": substeps, "gravity": gravity, "wind": wind, "jelly": jelly}[what](log)
+        ok = {"grab": grab, "clicks": clicks, "pin": pin, "pin_dragged_paused": pin_dragged_paused, "pin_undo_redo": pin_undo_redo, "pins_cleared_undone": pins_cleared_undone, "density": density, "density_undone": density_undone, "substeps": substeps, "gravity": gravity, "wind": wind, "jelly": jelly, "sewing": sewing}[what](log)
     sys.exit(0 if ok else 1)

@@ -19,7 +19,7 @@
 #   scene's load gives way to another scene or to its give-up button and does not hold up quitting,
 #   nor does a large scene's first step, and with sphere-drop running the window keeps redrawing
 #   (frame rate measured), at the full rate while the mouse moves and at 30 a second once left
-#   alone; paused and left alone it draws 10 a second.
+#   alone; paused and left alone it draws 10 a second; the pillowcase's seams close as it runs.
 # Usage: gui_test.sh CLOTHLAB_BINARY OUT_DIR
 # Exit 0 all passed, 1 a check failed, 77 skipped (no Xvfb/xdotool: run scripts/setup.sh).
 set -uo pipefail
@@ -728,6 +728,12 @@ start_app idle hanging --paused --seconds 4
 for _ in $(seq 100); do kill -0 $APP_PID 2> /dev/null || break; sleep 0.1; done
 wait $APP_PID 2> /dev/null; APP_PID=
 check "paused and left alone: 10 frames a second" python3 "$HERE/check_log.py" idle "$OUT/idle.jsonl" 10
+# The pillowcase sews in the window: its widest stitch closes while it runs, the open seams drawn.
+start_app pillow pillow --seconds 6 --screenshot "$OUT/pillow.png"
+for _ in $(seq 150); do kill -0 $APP_PID 2> /dev/null || break; sleep 0.1; done
+wait $APP_PID 2> /dev/null; APP_PID=
+check "pillow: the seams close as the window runs" python3 "$HERE/check_log.py" sewing "$OUT/pillow.jsonl"
+check "pillow: screenshot not blank" test "$(colours "$OUT/pillow.png")" -ge 100
 # A screenshot that could not be written is refused before the window opens (exit 2), naming it.
 "$APP" hanging --frames 3 --screenshot "$OUT/sphere.png/x.png" > "$OUT/noshot.out" 2>&1; noshot_rc=$?
 check "--screenshot where no PNG can be written: exit 2 and the path named" \
