@@ -334,7 +334,7 @@ std::optional<std::string> Simulation::substep(const SimParams& sim, double star
   Eigen::VectorXd stitchAllowance;
   if (!cloth_->stitches.empty()) {
     sewn_ += sim.sewingSpeed * sim.dt;
-    stitchAllowance = (cloth_->stitchRestGaps.array() - sewn_).max(0.0).matrix();
+    stitchAllowance = stitchAllowances(cloth_->stitchRestGaps, sewn_);
   }
   const StepContext context{sim,
                             obstacles,

@@ -12,8 +12,8 @@ Eigen::VectorXd stitchGaps(const std::vector<Stitch>& stitches, const Positions&
   return gaps;
 }
 
-Eigen::VectorXd stitchAllowances(const Eigen::VectorXd& restGaps, double speed, double t) {
-  return (restGaps.array() - speed * std::max(t, 0.0)).max(0.0).matrix();
+Eigen::VectorXd stitchAllowances(const Eigen::VectorXd& restGaps, double sewn) {
+  return (restGaps.array() - sewn).max(0.0).matrix();
 }
 
 double projectStitches(const std::vector<Stitch>& stitches, const Eigen::VectorXd& allowance,

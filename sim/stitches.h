@@ -5,10 +5,11 @@
 //
 // A garment is cut as flat panels laid around a body, apart from one another. Sewing pulls each
 // stitch's two points together, not at once (a seam closed in one step would fling the panels
-// across the body) but at the scene's sewing speed: a stitch whose points rest `g` apart may be
-// at most max(0, g - speed t) apart at time t, so every seam of a garment closes within
-// (largest rest gap) / speed and then holds like the cloth. The allowed gap is a function of the
-// simulated time alone, so a restarted scene or a moment gone back to sews the same way again.
+// across the body) but at the sewing speed: a stitch whose points rest `g` apart may be at most
+// max(0, g - s) apart, where the sewn length s grows by the speed times each step's length
+// (Simulation keeps it, with its moments), so every seam of a garment closes within
+// (largest rest gap) / speed and then holds, and a new speed set mid-run goes on from where the
+// seams are.
 #include <Eigen/Core>
 #include <vector>
 
@@ -30,9 +31,9 @@ inline Vec3 stitchPoint(const Stitch& s, const Positions& x) {
 // How far apart each stitch's two points are at positions `x` [m].
 Eigen::VectorXd stitchGaps(const std::vector<Stitch>& stitches, const Positions& x);
 
-// How far apart each stitch's points may be at time `t` [s], sewn at `speed` [m/s] from
-// `restGaps` (stitchGaps of the rest state).
-Eigen::VectorXd stitchAllowances(const Eigen::VectorXd& restGaps, double speed, double t);
+// How far apart each stitch's points may be once `sewn` metres are sewn: max(0, g - sewn) for
+// each of `restGaps` (stitchGaps of the rest state).
+Eigen::VectorXd stitchAllowances(const Eigen::VectorXd& restGaps, double sewn);
 
 // One Gauss-Seidel pass over the stitches on vertex positions `x` with inverse masses `w`
 // (0: held): each stitch whose points stand farther apart than its allowance is brought to it,

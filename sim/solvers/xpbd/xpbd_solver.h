@@ -10,17 +10,17 @@
 //      x~ = x + h v*, pinned vertices at their targets.
 //   2. up to `iterations` sweeps over the edges in a fixed order: per edge e with
 //      C = |x_a - x_b| - l0 and alpha~ = compliance / h^2,
-//        dl = (-C - alpha~ l_e) / (w_a + w_b + alpha~),  l_e += dl,  x_a += w_a dl n,  x_b -= w_b
-//        dl n
+//        dl = (-C - alpha~ l_e) / (w_a + w_b + alpha~),
+//        l_e += dl,  x_a += w_a dl n,  x_b -= w_b dl n
 //      (w = 1/m, 0 for pins; the grabbed triangle's corners, moved beforehand so that its
 //      point lands on its target, weigh 100 times their mass: sim/grab.h); the obstacles push
-//      points out (with friction) after every sweep. A garment's stitches (sim/stitches.h)
-//      are swept after the edges, each gap brought within its allowance. The sweeps stop early
-//      once every |C| and every stitch's excess is below `tolerance`.
+//      points out (with friction) after every sweep. A garment's stitches (sim/stitches.h) are
+//      swept first in each sweep, each gap brought within its allowance, so that the edges have
+//      the last word. The sweeps stop early once every |C| is below `tolerance`.
 //   3. v = (x - x_n) / h.
-// Stats: position_iterations = sweeps, max_position_error = the largest |C| over edges, or of a
-// stitch's gap over its allowance, after the step [m]; converged = below tolerance. A garment's
-// steps add max_stitch_gap (its widest stitch [m]) and max_stitch_excess.
+// Stats: position_iterations = sweeps, max_position_error = the largest |C| over edges after the
+// step [m]; converged = below tolerance. A garment's steps add max_stitch_gap (its widest stitch
+// [m]) and max_stitch_excess (the most a stitch stands beyond its allowance [m]).
 #include <memory>
 
 #include "sim/bending.h"
