@@ -908,6 +908,7 @@ void Viewer::drawHelpWindow() {
       {"Red dots", "pins (a line to the target while one moves)"},
       {"Yellow dots", "the grabbed point and the target it is pulled to"},
       {"Large dark dots", "point masses of the scene (\"point_masses\")"},
+      {"Dark threads", "a garment's open stitches, closing at sewing_speed (Cloth and simulation)"},
       {"Green bodies",
        "jellies: they bounce and squash on obstacles; the cloth drapes over them (Jellies "
        "section)"},
