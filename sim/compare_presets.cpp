@@ -10,26 +10,41 @@ const std::vector<ComparePreset>& comparePresets() {
   static const std::vector<ComparePreset> presets = {
       {"pinned-corners",
        "CKV19's test: conforming vs impulse-nc vs mls-isometry on one irregular mesh hung from two "
-       "adjacent corners at their rest distance: the locked conforming mesh hangs as a flat plate, the "
+       "adjacent corners at their rest distance: the locked conforming mesh hangs as a flat plate, "
+       "the "
        "others sag a little (the stretch their tolerance allows) and drape",
-       {{"conforming", "corners-coarse"}, {"impulse-nc", "corners-coarse"}, {"mls-isometry", "corners-coarse"}}},
+       {{"conforming", "corners-coarse"},
+        {"impulse-nc", "corners-coarse"},
+        {"mls-isometry", "corners-coarse"}}},
       {"diagonal-corners",
-       "one irregular mesh held by two opposite corners: the locked conforming mesh cannot fold along "
-       "the diagonal and stays a stiff board; impulse-nc and mls-isometry fold and hang (tip height)",
-       {{"conforming", "corners-diagonal"}, {"impulse-nc", "corners-diagonal"}, {"mls-isometry", "corners-diagonal"}}},
+       "one irregular mesh held by two opposite corners: the locked conforming mesh cannot fold "
+       "along "
+       "the diagonal and stays a stiff board; impulse-nc and mls-isometry fold and hang (tip "
+       "height)",
+       {{"conforming", "corners-diagonal"},
+        {"impulse-nc", "corners-diagonal"},
+        {"mls-isometry", "corners-diagonal"}}},
       {"cantilever",
-       "cantilever droop of a clamped irregular sheet: conforming vs impulse-nc vs mls-isometry vs xpbd",
+       "cantilever droop of a clamped irregular sheet: conforming vs impulse-nc vs mls-isometry vs "
+       "xpbd",
        {{"conforming", "cantilever-coarse"},
         {"impulse-nc", "cantilever-coarse"},
         {"mls-isometry", "cantilever-coarse"},
         {"xpbd", "cantilever-coarse"}}},
       {"shear",
-       "CKV19 shear test: one side pinned, a heavy point mass on the other; impulse-nc vs mls-isometry",
+       "CKV19 shear test: one side pinned, a heavy point mass on the other; impulse-nc vs "
+       "mls-isometry",
        {{"impulse-nc", "ckv-shear"}, {"mls-isometry", "ckv-shear"}}},
       {"resolution-sweep",
-       "one solver (mls-isometry) on the coarse and the fine cantilever: the droop should not depend "
+       "one solver (mls-isometry) on the coarse and the fine cantilever: the droop should not "
+       "depend "
        "on the mesh",
        {{"mls-isometry", "cantilever-coarse"}, {"mls-isometry", "cantilever-fine"}}},
+      {"sewing",
+       "the pillowcase sewn round its ball by the three solvers that sew: the locked conforming "
+       "mesh "
+       "cannot wrap the ball and its seams stay centimetres open; impulse-nc and xpbd close them",
+       {{"conforming", "pillow"}, {"impulse-nc", "pillow"}, {"xpbd", "pillow"}}},
   };
   return presets;
 }

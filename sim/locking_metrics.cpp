@@ -8,6 +8,7 @@
 #include "sim/bending.h"
 #include "sim/metrics.h"
 #include "sim/simulation.h"
+#include "sim/stitches.h"
 
 namespace clothlab {
 
@@ -22,6 +23,7 @@ const std::vector<MetricDefinition>& lockingMetricDefinitions() {
        "the solver's own largest constraint error (mls-isometry: dimensionless)"},
       {"max_distance_increase", "1",
        "largest relative increase of distance from the reference vertex"},
+      {"max_stitch_gap", "m", "widest stitch of a garment (cloth with stitches only)"},
       {"ms_per_step", "ms", "median wall time per step", false},
   };
   return definitions;
@@ -103,6 +105,7 @@ std::vector<double> measureLockingMetrics(const MetricProbe& probe, const ClothM
           maxEdgeStrain(cloth.mesh, cloth.topology, surface),
           residual,
           maxDistanceIncrease(cloth.mesh, cloth.topology, surface, probe.reference),
+          cloth.stitches.empty() ? nan : stitchGaps(cloth.stitches, surface).maxCoeff(),
           msPerStep};
 }
 

@@ -16,6 +16,7 @@
 //   max_distance_increase [1]  largest relative increase of the distance from the reference
 //                         vertex (the highest pinned vertex, else vertex 0) to any other vertex
 //                         over its rest geodesic distance (CKV19's shear test)
+//   max_stitch_gap   [m]  the widest of a garment's stitches (sim/stitches.h); cloth with stitches
 //   ms_per_step     [ms]  median wall time of the steps so far
 // Heights are along "up", the direction opposite gravity. A metric that does not apply is NaN.
 #include <deque>

@@ -294,12 +294,12 @@ TEST(LockingMetrics, EveryMetricIsDefinedAndMeasuresWhatItSays) {
   for (const auto& pin : sim->pins()) pinned.push_back(pin.first);
   const MetricProbe probe = makeMetricProbe(*sim);
   const auto& definitions = lockingMetricDefinitions();
-  ASSERT_EQ(definitions.size(), 7u);
+  ASSERT_EQ(definitions.size(), 8u);
   for (const auto& d : definitions) EXPECT_FALSE(d.key.empty() || d.unit.empty() || d.meaning.empty());
   // The viewer's pane labels find their metrics by key.
   for (size_t m = 0; m < definitions.size(); ++m)
     EXPECT_EQ(lockingMetricIndex(definitions[m].key), m);
-  EXPECT_EQ(lockingMetricIndex("ms_per_step"), 6u);
+  EXPECT_EQ(lockingMetricIndex("ms_per_step"), 7u);
   EXPECT_THROW(lockingMetricIndex("sagging"), std::out_of_range);
   // At rest: no sag, no strain, no bending energy, no distance change; the tip is level.
   Positions rest = sim->cloth().mesh.positions;
@@ -313,7 +313,8 @@ TEST(LockingMetrics, EveryMetricIsDefinedAndMeasuresWhatItSays) {
   EXPECT_NEAR(values[3], 0, 1e-12);    // strain
   EXPECT_DOUBLE_EQ(values[4], 1e-7);   // residual from the stats
   EXPECT_NEAR(values[5], 0, 1e-12);    // distance increase
-  EXPECT_DOUBLE_EQ(values[6], 2.5);    // ms per step as given
+  EXPECT_TRUE(std::isnan(values[6]));  // no stitches
+  EXPECT_DOUBLE_EQ(values[7], 2.5);    // ms per step as given
   // Lower everything but the pins by 0.1 m: sag and tip drop by 0.1 m, nothing stretches
   // except the edges at the pins.
   Positions lowered = rest;

@@ -1,8 +1,12 @@
 // Sewing: a garment's stitches (sim/stitches.h) close at the sewing speed and hold.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
+#include "sim/compare_presets.h"
+#include "sim/locking_metrics.h"
+#include "sim/solver_registry.h"
 #include "sim/stitches.h"
 #include "test_util.h"
 
@@ -188,4 +192,27 @@ TEST(Sewing, AGarmentOpensUnderTheSolverThatSewsIt) {
   const std::string plain =
       test::writeFile("plain_sheet.obj", "v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n# stitch 0 1 2 0\n");
   EXPECT_EQ(sceneForObj(plain).solverId, Scene{}.solverId);
+}
+
+// Compare mode's metrics include a garment's widest stitch (the `sewing` preset lines up the
+// three solvers that sew); a cloth without stitches has none.
+TEST(Sewing, CompareMeasuresTheWidestStitch) {
+  auto simulation = test::makeSimulation(pillowScene());
+  ASSERT_TRUE(simulation);
+  const size_t gap = lockingMetricIndex("max_stitch_gap");
+  const auto values =
+      measureLockingMetrics(makeMetricProbe(*simulation), simulation->cloth(),
+                            simulation->surface(), simulation->lastStats(), 1e-5, 1);
+  EXPECT_NEAR(values[gap], 0.296, 1e-9);
+  auto plain = test::makeSimulation(test::builtinScene("hanging", "xpbd"));
+  ASSERT_TRUE(plain);
+  EXPECT_TRUE(
+      std::isnan(measureLockingMetrics(makeMetricProbe(*plain), plain->cloth(), plain->surface(),
+                                       plain->lastStats(), 1e-5, 1)[gap]));
+  const ComparePreset* sewing = findComparePreset("sewing");
+  ASSERT_NE(sewing, nullptr);
+  for (const ComparePane& pane : sewing->panes) {
+    EXPECT_EQ(pane.scene, "pillow");
+    EXPECT_TRUE(createSolver(pane.solver)->sews()) << pane.solver;
+  }
 }

@@ -535,7 +535,8 @@ void Viewer::drawCompareOverlay() {
   static const size_t kSag = lockingMetricIndex("sag"), kTip = lockingMetricIndex("tip_height"),
                       kStrain = lockingMetricIndex("max_edge_strain"),
                       kResidual = lockingMetricIndex("residual"),
-                      kMsPerStep = lockingMetricIndex("ms_per_step");
+                      kMsPerStep = lockingMetricIndex("ms_per_step"),
+                      kStitchGap = lockingMetricIndex("max_stitch_gap");
   auto metricText = [&](const Pane& pane, size_t m) {
     const double value = shown(pane, m);
     return std::isfinite(value) ? formatG(value, 4) : std::string("-");
@@ -572,6 +573,9 @@ void Viewer::drawCompareOverlay() {
     std::vector<std::string> measured{"sag " + metricText(pane, kSag) + " m",
                                       "tip " + metricText(pane, kTip) + " m",
                                       "strain " + metricText(pane, kStrain)};
+    // A garment: its widest stitch.
+    if (std::isfinite(shown(pane, kStitchGap)))
+      measured.push_back("seam gap " + metricText(pane, kStitchGap) + " m");
     if (metricsMean_) measured.insert(measured.begin(), "2 s means:");
     add(measured, "   ", IM_COL32(255, 230, 150, 255));
     // The progress rows turn red while the pane's last step ended above its solver's tolerance.
