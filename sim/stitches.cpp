@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/solver.h"
+
 namespace clothlab {
 
 Eigen::VectorXd stitchGaps(const std::vector<Stitch>& stitches, const Positions& x) {
@@ -38,10 +40,12 @@ double projectStitches(const std::vector<Stitch>& stitches, const Eigen::VectorX
   return worst;
 }
 
-double stitchExcess(const std::vector<Stitch>& stitches, const Eigen::VectorXd& allowance,
-                    const Positions& x) {
+void recordStitches(const std::vector<Stitch>& stitches, const Eigen::VectorXd& allowance,
+                    const Positions& x, StepStats& stats) {
+  if (stitches.empty()) return;
   const Eigen::VectorXd gaps = stitchGaps(stitches, x);
-  return gaps.size() > 0 ? std::max(0.0, (gaps - allowance).maxCoeff()) : 0.0;
+  stats.extra["max_stitch_gap"] = gaps.maxCoeff();
+  stats.extra["max_stitch_excess"] = std::max(0.0, (gaps - allowance).maxCoeff());
 }
 
 }  // namespace clothlab

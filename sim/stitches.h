@@ -17,6 +17,8 @@
 
 namespace clothlab {
 
+struct StepStats;
+
 struct Stitch {
   int vertex = 0;    // the vertex sewn
   int a = 0, b = 0;  // to the point (1 - t) x_a + t x_b
@@ -42,8 +44,10 @@ Eigen::VectorXd stitchAllowances(const Eigen::VectorXd& restGaps, double sewn);
 double projectStitches(const std::vector<Stitch>& stitches, const Eigen::VectorXd& allowance,
                        const Eigen::VectorXd& w, Positions& x);
 
-// The largest excess of a stitch's gap over its allowance at positions `x` [m] (0: all within).
-double stitchExcess(const std::vector<Stitch>& stitches, const Eigen::VectorXd& allowance,
-                    const Positions& x);
+// Adds a garment's figures at positions `x` to a step's stats, from one pass over its stitches:
+// max_stitch_gap (its widest stitch [m]) and max_stitch_excess (the most a stitch stands beyond
+// its allowance [m]; 0: all within).
+void recordStitches(const std::vector<Stitch>& stitches, const Eigen::VectorXd& allowance,
+                    const Positions& x, StepStats& stats);
 
 }  // namespace clothlab

@@ -52,7 +52,9 @@ TEST(Stitches, TheProjectionSharesTheCorrectionByInverseMass) {
       projectStitches(stitches, Eigen::VectorXd::Constant(1, 1.5), Eigen::Vector3d(1, 1, 1), moved),
       0);
   EXPECT_EQ(moved, x);
-  EXPECT_EQ(stitchExcess(stitches, Eigen::VectorXd::Constant(1, 0.75), x), 0.25);
+  StepStats stats;
+  recordStitches(stitches, Eigen::VectorXd::Constant(1, 0.75), x, stats);
+  EXPECT_EQ(stats.extra.at("max_stitch_excess").get<double>(), 0.25);
 }
 
 TEST(Stitches, AllowancesShrinkByTheLengthSewn) {

@@ -1458,11 +1458,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   stats.extra["local_factorizations"] = localFactorizations;
   stats.maxEdgeStrain = maxEdgeStrain(cloth_->mesh, cloth_->topology, surface_);
   stats.extra["max_speed"] = maxSpeed;
-  if (ctx.stitchAllowance) {
-    stats.extra["max_stitch_excess"] =
-        stitchExcess(cloth_->stitches, *ctx.stitchAllowance, surface_);
-    stats.extra["max_stitch_gap"] = stitchGaps(cloth_->stitches, surface_).maxCoeff();
-  }
+  if (ctx.stitchAllowance) recordStitches(cloth_->stitches, *ctx.stitchAllowance, surface_, stats);
   stats.msTotal = msSince(stepStart);
   return std::nullopt;
 }

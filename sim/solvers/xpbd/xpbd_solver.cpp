@@ -161,10 +161,7 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   worst = 0;
   for (size_t e = 0; e < edges.size(); ++e)
     worst = std::max(worst, std::abs((x.row(edges[e][0]) - x.row(edges[e][1])).norm() - restLength_[e]));
-  if (ctx.stitchAllowance) {
-    stats.extra["max_stitch_excess"] = stitchExcess(cloth_->stitches, *ctx.stitchAllowance, x);
-    stats.extra["max_stitch_gap"] = stitchGaps(cloth_->stitches, x).maxCoeff();
-  }
+  if (ctx.stitchAllowance) recordStitches(cloth_->stitches, *ctx.stitchAllowance, x, stats);
 
   // 3. Velocities.
   Positions v = (x - x_) / h;
