@@ -53,7 +53,7 @@ check "a cloth lying flat gets no such warning" bash -c "'$cli' info '$work/flat
 # refused naming its line, and run writes nothing then.
 "$cli" info pillow >"$work/pillow.json"
 check "info counts the pillowcase's stitches" python3 -c "import json, sys; assert json.load(open(sys.argv[1]))['stitches']['count'] == 80" "$work/pillow.json"
-check "info warns that mls-isometry does not sew" bash -c "'$cli' info pillow --solver mls-isometry | grep -q 'mls-isometry does not sew'"
+check "info warns that strain-limit-remesh does not sew" bash -c "'$cli' info pillow --solver strain-limit-remesh | grep -q 'strain-limit-remesh does not sew'"
 check "run sews the pillowcase under xpbd" "$cli" run pillow --steps 5 --quiet --stats "$work/pillow.jsonl"
 check "its stats carry the widest stitch" grep -q '"max_stitch_gap"' "$work/pillow.jsonl"
 printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\nstitch 2 3 0 2.5\n' >"$work/badstitch.obj"

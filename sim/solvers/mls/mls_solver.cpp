@@ -2,6 +2,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <unordered_map>
@@ -13,6 +14,7 @@
 #include "sim/grab.h"
 #include "sim/metrics.h"
 #include "sim/self_collision.h"
+#include "sim/stitches.h"
 #include "sim/timing.h"
 
 namespace clothlab {
@@ -287,15 +289,30 @@ struct ProjectionContacts {
   }
 };
 
+// A length that Fast Projection may hold at a limit (an inequality): an edge under the edge
+// strain limit, or a garment's stitch (sim/stitches.h). Its vector is d = sum of weight_p x_p over
+// its points (an edge a -> b: x_b - x_a; a stitch: its point on the other panel minus the vertex
+// sewn), its row |d| - limit while held, with gradient weight_p d / |d| at point p.
+struct LimitRow {
+  std::array<int, 3> vertex{};
+  std::array<double, 3> weight{};
+  int points = 0;
+  Vec3 vector(const Positions& x) const {
+    Vec3 d = Vec3::Zero();
+    for (int p = 0; p < points; ++p) d += weight[p] * x.row(vertex[p]).transpose();
+    return d;
+  }
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Per-step machinery. Constraint rows: 2 per sample (trace, determinant or shear gap), then one
-// per edge that the edge strain limit may hold (|x_b - x_a| - limit length while held, else 0
-// with a zero gradient). A row's gradient is a list of (vertex, 3-vector) slots: sample s has
-// slot 0 for itself and one per neighbour. The Schur matrix A = J W J^T is assembled from
-// per-vertex contributions into a pattern computed once per set of neighbourhoods and of edges
-// with rows.
+// per length that may be held at a limit (LimitRow: an edge under the edge strain limit, a
+// garment's stitch; |d| - limit while held, else 0 with a zero gradient). A row's gradient is a
+// list of (vertex, 3-vector) slots: sample s has slot 0 for itself and one per neighbour. The
+// Schur matrix A = J W J^T is assembled from per-vertex contributions into a pattern computed
+// once per set of neighbourhoods and of limit rows.
 struct MlsSolver::Impl {
   // Incidence: for vertex i, the (row, slot) pairs whose gradient involves it.
   struct Incidence {
@@ -317,15 +334,15 @@ struct MlsSolver::Impl {
   int sampleSlots = 0;
   std::vector<int> sampleOuter, sampleInner, sampleDestination;
   bool sampleRowsBuilt = false;
-  // The edge rows' incidence, and per (vertex, pair with an edge row) the index into the values.
-  std::vector<std::vector<Incidence>> edgeIncidence;
-  std::vector<int> edgeDestination;
+  // The limit rows' incidence, and per (vertex, pair with a limit row) the index into the values.
+  std::vector<std::vector<Incidence>> limitIncidence;
+  std::vector<int> limitDestination;
   bool patternBuilt = false;
   std::unique_ptr<SpdSolver> schurSolver;
   bool schurAnalyzed = false;
 
-  // The symbolic analysis of J W J^T, once per pattern (buildSlots asks for a new one). With edge
-  // rows the samples' rows keep the ordering found for them alone, and each edge row is
+  // The symbolic analysis of J W J^T, once per pattern (buildSlots asks for a new one). With limit
+  // rows the samples' rows keep the ordering found for them alone, and each limit row is
   // eliminated right after the last of the samples' rows it shares a vertex with: no search for
   // an ordering each time the held edges change (ckv-corners hanging with the limit 0.1: 24.8
   // instead of 27.3 ms per frame).
@@ -333,10 +350,10 @@ struct MlsSolver::Impl {
   std::string sampleOrderingMethod;  // the search that found it
   std::optional<std::string> analyzeSchur() {
     if (schurAnalyzed) return std::nullopt;
-    const int sampleRows = rows - static_cast<int>(edgeRows.size());
-    if (edgeRows.empty() || static_cast<int>(sampleOrdering.size()) != sampleRows) {
+    const int sampleRows = rows - static_cast<int>(limitRows.size());
+    if (limitRows.empty() || static_cast<int>(sampleOrdering.size()) != sampleRows) {
       if (auto e = schurSolver->analyze(schur)) return e;
-      if (edgeRows.empty()) {
+      if (limitRows.empty()) {
         sampleOrdering = schurSolver->ordering();
         sampleOrderingMethod = schurSolver->orderingMethod();
       }
@@ -352,10 +369,12 @@ struct MlsSolver::Impl {
 
   Eigen::VectorXd areaShare;       // per vertex [m^2]
   Eigen::VectorXd restEdgeLength;  // per topology edge [m]
-  const std::vector<std::array<int, 2>>* edges = nullptr;  // the topology's
-  Eigen::VectorXd limitLength;     // per edge: (1 + edge strain limit) x rest length [m]
-  std::vector<int> edgeRows;       // edges of the rows after the samples' (in the pattern)
-  std::vector<char> edgeHeld;      // per edge row: held at its limit now
+  // The lengths that may be held at a limit: the topology's edges, then the garment's stitches
+  // (limitCandidates), with their limits this step [m] and the scale of their acceptance [m].
+  std::vector<LimitRow> limitCandidates;
+  Eigen::VectorXd limitLength, limitScale;
+  std::vector<int> limitRows;      // candidates with rows after the samples' (in the pattern)
+  std::vector<char> limitHeld;     // per limit row: held at its limit now
   Eigen::VectorXd extraMass;       // point masses [kg]
 
   // The index of entry (row, column) in a compressed column pattern with sorted rows.
@@ -365,7 +384,7 @@ struct MlsSolver::Impl {
   }
 
   // The samples' rows: their slots, incidence and the pattern of their columns of J W J^T (once
-  // per set of neighbourhoods; the edge rows come after them and only add columns).
+  // per set of neighbourhoods; the limit rows come after them and only add columns).
   void buildSampleRows(const MlsNeighbourhoods& n, int vertexCount) {
     const int samples = n.sampleCount();
     rowSlotStart.assign(1, 0);
@@ -402,36 +421,39 @@ struct MlsSolver::Impl {
     sampleRowsBuilt = true;
   }
 
-  // The rows and the pattern of J W J^T for the samples and `edgeRowEdges`, all held.
-  void buildSlots(const MlsNeighbourhoods& n, int vertexCount, std::vector<int> edgeRowEdges) {
+  // The rows and the pattern of J W J^T for the samples and the candidates `rowCandidates`, all
+  // held.
+  void buildSlots(const MlsNeighbourhoods& n, int vertexCount, std::vector<int> rowCandidates) {
     if (!sampleRowsBuilt) buildSampleRows(n, vertexCount);
     const int sampleRows = 2 * n.sampleCount();
-    edgeRows = std::move(edgeRowEdges);
-    edgeHeld.assign(edgeRows.size(), 1);
-    rows = sampleRows + static_cast<int>(edgeRows.size());
+    limitRows = std::move(rowCandidates);
+    limitHeld.assign(limitRows.size(), 1);
+    rows = sampleRows + static_cast<int>(limitRows.size());
     rowSlotStart.resize(sampleRows + 1);
     slotVertex.resize(sampleSlots);
     incidence = sampleIncidence;
-    edgeIncidence.assign(vertexCount, {});
-    for (size_t k = 0; k < edgeRows.size(); ++k) {
+    limitIncidence.assign(vertexCount, {});
+    for (size_t k = 0; k < limitRows.size(); ++k) {
       const int row = sampleRows + static_cast<int>(k);
-      for (int end = 0; end < 2; ++end) {
-        const int vertex = (*edges)[edgeRows[k]][end], slot = static_cast<int>(slotVertex.size());
+      const LimitRow& limit = limitCandidates[limitRows[k]];
+      for (int p = 0; p < limit.points; ++p) {
+        const int vertex = limit.vertex[p], slot = static_cast<int>(slotVertex.size());
         slotVertex.push_back(vertex);
         incidence[vertex].push_back({row, slot});
-        edgeIncidence[vertex].push_back({row, slot});
+        limitIncidence[vertex].push_back({row, slot});
       }
       rowSlotStart.push_back(static_cast<int>(slotVertex.size()));
     }
     gradient.assign(slotVertex.size(), Vec3::Zero());
-    // The samples' columns as they are, then a column per edge row: the rows up to it that
+    // The samples' columns as they are, then a column per limit row: the rows up to it that
     // share one of its vertices.
     std::vector<int> outer = sampleOuter, inner = sampleInner;
-    for (size_t k = 0; k < edgeRows.size(); ++k) {
+    for (size_t k = 0; k < limitRows.size(); ++k) {
       const int column = sampleRows + static_cast<int>(k);
+      const LimitRow& limit = limitCandidates[limitRows[k]];
       std::vector<int> col;
-      for (int end = 0; end < 2; ++end)
-        for (const auto& a : incidence[(*edges)[edgeRows[k]][end]])
+      for (int p = 0; p < limit.points; ++p)
+        for (const auto& a : incidence[limit.vertex[p]])
           if (a.row <= column) col.push_back(a.row);
       std::sort(col.begin(), col.end());
       col.erase(std::unique(col.begin(), col.end()), col.end());
@@ -441,16 +463,16 @@ struct MlsSolver::Impl {
     std::vector<double> zeros(inner.size(), 0.0);
     schur = Eigen::Map<SparseMatrix>(rows, rows, static_cast<Eigen::Index>(inner.size()), outer.data(), inner.data(),
                                      zeros.data());
-    edgeDestination.clear();
-    for (size_t i = 0; i < edgeIncidence.size(); ++i)
-      for (const auto& b : edgeIncidence[i])
+    limitDestination.clear();
+    for (size_t i = 0; i < limitIncidence.size(); ++i)
+      for (const auto& b : limitIncidence[i])
         for (const auto& a : incidence[i])
-          if (a.row <= b.row) edgeDestination.push_back(entryIndex(outer, inner, a.row, b.row));
+          if (a.row <= b.row) limitDestination.push_back(entryIndex(outer, inner, a.row, b.row));
     patternBuilt = true;
     schurAnalyzed = false;
   }
 
-  // Row values and gradients at x (rows 2s: c_tr, 2s + 1: `secondRow`, then the held edges).
+  // Row values and gradients at x (rows 2s: c_tr, 2s + 1: `secondRow`, then the limit rows).
   void evaluate(const MlsNeighbourhoods& n, const Positions& x, Eigen::VectorXd& c) {
     const int samples = n.sampleCount();
     c.resize(rows);
@@ -469,19 +491,20 @@ struct MlsSolver::Impl {
         gradient[base] = centre;
       }
     }
-    for (size_t k = 0; k < edgeRows.size(); ++k) {
-      const int e = edgeRows[k], row = 2 * samples + static_cast<int>(k);
-      const Vec3 d = (x.row((*edges)[e][1]) - x.row((*edges)[e][0])).transpose();
+    for (size_t k = 0; k < limitRows.size(); ++k) {
+      const int candidate = limitRows[k], row = 2 * samples + static_cast<int>(k);
+      const LimitRow& limit = limitCandidates[candidate];
+      const Vec3 d = limit.vector(x);
       const double length = d.norm();
-      c[row] = edgeHeld[k] ? length - limitLength[e] : 0.0;
-      const Vec3 direction = edgeHeld[k] && length > 0 ? Vec3(d / length) : Vec3::Zero();
-      gradient[rowSlotStart[row]] = -direction;
-      gradient[rowSlotStart[row] + 1] = direction;
+      c[row] = limitHeld[k] ? length - limitLength[candidate] : 0.0;
+      const Vec3 direction = limitHeld[k] && length > 0 ? Vec3(d / length) : Vec3::Zero();
+      for (int p = 0; p < limit.points; ++p)
+        gradient[rowSlotStart[row] + p] = limit.weight[p] * direction;
     }
   }
 
   // A = J W J^T with per-vertex 3x3 inverse-mass blocks: the samples' rows, then the pairs with
-  // an edge row.
+  // a limit row.
   void assemble(const std::vector<Eigen::Matrix3d>& inverseMass) {
     double* values = schur.valuePtr();
     std::fill(values, values + schur.nonZeros(), 0.0);
@@ -503,11 +526,11 @@ struct MlsSolver::Impl {
           for (size_t b = a; b < count; ++b) values[sampleDestination[d++]] += wa.dot(gathered[b]);
         }
       }
-      for (const auto& b : edgeIncidence[i]) {
+      for (const auto& b : limitIncidence[i]) {
         const Vec3 wb = w * gradient[b.slot];
         for (const auto& a : incidence[i])
           if (a.row <= b.row) {
-            if (!zero) values[edgeDestination[e]] += wb.dot(gradient[a.slot]);
+            if (!zero) values[limitDestination[e]] += wb.dot(gradient[a.slot]);
             ++e;
           }
       }
@@ -636,8 +659,20 @@ std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cl
     return "mls-isometry needs the flat rest state of the cloth: " + cloth_->flatCoords.error();
   const TriangleMesh& mesh = cloth_->mesh;
   impl_->areaShare = vertexAreaShares(mesh);
-  impl_->edges = &cloth_->topology.edges;
   impl_->restEdgeLength = edgeLengths(mesh.positions, cloth_->topology.edges);
+  // The limit rows' candidates: every edge, then every stitch, whose allowance is held within
+  // the tolerance times the mean rest edge length.
+  auto& candidates = impl_->limitCandidates;
+  candidates.clear();
+  for (const auto& [a, b] : cloth_->topology.edges)
+    candidates.push_back({{a, b, 0}, {-1.0, 1.0, 0.0}, 2});
+  for (const Stitch& s : cloth_->stitches)
+    candidates.push_back({{s.vertex, s.a, s.b}, {-1.0, 1 - s.t, s.t}, 3});
+  impl_->limitScale.resize(static_cast<Eigen::Index>(candidates.size()));
+  impl_->limitScale << impl_->restEdgeLength,
+      Eigen::VectorXd::Constant(static_cast<Eigen::Index>(cloth_->stitches.size()),
+                                impl_->restEdgeLength.mean());
+  impl_->limitLength = Eigen::VectorXd::Zero(impl_->limitScale.size());
   impl_->extraMass = vertexPointMasses(*cloth_);
   lonePins_ = lonePins(cloth_->pins);
   if (auto e = rebuild(parsed)) return e;
@@ -729,6 +764,18 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   } else {
     grabPull_.release();
   }
+  // The points of a stitch still wider than its allowance are not held either: the stitch's row
+  // moves nothing between held points (its multiplier would be left out of the reactions that let
+  // them go), so a garment lying on the ground would never close its seams.
+  if (ctx.stitchAllowance) {
+    const Eigen::VectorXd gaps = stitchGaps(cloth_->stitches, x);
+    for (size_t k = 0; k < cloth_->stitches.size(); ++k)
+      if (gaps[static_cast<Eigen::Index>(k)] >
+          (*ctx.stitchAllowance)[static_cast<Eigen::Index>(k)]) {
+        const Stitch& stitch = cloth_->stitches[k];
+        for (int vertex : {stitch.vertex, stitch.a, stitch.b}) exempt[vertex] = 1;
+      }
+  }
   ProjectionContacts holds(std::move(exempt));
   holds.allowance = ctx.contactAllowance;
   const bool holding = params_.contactProjection && !ctx.obstacles.empty();
@@ -793,7 +840,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   // The edge strain limit (MlsParams::edgeStrainLimit), an inequality: an edge longer than its
   // limit length gets a row that holds it at the limit, in the same Newton system as the samples'
   // rows, and is held while the row's multiplier shortens it and it stays at the limit; the
-  // projection ends when the held edges are within kEdgeAcceptance times the tolerance times
+  // projection ends when the held edges are within kLimitAcceptance times the tolerance times
   // their rest length of the limit too (accepted within 1 instead of 3, ckv-drape took 22.8
   // instead of 11.9 iterations per frame, 54 instead of 22 ms, and ckv-drape-fine 443 instead of
   // 246 ms). An edge is held as soon as it passes the limit: held only once past the acceptance,
@@ -803,78 +850,94 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   // pattern (as zero rows) so that edges held on and off do not cost a symbolic analysis each
   // time: a pattern of the edges at the limit when a step starts, grown by the edges that go over
   // the acceptance.
-  const bool limiting = params_.edgeStrainLimit > 0;
-  if (limiting) m.limitLength = (1 + params_.edgeStrainLimit) * m.restEdgeLength;
-  const auto& edges = cloth_->topology.edges;
-  auto edgeLength = [&](int e) { return (x.row(edges[e][1]) - x.row(edges[e][0])).norm(); };
-  // Beyond the limit by `tolerances` times the tolerance times the rest length (< 0: short of it).
-  // Edges between pinned or stuck points cannot be shortened and get no row.
+  // A garment's stitches are held the same way at their allowance (sim/stitches.h), within the
+  // tolerance times the mean rest edge length: the seams close inside the projection, with the
+  // constraints, instead of being pulled shut before it and stretched open again by it.
+  const int edgeCount = static_cast<int>(cloth_->topology.edges.size());
+  const bool limiting = params_.edgeStrainLimit > 0, sewing = ctx.stitchAllowance != nullptr;
+  if (limiting) m.limitLength.head(edgeCount) = (1 + params_.edgeStrainLimit) * m.restEdgeLength;
+  if (sewing) m.limitLength.tail(ctx.stitchAllowance->size()) = *ctx.stitchAllowance;
+  const int candidateCount = static_cast<int>(m.limitCandidates.size());
+  auto active = [&](int k) { return k < edgeCount ? limiting : sewing; };
+  // Beyond the limit by `tolerances` times the tolerance times the scale (< 0: short of it).
+  // Lengths between pinned or stuck points cannot be shortened and get no row.
   auto fixed = [&](int i) { return pinned[i] || (holding && holds.state[i] == ProjectionContacts::Stuck); };
-  auto beyond = [&](int e, double tolerances) {
-    return !(fixed(edges[e][0]) && fixed(edges[e][1])) &&
-           edgeLength(e) > m.limitLength[e] + tolerances * params_.tolerance * m.restEdgeLength[e];
+  auto movable = [&](int k) {
+    const LimitRow& limit = m.limitCandidates[k];
+    for (int p = 0; p < limit.points; ++p)
+      if (limit.weight[p] != 0 && !fixed(limit.vertex[p])) return true;
+    return false;
   };
-  // Rows are made for the edges within kNearLimit tolerances of the limit too, so that the next
-  // edges to reach it find their rows in the pattern.
+  auto beyond = [&](int k, double tolerances) {
+    return active(k) && movable(k) &&
+           m.limitCandidates[k].vector(x).norm() >
+               m.limitLength[k] + tolerances * params_.tolerance * m.limitScale[k];
+  };
+  // Rows are made for the lengths within kNearLimit tolerances of the limit too, so that the
+  // next ones to reach it find their rows in the pattern.
   constexpr double kNearLimit = 6;
-  constexpr double kEdgeAcceptance = 3;
+  constexpr double kLimitAcceptance = 3;
   int heldEdgesMost = 0;
   Eigen::VectorXd lastMultipliers;  // of the last solve, rows as in the pattern then
-  // Which edges are held at x; true when that changed (and c must be evaluated again).
-  auto updateHeldEdges = [&] {
+  // Which lengths are held at x; true when that changed (and c must be evaluated again).
+  auto updateHeld = [&] {
     bool changed = false;
-    std::vector<char> inPattern(edges.size(), 0);
-    for (size_t k = 0; k < m.edgeRows.size(); ++k) {
-      const int e = m.edgeRows[k];
-      inPattern[e] = 1;
+    std::vector<char> inPattern(candidateCount, 0);
+    for (size_t k = 0; k < m.limitRows.size(); ++k) {
+      const int candidate = m.limitRows[k];
+      inPattern[candidate] = 1;
       const bool shortens = lastMultipliers.size() != m.rows || lastMultipliers[2 * samples + k] > 0;
-      const char held = beyond(e, 0) || (m.edgeHeld[k] && shortens && beyond(e, -1));
-      changed |= held != m.edgeHeld[k];
-      m.edgeHeld[k] = held;
+      const char held =
+          beyond(candidate, 0) || (m.limitHeld[k] && shortens && beyond(candidate, -1));
+      changed |= held != m.limitHeld[k];
+      m.limitHeld[k] = held;
     }
     bool over = false;
-    for (size_t e = 0; e < edges.size() && !over; ++e)
-      over = !inPattern[e] && beyond(static_cast<int>(e), kEdgeAcceptance);
+    for (int k = 0; k < candidateCount && !over; ++k)
+      over = !inPattern[k] && beyond(k, kLimitAcceptance);
     if (over) {
-      std::vector<int> rows = m.edgeRows;
-      std::vector<char> held = m.edgeHeld;
-      for (size_t e = 0; e < edges.size(); ++e)
-        if (!inPattern[e] && beyond(static_cast<int>(e), -kNearLimit)) {
-          rows.push_back(static_cast<int>(e));
-          held.push_back(beyond(static_cast<int>(e), 0));
+      std::vector<int> rows = m.limitRows;
+      std::vector<char> held = m.limitHeld;
+      for (int k = 0; k < candidateCount; ++k)
+        if (!inPattern[k] && beyond(k, -kNearLimit)) {
+          rows.push_back(k);
+          held.push_back(beyond(k, 0));
         }
       m.buildSlots(neighbourhoods_, n, std::move(rows));
-      m.edgeHeld = std::move(held);
+      m.limitHeld = std::move(held);
       changed = true;
     }
     int heldNow = 0;
-    for (char held : m.edgeHeld) heldNow += held;
+    for (size_t k = 0; k < m.limitRows.size(); ++k)
+      heldNow += m.limitHeld[k] && m.limitRows[k] < edgeCount;
     heldEdgesMost = std::max(heldEdgesMost, heldNow);
     return changed;
   };
-  // How far the held edges are beyond their limit, in tolerances times the rest length.
-  // Rows that became immovable (both points held since) are left out.
-  auto edgeExcess = [&](const Eigen::VectorXd& values) {
+  // How far the held lengths are beyond their limit, in tolerances times their scale. Rows that
+  // became immovable (every point held since) are left out.
+  auto limitExcess = [&](const Eigen::VectorXd& values) {
     double worst = 0;
-    for (size_t k = 0; k < m.edgeRows.size(); ++k)
-      if (!fixed(edges[m.edgeRows[k]][0]) || !fixed(edges[m.edgeRows[k]][1]))
-        worst = std::max(worst, values[2 * samples + k] / (params_.tolerance * m.restEdgeLength[m.edgeRows[k]]));
+    for (size_t k = 0; k < m.limitRows.size(); ++k)
+      if (movable(m.limitRows[k]))
+        worst = std::max(
+            worst, values[2 * samples + k] / (params_.tolerance * m.limitScale[m.limitRows[k]]));
     return worst;
   };
-  if (limiting) {
-    // The last step's pattern, unless most of its edges are no longer near the limit; held are
-    // the edges at it.
+  const bool holdingLengths = limiting || sewing;
+  if (holdingLengths) {
+    // The last step's pattern, unless most of its rows are no longer near the limit; held are
+    // the lengths at it.
     int near = 0;
-    for (int e : m.edgeRows) near += beyond(e, -kNearLimit);
-    if (2 * near < static_cast<int>(m.edgeRows.size())) {
+    for (int k : m.limitRows) near += beyond(k, -kNearLimit);
+    if (2 * near < static_cast<int>(m.limitRows.size())) {
       std::vector<int> rows;
-      for (size_t e = 0; e < edges.size(); ++e)
-        if (beyond(static_cast<int>(e), -kNearLimit)) rows.push_back(static_cast<int>(e));
+      for (int k = 0; k < candidateCount; ++k)
+        if (beyond(k, -kNearLimit)) rows.push_back(k);
       m.buildSlots(neighbourhoods_, n, std::move(rows));
     }
-    for (size_t k = 0; k < m.edgeRows.size(); ++k) m.edgeHeld[k] = beyond(m.edgeRows[k], -1);
-    updateHeldEdges();
-  } else if (!m.edgeRows.empty()) {
+    for (size_t k = 0; k < m.limitRows.size(); ++k) m.limitHeld[k] = beyond(m.limitRows[k], -1);
+    updateHeld();
+  } else if (!m.limitRows.empty()) {
     m.buildSlots(neighbourhoods_, n, {});
   }
   m.evaluate(neighbourhoods_, x, c);
@@ -891,12 +954,12 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   bool stalled = false;
   while (iterations < params_.maxIterations) {
     if (ctx.stopRequested()) return restore(kStepStopped);
-    if (limiting && updateHeldEdges()) {
+    if (holdingLengths && updateHeld()) {
       m.evaluate(neighbourhoods_, x, c);
       accumulated.conservativeResize(m.rows);  // the samples' rows keep their place
       accumulated.tail(m.rows - 2 * samples).setZero();
     }
-    if (excess(c) <= 1 && edgeExcess(c) <= kEdgeAcceptance) break;
+    if (excess(c) <= 1 && limitExcess(c) <= kLimitAcceptance) break;
     if (params_.geometricStiffness && iterations > 0) {
       // M + PSD part of the diagonal blocks of sum_k lambda_k Hess c_k.
       std::vector<Eigen::Matrix3d> blocks(n, Eigen::Matrix3d::Zero());
@@ -1141,6 +1204,7 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   stats.extra["fallback_used"] = fallbackUsed;
   stats.extra["fallback_iterations"] = alIterations;
   stats.extra["max_edges_held"] = heldEdgesMost;
+  if (sewing) recordStitches(cloth_->stitches, *ctx.stitchAllowance, x_, stats);
   if (holding) {
     int stuck = 0;
     for (int i : holds.held) stuck += holds.state[i] == ProjectionContacts::Stuck;

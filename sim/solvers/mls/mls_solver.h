@@ -41,6 +41,10 @@
 //      the limit in the same system while its multiplier shortens it (an inequality); the 1-ring
 //      fits do not see every motion of their vertices, and without it a drag crumpled the cloth
 //      with edges stretched up to tenfold while every sample met the tolerance.
+//      A garment's stitches (sim/stitches.h) get rows the same way: a stitch farther apart than
+//      its allowance is held at it, in the same system, so the seams close with the constraints
+//      met; the projection ends when they are within the tolerance times the mean rest edge
+//      length of their allowance (3 times, like the edges).
 //   4. if two consecutive FP iterations fail to reduce max|c| (or the iteration cap is reached
 //      with the residual above tolerance), the augmented-Lagrangian fallback minimizes
 //      1/2 |x - x~|_M^2 + l.c + mu/2 |c|^2 (c: the projected rows) by Gauss-Newton steps,
@@ -101,6 +105,7 @@ class MlsSolver final : public VertexSolver {
   ~MlsSolver() override;
 
   std::string id() const override { return "mls-isometry"; }
+  bool sews() const override { return true; }
   std::optional<std::string> reset(std::shared_ptr<const ClothModel> cloth, const SimParams& sim,
                                    const nlohmann::json& params) override;
   std::optional<std::string> setParams(const nlohmann::json& params) override;
