@@ -41,9 +41,8 @@ const std::vector<ComparePreset>& comparePresets() {
        "on the mesh",
        {{"mls-isometry", "cantilever-coarse"}, {"mls-isometry", "cantilever-fine"}}},
       {"sewing",
-       "the pillowcase sewn round its ball by the three solvers that sew: the locked conforming "
-       "mesh "
-       "cannot wrap the ball and its seams stay centimetres open; impulse-nc and xpbd close them",
+       "the pillowcase sewn round its ball: the locked conforming mesh cannot wrap the ball and "
+       "its seams stay centimetres open; impulse-nc and xpbd close them",
        {{"conforming", "pillow"}, {"impulse-nc", "pillow"}, {"xpbd", "pillow"}}},
   };
   return presets;

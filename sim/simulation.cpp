@@ -90,18 +90,7 @@ Result<std::unique_ptr<Simulation>> Simulation::build(const Scene& scene, ClothM
   return simulation;
 }
 
-std::vector<std::string> Simulation::warnings() const {
-  std::vector<std::string> all = cloth_->warnings;
-  if (!cloth_->stitches.empty() && !solver_->sews()) {
-    std::string sewing;
-    for (const SolverEntry& entry : solverRegistry())
-      if (entry.create()->sews()) sewing += (sewing.empty() ? "" : ", ") + entry.id;
-    all.push_back(solver_->id() + " does not sew: the cloth's " +
-                  std::to_string(cloth_->stitches.size()) +
-                  " stitches are not held, so its panels stay apart (" + sewing + " sew them)");
-  }
-  return all;
-}
+std::vector<std::string> Simulation::warnings() const { return cloth_->warnings; }
 
 void Simulation::allowWhereTheClothStands() {
   std::vector<Obstacle> around = obstaclesAt(time_);

@@ -111,9 +111,7 @@ class Simulation {
   const std::vector<JellySpec>& jellySpecs() const { return jellySpecs_; }
   const std::vector<JellyBody>& jellies() const { return jellies_; }
   std::vector<Obstacle> jellyObstacles() const;
-  // What a user should know about this cloth under this solver: the cloth's warnings (its
-  // files', its placement's), and, for a garment whose solver does not sew, that its panels
-  // stay apart.
+  // What a user should know about this cloth: its warnings (its files', its placement's).
   std::vector<std::string> warnings() const;
   const StepStats& lastStats() const { return stats_; }
   long stepCount() const { return stepCount_; }

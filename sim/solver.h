@@ -128,9 +128,6 @@ class Solver {
   virtual SolverState state() const = 0;
   virtual void setState(const SolverState& state) = 0;
   virtual SolverCounts counts() const = 0;
-  // Whether the solver holds a cloth's stitches (StepContext::stitchAllowance); one that does
-  // not leaves a garment's panels apart, and Simulation::warnings() says so.
-  virtual bool sews() const { return false; }
   // Optional debug geometry for overlays: points [m] and index pairs of lines between them
   // (impulse solvers: the particles and their distance constraints). Default: none.
   virtual void debugGeometry(Positions& points, std::vector<std::pair<int, int>>& lines) const {

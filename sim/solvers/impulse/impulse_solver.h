@@ -143,7 +143,6 @@ class ImpulseSolver final : public Solver {
   SolverState state() const override;
   void setState(const SolverState& state) override;
   SolverCounts counts() const override;
-  bool sews() const override { return true; }
   void debugGeometry(Positions& points, std::vector<std::pair<int, int>>& lines) const override;
 
   // Inspection (tests, overlays).

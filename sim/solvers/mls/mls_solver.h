@@ -105,7 +105,6 @@ class MlsSolver final : public VertexSolver {
   ~MlsSolver() override;
 
   std::string id() const override { return "mls-isometry"; }
-  bool sews() const override { return true; }
   std::optional<std::string> reset(std::shared_ptr<const ClothModel> cloth, const SimParams& sim,
                                    const nlohmann::json& params) override;
   std::optional<std::string> setParams(const nlohmann::json& params) override;

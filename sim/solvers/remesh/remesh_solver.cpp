@@ -8,6 +8,7 @@
 #include "sim/material.h"
 #include "sim/metrics.h"
 #include "sim/self_collision.h"
+#include "sim/stitches.h"
 #include "sim/timing.h"
 
 namespace clothlab {
@@ -123,12 +124,17 @@ void RemeshSolver::meshChanged() {
 void RemeshSolver::buildPattern() {
   const auto& tris = mesh_->restMesh().triangles;
   const int n = mesh_->nodeCount();
+  // Faces and stitches alike couple three nodes (a stitch's vertex and its point's two; the
+  // cloth's vertices keep their indices as nodes).
+  std::vector<Tri> triples = tris;
+  for (const Stitch& stitch : cloth_->stitches)
+    triples.push_back({stitch.vertex, stitch.a, stitch.b});
   std::vector<Eigen::Triplet<double>> entries;
-  entries.reserve(45 * tris.size() + 6 * n);
+  entries.reserve(45 * triples.size() + 6 * n);
   for (int i = 0; i < n; ++i)
     for (int p = 0; p < 3; ++p)
       for (int q = p; q < 3; ++q) entries.emplace_back(3 * i + p, 3 * i + q, 0.0);
-  for (const Tri& t : tris)
+  for (const Tri& t : triples)
     for (int a = 0; a < 3; ++a)
       for (int b = 0; b < 3; ++b)
         for (int p = 0; p < 3; ++p)
@@ -149,13 +155,14 @@ void RemeshSolver::buildPattern() {
   for (int i = 0; i < n; ++i)
     for (int p = 0; p < 3; ++p)
       for (int q = 0; q < 3; ++q) pattern_.node[i][3 * p + q] = at(3 * i + p, 3 * i + q);
-  pattern_.face.resize(tris.size());
-  for (size_t f = 0; f < tris.size(); ++f)
+  pattern_.face.resize(triples.size());
+  for (size_t f = 0; f < triples.size(); ++f)
     for (int a = 0; a < 3; ++a)
       for (int b = 0; b < 3; ++b)
         for (int p = 0; p < 3; ++p)
           for (int q = 0; q < 3; ++q)
-            pattern_.face[f][9 * (3 * a + p) + 3 * b + q] = at(3 * tris[f][a] + p, 3 * tris[f][b] + q);
+            pattern_.face[f][9 * (3 * a + p) + 3 * b + q] =
+                at(3 * triples[f][a] + p, 3 * triples[f][b] + q);
 }
 
 std::optional<std::string> RemeshSolver::setParams(const nlohmann::json& params) {
@@ -221,8 +228,23 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
       worst = std::max(worst, c.normal.dot(c.point - at.row(c.node).transpose()));
     return worst;
   };
-  if (violation <= params_.tolerance && contactGap(x) <= params_.tolerance * meanEdge_)
-    return std::nullopt;
+  // A garment's stitches (sim/stitches.h), held like the contacts: |d| - allowance <= 0 [m], d
+  // the stitch's point minus its vertex.
+  const std::vector<Stitch>& stitches = cloth_->stitches;
+  const size_t stitchCount = ctx.stitchAllowance ? stitches.size() : 0;
+  const auto stitchVector = [&](const Positions& at, size_t k) {
+    return Vec3(stitchPoint(stitches[k], at) - at.row(stitches[k].vertex).transpose());
+  };
+  const auto stitchValue = [&](const Positions& at, size_t k) {
+    return stitchVector(at, k).norm() - (*ctx.stitchAllowance)[static_cast<Eigen::Index>(k)];
+  };
+  // Within the tolerance times the mean edge of every contact plane and stitch allowance.
+  const auto rowsMet = [&](const Positions& at) {
+    double worst = contactGap(at);
+    for (size_t k = 0; k < stitchCount; ++k) worst = std::max(worst, stitchValue(at, k));
+    return worst <= params_.tolerance * meanEdge_;
+  };
+  if (violation <= params_.tolerance && rowsMet(x)) return std::nullopt;
   const int n = static_cast<int>(x.rows());
   const auto& tris = mesh_->restMesh().triangles;
   const auto& rests = mesh_->faceRests();
@@ -230,7 +252,8 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
   // m~ = m mean(1/m) (methods 3.4): the objective in m^2.
   const Eigen::VectorXd scaled = mass * mass.cwiseInverse().mean();
   const Positions target = x;
-  std::vector<double> lambda(8 * tris.size(), 0.0), contactLambda(contacts.size(), 0.0);
+  std::vector<double> lambda(8 * tris.size(), 0.0), contactLambda(contacts.size(), 0.0),
+      stitchLambda(stitchCount, 0.0);
   double mu = kFirstPenalty;
   std::vector<LimitRow> rows;
 
@@ -308,6 +331,35 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
       for (int e = 0; e < 81; ++e)
         if (where[e] >= 0) hessian[where[e]] += block(e / 9, e % 9);
     }
+    for (size_t k = 0; k < stitchCount; ++k) {
+      const Vec3 d = stitchVector(at, k);
+      const double length = d.norm();
+      const double shifted = stitchValue(at, k) + stitchLambda[k] / mu;
+      if (shifted <= 0 || length == 0) continue;
+      value += 0.5 * mu * shifted * shifted;
+      if (!gradient) continue;
+      const Stitch& stitch = stitches[k];
+      const std::array<int, 3> node{stitch.vertex, stitch.a, stitch.b};
+      const std::array<double, 3> weight{-1.0, 1 - stitch.t, stitch.t};
+      const Vec3 unit = d / length;
+      Eigen::Matrix<double, 9, 1> grad;
+      for (int a = 0; a < 3; ++a) {
+        grad.segment<3>(3 * a) = fixed[node[a]] ? Vec3::Zero() : Vec3(weight[a] * unit);
+        gradient->segment<3>(3 * node[a]) += mu * shifted * grad.segment<3>(3 * a);
+      }
+      // |d|'s own curvature, (I - u u^T) / |d| times the weights, positive semidefinite while
+      // the row pulls (shifted > 0).
+      Eigen::Matrix<double, 9, 9> block = mu * grad * grad.transpose();
+      const Eigen::Matrix3d across =
+          mu * shifted / length * (Eigen::Matrix3d::Identity() - unit * unit.transpose());
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b)
+          if (!fixed[node[a]] && !fixed[node[b]])
+            block.block<3, 3>(3 * a, 3 * b) += weight[a] * weight[b] * across;
+      const auto& where = pattern_.face[tris.size() + k];
+      for (int e = 0; e < 81; ++e)
+        if (where[e] >= 0) hessian[where[e]] += block(e / 9, e % 9);
+    }
     return value;
   };
   // A Gauss-Newton step moving no node farther than this has reached L_A's minimum [m].
@@ -364,7 +416,9 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
       contactLambda[c] = std::max(
           0.0, contactLambda[c] + mu * contacts[c].normal.dot(contacts[c].point -
                                                               x.row(contacts[c].node).transpose()));
-    if (violation <= params_.tolerance && contactGap(x) <= params_.tolerance * meanEdge_) break;
+    for (size_t k = 0; k < stitchCount; ++k)
+      stitchLambda[k] = std::max(0.0, stitchLambda[k] + mu * stitchValue(x, k));
+    if (violation <= params_.tolerance && rowsMet(x)) break;
     if (violation > previous / 4) mu = std::min(mu * 10, kMaxPenalty);
     previous = violation;
   }
@@ -505,6 +559,7 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
   stats.extra["flips"] = remeshed.flips;
   stats.extra["collapses"] = remeshed.collapses;
   stats.extra["ms_remesh"] = msRemesh;
+  if (ctx.stitchAllowance) recordStitches(cloth_->stitches, *ctx.stitchAllowance, surface_, stats);
   if (remeshed.capped) stats.extra["remesh_capped"] = true;
   stats.msTotal = msSince(stepStart);
   return std::nullopt;

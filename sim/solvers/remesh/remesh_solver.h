@@ -17,8 +17,10 @@
 //      tenfold when the violation does not fall to a quarter, until every face is within
 //      `tolerance` of its limits. The obstacles' contacts are held in it as
 //      inequalities n . (p - x) <= 0: those of the candidate, then those of its result while
-//      new ones appear. There is no elasticity inside the limits: the cloth is free between
-//      them, and inextensible at them.
+//      new ones appear. A garment's stitches (sim/stitches.h) are held the same way, as
+//      |d| - allowance <= 0 with d the stitch's point minus its vertex (the cloth's vertices keep
+//      their indices among the nodes), met within the tolerance times the mean edge. There is no
+//      elasticity inside the limits: the cloth is free between them, and inextensible at them.
 //   3. the contacts once more (with friction), mesh features and self-collision on the nodes;
 //      v = (x - x_n) / h.
 //   4. every `remesh_interval` steps, the remesher; the nodes it adds over an obstacle are
@@ -101,6 +103,7 @@ class RemeshSolver final : public Solver {
   struct HessianPattern {
     SparseMatrix matrix;
     // Face f's block entry (3a + p, 3b + q) at [9 (3a + p) + 3b + q]; -1 below the diagonal.
+    // After the faces, the cloth's stitches' blocks (their vertex, a, b) the same way.
     std::vector<std::array<int, 81>> face;
     // Node i's own 3 x 3 block, entry (p, q) at [3p + q]; -1 below the diagonal.
     std::vector<std::array<int, 9>> node;

@@ -47,7 +47,6 @@ class XpbdSolver final : public VertexSolver {
   nlohmann::json params() const override;
   std::optional<std::string> step(const StepContext& ctx, StepStats& stats) override;
   SolverCounts counts() const override;
-  bool sews() const override { return true; }
 
  private:
   std::shared_ptr<const ClothModel> cloth_;
