@@ -90,8 +90,6 @@ Result<std::unique_ptr<Simulation>> Simulation::build(const Scene& scene, ClothM
   return simulation;
 }
 
-std::vector<std::string> Simulation::warnings() const { return cloth_->warnings; }
-
 void Simulation::allowWhereTheClothStands() {
   std::vector<Obstacle> around = obstaclesAt(time_);
   for (Obstacle& jelly : jellyObstacles()) around.push_back(std::move(jelly));

@@ -111,8 +111,6 @@ class Simulation {
   const std::vector<JellySpec>& jellySpecs() const { return jellySpecs_; }
   const std::vector<JellyBody>& jellies() const { return jellies_; }
   std::vector<Obstacle> jellyObstacles() const;
-  // What a user should know about this cloth: its warnings (its files', its placement's).
-  std::vector<std::string> warnings() const;
   const StepStats& lastStats() const { return stats_; }
   long stepCount() const { return stepCount_; }
   double time() const { return time_; }

@@ -9,8 +9,7 @@ namespace clothlab {
 Eigen::VectorXd stitchGaps(const std::vector<Stitch>& stitches, const Positions& x) {
   Eigen::VectorXd gaps(static_cast<Eigen::Index>(stitches.size()));
   for (size_t k = 0; k < stitches.size(); ++k)
-    gaps[static_cast<Eigen::Index>(k)] =
-        (x.row(stitches[k].vertex).transpose() - stitchPoint(stitches[k], x)).norm();
+    gaps[static_cast<Eigen::Index>(k)] = stitchVector(stitches[k], x).norm();
   return gaps;
 }
 

@@ -11,6 +11,7 @@
 // (largest rest gap) / speed and then holds, and a new speed set mid-run goes on from where the
 // seams are.
 #include <Eigen/Core>
+#include <array>
 #include <vector>
 
 #include "sim/mesh.h"
@@ -28,6 +29,22 @@ struct Stitch {
 // Where stitch `s` sews its vertex to, at positions `x` [m].
 inline Vec3 stitchPoint(const Stitch& s, const Positions& x) {
   return ((1 - s.t) * x.row(s.a) + s.t * x.row(s.b)).transpose();
+}
+
+// The stitch's point minus its vertex at positions `x` [m].
+inline Vec3 stitchVector(const Stitch& s, const Positions& x) {
+  return stitchPoint(s, x) - x.row(s.vertex).transpose();
+}
+
+// A stitch as three weighted vertices, for solvers that hold it as a row: stitchVector is the
+// sum of weight[p] x[vertex[p]] (weights -1, 1 - t, t), so the gradient of any function of it at
+// vertex[p] is weight[p] times the gradient with respect to the vector.
+struct StitchVertices {
+  std::array<int, 3> vertex;
+  std::array<double, 3> weight;
+};
+inline StitchVertices stitchVertices(const Stitch& s) {
+  return {{s.vertex, s.a, s.b}, {-1.0, 1 - s.t, s.t}};
 }
 
 // How far apart each stitch's two points are at positions `x` [m].

@@ -74,7 +74,7 @@ TEST(Sewing, XpbdSewsThePillowcaseRoundItsBall) {
   const ClothModel& cloth = simulation->cloth();
   ASSERT_EQ(cloth.stitches.size(), 80u);
   EXPECT_NEAR(cloth.stitchRestGaps.maxCoeff(), 0.296, 1e-9);
-  EXPECT_TRUE(simulation->warnings().empty()) << simulation->warnings().front();
+  EXPECT_TRUE(simulation->cloth().warnings.empty()) << simulation->cloth().warnings.front();
   double worstStrain = 0;
   for (int i = 0; i < 1300; ++i) {  // 2.6 s: every seam closes by 0.296 / 0.15 = 1.97 s
     ASSERT_FALSE(simulation->step()) << "step " << i;
@@ -133,7 +133,7 @@ TEST(Sewing, ImpulseNcSewsThePillowcaseRoundItsBall) {
   useSolver(scene, "impulse-nc");
   auto simulation = test::makeSimulation(scene);
   ASSERT_TRUE(simulation);
-  EXPECT_TRUE(simulation->warnings().empty()) << simulation->warnings().front();
+  EXPECT_TRUE(simulation->cloth().warnings.empty()) << simulation->cloth().warnings.front();
   for (int i = 0; i < 1300; ++i) ASSERT_FALSE(simulation->step()) << "step " << i;
   const ClothModel& cloth = simulation->cloth();
   const Positions& x = simulation->surface();
@@ -200,7 +200,7 @@ TEST(Sewing, EverySolverSewsAStripIntoALoop) {
     ASSERT_TRUE(simulation);
     const ClothModel& cloth = simulation->cloth();
     ASSERT_EQ(cloth.stitches.size(), 9u);
-    EXPECT_TRUE(simulation->warnings().empty()) << simulation->warnings().front();
+    EXPECT_TRUE(simulation->cloth().warnings.empty()) << simulation->cloth().warnings.front();
     int above = 0;
     double worstStrain = 0;
     for (int i = 0; i < 1500; ++i) {  // 3 s
@@ -260,7 +260,7 @@ TEST(Sewing, AGarmentOpensUnderTheSolverThatSewsIt) {
   auto simulation = test::makeSimulation(opened);
   ASSERT_TRUE(simulation);
   EXPECT_EQ(simulation->cloth().stitches.size(), 80u);
-  EXPECT_TRUE(simulation->warnings().empty()) << simulation->warnings().front();
+  EXPECT_TRUE(simulation->cloth().warnings.empty()) << simulation->cloth().warnings.front();
   const std::string plain =
       test::writeFile("plain_sheet.obj", "v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n# stitch 0 1 2 0\n");
   EXPECT_EQ(sceneForObj(plain).solverId, Scene{}.solverId);

@@ -102,7 +102,6 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
   auto simulation = model ? Simulation::create(*scene, *std::move(model))
                           : Result<std::unique_ptr<Simulation>>(Error{model.error()});
   if (simulation) {
-    out["warnings"] = (*simulation)->warnings();
     const SolverCounts counts = (*simulation)->solver().counts();
     out["particles"] = counts.particles;
     out["constraints"] = counts.constraints;
@@ -207,7 +206,7 @@ int commandRun(const RunOptions& options) {
   auto created = Simulation::create(scene);
   if (!created) return fail(created.error());
   Simulation& simulation = **created;
-  for (const std::string& warning : simulation.warnings())
+  for (const std::string& warning : simulation.cloth().warnings)
     std::cerr << "warning: " << warning << "\n";
 
   // Outputs are opened only after everything above was valid.

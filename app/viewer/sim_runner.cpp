@@ -178,7 +178,7 @@ void SimRunner::postLasting(std::string label, Edit edit) {
 }
 
 void SimRunner::reportWarnings(const Simulation& simulation) {
-  for (const std::string& warning : simulation.warnings())
+  for (const std::string& warning : simulation.cloth().warnings)
     report(RunnerMessage::Kind::Warning, warning);
 }
 

@@ -666,8 +666,10 @@ std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cl
   candidates.clear();
   for (const auto& [a, b] : cloth_->topology.edges)
     candidates.push_back({{a, b, 0}, {-1.0, 1.0, 0.0}, 2});
-  for (const Stitch& s : cloth_->stitches)
-    candidates.push_back({{s.vertex, s.a, s.b}, {-1.0, 1 - s.t, s.t}, 3});
+  for (const Stitch& s : cloth_->stitches) {
+    const StitchVertices sewn = stitchVertices(s);
+    candidates.push_back({sewn.vertex, sewn.weight, 3});
+  }
   impl_->limitScale.resize(static_cast<Eigen::Index>(candidates.size()));
   impl_->limitScale << impl_->restEdgeLength,
       Eigen::VectorXd::Constant(static_cast<Eigen::Index>(cloth_->stitches.size()),

@@ -232,11 +232,11 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
   // the stitch's point minus its vertex.
   const std::vector<Stitch>& stitches = cloth_->stitches;
   const size_t stitchCount = ctx.stitchAllowance ? stitches.size() : 0;
-  const auto stitchVector = [&](const Positions& at, size_t k) {
-    return Vec3(stitchPoint(stitches[k], at) - at.row(stitches[k].vertex).transpose());
+  const auto allowance = [&](size_t k) {
+    return (*ctx.stitchAllowance)[static_cast<Eigen::Index>(k)];
   };
   const auto stitchValue = [&](const Positions& at, size_t k) {
-    return stitchVector(at, k).norm() - (*ctx.stitchAllowance)[static_cast<Eigen::Index>(k)];
+    return stitchVector(stitches[k], at).norm() - allowance(k);
   };
   // Within the tolerance times the mean edge of every contact plane and stitch allowance.
   const auto rowsMet = [&](const Positions& at) {
@@ -332,15 +332,13 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
         if (where[e] >= 0) hessian[where[e]] += block(e / 9, e % 9);
     }
     for (size_t k = 0; k < stitchCount; ++k) {
-      const Vec3 d = stitchVector(at, k);
+      const Vec3 d = stitchVector(stitches[k], at);
       const double length = d.norm();
-      const double shifted = stitchValue(at, k) + stitchLambda[k] / mu;
+      const double shifted = length - allowance(k) + stitchLambda[k] / mu;
       if (shifted <= 0 || length == 0) continue;
       value += 0.5 * mu * shifted * shifted;
       if (!gradient) continue;
-      const Stitch& stitch = stitches[k];
-      const std::array<int, 3> node{stitch.vertex, stitch.a, stitch.b};
-      const std::array<double, 3> weight{-1.0, 1 - stitch.t, stitch.t};
+      const auto [node, weight] = stitchVertices(stitches[k]);
       const Vec3 unit = d / length;
       Eigen::Matrix<double, 9, 1> grad;
       for (int a = 0; a < 3; ++a) {
