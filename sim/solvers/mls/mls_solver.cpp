@@ -766,18 +766,6 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   } else {
     grabPull_.release();
   }
-  // The points of a stitch still wider than its allowance are not held either: the stitch's row
-  // moves nothing between held points (its multiplier would be left out of the reactions that let
-  // them go), so a garment lying on the ground would never close its seams.
-  if (ctx.stitchAllowance) {
-    const Eigen::VectorXd gaps = stitchGaps(cloth_->stitches, x);
-    for (size_t k = 0; k < cloth_->stitches.size(); ++k)
-      if (gaps[static_cast<Eigen::Index>(k)] >
-          (*ctx.stitchAllowance)[static_cast<Eigen::Index>(k)]) {
-        const Stitch& stitch = cloth_->stitches[k];
-        for (int vertex : {stitch.vertex, stitch.a, stitch.b}) exempt[vertex] = 1;
-      }
-  }
   ProjectionContacts holds(std::move(exempt));
   holds.allowance = ctx.contactAllowance;
   const bool holding = params_.contactProjection && !ctx.obstacles.empty();
