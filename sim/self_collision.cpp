@@ -248,15 +248,53 @@ bool sharesVertex(const std::array<int, 2>& p, const std::array<int, 2>& q) {
   return p[0] == q[0] || p[0] == q[1] || p[1] == q[0] || p[1] == q[1];
 }
 
+// The vertices a garment's stitches join (sim/self_collision.h): per vertex, the others a stitch
+// sews it to, both ways. Empty without stitches.
+class SeamJoins {
+ public:
+  SeamJoins(const std::vector<Stitch>* stitches, int vertexCount) {
+    if (!stitches || stitches->empty()) return;
+    partners_.resize(vertexCount);
+    auto join = [&](int u, int v) {
+      if (u == v) return;
+      partners_[u].push_back(v);
+      partners_[v].push_back(u);
+    };
+    for (const Stitch& s : *stitches) {
+      join(s.vertex, s.a);
+      join(s.vertex, s.b);
+    }
+  }
+  // Whether vertex v is one of `others` or joined to one of them.
+  bool meets(int v, std::initializer_list<int> others) const {
+    for (int o : others)
+      if (o == v) return true;
+    if (partners_.empty()) return false;
+    for (int p : partners_[v])
+      for (int o : others)
+        if (o == p) return true;
+    return false;
+  }
+  bool meets(const Tri& f, int v) const { return meets(v, {f[0], f[1], f[2]}); }
+  bool meets(const std::array<int, 2>& p, const std::array<int, 2>& q) const {
+    return meets(p[0], {q[0], q[1]}) || meets(p[1], {q[0], q[1]});
+  }
+
+ private:
+  std::vector<std::vector<int>> partners_;
+};
+
 // The bin size of the pair searches.
 double pairCell(const Positions& start, const std::vector<std::array<int, 2>>& edges, double thickness) {
   return std::max(meanEdgeLength(start, edges), 2 * thickness);
 }
 
 // Self-collision's broad phase: every triangle's and edge's box over the step, binned.
-PairCandidates findSelfPairs(const std::vector<Tri>& triangles, const std::vector<std::array<int, 2>>& edges,
-                             const Positions& start, const Positions& end, const Eigen::VectorXd& w,
-                             double thickness) {
+PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
+                             const std::vector<std::array<int, 2>>& edges, const Positions& start,
+                             const Positions& end, const Eigen::VectorXd& w, double thickness,
+                             const std::vector<Stitch>* stitches) {
+  const SeamJoins joins(stitches, static_cast<int>(start.rows()));
   PairCandidates pairs;
   const double cell = pairCell(start, edges, thickness);
   const int triangleCount = static_cast<int>(triangles.size()), vertexCount = static_cast<int>(start.rows());
@@ -273,7 +311,7 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles, const std::vecto
       if (stamp[t] == v) return;
       stamp[t] = v;
       const Tri& f = triangles[t];
-      if (f[0] == v || f[1] == v || f[2] == v || !triangleBoxes[t].intersects(box)) return;
+      if (joins.meets(f, v) || !triangleBoxes[t].intersects(box)) return;
       if (w[f[0]] == 0 && w[f[1]] == 0 && w[f[2]] == 0 && w[v] == 0) return;
       pairs.addVertexTriangle(triangles, start, v, t);
     });
@@ -289,7 +327,7 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles, const std::vecto
       if (f <= e || seen[f] == e) return;
       seen[f] = e;
       const auto& qe = edges[f];
-      if (sharesVertex(pe, qe)) return;
+      if (joins.meets(pe, qe)) return;
       if (w[pe[0]] == 0 && w[pe[1]] == 0 && w[qe[0]] == 0 && w[qe[1]] == 0) return;
       // Both boxes carry the thickness: edges that come within it overlap by at least that much.
       if (!edgeBoxes[e].intersects(edgeBoxes[f])) return;
@@ -495,19 +533,22 @@ SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tr
 
 SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology,
                                           const Positions& start, Positions& end,
-                                          const Eigen::VectorXd& w, double thickness, int iterations,
-                                          const Eigen::VectorXd* allowance) {
+                                          const Eigen::VectorXd& w, double thickness,
+                                          int iterations, const Eigen::VectorXd* allowance,
+                                          const std::vector<Stitch>* stitches) {
   if (mesh.triangles.empty() || !(thickness > 0)) return {};
-  const PairCandidates pairs = findSelfPairs(mesh.triangles, topology.edges, start, end, w, thickness);
+  const PairCandidates pairs =
+      findSelfPairs(mesh.triangles, topology.edges, start, end, w, thickness, stitches);
   return solvePairs(pairs, mesh.triangles, topology.edges, start, end, w, thickness, iterations, allowance);
 }
 
-Eigen::VectorXd selfDepthsWithinThickness(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& x,
-                                          double thickness) {
+Eigen::VectorXd selfDepthsWithinThickness(const TriangleMesh& mesh, const MeshTopology& topology,
+                                          const Positions& x, double thickness,
+                                          const std::vector<Stitch>* stitches) {
   Eigen::VectorXd depth = Eigen::VectorXd::Zero(x.rows());
   if (!mesh.triangles.empty() && thickness > 0) {
-    const PairCandidates pairs =
-        findSelfPairs(mesh.triangles, topology.edges, x, x, Eigen::VectorXd::Ones(x.rows()), thickness);
+    const PairCandidates pairs = findSelfPairs(
+        mesh.triangles, topology.edges, x, x, Eigen::VectorXd::Ones(x.rows()), thickness, stitches);
     auto deepen = [&](std::initializer_list<int> vertices, double gap) {
       for (int v : vertices) depth[v] = std::max(depth[v], thickness - gap);  // gap >= 0
     };
@@ -532,10 +573,13 @@ Eigen::VectorXd selfDepthsWithinThickness(const TriangleMesh& mesh, const MeshTo
   return depth;
 }
 
-int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& start,
-                                     Positions& end, const Eigen::VectorXd& inverseMass, double thickness,
-                                     bool selfCollision, const std::vector<Obstacle>& obstacles, StepStats& stats,
-                                     const ObstacleFeaturePairs* found, const Eigen::VectorXd* allowance) {
+int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology,
+                                     const Positions& start, Positions& end,
+                                     const Eigen::VectorXd& inverseMass, double thickness,
+                                     bool selfCollision, const std::vector<Obstacle>& obstacles,
+                                     StepStats& stats, const ObstacleFeaturePairs* found,
+                                     const Eigen::VectorXd* allowance,
+                                     const std::vector<Stitch>* stitches) {
   int resolved =
       found && found->covers(end)
           ? found->resolve(end, 4, allowance).resolved
@@ -543,8 +587,8 @@ int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopolog
                 .resolved;
   if (selfCollision) {
     const auto selfStart = Clock::now();
-    const SelfCollisionResult self =
-        resolveSelfCollisions(mesh, topology, start, end, inverseMass, thickness, 4, allowance);
+    const SelfCollisionResult self = resolveSelfCollisions(mesh, topology, start, end, inverseMass,
+                                                           thickness, 4, allowance, stitches);
     recordSelfCollision(self, msSince(selfStart), stats);
     resolved += self.resolved;
   }

@@ -95,8 +95,8 @@ void Simulation::allowWhereTheClothStands() {
   for (Obstacle& jelly : jellyObstacles()) around.push_back(std::move(jelly));
   allowance_ = depthsWithinThickness(around, surface(), sim_.thickness);
   if (sim_.selfCollision)
-    allowance_ =
-        allowance_.cwiseMax(selfDepthsWithinThickness(cloth_->mesh, cloth_->topology, surface(), sim_.thickness));
+    allowance_ = allowance_.cwiseMax(selfDepthsWithinThickness(
+        cloth_->mesh, cloth_->topology, surface(), sim_.thickness, &cloth_->stitches));
   if (!(allowance_.size() > 0 && allowance_.maxCoeff() > 0)) allowance_.resize(0);
   ++allowanceSettings_;
 }

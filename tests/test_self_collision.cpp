@@ -100,6 +100,42 @@ TEST(SelfCollision, ContinuousTestCatchesTunnellingAndIgnoresPassingRoundAnEdge)
   EXPECT_NEAR(round(3, 2), -0.01, 1e-12);  // untouched: it never went through
 }
 
+// A garment's stitches join their vertices (sim/self_collision.h): a triangle sewn along its
+// lower edge to another triangle's edge, lying 1 mm over it, is not pushed apart at the seam, while
+// its free corner, which no stitch joins to the lower triangle, is. Without the stitches the seam's
+// vertices are pushed to the thickness like any others.
+TEST(SelfCollision, ElementsJoinedByAStitchAreNotPushedApart) {
+  TriangleMesh mesh;
+  mesh.positions.resize(6, 3);
+  mesh.positions << 0, 0, 0, 1, 0, 0, 0, 1, 0,        // lower, z = 0
+      0.2, 0, 0.001, 0.6, 0, 0.001, 0.3, 0.3, 0.001;  // upper, 1 mm above
+  mesh.triangles = {{0, 1, 2}, {3, 4, 5}};
+  const MeshTopology topology = buildTopology(mesh);
+  const std::vector<Stitch> stitches = {{3, 0, 1, 0.2}, {4, 0, 1, 0.6}};  // onto the lower edge 0-1
+  const Eigen::VectorXd w = Eigen::VectorXd::Ones(6);
+  const double thickness = 0.004;
+  Positions sewn = mesh.positions;
+  resolveSelfCollisions(mesh, topology, mesh.positions, sewn, w, thickness, 4, nullptr, &stitches);
+  EXPECT_EQ(sewn.row(3), mesh.positions.row(3));
+  EXPECT_EQ(sewn.row(4), mesh.positions.row(4));
+  // The free corner over the lower triangle (barycentric 0.4, 0.3, 0.3) ends a thickness above it.
+  EXPECT_NEAR(sewn(5, 2) - (0.4 * sewn(0, 2) + 0.3 * sewn(1, 2) + 0.3 * sewn(2, 2)), thickness,
+              1e-5);
+  const Eigen::VectorXd sewnDepth =
+      selfDepthsWithinThickness(mesh, topology, mesh.positions, thickness, &stitches);
+  EXPECT_EQ(sewnDepth[3], 0);
+  EXPECT_EQ(sewnDepth[4], 0);
+  EXPECT_NEAR(sewnDepth[5], thickness - 0.001, 1e-12);
+
+  Positions loose = mesh.positions;
+  resolveSelfCollisions(mesh, topology, mesh.positions, loose, w, thickness);
+  EXPECT_GT(loose(3, 2), 0.001 + 1e-4);
+  EXPECT_GT(loose(4, 2), 0.001 + 1e-4);
+  const Eigen::VectorXd looseDepth =
+      selfDepthsWithinThickness(mesh, topology, mesh.positions, thickness);
+  EXPECT_NEAR(looseDepth[3], thickness - 0.001, 1e-12);
+}
+
 int intersectionsAfterFold(const std::string& solver, bool selfCollision, int steps) {
   Scene scene = test::builtinScene("fold-drop", solver);
   scene.sim.selfCollision = selfCollision;

@@ -64,9 +64,9 @@ TEST(Stitches, AllowancesShrinkByTheLengthSewn) {
   EXPECT_EQ(stitchAllowances(rest, 0), rest);
 }
 
-// xpbd sews the pillowcase round its ball: the seams close within a few millimetres (the two
-// layers' thickness apart, as self-collision keeps them), the upper panel lies over the ball and
-// the seam runs round it below the top, while the cloth stretches little.
+// xpbd sews the pillowcase round its ball: the seams close to within 2 mm (self-collision leaves
+// the elements a stitch joins alone; it held them 5.8 mm apart), the upper panel lies over the
+// ball and the seam runs round it below the top, while the cloth stretches little.
 TEST(Sewing, XpbdSewsThePillowcaseRoundItsBall) {
   const Scene scene = pillowScene();
   auto simulation = test::makeSimulation(scene);
@@ -85,7 +85,7 @@ TEST(Sewing, XpbdSewsThePillowcaseRoundItsBall) {
   }
   const Positions& x = simulation->surface();
   const Eigen::VectorXd gaps = stitchGaps(cloth.stitches, x);
-  EXPECT_LT(gaps.maxCoeff(), 0.015);
+  EXPECT_LT(gaps.maxCoeff(), 0.002);
   EXPECT_NEAR(simulation->lastStats().extra.at("max_stitch_gap").get<double>(), gaps.maxCoeff(),
               1e-12);
   EXPECT_LT(worstStrain, 0.3);
@@ -218,7 +218,9 @@ TEST(Sewing, EverySolverSewsAStripIntoALoop) {
     EXPECT_LT(widest, 0.002);
     EXPECT_NEAR(simulation->lastStats().extra.at("max_stitch_gap").get<double>(), widest, 1e-12);
     // xpbd's sweeps end above its 1e-6 m on every step, here as everywhere.
-    if (entry.id != "xpbd") EXPECT_LE(above, 3);
+    if (entry.id != "xpbd") {
+      EXPECT_LE(above, 3);
+    }
     EXPECT_LT(worstStrain, 0.06);
     // The middle row (v = 0.1) round its centre within half the radius of a 0.6 m circle: a loop
     // (more or less pointed at the seam, with each solver's bending), neither the strip laid

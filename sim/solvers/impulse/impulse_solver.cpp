@@ -1344,9 +1344,10 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     if (features && (!featurePairs || !featurePairs->covers(corrected)))
       featurePairs.emplace(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights, ctx.sim.thickness,
                            ctx.obstacles, ctx.sim.thickness);
-    if (resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights,
-                                         ctx.sim.thickness, self, features ? ctx.obstacles : std::vector<Obstacle>{},
-                                         stats, features ? &*featurePairs : nullptr, ctx.contactAllowance) > 0) {
+    if (resolveFeaturesAndSelfCollisions(
+            cloth_->mesh, cloth_->topology, previousSurface, corrected, weights, ctx.sim.thickness,
+            self, features ? ctx.obstacles : std::vector<Obstacle>{}, stats,
+            features ? &*featurePairs : nullptr, ctx.contactAllowance, &cloth_->stitches) > 0) {
       pairCorrection = corrected - surface_;
       correctPreview(pairCorrection);
     }

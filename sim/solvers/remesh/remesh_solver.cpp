@@ -507,7 +507,7 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
   }
   resolveFeaturesAndSelfCollisions(mesh_->restMesh(), mesh_->topology(), x_, x, inverseMass,
                                    ctx.sim.thickness, ctx.sim.selfCollision, ctx.obstacles, stats,
-                                   nullptr, allowancePtr);
+                                   nullptr, allowancePtr, &cloth_->stitches);
   stats.msCollision = collisionMs + msSince(t);
   if (!ctx.obstacles.empty() || ctx.sim.selfCollision) violation = worstViolation(x);
 

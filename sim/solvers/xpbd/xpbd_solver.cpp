@@ -152,8 +152,9 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
     // point has moved farther than their margin since.
     const auto featureStart = Clock::now();
     resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness,
-                                     ctx.sim.selfCollision, ctx.obstacles, stats, features ? &*features : nullptr,
-                                     ctx.contactAllowance);
+                                     ctx.sim.selfCollision, ctx.obstacles, stats,
+                                     features ? &*features : nullptr, ctx.contactAllowance,
+                                     &cloth_->stitches);
     collisionMs += msSince(featureStart);
   }
   stats.msCollision = collisionMs;
