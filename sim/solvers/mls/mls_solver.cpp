@@ -562,6 +562,29 @@ struct MlsSolver::Impl {
 MlsSolver::MlsSolver() : impl_(std::make_unique<Impl>()) {}
 MlsSolver::~MlsSolver() = default;
 
+namespace {
+// What SolverState::more holds for this solver.
+struct MlsMemory {
+  std::vector<int> limitRows;
+  GrabPull grabPull;
+};
+}  // namespace
+
+SolverState MlsSolver::state() const {
+  return {x_, v_, std::make_shared<const MlsMemory>(MlsMemory{impl_->limitRows, grabPull_})};
+}
+
+void MlsSolver::setState(const SolverState& state) {
+  VertexSolver::setState(state);
+  if (!state.more) return;
+  const auto& memory = *static_cast<const MlsMemory*>(state.more.get());
+  grabPull_ = memory.grabPull;
+  // The pattern the step starts from decides which lengths it holds: the same rows, not only the
+  // same positions, for the same steps to follow (rebuilt only where they differ).
+  if (!impl_->patternBuilt || memory.limitRows != impl_->limitRows)
+    impl_->buildSlots(neighbourhoods_, static_cast<int>(x_.rows()), memory.limitRows);
+}
+
 SolverCounts MlsSolver::counts() const {
   return {static_cast<int>(x_.rows()), 2 * neighbourhoods_.sampleCount(), 0};
 }
@@ -1174,8 +1197,10 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   const double speed = v.rowwise().norm().maxCoeff();
   if (speed > params_.maxSpeed)
     return restore(runawaySpeedMessage("a vertex", speed, params_.maxSpeed));
-  if (ctx.grab)
+  if (ctx.grab) {
     grabPull_.settle(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], x);
+    stats.extra["grab_gain"] = grabPull_.gain();
+  }
   x_ = std::move(x);
   v_ = std::move(v);
 

@@ -111,6 +111,11 @@ class MlsSolver final : public VertexSolver {
   nlohmann::json params() const override;
   std::optional<std::string> step(const StepContext& ctx, StepStats& stats) override;
   SolverCounts counts() const override;
+  // x, v, the grab's push rate (GrabPull) and the lengths with rows in the projection's pattern
+  // (a step starts from the last one's and holds those at their limit): what a moment must carry
+  // for its steps to repeat.
+  SolverState state() const override;
+  void setState(const SolverState& state) override;
 
   // Inspection (tests).
   const MlsNeighbourhoods& neighbourhoods() const { return neighbourhoods_; }

@@ -19,6 +19,7 @@ namespace {
 struct MeshState {
   std::shared_ptr<const AdaptiveMesh> mesh;
   int stepsSinceRemesh = 0;
+  GrabPull grabPull;  // the grab's push rate
 };
 
 // Gauss-Newton solves per update of the multipliers at most: the method of multipliers needs each
@@ -177,13 +178,15 @@ nlohmann::json RemeshSolver::params() const { return writeParams(RemeshParams::t
 Positions RemeshSolver::surfaceVelocities() const { return v_.topRows(mesh_->preservedCount()); }
 
 SolverState RemeshSolver::state() const {
-  return {x_, v_, std::make_shared<const MeshState>(MeshState{mesh_, stepsSinceRemesh_})};
+  return {x_, v_,
+          std::make_shared<const MeshState>(MeshState{mesh_, stepsSinceRemesh_, grabPull_})};
 }
 
 void RemeshSolver::setState(const SolverState& state) {
   if (state.more) {
     const auto& more = *static_cast<const MeshState*>(state.more.get());
     stepsSinceRemesh_ = more.stepsSinceRemesh;
+    grabPull_ = more.grabPull;
     if (more.mesh != mesh_) {
       mesh_ = more.mesh;
       meshChanged();
@@ -519,7 +522,10 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
   const double speed = v.rowwise().norm().maxCoeff();
   if (speed > params_.maxSpeed)
     return restore(runawaySpeedMessage("a node", speed, params_.maxSpeed));
-  if (ctx.grab) grabPull_.settle(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], x);
+  if (ctx.grab) {
+    grabPull_.settle(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], x);
+    stats.extra["grab_gain"] = grabPull_.gain();
+  }
   x_ = std::move(x);
   v_ = std::move(v);
 

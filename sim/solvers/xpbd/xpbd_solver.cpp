@@ -52,6 +52,15 @@ std::optional<std::string> XpbdSolver::setParams(const nlohmann::json& params) {
 
 nlohmann::json XpbdSolver::params() const { return writeParams(XpbdParams::table(), params_); }
 
+SolverState XpbdSolver::state() const {
+  return {x_, v_, std::make_shared<const GrabPull>(grabPull_)};
+}
+
+void XpbdSolver::setState(const SolverState& state) {
+  VertexSolver::setState(state);
+  if (state.more) grabPull_ = *static_cast<const GrabPull*>(state.more.get());
+}
+
 SolverCounts XpbdSolver::counts() const {
   return {static_cast<int>(x_.rows()), cloth_ ? cloth_->topology.edgeCount() : 0, 0};
 }
@@ -171,8 +180,10 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   const double speed = v.rowwise().norm().maxCoeff();
   if (speed > params_.maxSpeed)
     return restore(runawaySpeedMessage("a vertex", speed, params_.maxSpeed));
-  if (ctx.grab)
+  if (ctx.grab) {
     grabPull_.settle(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], x);
+    stats.extra["grab_gain"] = grabPull_.gain();
+  }
   x_ = std::move(x);
   v_ = std::move(v);
 

@@ -47,6 +47,9 @@ class XpbdSolver final : public VertexSolver {
   nlohmann::json params() const override;
   std::optional<std::string> step(const StepContext& ctx, StepStats& stats) override;
   SolverCounts counts() const override;
+  // x, v and the grab's push rate (GrabPull), which a moment must carry for its steps to repeat.
+  SolverState state() const override;
+  void setState(const SolverState& state) override;
 
  private:
   std::shared_ptr<const ClothModel> cloth_;
