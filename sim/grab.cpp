@@ -36,12 +36,14 @@ std::vector<int> GrabPull::move(const Grab& grab, const Tri& tri, double h, cons
   return moved;
 }
 
-void GrabPull::settle(const Grab& grab, const Tri& tri, const Positions& x) {
+void GrabPull::settle(const Grab& grab, const Tri& tri, const Positions& x, StepStats& stats) {
   const Vec3 push = target_ - from_;
-  if (push.squaredNorm() == 0) return;
-  const double followed = (pointAt(grab, tri, x) - from_).dot(push) / push.squaredNorm();
-  const bool heldBack = followed < 0.5 && push.norm() > pushFloor_;
-  gain_ = heldBack ? 0.5 * gain_ : std::min(1.0, 2 * gain_);
+  if (push.squaredNorm() > 0) {
+    const double followed = (pointAt(grab, tri, x) - from_).dot(push) / push.squaredNorm();
+    const bool heldBack = followed < 0.5 && push.norm() > pushFloor_;
+    gain_ = heldBack ? 0.5 * gain_ : std::min(1.0, 2 * gain_);
+  }
+  stats.extra["grab_gain"] = gain_;
 }
 
 Grab grabAtVertex(const ClothModel& cloth, int vertex, const Vec3& target) {

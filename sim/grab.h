@@ -61,8 +61,9 @@ class GrabPull {
   // Corners for which fixed(vertex) holds (pins) stay. Returns the corners moved.
   std::vector<int> move(const Grab& grab, const Tri& tri, double h, const Positions& start, Positions& x,
                         const std::function<bool(int)>& fixed);
-  // After the solve: x is where the solver left the cloth.
-  void settle(const Grab& grab, const Tri& tri, const Positions& x);
+  // After the solve: x is where the solver left the cloth. Records the rate the next step pushes
+  // at in `stats` (grab_gain).
+  void settle(const Grab& grab, const Tri& tri, const Positions& x, StepStats& stats);
   void release() { gain_ = 1; }  // no grab this step: the next one starts at the full rate
   double gain() const { return gain_; }
 

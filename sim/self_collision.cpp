@@ -1,11 +1,12 @@
 #include "sim/self_collision.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "sim/cell_grid.h"
-#include "sim/solver.h"
 #include "sim/obstacles.h"
+#include "sim/solver.h"
 #include "sim/timing.h"
 
 namespace clothlab {
@@ -248,31 +249,27 @@ bool sharesVertex(const std::array<int, 2>& p, const std::array<int, 2>& q) {
   return p[0] == q[0] || p[0] == q[1] || p[1] == q[0] || p[1] == q[1];
 }
 
-// The vertices a garment's stitches join (sim/self_collision.h): per vertex, the others a stitch
-// sews it to, both ways. Empty without stitches.
+// The vertices a garment's stitches join (sim/self_collision.h): each stitch's vertex with its
+// point's two, as pairs both ways, sorted. Empty without stitches.
 class SeamJoins {
  public:
-  SeamJoins(const std::vector<Stitch>* stitches, int vertexCount) {
-    if (!stitches || stitches->empty()) return;
-    partners_.resize(vertexCount);
-    auto join = [&](int u, int v) {
-      if (u == v) return;
-      partners_[u].push_back(v);
-      partners_[v].push_back(u);
-    };
-    for (const Stitch& s : *stitches) {
-      join(s.vertex, s.a);
-      join(s.vertex, s.b);
-    }
+  explicit SeamJoins(const std::vector<Stitch>* stitches) {
+    if (!stitches) return;
+    for (const Stitch& s : *stitches)  // its three vertices differ (the loader's check)
+      for (int other : {s.a, s.b}) {
+        joined_.emplace_back(s.vertex, other);
+        joined_.emplace_back(other, s.vertex);
+      }
+    std::sort(joined_.begin(), joined_.end());
   }
   // Whether vertex v is one of `others` or joined to one of them.
   bool meets(int v, std::initializer_list<int> others) const {
     for (int o : others)
       if (o == v) return true;
-    if (partners_.empty()) return false;
-    for (int p : partners_[v])
+    for (auto it = std::lower_bound(joined_.begin(), joined_.end(), std::make_pair(v, INT_MIN));
+         it != joined_.end() && it->first == v; ++it)
       for (int o : others)
-        if (o == p) return true;
+        if (o == it->second) return true;
     return false;
   }
   bool meets(const Tri& f, int v) const { return meets(v, {f[0], f[1], f[2]}); }
@@ -281,7 +278,7 @@ class SeamJoins {
   }
 
  private:
-  std::vector<std::vector<int>> partners_;
+  std::vector<std::pair<int, int>> joined_;
 };
 
 // The bin size of the pair searches.
@@ -294,7 +291,7 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
                              const std::vector<std::array<int, 2>>& edges, const Positions& start,
                              const Positions& end, const Eigen::VectorXd& w, double thickness,
                              const std::vector<Stitch>* stitches) {
-  const SeamJoins joins(stitches, static_cast<int>(start.rows()));
+  const SeamJoins joins(stitches);
   PairCandidates pairs;
   const double cell = pairCell(start, edges, thickness);
   const int triangleCount = static_cast<int>(triangles.size()), vertexCount = static_cast<int>(start.rows());

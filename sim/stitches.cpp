@@ -22,7 +22,7 @@ double projectStitches(const std::vector<Stitch>& stitches, const Eigen::VectorX
   double worst = 0;
   for (size_t k = 0; k < stitches.size(); ++k) {
     const Stitch& s = stitches[k];
-    const Vec3 d = x.row(s.vertex).transpose() - stitchPoint(s, x);
+    const Vec3 d = -stitchVector(s, x);  // from the point to the vertex
     const double gap = d.norm();
     const double excess = gap - allowance[static_cast<Eigen::Index>(k)];
     if (excess <= 0) continue;

@@ -114,7 +114,8 @@ TEST(GrabPull, HalvesItsPushWhenPulledBackAndRecoversWhenFollowed) {
     pull.move(grab, tri, h, start, x, free);
     const double pushed = x(0, 2);
     x(0, 2) = followed * pushed;
-    pull.settle(grab, tri, x);
+    StepStats stats;
+    pull.settle(grab, tri, x, stats);
     return pushed;
   };
   EXPECT_DOUBLE_EQ(push(0.1), 1.0);

@@ -180,10 +180,7 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   const double speed = v.rowwise().norm().maxCoeff();
   if (speed > params_.maxSpeed)
     return restore(runawaySpeedMessage("a vertex", speed, params_.maxSpeed));
-  if (ctx.grab) {
-    grabPull_.settle(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], x);
-    stats.extra["grab_gain"] = grabPull_.gain();
-  }
+  if (ctx.grab) grabPull_.settle(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], x, stats);
   x_ = std::move(x);
   v_ = std::move(v);
 
