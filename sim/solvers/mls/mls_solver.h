@@ -84,6 +84,10 @@ struct MlsParams {
   double regularization = 1e-6;   // relative diagonal shift of J W J^T, [0, 0.1]
   bool geometricStiffness = false;
   bool fallback = true;           // augmented-Lagrangian fallback when FP stalls
+  // Hand over to the fallback as soon as Fast Projection's rate (over its last two iterations)
+  // would not bring the largest |c| within the tolerance in the iterations it has left, instead
+  // of after them. Where it crawls (a sewn pillowcase, a crushed tube) that is most of a step.
+  bool fallbackOnRate = true;
   bool contactProjection = true;   // hold contact points during the projection (see mls_solver.cpp)
   int fallbackIterations = 10;    // outer augmented-Lagrangian iterations, [1, 1000]
   double maxSpeed = 1000;         // speed treated as divergence [m/s], [1, 1e6]
