@@ -448,8 +448,9 @@ TEST(TorusDragAcross, ImpulseNcDrawsTheCornerAroundTheTube) {
 // (the same yank 0.01 to 0.35 m to either side, 37 directions, with and without handing crawling
 // projections to the fallback early), but the motion is chaotic, and now and then one step's
 // projection ends with a few edges beyond their limit: 1.64 in the one step 9 of this very yank
-// with OpenBLAS's Haswell kernels and the hand-over (0.45 with its SkylakeX kernels), 1.14 once
-// in a variant without the hand-over. So one step may exceed 1; tearing exceeds it step after step.
+// with OpenBLAS's Haswell kernels and the hand-over (0.45 with its SkylakeX kernels), and 1.14
+// once without the hand-over, in a trial that changed how the fallback picks its best state
+// (docs/measurements.md). So one step may exceed 1; tearing exceeds it step after step.
 class TorusYank : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(TorusYank, AYankedCornerPullsTheClothAlongWithoutTearingIt) {
