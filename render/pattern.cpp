@@ -26,9 +26,12 @@ std::optional<ClothPattern> patternNamed(const std::string& name) {
 
 namespace {
 
+// A flat rest state the pattern is printed in. A cone's unfolding is not one: printed flat, the
+// pattern would break along its cut, so it is printed in the rest mesh's space, as on a cloth
+// without a flat rest state.
 bool hasFlatRest(const ClothModel& cloth) {
   return cloth.flatCoords && cloth.flatCoords->coords.rows() == cloth.mesh.vertexCount() &&
-         cloth.mesh.vertexCount() > 0;
+         cloth.mesh.vertexCount() > 0 && cloth.flatCoords->wrap.angle == 0;
 }
 
 }  // namespace
@@ -37,8 +40,8 @@ double patternExtent(const ClothModel& cloth) {
   if (hasFlatRest(cloth)) {
     const Eigen::MatrixX2d& u = cloth.flatCoords->coords;
     const Eigen::Vector2d span = u.colwise().maxCoeff() - u.colwise().minCoeff();
-    return cloth.flatCoords->period > 0 ? std::max(cloth.flatCoords->period, span.y())
-                                        : span.maxCoeff();
+    const double period = cloth.flatCoords->wrap.period;
+    return period > 0 ? std::max(period, span.y()) : span.maxCoeff();
   }
   const Positions& x = cloth.mesh.positions;
   return x.rows() > 0 ? (x.colwise().maxCoeff() - x.colwise().minCoeff()).maxCoeff() : 0.0;
@@ -56,9 +59,9 @@ PatternCoordinates patternCoordinates(const ClothModel& cloth) {
   };
   if (hasFlatRest(cloth)) {
     const Eigen::MatrixX2d& u = cloth.flatCoords->coords;
-    if (cloth.flatCoords->period > 0) {
+    if (cloth.flatCoords->wrap.period > 0) {
       out.kind = PatternCoordinates::Kind::Tube;
-      out.radius = cloth.flatCoords->period / (2 * std::numbers::pi);
+      out.radius = cloth.flatCoords->wrap.period / (2 * std::numbers::pi);
       for (int i = 0; i < n; ++i)
         put(out.radius * std::cos(u(i, 0) / out.radius), u(i, 1),
             out.radius * std::sin(u(i, 0) / out.radius));

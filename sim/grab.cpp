@@ -59,9 +59,12 @@ GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
   if (!cloth.flatCoords) return;
   const Eigen::MatrixX2d& material = cloth.flatCoords->coords;
   const MeshTopology& topology = cloth.topology;
-  // An unrolled tube is a strip, convex across its seam.
-  convex_.assign(topology.componentCount, cloth.flatCoords->period > 0);
-  if (cloth.flatCoords->period > 0) return;
+  // An unrolled cylinder is a strip, convex across its seam. An unfolded cone is not: a straight
+  // line between two of its points may cross the hole round its apex, where the cloth's
+  // shortest way goes round, so it gets no reach.
+  const MaterialWrap& wrap = cloth.flatCoords->wrap;
+  convex_.assign(topology.componentCount, wrap.period > 0);
+  if (wrap.wraps()) return;
   // A piece is convex when it has one boundary loop that turns one way only (straight runs, as
   // along a rectangle's sides, allowed).
   std::vector<int> loops(topology.componentCount, 0);
@@ -102,7 +105,7 @@ std::vector<std::pair<Vec3, double>> GrabReach::balls(const Grab& grab, const st
     Eigen::Vector2d offset = Eigen::Vector2d::Zero();
     for (int k = 0; k < 3; ++k)
       offset += grab.barycentric[k] * materialOffset(cloth_->flatCoords->coords, vertex, tri[k],
-                                                     cloth_->flatCoords->period);
+                                                     cloth_->flatCoords->wrap);
     balls.emplace_back(target, offset.norm());
   }
   return balls;

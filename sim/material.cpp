@@ -1,10 +1,15 @@
 #include "sim/material.h"
 
 #include <Eigen/Dense>
+#include <Eigen/SparseCholesky>
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <numbers>
 #include <string>
 #include <vector>
+
+#include "sim/linear/spd_solver.h"  // SparseMatrix
 
 namespace clothlab {
 
@@ -13,18 +18,327 @@ Eigen::Vector2d wrapOffset(Eigen::Vector2d d, double period) {
   return d;
 }
 
-Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, double period) {
-  return wrapOffset(u.row(j).transpose() - u.row(i).transpose(), period);
+Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, const MaterialWrap& wrap) {
+  return wrap.offset(u.row(i).transpose(), u.row(j).transpose());
+}
+
+namespace {
+
+// A rigid map of the plane, x -> R(angle) x + shift, and how far it moved the point it was
+// found at.
+struct PlaneMotion {
+  double angle = 0;
+  Eigen::Vector2d shift = Eigen::Vector2d::Zero();
+  double moved = 0;
+};
+
+constexpr double kPi = std::numbers::pi;
+
+Eigen::Vector2d perpendicular(const Eigen::Vector2d& d) { return {-d.y(), d.x()}; }
+
+Eigen::Vector2d rotated(const Eigen::Vector2d& d, double angle) {
+  const double c = std::cos(angle), s = std::sin(angle);
+  return {c * d.x() - s * d.y(), s * d.x() + c * d.y()};
+}
+
+// Spreads what the unfolding of a mesh that only approximates a developable surface left at the
+// edges where it met itself over the whole cloth: a few as-rigid-as-possible iterations in the
+// plane (each triangle's best rotation of its rest shape onto its corners, then the coordinates
+// that fit all the triangles' rotated edges best), with the wrap held. Each edge counts by its
+// length's relative change, as the edge check measures it.
+void relaxUnfolding(const TriangleMesh& mesh,
+                    const std::vector<std::array<Eigen::Vector2d, 3>>& placed, FlatRest& flat) {
+  const int n = static_cast<int>(mesh.positions.rows());
+  const int triangles = static_cast<int>(mesh.triangles.size());
+  const MaterialWrap& wrap = flat.wrap;
+  // Each corner's image of its vertex: the one (once round either way, or none) that puts it
+  // next to the triangle's first corner in the unfolding.
+  std::vector<std::array<int, 3>> turns(triangles, {0, 0, 0});
+  // Each triangle's rest shape in its own plane, as placed.
+  std::vector<std::array<Eigen::Vector2d, 3>> rest(triangles);
+  for (int t = 0; t < triangles; ++t) {
+    const Tri& tri = mesh.triangles[t];
+    for (int m = 0; m < 3; ++m) {
+      rest[t][m] = placed[t][m] - placed[t][0];
+      if (!wrap.wraps() || m == 0) continue;
+      const Eigen::Vector2d target =
+          placed[t][m] - placed[t][0] + flat.coords.row(tri[0]).transpose();
+      double best = 1e300;
+      for (int k = -1; k <= 1; ++k) {
+        const double d =
+            (wrap.image(flat.coords.row(tri[m]).transpose(), k) - target).squaredNorm();
+        if (d < best) best = d, turns[t][m] = k;
+      }
+    }
+  }
+  // The image H^k(u) = A_k u + b_k of the wrap.
+  auto linearPart = [&](int k) {
+    if (wrap.angle == 0 || k == 0) return Eigen::Matrix2d(Eigen::Matrix2d::Identity());
+    const double c = std::cos(k * wrap.angle), s = std::sin(k * wrap.angle);
+    Eigen::Matrix2d a;
+    a << c, -s, s, c;
+    return a;
+  };
+  auto constantPart = [&](int k) {
+    return Eigen::Vector2d(wrap.image(Eigen::Vector2d::Zero(), k));
+  };
+  // The global step's matrix: rows (A_ka u_a - A_kb u_b) / |r_ab| per triangle edge, and a
+  // slight anchor of vertex 0 for the coordinates' free translation.
+  std::vector<Eigen::Triplet<double>> entries;
+  const std::array<std::array<int, 2>, 3> sides = {{{0, 1}, {1, 2}, {2, 0}}};
+  auto forEachSide = [&](auto&& visit) {
+    for (int t = 0; t < triangles; ++t)
+      for (const auto& [p, q] : sides) {
+        const double length = (rest[t][q] - rest[t][p]).norm();
+        if (length > 0) visit(t, p, q, 1 / length);
+      }
+  };
+  int row = 0;
+  forEachSide([&](int t, int p, int q, double w) {
+    const Eigen::Matrix2d ap = w * linearPart(turns[t][p]), aq = w * linearPart(turns[t][q]);
+    const int vp = mesh.triangles[t][p], vq = mesh.triangles[t][q];
+    for (int r = 0; r < 2; ++r)
+      for (int c = 0; c < 2; ++c) {
+        entries.emplace_back(row + r, 2 * vq + c, aq(r, c));
+        entries.emplace_back(row + r, 2 * vp + c, -ap(r, c));
+      }
+    row += 2;
+  });
+  constexpr double kAnchor = 1e-3;
+  entries.emplace_back(row, 0, kAnchor);
+  entries.emplace_back(row + 1, 1, kAnchor);
+  SparseMatrix fit(row + 2, 2 * n);
+  fit.setFromTriplets(entries.begin(), entries.end());
+  const SparseMatrix fitT = fit.transpose();
+  const SparseMatrix normal = fitT * fit;
+  Eigen::SimplicialLDLT<SparseMatrix> solver(normal);
+  if (solver.info() != Eigen::Success) return;  // the unfolding as placed; the edge check judges it
+  Eigen::VectorXd u(2 * n), rhs(row + 2);
+  for (int i = 0; i < n; ++i) u.segment<2>(2 * i) = flat.coords.row(i).transpose();
+  const Eigen::Vector2d anchor = u.segment<2>(0);
+  auto corner = [&](int t, int m) {
+    return Eigen::Vector2d(linearPart(turns[t][m]) * u.segment<2>(2 * mesh.triangles[t][m]) +
+                           constantPart(turns[t][m]));
+  };
+  for (int iteration = 0; iteration < 20; ++iteration) {
+    row = 0;
+    for (int t = 0; t < triangles; ++t) {
+      // The rotation that takes the rest shape's edges best onto the corners' (Procrustes).
+      double cross = 0, dot = 0;
+      for (const auto& [p, q] : sides) {
+        const Eigen::Vector2d r = rest[t][q] - rest[t][p], c = corner(t, q) - corner(t, p);
+        cross += r.x() * c.y() - r.y() * c.x();
+        dot += r.dot(c);
+      }
+      const double angle = std::atan2(cross, dot), co = std::cos(angle), si = std::sin(angle);
+      for (const auto& [p, q] : sides) {
+        const Eigen::Vector2d r = rest[t][q] - rest[t][p];
+        const double length = r.norm();
+        if (!(length > 0)) continue;
+        const Eigen::Vector2d turned(co * r.x() - si * r.y(), si * r.x() + co * r.y());
+        rhs.segment<2>(row) =
+            (turned - constantPart(turns[t][q]) + constantPart(turns[t][p])) / length;
+        row += 2;
+      }
+    }
+    rhs.segment<2>(row) = kAnchor * anchor;
+    const Eigen::VectorXd next = solver.solve(fitT * rhs);
+    if (!next.allFinite()) return;
+    u = next;
+  }
+  for (int i = 0; i < n; ++i) flat.coords.row(i) = u.segment<2>(2 * i).transpose();
+}
+
+}  // namespace
+
+Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& topology) {
+  const int triangles = static_cast<int>(mesh.triangles.size());
+  if (triangles == 0) return Error{"it has no triangles to unfold"};
+  if (topology.componentCount != 1)
+    return Error{"it is in " + std::to_string(topology.componentCount) +
+                 " pieces, and ClothLab unfolds only a cloth in one piece"};
+  if (topology.nonManifoldEdgeCount > 0 || topology.degenerateTriangleCount > 0)
+    return Error{"it has non-manifold edges or degenerate triangles, which do not unfold"};
+  auto at = [&](int v) -> Vec3 { return mesh.positions.row(v).transpose(); };
+  // Each triangle's corners in the plane, placed across an edge of a placed neighbour (breadth
+  // first, so the placements stay close to the first triangle's and their drift small).
+  std::vector<std::array<Eigen::Vector2d, 3>> corner(triangles);
+  std::vector<int> order;
+  std::vector<char> placed(triangles, 0);
+  // The third corner of a triangle over the edge (p1, p2) of the plane, on the side away from
+  // `away`, keeping its rest shape: (a, b) the edge's rest positions, c the third one.
+  auto across = [&](const Eigen::Vector2d& p1, const Eigen::Vector2d& p2,
+                    const Eigen::Vector2d& away, const Vec3& a, const Vec3& b, const Vec3& c) {
+    const Vec3 edge = (b - a).normalized();
+    const double along = (c - a).dot(edge);
+    const double height = ((c - a) - along * edge).norm();
+    const Eigen::Vector2d direction = (p2 - p1).normalized();
+    Eigen::Vector2d side = perpendicular(direction);
+    if (side.dot(away - p1) > 0) side = -side;
+    return Eigen::Vector2d(p1 + along * direction + height * side);
+  };
+  {
+    const Tri& t = mesh.triangles[0];
+    const Vec3 a = at(t[0]), b = at(t[1]);
+    corner[0][0] = Eigen::Vector2d::Zero();
+    corner[0][1] = Eigen::Vector2d((b - a).norm(), 0);
+    corner[0][2] = across(corner[0][0], corner[0][1], Eigen::Vector2d(0, -1), a, b, at(t[2]));
+    placed[0] = 1;
+    order.push_back(0);
+  }
+  for (size_t next = 0; next < order.size(); ++next) {
+    const int t = order[next];
+    const Tri& tri = mesh.triangles[t];
+    for (int k = 0; k < 3; ++k) {
+      const int e = topology.triEdges[t][k];
+      const int g =
+          topology.edgeTris[e][0] == t ? topology.edgeTris[e][1] : topology.edgeTris[e][0];
+      if (g < 0 || placed[g]) continue;
+      const int i1 = tri[(k + 1) % 3], i2 = tri[(k + 2) % 3];
+      const Tri& other = mesh.triangles[g];
+      for (int m = 0; m < 3; ++m) {
+        const int v = other[m];
+        if (v == i1)
+          corner[g][m] = corner[t][(k + 1) % 3];
+        else if (v == i2)
+          corner[g][m] = corner[t][(k + 2) % 3];
+        else
+          corner[g][m] = across(corner[t][(k + 1) % 3], corner[t][(k + 2) % 3], corner[t][k],
+                                at(i1), at(i2), at(v));
+      }
+      placed[g] = 1;
+      order.push_back(g);
+    }
+  }
+  // Each vertex where the earliest of its triangles put it.
+  FlatRest flat;
+  flat.unfolded = true;
+  flat.coords.resize(mesh.positions.rows(), 2);
+  std::vector<char> set(mesh.positions.rows(), 0);
+  for (int t : order)
+    for (int m = 0; m < 3; ++m)
+      if (!set[mesh.triangles[t][m]]) {
+        flat.coords.row(mesh.triangles[t][m]) = corner[t][m].transpose();
+        set[mesh.triangles[t][m]] = 1;
+      }
+  // A disc unfolds without meeting itself. A tube (a ring of cloth: two boundary loops, Euler
+  // characteristic 0) meets itself once round: where two placed triangles disagree about their
+  // shared edge, the map that takes one's placement of the edge onto the other's is the wrap or
+  // its inverse. A mesh that only approximates a developable surface (vertices on a cone, faces
+  // its chords) also disagrees a little wherever two branches of the unfolding meet, by the
+  // curvature between them; those maps move a point by a fraction of an edge, the tube's by its
+  // girth, so only the maps that move a point at least half as far as the farthest count.
+  const int euler = mesh.vertexCount() - topology.edgeCount() + triangles;
+  const size_t loops = topology.boundaryLoops.size();
+  const bool disc = euler == 1 && loops == 1, tube = euler == 0 && loops == 2;
+  if (!disc && !tube)
+    return Error{"it is neither a sheet nor a tube (" + std::to_string(loops) +
+                 " boundary loops), which is all ClothLab unfolds"};
+  const double edgeScale = meanEdgeLength(mesh.positions, topology.edges);
+  std::vector<PlaneMotion> meetings;
+  for (int e = 0; tube && e < topology.edgeCount(); ++e) {
+    const int t1 = topology.edgeTris[e][0], t2 = topology.edgeTris[e][1];
+    if (t1 < 0 || t2 < 0) continue;
+    auto placement = [&](int t, int v) {
+      for (int m = 0; m < 3; ++m)
+        if (mesh.triangles[t][m] == v) return corner[t][m];
+      return Eigen::Vector2d(Eigen::Vector2d::Zero());
+    };
+    const int v1 = topology.edges[e][0], v2 = topology.edges[e][1];
+    const Eigen::Vector2d a1 = placement(t1, v1), b1 = placement(t1, v2);
+    const Eigen::Vector2d a2 = placement(t2, v1), b2 = placement(t2, v2);
+    if ((a1 - a2).norm() + (b1 - b2).norm() <= 0.02 * edgeScale) continue;
+    const Eigen::Vector2d d1 = b1 - a1, d2 = b2 - a2;
+    PlaneMotion m;
+    m.angle = std::atan2(d2.x() * d1.y() - d2.y() * d1.x(), d2.dot(d1));
+    m.shift = a1 - rotated(a2, m.angle);
+    m.moved = (a1 - a2).norm();
+    meetings.push_back(m);
+  }
+  double farthest = 0;
+  for (const PlaneMotion& m : meetings) farthest = std::max(farthest, m.moved);
+  std::erase_if(meetings, [&](const PlaneMotion& m) { return m.moved < 0.5 * farthest; });
+  if (!meetings.empty()) {
+    // One direction round. The inverse of (angle, shift) is (-angle, -R(-angle) shift). A turn
+    // well away from none tells the two apart by its sign; a cylinder's maps (turns of no more
+    // than the meshing's curvature) by which way they move a point.
+    const PlaneMotion reference = meetings.front();
+    const Eigen::Vector2d probe = flat.coords.row(0).transpose();
+    auto moves = [&](const PlaneMotion& m) {
+      return Eigen::Vector2d(rotated(probe, m.angle) + m.shift - probe);
+    };
+    for (PlaneMotion& m : meetings) {
+      const bool inverse = std::abs(reference.angle) > 0.1 ? m.angle * reference.angle < 0
+                                                           : moves(m).dot(moves(reference)) < 0;
+      if (!inverse) continue;
+      m.shift = -rotated(m.shift, -m.angle);
+      m.angle = -m.angle;
+    }
+    // The median turn, and how far the others are from it.
+    std::vector<double> angles, spread;
+    for (const PlaneMotion& m : meetings) angles.push_back(m.angle);
+    std::nth_element(angles.begin(), angles.begin() + angles.size() / 2, angles.end());
+    const double median = angles[angles.size() / 2];
+    for (double a : angles) spread.push_back(std::abs(a - median));
+    std::nth_element(spread.begin(), spread.begin() + spread.size() / 2, spread.end());
+    const double deviation = spread[spread.size() / 2];
+    if (std::abs(median) <= std::max(1e-3, 3 * deviation)) {
+      // A cylinder (its turn is within the meshing's): turn the coordinates so that going
+      // round runs along the first one.
+      Eigen::Vector2d shift(Eigen::Vector2d::Zero());
+      for (const PlaneMotion& m : meetings) shift += m.shift;
+      shift /= static_cast<double>(meetings.size());
+      const Eigen::Vector2d along = shift.normalized();
+      Eigen::Matrix2d turn;
+      turn << along.x(), along.y(), -along.y(), along.x();
+      flat.coords = (flat.coords * turn.transpose()).eval();
+      for (auto& placed : corner)
+        for (Eigen::Vector2d& p : placed) p = turn * p;
+      flat.wrap.period = shift.norm();
+    } else {
+      // A cone: the median turn's, about its fixed point, (I - R) apex = shift.
+      const auto once = std::find_if(meetings.begin(), meetings.end(),
+                                     [&](const PlaneMotion& m) { return m.angle == median; });
+      const double c = std::cos(median), s = std::sin(median);
+      Eigen::Matrix2d fixed;
+      fixed << 1 - c, s, -s, 1 - c;
+      flat.wrap.angle = median;
+      flat.wrap.apex = fixed.inverse() * once->shift;
+    }
+  }
+  relaxUnfolding(mesh, corner, flat);
+  if (flat.wrap.angle != 0) {
+    // The sector the cone lies in round its apex, and the gap it leaves: the cut goes through the
+    // gap's middle. A turn of `angle` and one the other way round, 2 pi - |angle|, are the same
+    // map; the sector is as wide as the one of them nearer its own width.
+    std::vector<double> around;
+    for (Eigen::Index i = 0; i < flat.coords.rows(); ++i)
+      around.push_back(std::atan2(flat.coords(i, 1) - flat.wrap.apex.y(),
+                                  flat.coords(i, 0) - flat.wrap.apex.x()));
+    std::sort(around.begin(), around.end());
+    double gap = around.front() + 2 * kPi - around.back(), cut = around.back() + gap / 2;
+    for (size_t i = 1; i < around.size(); ++i)
+      if (around[i] - around[i - 1] > gap) {
+        gap = around[i] - around[i - 1];
+        cut = around[i - 1] + gap / 2;
+      }
+    const double other = flat.wrap.angle - std::copysign(2 * kPi, flat.wrap.angle);
+    if (std::abs(std::abs(other) - (2 * kPi - gap)) <
+        std::abs(std::abs(flat.wrap.angle) - (2 * kPi - gap)))
+      flat.wrap.angle = other;
+    flat.wrap.cut = cut;
+  }
+  return flat;
 }
 
 Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
   const TriangleMesh& mesh = cloth.mesh;
   const auto& edges = cloth.topology.edges;
   // Relative edge-length mismatch between rest mesh and coordinates after the best uniform scale.
-  auto mismatch = [&](const Eigen::MatrixX2d& u, double period, double& scale) {
+  auto mismatch = [&](const Eigen::MatrixX2d& u, const MaterialWrap& wrap, double& scale) {
     std::vector<double> ratios;  // rest length / material length, per edge
     for (const auto& e : edges) {
-      const double material = materialOffset(u, e[0], e[1], period).norm();
+      const double material = materialOffset(u, e[0], e[1], wrap).norm();
       if (!(material > 0)) return 1e300;
       ratios.push_back((mesh.positions.row(e[1]) - mesh.positions.row(e[0])).norm() / material);
     }
@@ -39,8 +353,9 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
   double scale = 1;
   std::string why = cloth.materialCoordsDropped;
   if (cloth.materialCoords) {
-    const double m = mismatch(*cloth.materialCoords, cloth.materialPeriod, scale);
-    if (m <= 0.01) return FlatRest{scale * *cloth.materialCoords, scale * cloth.materialPeriod};
+    const double m = mismatch(*cloth.materialCoords, MaterialWrap{cloth.materialPeriod}, scale);
+    if (m <= 0.01)
+      return FlatRest{scale * *cloth.materialCoords, MaterialWrap{scale * cloth.materialPeriod}};
     why = "its texture coordinates are not a flattening (edge lengths differ by up to " +
           std::to_string(static_cast<int>(std::round(std::min(m, 99.0) * 100))) + "%)";
   }
@@ -53,10 +368,24 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
   const double offPlane = (centred * basis.col(2)).cwiseAbs().maxCoeff();
   if (offPlane <= 1e-3 * size) {
     Eigen::MatrixX2d u = centred * basis.leftCols<2>();
-    if (mismatch(u, 0, scale) <= 0.01) return FlatRest{u, 0, true};
+    if (mismatch(u, MaterialWrap{}, scale) <= 0.01) return FlatRest{u, MaterialWrap{}, true};
   }
-  return Error{"the mesh is curved (up to " + std::to_string(offPlane) + " m off its best-fit plane)" +
-               (why.empty() ? " and has no texture coordinates" : " and " + why) +
+  // A developable mesh (a tube, a cone, a bent sheet) laid flat.
+  auto unfolded = unfoldRestMesh(mesh, cloth.topology);
+  std::string unfolding;
+  if (unfolded) {
+    const double m = mismatch(unfolded->coords, unfolded->wrap, scale);
+    if (m <= 0.01) return unfolded;
+    unfolding =
+        "does not unfold flat: laid out triangle by triangle, its edges change length by up to " +
+        std::to_string(static_cast<int>(std::round(std::min(m, 9.99) * 100))) +
+        "% (a developable surface, such as a tube or a cone, keeps them)";
+  } else {
+    unfolding = "cannot be unfolded: " + unfolded.error();
+  }
+  return Error{"the mesh is curved (up to " + std::to_string(offPlane) +
+               " m off its best-fit plane)" +
+               (why.empty() ? ", has no texture coordinates" : ", " + why) + ", and " + unfolding +
                "; give a flat mesh or one whose texture coordinates flatten it"};
 }
 

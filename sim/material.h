@@ -10,13 +10,21 @@ namespace clothlab {
 
 // d with its first coordinate wrapped into [-period/2, period/2] when period > 0.
 Eigen::Vector2d wrapOffset(Eigen::Vector2d d, double period);
-// u_j - u_i, wrapped (wrapOffset).
-Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, double period);
+// u_j - u_i, with u_j at its image nearest u_i (MaterialWrap::offset).
+Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, const MaterialWrap& wrap);
 
 // The cloth's own material coordinates when they flatten the rest mesh up to a uniform scale
-// (checked on every edge, 1%), scaled to it with their period, else a plane fit of a mesh flat
-// within 0.1% of its size. Otherwise an error saying why there are none (curved, texture
-// coordinates not a flattening).
+// (checked on every edge, 1%), scaled to it with their period; else a plane fit of a mesh flat
+// within 0.1% of its size; else the rest mesh unfolded (unfoldRestMesh) when that keeps every
+// edge within 1%. Otherwise an error saying why there are none (curved and not developable,
+// texture coordinates not a flattening).
 Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth);
+
+// Lays a connected, curved rest mesh flat as a developable surface is cut and unrolled: triangle
+// by triangle from a first one, across the edges between them, each keeping its shape. On a
+// tube the unfolding meets itself moved by a translation (a cylinder) or a rotation about the
+// apex (a cone, a flared skirt): that map becomes the coordinates' wrap. The coordinates are
+// not checked here beyond a consistent wrap; flatMaterialCoordinates checks every edge.
+Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& topology);
 
 }  // namespace clothlab

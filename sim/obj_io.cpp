@@ -472,21 +472,20 @@ std::optional<std::string> writeObj(const std::string& path, const Positions& po
     } else {
       const Eigen::RowVector2d low = uv->colwise().minCoeff();
       const Eigen::RowVector2d extent = uv->colwise().maxCoeff() - low;
-      const double size = std::max({extent.x(), extent.y(), texcoords.period});
+      const double size = std::max({extent.x(), extent.y(), texcoords.wrap.period});
       const double scale = size > 0 ? 1 / size : 1;
       auto write = [&](const Eigen::RowVector2d& u) {
         std::fprintf(file, "vt %.9g %.9g\n", scale * (u.x() - low.x()), scale * (u.y() - low.y()));
       };
-      if (!(texcoords.period > 0)) {
+      if (!texcoords.wrap.wraps()) {
         for (Eigen::Index i = 0; i < uv->rows(); ++i) write(uv->row(i));
         for (const Tri& f : triangles)
           std::fprintf(file, "f %d/%d %d/%d %d/%d\n", f[0] + 1, f[0] + 1, f[1] + 1, f[1] + 1, f[2] + 1, f[2] + 1);
       } else {
         for (const Tri& f : triangles)
           for (int k = 0; k < 3; ++k) {
-            Eigen::RowVector2d u = uv->row(f[k]);
-            u.x() = (*uv)(f[0], 0) + std::remainder(u.x() - (*uv)(f[0], 0), texcoords.period);
-            write(u);
+            const Eigen::Vector2d first = uv->row(f[0]).transpose();
+            write((first + texcoords.wrap.offset(first, uv->row(f[k]).transpose())).transpose());
           }
         for (size_t t = 0; t < triangles.size(); ++t) {
           const Tri& f = triangles[t];

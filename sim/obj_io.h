@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/material_wrap.h"
 #include "sim/mesh.h"
 #include "sim/result.h"
 #include "sim/stitches.h"
@@ -36,12 +37,12 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate = true);
 std::optional<std::string> validateMesh(const TriangleMesh& mesh, const std::string& source);
 
 // Texture coordinates for writeObj: `uv` per vertex (null: none), written scaled by one factor
-// into the unit square (the aspect kept). With `period` > 0 (a tube's first coordinate wraps
-// round) each triangle's corners get their own, unwrapped next to its first corner, so no
-// triangle spans the seam.
+// into the unit square (the aspect kept). With a `wrap` (a tube's coordinates close round it,
+// sim/material_wrap.h) each triangle's corners get their own, unwrapped next to its first
+// corner, so no triangle spans the seam.
 struct ObjTexcoords {
   const Eigen::MatrixX2d* uv = nullptr;
-  double period = 0;
+  MaterialWrap wrap;
 };
 
 // Writes positions + triangles (+ texture coordinates) as OBJ. Refuses non-finite positions

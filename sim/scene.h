@@ -151,11 +151,13 @@ std::optional<std::string> writeSceneFile(const std::string& path, const Scene& 
 // written for another solver.
 void useSolver(Scene& scene, const std::string& solverId);
 
-// A cloth's flat rest state: each vertex's material coordinates [m], and their period.
+// A cloth's flat rest state: each vertex's material coordinates [m], and how they close round a
+// tube.
 struct FlatRest {
   Eigen::MatrixX2d coords;
-  double period = 0;      // > 0: the first coordinate wraps round (a closed tube) [m]
+  MaterialWrap wrap;      // a closed tube's (sim/material_wrap.h); none for a sheet
   bool planeFit = false;  // from a plane fit of the rest mesh, not the cloth's own coordinates
+  bool unfolded = false;  // laid flat from the curved rest mesh (unfoldRestMesh, sim/material.h)
 };
 
 // The cloth as the solvers see it: rest mesh in world coordinates, its topology, the material
@@ -191,7 +193,7 @@ Result<ClothModel> buildClothModel(const Scene& scene);
 // rest state where it has one, so that a written frame can be textured and, bent without
 // stretching, read back by mls-isometry as its own rest state.
 inline ObjTexcoords surfaceTexcoords(const ClothModel& cloth) {
-  return cloth.flatCoords ? ObjTexcoords{&cloth.flatCoords->coords, cloth.flatCoords->period}
+  return cloth.flatCoords ? ObjTexcoords{&cloth.flatCoords->coords, cloth.flatCoords->wrap}
                           : ObjTexcoords{};
 }
 

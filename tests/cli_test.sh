@@ -78,6 +78,14 @@ printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 3 4\nf 1 4 2\n' >"$work
 "$cli" info "$work/corner.obj" >"$work/corner.json"
 check "info: a curved mesh without texture coordinates has none, and says why" \
   grep -q '"error": "the mesh is curved.*has no texture coordinates' "$work/corner.json"
+# a tube without texture coordinates is unfolded: unrolled, its coordinates wrap with its girth
+awk 'BEGIN { n = 12; for (j = 0; j < 3; j++) for (i = 0; i < n; i++) { a = 2 * 3.141592653589793 * i / n;
+  printf "v %.9f %.9f %.9f\n", cos(a), 0.3 * j, sin(a) }
+  for (j = 0; j < 2; j++) for (i = 0; i < n; i++) { a = j * n + i + 1; b = j * n + (i + 1) % n + 1;
+  printf "f %d %d %d\nf %d %d %d\n", a, b, a + n, b, b + n, a + n } }' >"$work/ring.obj"
+"$cli" info "$work/ring.obj" >"$work/ring.json"
+check "info: a tube without texture coordinates is unfolded" grep -q '"from": "the rest mesh unfolded"' "$work/ring.json"
+check "info: the unrolled tube wraps with the girth of its 12-gon (6.2117 m)" grep -q '"period_m": 6.211' "$work/ring.json"
 check "info: a mesh that cannot be simulated has none, and says why" \
   grep -q '"error": ".*fan.obj: non-manifold mesh' "$work/fan.json"
 

@@ -220,14 +220,14 @@ TEST(MlsConstraints, RadiusNeighbourhoodsAreEveryPointWithinTheRadius) {
     const Eigen::MatrixX2d& u = cloth->flatCoords->coords;
     MlsNeighbourhoodOptions options;
     options.radius = radius;
-    options.periodU = cloth->flatCoords->period;
+    options.wrap = cloth->flatCoords->wrap;
     const auto n = buildMlsNeighbourhoods(cloth->mesh, cloth->topology, u, options,
                                           Eigen::VectorXd::Ones(cloth->mesh.vertexCount()));
     ASSERT_TRUE(n) << n.error();
     for (int i = 0; i < cloth->mesh.vertexCount(); ++i) {
       std::vector<int> within;
       for (int j = 0; j < cloth->mesh.vertexCount(); ++j)
-        if (j != i && materialOffset(u, i, j, options.periodU).norm() <= radius) within.push_back(j);
+        if (j != i && materialOffset(u, i, j, options.wrap).norm() <= radius) within.push_back(j);
       const std::vector<int> found(n->neighbour.begin() + n->start[i], n->neighbour.begin() + n->start[i + 1]);
       ASSERT_EQ(found, within) << scene.name << ", radius " << radius << ", vertex " << i;
     }
@@ -235,7 +235,7 @@ TEST(MlsConstraints, RadiusNeighbourhoodsAreEveryPointWithinTheRadius) {
   auto sheet = resolveScene("ckv-corners");
   auto tube = resolveScene("ckv-cylinder");
   ASSERT_TRUE(sheet && tube);
-  ASSERT_GT(buildClothModel(*tube)->flatCoords->period, 0.9);  // 0.94 m around
+  ASSERT_GT(buildClothModel(*tube)->flatCoords->wrap.period, 0.9);  // 0.94 m around
   check(*sheet, 0.07);
   check(*sheet, 0.2);
   check(*tube, 0.07);

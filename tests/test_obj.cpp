@@ -240,7 +240,7 @@ TEST(Obj, TextureCoordinatesAreWrittenAndReadBack) {
   Eigen::MatrixX2d uv(4, 2);
   uv << 1, 1, 3, 1, 3, 2, 1, 2;
   const std::string path = (clothlab::test::tempDir() / "uv_out.obj").string();
-  ASSERT_FALSE(writeObj(path, p, tris, {&uv}).has_value());
+  ASSERT_FALSE(writeObj(path, p, tris, {&uv, MaterialWrap{}}).has_value());
   auto loaded = loadObj(path);
   ASSERT_TRUE(loaded.ok()) << loaded.error();
   ASSERT_TRUE(loaded->texcoords);
@@ -250,7 +250,7 @@ TEST(Obj, TextureCoordinatesAreWrittenAndReadBack) {
   // Around a tube of period 2 (u = 1.8 and 0.2 are neighbours): each triangle's corners within
   // half a period of its first.
   uv << 1.8, 0, 0.2, 0, 0.2, 1, 1.8, 1;
-  ASSERT_FALSE(writeObj(path, p, tris, {&uv, 2.0}).has_value());
+  ASSERT_FALSE(writeObj(path, p, tris, {&uv, MaterialWrap{2.0}}).has_value());
   std::ifstream file(path);
   std::string line;
   std::vector<double> us;
@@ -268,8 +268,8 @@ TEST(Obj, TextureCoordinatesAreWrittenAndReadBack) {
   for (const Tri& f : tris)
     for (int k = 0; k < 3; ++k) {
       const int i = f[k], j = f[(k + 1) % 3];
-      EXPECT_TRUE(
-          materialOffset(*loaded->texcoords, i, j, 0).isApprox(0.5 * materialOffset(uv, i, j, 2.0)))
+      EXPECT_TRUE(materialOffset(*loaded->texcoords, i, j, MaterialWrap{})
+                      .isApprox(0.5 * materialOffset(uv, i, j, MaterialWrap{2.0})))
           << i << " " << j;
     }
 }

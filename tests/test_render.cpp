@@ -411,10 +411,10 @@ TEST(Pattern, TheCoordinatesAreTheFlatRestStateTheTubesCircleOrTheRestShape) {
   ASSERT_TRUE(tubeScene) << tubeScene.error();
   auto tube = buildClothModel(*tubeScene);
   ASSERT_TRUE(tube) << tube.error();
-  ASSERT_TRUE(tube->flatCoords && tube->flatCoords->period > 0);
+  ASSERT_TRUE(tube->flatCoords && tube->flatCoords->wrap.period > 0);
   p = patternCoordinates(*tube);
   EXPECT_EQ(p.kind, PatternCoordinates::Kind::Tube);
-  const double period = tube->flatCoords->period;
+  const double period = tube->flatCoords->wrap.period;
   EXPECT_NEAR(p.radius, period / (2 * std::numbers::pi), 1e-12);
   for (int v = 0; v < tube->mesh.vertexCount(); v += 17) {
     const double x = p.coords[3 * v], z = p.coords[3 * v + 2];
@@ -444,6 +444,16 @@ TEST(Pattern, TheCoordinatesAreTheFlatRestStateTheTubesCircleOrTheRestShape) {
   for (int v = 0; v < 4; ++v)
     for (int k = 0; k < 3; ++k)
       EXPECT_EQ(p.coords[3 * v + k], static_cast<float>(bent.mesh.positions(v, k)));
+  EXPECT_DOUBLE_EQ(p.extent, 1.0);
+  // The same for a cone's unfolding: printed flat, the pattern would break along its cut.
+  FlatRest sector;
+  sector.coords = Eigen::MatrixX2d::Random(4, 2);
+  sector.wrap.angle = 2.0;
+  sector.unfolded = true;
+  bent.flatCoords = sector;
+  p = patternCoordinates(bent);
+  EXPECT_EQ(p.kind, PatternCoordinates::Kind::Solid);
+  EXPECT_EQ(p.coords[3 * 1], static_cast<float>(bent.mesh.positions(1, 0)));
   EXPECT_DOUBLE_EQ(p.extent, 1.0);
 }
 

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <numbers>
 #include <thread>
 #include <tuple>
 
@@ -91,10 +92,15 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
   if (model && model->flatCoords) {
     const FlatRest& flat = *model->flatCoords;
     const bool fromObj = scene->cloth.kind == ClothSource::Kind::Obj;
-    out["flat_rest_state"] = {{"from", flat.planeFit ? "a plane fit"
-                                       : fromObj     ? "its texture coordinates"
-                                                     : "the generator's coordinates"}};
-    if (flat.period > 0) out["flat_rest_state"]["period_m"] = flat.period;
+    out["flat_rest_state"] = {{"from", flat.planeFit   ? "a plane fit"
+                                       : flat.unfolded ? "the rest mesh unfolded"
+                                       : fromObj       ? "its texture coordinates"
+                                                       : "the generator's coordinates"}};
+    if (flat.wrap.period > 0) out["flat_rest_state"]["period_m"] = flat.wrap.period;
+    if (flat.wrap.angle != 0) {
+      out["flat_rest_state"]["wrap_angle_deg"] = flat.wrap.angle * 180 / std::numbers::pi;
+      out["flat_rest_state"]["apex_m"] = {flat.wrap.apex.x(), flat.wrap.apex.y()};
+    }
   } else {
     out["flat_rest_state"] = {{"error", model ? model->flatCoords.error() : model.error()}};
   }

@@ -13,24 +13,24 @@ namespace clothlab {
 
 namespace {
 
-// The vertices within a material distance `radius` of each vertex (u periodic with `period` when
-// > 0), through a grid of cells over the material coordinates (a test of every pair took 6.3 s
-// on ckv-cylinder-fine's 15 039 vertices). Around a tube a vertex is also looked for a period
+// The vertices within a material distance `radius` of each vertex (u closing round a tube by
+// `wrap`), through a grid of cells over the material coordinates (a test of every pair took 6.3 s
+// on ckv-cylinder-fine's 15 039 vertices). Around a tube a vertex is also looked for once round
 // to either side.
 class RadiusSearch {
  public:
-  RadiusSearch(const Eigen::MatrixX2d& material, double radius, double period)
-      : material_(material), radius_(radius), period_(period), grid_(pointBoxes(material), radius) {}
+  RadiusSearch(const Eigen::MatrixX2d& material, double radius, const MaterialWrap& wrap)
+      : material_(material), radius_(radius), wrap_(wrap), grid_(pointBoxes(material), radius) {}
 
   // The vertices within the radius of vertex i, i excluded, in increasing order.
   template <class Offset>
   void near(int i, const Offset& offset, std::vector<int>& out) const {
     out.clear();
-    const Vec3 at(material_(i, 0), material_(i, 1), 0);
+    const Eigen::Vector2d at = material_.row(i).transpose();
     const Vec3 reach(radius_, radius_, 0);
-    const double shifts[] = {0, -period_, period_};
-    for (int k = 0; k < (period_ > 0 ? 3 : 1); ++k) {
-      const Vec3 centre = at + Vec3(shifts[k], 0, 0);
+    for (int k = wrap_.wraps() ? -1 : 0; k <= (wrap_.wraps() ? 1 : 0); ++k) {
+      const Eigen::Vector2d image = wrap_.image(at, k);
+      const Vec3 centre(image.x(), image.y(), 0);
       grid_.query(Eigen::AlignedBox3d(centre - reach, centre + reach), [&](int j) {
         if (j != i && offset(i, j).norm() <= radius_) out.push_back(j);
       });
@@ -49,7 +49,8 @@ class RadiusSearch {
     return boxes;
   }
   const Eigen::MatrixX2d& material_;
-  double radius_, period_;
+  double radius_;
+  MaterialWrap wrap_;
   CellGrid grid_;
 };
 
@@ -72,12 +73,12 @@ Result<MlsNeighbourhoods> buildMlsNeighbourhoods(const TriangleMesh& mesh, const
     return Error{"MLS neighbourhood: rings must be 1 or 2"};
   if (material.rows() != mesh.vertexCount())
     return Error{"MLS neighbourhood: need one material coordinate per vertex"};
-  auto offset = [&](int i, int j) { return materialOffset(material, i, j, options.periodU); };
+  auto offset = [&](int i, int j) { return materialOffset(material, i, j, options.wrap); };
   MlsNeighbourhoods n;
   n.start.push_back(0);
   std::vector<int> ring;
   std::optional<RadiusSearch> search;
-  if (options.radius > 0) search.emplace(material, options.radius, options.periodU);
+  if (options.radius > 0) search.emplace(material, options.radius, options.wrap);
   for (int i = 0; i < mesh.vertexCount(); ++i) {
     if (search) {
       search->near(i, offset, ring);

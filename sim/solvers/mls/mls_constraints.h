@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/material_wrap.h"
 #include "sim/mesh.h"
 #include "sim/result.h"
 
@@ -45,7 +46,7 @@ struct MlsNeighbourhoodOptions {
   int rings = 1;         // graph distance on the mesh (1 or 2), used when radius == 0
   double radius = 0;     // > 0: every sample within this material distance [m]
   MlsWeighting weighting = MlsWeighting::Uniform;
-  double periodU = 0;    // > 0: the first material coordinate is periodic (a closed tube) [m]
+  MaterialWrap wrap;  // how the coordinates close round a tube (none: a sheet)
   // Per vertex, 1: that sample takes the 2-ring whatever `rings` says (MlsSolver: lone pins).
   std::vector<char> twoRingSamples;
   // The most neighbours all samples together may have: beyond it the build stops with an error

@@ -644,7 +644,7 @@ std::optional<std::string> MlsSolver::rebuild(const MlsParams& params) {
   if (params.neighbourhood == "radius")
     options.radius = params.radius > 0 ? params.radius : kAutomaticRadius * impl_->restEdgeLength.mean();
   options.weighting = params.weighting == "mass" ? MlsWeighting::Mass : MlsWeighting::Uniform;
-  options.periodU = cloth_->flatCoords->period;
+  options.wrap = cloth_->flatCoords->wrap;
   if (params.lonePinRings == 2) {
     options.twoRingSamples.assign(cloth_->mesh.vertexCount(), 0);
     for (int vertex : lonePins_) options.twoRingSamples[vertex] = 1;

@@ -3,6 +3,8 @@
 #include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
+#include <numbers>
+#include <string>
 
 #include "sim/material.h"
 
@@ -72,15 +74,23 @@ void AdaptiveMesh::finish() {
   faceRests_.clear();
   faceRests_.reserve(rest_.triangles.size());
   for (const Tri& t : rest_.triangles)
-    faceRests_.push_back(faceRest(materialOffset(material_, t[0], t[1], period_),
-                                  materialOffset(material_, t[0], t[2], period_)));
+    faceRests_.push_back(faceRest(materialOffset(material_, t[0], t[1], MaterialWrap{period_}),
+                                  materialOffset(material_, t[0], t[2], MaterialWrap{period_})));
   topology_ = buildTopology(rest_);
 }
 
 Result<AdaptiveMesh> AdaptiveMesh::fromCloth(const TriangleMesh& rest, const FlatRest& flat) {
+  // The remesher's nodes, sizes and warp and weft live in one frame of the plane; a cone's
+  // unfolding closes with a turn of that frame, which they would have to follow across the cut.
+  if (flat.wrap.angle != 0)
+    return Error{
+        "the cloth's flat rest state is a cone's unfolding, which closes round with a turn of " +
+        std::to_string(
+            static_cast<int>(std::round(std::abs(flat.wrap.angle) * 180 / std::numbers::pi))) +
+        " degrees; remeshing needs a sheet or a cylinder (the other solvers run a cone)"};
   AdaptiveMesh mesh;
   mesh.material_ = flat.coords;
-  mesh.period_ = flat.period;
+  mesh.period_ = flat.wrap.period;
   mesh.preserved_ = rest.vertexCount();
   mesh.rest_ = rest;
   mesh.finish();
@@ -121,7 +131,7 @@ std::vector<Eigen::Matrix2d> AdaptiveMesh::faceSizing(const Positions& x, const 
       const Vec3 along = (x.row(b) - x.row(a)).transpose();
       if (along.norm() == 0) continue;
       const double theta = std::atan2(along.normalized().dot(n.cross(m)), n.dot(m));
-      const Eigen::Vector2d edge = materialOffset(material_, a, b, period_);
+      const Eigen::Vector2d edge = materialOffset(material_, a, b, MaterialWrap{period_});
       const double length = edge.norm();
       if (length == 0) continue;
       const Eigen::Vector2d normal(edge.y() / length, -edge.x() / length);

@@ -1,0 +1,60 @@
+#pragma once
+// How a flat rest state closes round a tube. Laid flat, a tube is cut along one side; going once
+// round it brings a point back to its material coordinates moved by a rigid map of the plane (the
+// unfolding's holonomy):
+//  - a translation for a cylinder, kept along the first coordinate: `period`;
+//  - a rotation about the apex for a cone (a flared skirt): `angle` about `apex`. The flat state
+//    is then a sector of the plane round the apex, `angle` wide (it may be wider than half a
+//    turn), and `cut` is a direction from the apex outside it.
+// The offset from one material point to another takes the second once round either way where
+// that brings it nearer (for a cone: nearer in angle round the apex, since a sector wider than
+// half a turn overlaps itself when turned), so a neighbourhood across the cut sees the cloth as
+// it was before cutting.
+#include <Eigen/Core>
+#include <cmath>
+#include <numbers>
+
+namespace clothlab {
+
+struct MaterialWrap {
+  // > 0: once round is a translation by `period` along the first coordinate [m].
+  double period = 0;
+  // != 0: once round is a rotation by `angle` about `apex` [rad], |angle| < 2 pi.
+  double angle = 0;
+  Eigen::Vector2d apex = Eigen::Vector2d::Zero();  // [m]
+  double cut = 0;  // a cone's: a direction from the apex outside its sector [rad]
+
+  bool wraps() const { return period > 0 || angle != 0; }
+
+  // `u` taken round k times (k < 0: the other way).
+  Eigen::Vector2d image(const Eigen::Vector2d& u, int k) const {
+    if (period > 0) return u + Eigen::Vector2d(k * period, 0);
+    if (angle == 0 || k == 0) return u;
+    const double a = k * angle, c = std::cos(a), s = std::sin(a);
+    const Eigen::Vector2d d = u - apex;
+    return apex + Eigen::Vector2d(c * d.x() - s * d.y(), s * d.x() + c * d.y());
+  }
+
+  // to - from, with `to` once round either way where that brings it nearer `from` (above).
+  Eigen::Vector2d offset(const Eigen::Vector2d& from, const Eigen::Vector2d& to) const {
+    Eigen::Vector2d d = to - from;
+    if (period > 0) {
+      d.x() = std::remainder(d.x(), period);
+      return d;
+    }
+    if (angle == 0) return d;
+    // Round the apex, from the cut: the sector lies within [0, 2 pi).
+    auto round = [&](const Eigen::Vector2d& u) {
+      const double a = std::atan2(u.y() - apex.y(), u.x() - apex.x()) - cut;
+      return a - 2 * std::numbers::pi * std::floor(a / (2 * std::numbers::pi));
+    };
+    const double apart = round(to) - round(from);
+    int best = 0;
+    for (int k : {-1, 1})
+      if (std::abs(apart + k * angle) < std::abs(apart + best * angle)) best = k;
+    if (best != 0) d = image(to, best) - from;
+    return d;
+  }
+};
+
+}  // namespace clothlab
