@@ -98,14 +98,28 @@ TriangleMesh makeGrid(double width, double height, int columns, int rows, Diagon
 
 TriangleMesh makeCylinder(double radius, double height, int columns, int rows, DiagonalPattern pattern,
                           std::uint64_t seed, Eigen::MatrixX2d* material) {
+  TriangleMesh mesh = makeCone(radius, radius, height, columns, rows, pattern, seed);
+  if (material) {
+    material->resize(columns * rows, 2);
+    for (int j = 0; j < rows; ++j)
+      for (int i = 0; i < columns; ++i) {
+        const double angle = 2 * std::numbers::pi * i / columns, y = height * j / (rows - 1);
+        material->row(j * columns + i) << radius * angle, y;
+      }
+  }
+  return mesh;
+}
+
+TriangleMesh makeCone(double bottomRadius, double topRadius, double height, int columns, int rows,
+                      DiagonalPattern pattern, std::uint64_t seed) {
   TriangleMesh mesh;
   mesh.positions.resize(columns * rows, 3);
-  if (material) material->resize(columns * rows, 2);
   for (int j = 0; j < rows; ++j)
     for (int i = 0; i < columns; ++i) {
-      const double angle = 2 * std::numbers::pi * i / columns, y = height * j / (rows - 1);
-      mesh.positions.row(j * columns + i) << radius * std::cos(angle), y, radius * std::sin(angle);
-      if (material) material->row(j * columns + i) << radius * angle, y;
+      const double angle = 2 * std::numbers::pi * i / columns, t = double(j) / (rows - 1);
+      const double radius = bottomRadius + t * (topRadius - bottomRadius);
+      mesh.positions.row(j * columns + i) << radius * std::cos(angle), height * t,
+          radius * std::sin(angle);
     }
   QuadSplitter split(pattern, seed);
   for (int j = 0; j + 1 < rows; ++j)

@@ -28,6 +28,11 @@ TriangleMesh makeIrregularDisk(double radius, int targetTriangles, std::uint64_t
 // (arc length around, height), periodic in the first with period 2 pi radius.
 TriangleMesh makeCylinder(double radius, double height, int columns, int rows, DiagonalPattern pattern,
                           std::uint64_t seed, Eigen::MatrixX2d* material);
+// The same with radius `bottomRadius` at y = 0 and `topRadius` at y = height: a truncated cone (a
+// flared skirt when the bottom is wider). Its quads are planar, so it unfolds exactly
+// (unfoldRestMesh, sim/material.h) into a sector of a ring.
+TriangleMesh makeCone(double bottomRadius, double topRadius, double height, int columns, int rows,
+                      DiagonalPattern pattern, std::uint64_t seed);
 
 // A closed torus around the y axis: `segments` vertices around the axis, `rings` around the tube,
 // outward-facing (an obstacle shape, not cloth).

@@ -190,7 +190,7 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
   } else {
     const json& g = cloth["generator"];
     const std::string at = where + ".generator";
-    auto typed = typeOf(g, at, "grid, irregular-rectangle, irregular-disk or cylinder");
+    auto typed = typeOf(g, at, "grid, irregular-rectangle, irregular-disk, cylinder or cone");
     if (!typed) return typed.error();
     const std::string type = *typed;
     if (type == "grid") {
@@ -207,9 +207,17 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
       source.kind = ClothSource::Kind::Cylinder;
       if (auto e = checkKeys(g, at, {"type", "radius", "height", "columns", "rows", "diagonal", "seed"}))
         return e;
+    } else if (type == "cone") {
+      source.kind = ClothSource::Kind::Cone;
+      if (auto e = checkKeys(g, at,
+                             {"type", "top_radius", "bottom_radius", "height", "columns", "rows",
+                              "diagonal", "seed"}))
+        return e;
+      if (auto e = readNumber(g, "top_radius", at, source.topRadius, 1e-4, 1e3)) return e;
+      if (auto e = readNumber(g, "bottom_radius", at, source.bottomRadius, 1e-4, 1e3)) return e;
     } else {
       return at + ".type: unknown generator '" + type +
-             "' (expected grid, irregular-rectangle, irregular-disk or cylinder)";
+             "' (expected grid, irregular-rectangle, irregular-disk, cylinder or cone)";
     }
     if (auto e = readNumber(g, "width", at, source.width, 1e-4, 1e3)) return e;
     if (auto e = readNumber(g, "height", at, source.height, 1e-4, 1e3)) return e;
@@ -217,15 +225,15 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
     if (auto e = readInt(g, "columns", at, source.columns, 2, 2000)) return e;
     if (auto e = readInt(g, "rows", at, source.rows, 2, 2000)) return e;
     if (auto e = readInt(g, "triangles", at, source.triangles, 2, 2000000)) return e;
-    if (g.contains("diagonal")) {  // grid and cylinder (checkKeys refused it elsewhere)
+    if (g.contains("diagonal")) {  // grid, cylinder and cone (checkKeys refused it elsewhere)
       if (!g["diagonal"].is_string())
         return expectedButGot(at + ".diagonal", "a string", g["diagonal"]);
       auto pattern = parseDiagonalPattern(g["diagonal"]);
       if (!pattern) return at + ".diagonal: " + pattern.error();
       source.diagonal = *pattern;
     }
-    if (source.kind == ClothSource::Kind::Cylinder && source.diagonal == DiagonalPattern::Alternating &&
-        source.columns % 2 == 1)
+    if ((source.kind == ClothSource::Kind::Cylinder || source.kind == ClothSource::Kind::Cone) &&
+        source.diagonal == DiagonalPattern::Alternating && source.columns % 2 == 1)
       scene.warnings.push_back(
           at + ".columns: " + std::to_string(source.columns) +
           " round a tube cannot alternate their diagonals: two like ones meet at the seam, where "
@@ -860,6 +868,9 @@ Result<ClothModel> buildClothModel(const Scene& scene) {
       model.materialPeriod = scene.transform.scale * 2 * std::numbers::pi * c.radius;
       break;
     }
+    case ClothSource::Kind::Cone:  // its flat rest state: unfolded (flatMaterialCoordinates)
+      rest = makeCone(c.bottomRadius, c.topRadius, c.height, c.columns, c.rows, c.diagonal, c.seed);
+      break;
     case ClothSource::Kind::Obj: {
       auto loaded = loadObj(c.objPath);
       if (!loaded) return Error{loaded.error()};
@@ -872,7 +883,8 @@ Result<ClothModel> buildClothModel(const Scene& scene) {
       break;
     }
   }
-  if (c.kind != ClothSource::Kind::Obj && c.kind != ClothSource::Kind::Cylinder)
+  if (c.kind != ClothSource::Kind::Obj && c.kind != ClothSource::Kind::Cylinder &&
+      c.kind != ClothSource::Kind::Cone)
     model.materialCoords = scene.transform.scale * rest.positions.leftCols<2>();
   model.mesh = rest;
   model.mesh.positions = scene.transform.applied(rest.positions);

@@ -76,9 +76,10 @@ std::optional<std::string> validateWind(const Vec3& wind, const std::string& at)
 std::optional<std::string> validateVectors(const SimParams& params, const std::string& at);
 
 struct ClothSource {
-  enum class Kind { Grid, IrregularRectangle, IrregularDisk, Cylinder, Obj };
+  enum class Kind { Grid, IrregularRectangle, IrregularDisk, Cylinder, Cone, Obj };
   Kind kind = Kind::Grid;
   double width = 1, height = 1, radius = 0.5;  // [m]
+  double topRadius = 0.15, bottomRadius = 0.45;  // a cone's [m]
   int columns = 21, rows = 21;                  // grid vertices
   DiagonalPattern diagonal = DiagonalPattern::Alternating;
   int triangles = 800;                          // irregular: requested triangle count

@@ -33,6 +33,7 @@ expect_exit() {  # expect_exit CODE MESSAGE-REGEX -- ARGS...
 check "scenes lists the paper's scenes" grep -q "^hanging	" "$work/scenes"
 check "scenes lists sphere-drop" grep -q "^sphere-drop	" "$work/scenes"
 check "scenes lists tablecloth" grep -q "^tablecloth	" "$work/scenes"
+check "scenes lists the skirt" grep -q "^skirt	" "$work/scenes"
 
 # info on an OBJ and on a scene
 printf 'v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n' >"$work/quad.obj"

@@ -162,6 +162,14 @@ TEST(Scene, UnknownKeysAndGenerators) {
   j = minimal();
   j["obstacles"] = {{{"type", "cone"}}};
   EXPECT_NE(parseError(j).find("obstacles[0].type: unknown obstacle 'cone'"), std::string::npos);
+  // A cone cloth has two radii, not one.
+  j = minimal();
+  j["cloth"]["generator"] = {{"type", "cone"}, {"radius", 0.2}};
+  EXPECT_NE(parseError(j).find("cloth.generator.radius: unknown key"), std::string::npos)
+      << parseError(j);
+  j["cloth"]["generator"] = {{"type", "cone"}, {"top_radius", 0.2}, {"bottom_radius", -1}};
+  EXPECT_NE(parseError(j).find("cloth.generator.bottom_radius"), std::string::npos)
+      << parseError(j);
 }
 
 TEST(Scene, UnknownSolverAndSolverParameter) {
@@ -343,8 +351,8 @@ TEST(Scene, WrongKindsOfValuesAreQuotedBriefly) {
        {{"obstacles", {{{"type", "sphere"}, {"center", {0, json::object(), 0}}}}}}},
       {"s.json: pins[0].preset: expected a string, got []",
        {{"pins", {{{"preset", json::array()}}}}}},
-      {"s.json: cloth.generator.type: expected grid, irregular-rectangle, irregular-disk or "
-       "cylinder, got 3",
+      {"s.json: cloth.generator.type: expected grid, irregular-rectangle, irregular-disk, "
+       "cylinder or cone, got 3",
        {{"cloth", {{"generator", {{"type", 3}}}}}}},
       {"s.json: description: expected a string, got 0.5", {{"description", 0.5}}},
       {"s.json: point_masses: expected an array, got \"heavy\"", {{"point_masses", "heavy"}}}};
