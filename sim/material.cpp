@@ -120,8 +120,8 @@ void relaxUnfolding(const TriangleMesh& mesh,
     return Eigen::Vector2d(linearPart(turns[t][m]) * u.segment<2>(2 * mesh.triangles[t][m]) +
                            constantPart(turns[t][m]));
   };
+  std::vector<double> turned(triangles);  // each triangle's rotation of its rest shape
   for (int iteration = 0; iteration < 20; ++iteration) {
-    row = 0;
     for (int t = 0; t < triangles; ++t) {
       // The rotation that takes the rest shape's edges best onto the corners' (Procrustes).
       double cross = 0, dot = 0;
@@ -130,17 +130,14 @@ void relaxUnfolding(const TriangleMesh& mesh,
         cross += r.x() * c.y() - r.y() * c.x();
         dot += r.dot(c);
       }
-      const double angle = std::atan2(cross, dot), co = std::cos(angle), si = std::sin(angle);
-      for (const auto& [p, q] : sides) {
-        const Eigen::Vector2d r = rest[t][q] - rest[t][p];
-        const double length = r.norm();
-        if (!(length > 0)) continue;
-        const Eigen::Vector2d turned(co * r.x() - si * r.y(), si * r.x() + co * r.y());
-        rhs.segment<2>(row) =
-            (turned - constantPart(turns[t][q]) + constantPart(turns[t][p])) / length;
-        row += 2;
-      }
+      turned[t] = std::atan2(cross, dot);
     }
+    row = 0;
+    forEachSide([&](int t, int p, int q, double w) {
+      rhs.segment<2>(row) = w * (rotated(rest[t][q] - rest[t][p], turned[t]) -
+                                 constantPart(turns[t][q]) + constantPart(turns[t][p]));
+      row += 2;
+    });
     rhs.segment<2>(row) = kAnchor * anchor;
     const Eigen::VectorXd next = solver.solve(fitT * rhs);
     if (!next.allFinite()) return;
