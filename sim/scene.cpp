@@ -804,6 +804,12 @@ std::vector<int> pinPresetVertices(const TriangleMesh& rest, const std::string& 
   std::sort(axes, axes + 3, [&](int a, int b) { return extent[a] > extent[b]; });
   int up = axes[1], across = axes[0];
   if (axes[0] == 1) std::swap(up, across);
+  // A cloth that is not a sheet (its least extent over a tenth of its largest: a tube, a skirt)
+  // hangs from its top in y, across the larger of the other two.
+  if (extent[axes[2]] > 0.1 * extent[axes[0]]) {
+    up = 1;
+    across = axes[0] == 1 ? axes[1] : axes[0];
+  }
   const double size = extent.maxCoeff();
   auto nearest = [&](double a, double u) {
     int best = 0;

@@ -198,7 +198,9 @@ inline ObjTexcoords surfaceTexcoords(const ClothModel& cloth) {
                           : ObjTexcoords{};
 }
 
-// Vertices chosen by a pin preset on the untransformed rest mesh (`rest`).
+// Vertices chosen by a pin preset on the untransformed rest mesh (`rest`). A sheet's top is
+// along y when y is one of its two largest extents, else along the second; a cloth that is not
+// a sheet (a tube, a skirt) has its top along y: its "top-edge" is a tube's top ring.
 std::vector<int> pinPresetVertices(const TriangleMesh& rest, const std::string& preset);
 
 }  // namespace clothlab

@@ -288,6 +288,25 @@ TEST(Unfolding, TheSkirtSceneHangsFromItsWaistInFlutes) {
   EXPECT_GE(crossings, 6);
 }
 
+// A skirt opened as an OBJ hangs from its waist with one preset: "top-edge" is a tube's top ring
+// (its least extent, 0.3 m of height, is no sheet's), where a sheet's is along its larger axes.
+TEST(Unfolding, ATubesTopEdgeIsItsTopRing) {
+  const ClothModel cone = clothFrom("unfold_cone5.obj", tubeObj(0.15, 0.45, 0.3, 48, 14, 0.3));
+  const std::vector<int> top = pinPresetVertices(cone.mesh, "top-edge");
+  EXPECT_EQ(top.size(), 48u);  // the waist's ring, at y = 0 (the loader numbers vertices anew)
+  for (int v : top) EXPECT_NEAR(cone.mesh.positions(v, 1), 0, 1e-12) << v;
+  Scene scene =
+      sceneForObj(test::writeFile("unfold_cone6.obj", tubeObj(0.15, 0.45, 0.3, 48, 14, 0.3)));
+  scene.solverId = "mls-isometry";
+  PinSpec waist;
+  waist.kind = PinSpec::Kind::Preset;
+  waist.preset = "top-edge";
+  scene.pins.push_back(waist);
+  auto sim = Simulation::create(scene);
+  ASSERT_TRUE(sim) << sim.error();
+  EXPECT_EQ((*sim)->cloth().pins.size(), 48u);
+}
+
 // Codim-IPC's skirts (a flared skirt as a regular and an irregular mesh) unfold, and
 // mls-isometry drapes the irregular one.
 TEST(Unfolding, CodimIpcSkirtsUnfold) {
