@@ -158,8 +158,13 @@ TEST(Unfolding, MlsIsometryTakesAConeAtRestAndRunsIt) {
   ASSERT_TRUE(sim) << sim.error();
   const auto& solver = dynamic_cast<const MlsSolver&>((*sim)->solver());
   EXPECT_LT(solver.maxResidual(), 0.01);
-  for (int i = 0; i < 48; ++i)
-    ASSERT_FALSE((*sim)->setPin(i, cone.mesh.positions.row(i).transpose()));
+  int pinned = 0;  // the waist's ring, at y = 0 (the loader numbers vertices anew)
+  for (int i = 0; i < cone.mesh.vertexCount(); ++i)
+    if (std::abs(cone.mesh.positions(i, 1)) < 1e-12) {
+      ASSERT_FALSE((*sim)->setPin(i, cone.mesh.positions.row(i).transpose()));
+      ++pinned;
+    }
+  ASSERT_EQ(pinned, 48);
   int above = 0;
   for (int step = 0; step < 120; ++step) {
     const auto error = (*sim)->step();
@@ -167,9 +172,9 @@ TEST(Unfolding, MlsIsometryTakesAConeAtRestAndRunsIt) {
     above += !(*sim)->lastStats().converged;
   }
   EXPECT_LE(above, 3);
-  // The 1-ring fits let a few short edges next to the pinned waist stretch by about 0.2 (0.21 to
-  // 0.25 over these steps), as on a cylinder of this mesh hung the same way (0.19 to 0.25).
-  EXPECT_LT(test::largestStretch(**sim), 0.35);
+  // The 1-ring fits let a few short edges stretch by about 0.2 (0.21 to 0.23 over these steps),
+  // as on a cylinder of this mesh hung the same way (0.20).
+  EXPECT_LT(test::largestStretch(**sim), 0.3);
   EXPECT_TRUE((*sim)->surface().allFinite());
 }
 
