@@ -13,11 +13,6 @@
 
 namespace clothlab {
 
-Eigen::Vector2d wrapOffset(Eigen::Vector2d d, double period) {
-  if (period > 0) d.x() = std::remainder(d.x(), period);
-  return d;
-}
-
 Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, const MaterialWrap& wrap) {
   return wrap.offset(u.row(i).transpose(), u.row(j).transpose());
 }
@@ -37,8 +32,7 @@ constexpr double kPi = std::numbers::pi;
 Eigen::Vector2d perpendicular(const Eigen::Vector2d& d) { return {-d.y(), d.x()}; }
 
 Eigen::Vector2d rotated(const Eigen::Vector2d& d, double angle) {
-  const double c = std::cos(angle), s = std::sin(angle);
-  return {c * d.x() - s * d.y(), s * d.x() + c * d.y()};
+  return Eigen::Rotation2Dd(angle) * d;
 }
 
 // Spreads what the unfolding of a mesh that only approximates a developable surface left at the
@@ -72,13 +66,7 @@ void relaxUnfolding(const TriangleMesh& mesh,
     }
   }
   // The image H^k(u) = A_k u + b_k of the wrap.
-  auto linearPart = [&](int k) {
-    if (wrap.angle == 0 || k == 0) return Eigen::Matrix2d(Eigen::Matrix2d::Identity());
-    const double c = std::cos(k * wrap.angle), s = std::sin(k * wrap.angle);
-    Eigen::Matrix2d a;
-    a << c, -s, s, c;
-    return a;
-  };
+  auto linearPart = [&](int k) { return Eigen::Rotation2Dd(k * wrap.angle).toRotationMatrix(); };
   auto constantPart = [&](int k) {
     return Eigen::Vector2d(wrap.image(Eigen::Vector2d::Zero(), k));
   };
@@ -296,9 +284,8 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
       // A cone: the median turn's, about its fixed point, (I - R) apex = shift.
       const auto once = std::find_if(meetings.begin(), meetings.end(),
                                      [&](const PlaneMotion& m) { return m.angle == median; });
-      const double c = std::cos(median), s = std::sin(median);
-      Eigen::Matrix2d fixed;
-      fixed << 1 - c, s, -s, 1 - c;
+      const Eigen::Matrix2d fixed =
+          Eigen::Matrix2d::Identity() - Eigen::Rotation2Dd(median).toRotationMatrix();
       flat.wrap.angle = median;
       flat.wrap.apex = fixed.inverse() * once->shift;
     }

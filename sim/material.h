@@ -8,8 +8,6 @@
 
 namespace clothlab {
 
-// d with its first coordinate wrapped into [-period/2, period/2] when period > 0.
-Eigen::Vector2d wrapOffset(Eigen::Vector2d d, double period);
 // u_j - u_i, with u_j at its image nearest u_i (MaterialWrap::offset).
 Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, const MaterialWrap& wrap);
 

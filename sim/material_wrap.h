@@ -11,6 +11,7 @@
 // half a turn overlaps itself when turned), so a neighbourhood across the cut sees the cloth as
 // it was before cutting.
 #include <Eigen/Core>
+#include <Eigen/Geometry>
 #include <cmath>
 #include <numbers>
 
@@ -30,9 +31,7 @@ struct MaterialWrap {
   Eigen::Vector2d image(const Eigen::Vector2d& u, int k) const {
     if (period > 0) return u + Eigen::Vector2d(k * period, 0);
     if (angle == 0 || k == 0) return u;
-    const double a = k * angle, c = std::cos(a), s = std::sin(a);
-    const Eigen::Vector2d d = u - apex;
-    return apex + Eigen::Vector2d(c * d.x() - s * d.y(), s * d.x() + c * d.y());
+    return apex + Eigen::Rotation2Dd(k * angle) * (u - apex);
   }
 
   // to - from, with `to` once round either way where that brings it nearer `from` (above).

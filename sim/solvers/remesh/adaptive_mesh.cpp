@@ -74,8 +74,8 @@ void AdaptiveMesh::finish() {
   faceRests_.clear();
   faceRests_.reserve(rest_.triangles.size());
   for (const Tri& t : rest_.triangles)
-    faceRests_.push_back(faceRest(materialOffset(material_, t[0], t[1], MaterialWrap{period_}),
-                                  materialOffset(material_, t[0], t[2], MaterialWrap{period_})));
+    faceRests_.push_back(faceRest(materialOffset(material_, t[0], t[1], wrap_),
+                                  materialOffset(material_, t[0], t[2], wrap_)));
   topology_ = buildTopology(rest_);
 }
 
@@ -90,7 +90,7 @@ Result<AdaptiveMesh> AdaptiveMesh::fromCloth(const TriangleMesh& rest, const Fla
         " degrees; remeshing needs a sheet or a cylinder (the other solvers run a cone)"};
   AdaptiveMesh mesh;
   mesh.material_ = flat.coords;
-  mesh.period_ = flat.wrap.period;
+  mesh.wrap_ = flat.wrap;
   mesh.preserved_ = rest.vertexCount();
   mesh.rest_ = rest;
   mesh.finish();
@@ -131,7 +131,7 @@ std::vector<Eigen::Matrix2d> AdaptiveMesh::faceSizing(const Positions& x, const 
       const Vec3 along = (x.row(b) - x.row(a)).transpose();
       if (along.norm() == 0) continue;
       const double theta = std::atan2(along.normalized().dot(n.cross(m)), n.dot(m));
-      const Eigen::Vector2d edge = materialOffset(material_, a, b, MaterialWrap{period_});
+      const Eigen::Vector2d edge = materialOffset(material_, a, b, wrap_);
       const double length = edge.norm();
       if (length == 0) continue;
       const Eigen::Vector2d normal(edge.y() / length, -edge.x() / length);
@@ -164,7 +164,7 @@ std::vector<Eigen::Matrix2d> AdaptiveMesh::faceSizing(const Positions& x, const 
 // The remesher's working copy: nodes and faces that splits, flips and collapses edit in place,
 // each node's faces kept up to date, compacted into an AdaptiveMesh at the end.
 struct RemeshWork {
-  double period = 0;
+  MaterialWrap wrap;
   int preserved = 0;
   RemeshSizing sizing;
   RemeshCounts* counts = nullptr;
@@ -180,7 +180,7 @@ struct RemeshWork {
   RemeshWork(const AdaptiveMesh& mesh, const Positions& xs, const Positions& vs,
              const std::vector<Eigen::Matrix2d>& faceM, const RemeshSizing& sizing_,
              RemeshCounts& counts_)
-      : period(mesh.period_), preserved(mesh.preserved_), sizing(sizing_), counts(&counts_) {
+      : wrap(mesh.wrap_), preserved(mesh.preserved_), sizing(sizing_), counts(&counts_) {
     const int n = mesh.nodeCount();
     for (int i = 0; i < n; ++i) {
       u.push_back(mesh.material_.row(i).transpose());
@@ -210,7 +210,7 @@ struct RemeshWork {
       if (weight[i] > 0) M[i] /= weight[i];
   }
 
-  Eigen::Vector2d offset(int i, int j) const { return wrapOffset(u[j] - u[i], period); }
+  Eigen::Vector2d offset(int i, int j) const { return wrap.offset(u[i], u[j]); }
   double metric(int i, int j) const {
     const Eigen::Vector2d d = offset(i, j);
     return std::sqrt(0.5 * (d.dot(M[i] * d) + d.dot(M[j] * d)));
@@ -443,7 +443,7 @@ struct RemeshWork {
     for (size_t i = 0; i < u.size(); ++i)
       if (nodeAlive[i]) index[i] = count++;
     AdaptiveMesh out;
-    out.period_ = from.period_;
+    out.wrap_ = from.wrap_;
     out.preserved_ = preserved;
     out.material_.resize(count, 2);
     out.rest_.positions.resize(count, 3);

@@ -66,7 +66,7 @@ class AdaptiveMesh {
   int preservedCount() const { return preserved_; }
   int faceCount() const { return static_cast<int>(rest_.triangles.size()); }
   const Eigen::MatrixX2d& material() const { return material_; }
-  double period() const { return period_; }
+  const MaterialWrap& wrap() const { return wrap_; }
   // Rest positions of the nodes (the cloth's, and midpoints of them) and the faces, and its
   // topology: what bending and collisions work on.
   const TriangleMesh& restMesh() const { return rest_; }
@@ -88,7 +88,7 @@ class AdaptiveMesh {
   void finish();  // face rests and topology from material_, rest_
 
   Eigen::MatrixX2d material_;  // u per node [m]
-  double period_ = 0;          // > 0: the first coordinate wraps round
+  MaterialWrap wrap_;          // a cylinder's period (a cone is refused)
   int preserved_ = 0;
   TriangleMesh rest_;
   MeshTopology topology_;
