@@ -34,14 +34,10 @@ struct MaterialWrap {
     return apex + Eigen::Rotation2Dd(k * angle) * (u - apex);
   }
 
-  // to - from, with `to` once round either way where that brings it nearer `from` (above).
-  Eigen::Vector2d offset(const Eigen::Vector2d& from, const Eigen::Vector2d& to) const {
-    Eigen::Vector2d d = to - from;
-    if (period > 0) {
-      d.x() = std::remainder(d.x(), period);
-      return d;
-    }
-    if (angle == 0) return d;
+  // How many times round (-1, 0 or 1) `offset` takes `to` as seen from `from`.
+  int turns(const Eigen::Vector2d& from, const Eigen::Vector2d& to) const {
+    if (period > 0) return static_cast<int>(std::lround((from.x() - to.x()) / period));
+    if (angle == 0) return 0;
     // Round the apex, from the cut: the sector lies within [0, 2 pi).
     auto round = [&](const Eigen::Vector2d& u) {
       const double a = std::atan2(u.y() - apex.y(), u.x() - apex.x()) - cut;
@@ -51,8 +47,34 @@ struct MaterialWrap {
     int best = 0;
     for (int k : {-1, 1})
       if (std::abs(apart + k * angle) < std::abs(apart + best * angle)) best = k;
-    if (best != 0) d = image(to, best) - from;
-    return d;
+    return best;
+  }
+
+  // to - from, with `to` once round either way where that brings it nearer `from` (above).
+  Eigen::Vector2d offset(const Eigen::Vector2d& from, const Eigen::Vector2d& to) const {
+    if (period > 0) {
+      Eigen::Vector2d d = to - from;
+      d.x() = std::remainder(d.x(), period);
+      return d;
+    }
+    return image(to, turns(from, to)) - from;
+  }
+
+  // What taking a point k times round does to directions at it: a rotation for a cone, nothing
+  // for a cylinder. A tensor T on directions at `to` reads R T R^T at `from`, with R =
+  // turn(turns(from, to)) (the remesher's sizes).
+  Eigen::Matrix2d turn(int k) const {
+    if (angle == 0 || k == 0) return Eigen::Matrix2d::Identity();
+    return Eigen::Rotation2Dd(k * angle).toRotationMatrix();
+  }
+
+  // The same wrap for the material coordinates mirrored across the first axis (v -> -v).
+  MaterialWrap mirrored() const {
+    MaterialWrap m = *this;
+    m.apex.y() = -apex.y();
+    m.angle = -angle;
+    m.cut = -cut;
+    return m;
   }
 };
 

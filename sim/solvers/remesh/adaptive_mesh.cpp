@@ -3,7 +3,6 @@
 #include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
-#include <numbers>
 #include <string>
 
 #include "sim/material.h"
@@ -80,14 +79,6 @@ void AdaptiveMesh::finish() {
 }
 
 Result<AdaptiveMesh> AdaptiveMesh::fromCloth(const TriangleMesh& rest, const FlatRest& flat) {
-  // The remesher's nodes, sizes and warp and weft live in one frame of the plane; a cone's
-  // unfolding closes with a turn of that frame, which they would have to follow across the cut.
-  if (flat.wrap.angle != 0)
-    return Error{
-        "the cloth's flat rest state is a cone's unfolding, which closes round with a turn of " +
-        std::to_string(
-            static_cast<int>(std::round(std::abs(flat.wrap.angle) * 180 / std::numbers::pi))) +
-        " degrees; remeshing needs a sheet or a cylinder (the other solvers run a cone)"};
   AdaptiveMesh mesh;
   mesh.material_ = flat.coords;
   mesh.wrap_ = flat.wrap;
@@ -98,6 +89,7 @@ Result<AdaptiveMesh> AdaptiveMesh::fromCloth(const TriangleMesh& rest, const Fla
   for (const FaceRest& face : mesh.faceRests_) signedArea += face.area;
   if (signedArea < 0) {  // the flattening winds the other way round: mirror it
     mesh.material_.col(1) *= -1;
+    mesh.wrap_ = mesh.wrap_.mirrored();
     mesh.finish();
   }
   for (int f = 0; f < mesh.faceCount(); ++f)
@@ -131,7 +123,9 @@ std::vector<Eigen::Matrix2d> AdaptiveMesh::faceSizing(const Positions& x, const 
       const Vec3 along = (x.row(b) - x.row(a)).transpose();
       if (along.norm() == 0) continue;
       const double theta = std::atan2(along.normalized().dot(n.cross(m)), n.dot(m));
-      const Eigen::Vector2d edge = materialOffset(material_, a, b, wrap_);
+      // In the frame of the face's first corner, as its rest shape (a cone's cut turns it).
+      const Eigen::Vector2d edge =
+          materialOffset(material_, t[0], b, wrap_) - materialOffset(material_, t[0], a, wrap_);
       const double length = edge.norm();
       if (length == 0) continue;
       const Eigen::Vector2d normal(edge.y() / length, -edge.x() / length);
@@ -198,12 +192,14 @@ struct RemeshWork {
     nodeFaces.assign(n, {});
     for (int f = 0; f < static_cast<int>(faces.size()); ++f)
       for (int k : faces[f]) nodeFaces[k].push_back(f);
-    // Node sizing: the area-weighted mean of its faces'.
+    // Node sizing: the area-weighted mean of its faces', each read in the node's frame (a
+    // face's sizing is in the frame of its first corner).
     M.assign(n, Eigen::Matrix2d::Zero());
     std::vector<double> weight(n, 0.0);
     for (int f = 0; f < static_cast<int>(faces.size()); ++f)
       for (int k : faces[f]) {
-        M[k] += mesh.faceRests_[f].area * faceM[f];
+        const Eigen::Matrix2d R = turnFrom(k, faces[f][0]);
+        M[k] += mesh.faceRests_[f].area * (R * faceM[f] * R.transpose());
         weight[k] += mesh.faceRests_[f].area;
       }
     for (int i = 0; i < n; ++i)
@@ -211,9 +207,16 @@ struct RemeshWork {
   }
 
   Eigen::Vector2d offset(int i, int j) const { return wrap.offset(u[i], u[j]); }
+  // Directions at node j as read at node i (a cone's cut turns them; wrap.turn).
+  Eigen::Matrix2d turnFrom(int i, int j) const { return wrap.turn(wrap.turns(u[i], u[j])); }
+  // Node j's sizing in node i's frame.
+  Eigen::Matrix2d sizingSeenFrom(int i, int j) const {
+    const Eigen::Matrix2d R = turnFrom(i, j);
+    return R * M[j] * R.transpose();
+  }
   double metric(int i, int j) const {
     const Eigen::Vector2d d = offset(i, j);
-    return std::sqrt(0.5 * (d.dot(M[i] * d) + d.dot(M[j] * d)));
+    return std::sqrt(0.5 * (d.dot(M[i] * d) + d.dot(sizingSeenFrom(i, j) * d)));
   }
   static bool contains(const Tri& t, int node) {
     return t[0] == node || t[1] == node || t[2] == node;
@@ -263,7 +266,7 @@ struct RemeshWork {
     rest.push_back((rest[a] + rest[b]) / 2);
     x.push_back((x[a] + x[b]) / 2);
     v.push_back((v[a] + v[b]) / 2);
-    M.push_back((M[a] + M[b]) / 2);
+    M.push_back((M[a] + sizingSeenFrom(a, b)) / 2);  // the midpoint lies in a's frame
     nodeAlive.push_back(1);
     boundary.push_back(around.size() == 1);
     nodeFaces.emplace_back();
@@ -303,7 +306,8 @@ struct RemeshWork {
     if (w == y || !edgeFaces(w, y).empty()) return false;
     const Eigen::Vector2d Z = offset(xa, z), W = offset(xa, w), Y = offset(xa, y),
                           X = Eigen::Vector2d::Zero();
-    const Eigen::Matrix2d metricMean = (M[xa] + M[z] + M[w] + M[y]) / 4;
+    const Eigen::Matrix2d metricMean =
+        (M[xa] + sizingSeenFrom(xa, z) + sizingSeenFrom(xa, w) + sizingSeenFrom(xa, y)) / 4;
     const double crossY = cross2(Z - Y, X - Y), crossW = cross2(X - W, Z - W);
     const double test =
         crossY * (X - W).dot(metricMean * (Z - W)) + (Z - Y).dot(metricMean * (X - Y)) * crossW;

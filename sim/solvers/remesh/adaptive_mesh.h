@@ -88,7 +88,7 @@ class AdaptiveMesh {
   void finish();  // face rests and topology from material_, rest_
 
   Eigen::MatrixX2d material_;  // u per node [m]
-  MaterialWrap wrap_;          // a cylinder's period (a cone is refused)
+  MaterialWrap wrap_;          // how a tube closes round (a cylinder or a cone)
   int preserved_ = 0;
   TriangleMesh rest_;
   MeshTopology topology_;
