@@ -1,6 +1,7 @@
 #include "sim/grab.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "sim/material.h"  // materialOffset
@@ -61,9 +62,25 @@ GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
   const MeshTopology& topology = cloth.topology;
   // An unrolled cylinder is a strip, convex across its seam. An unfolded cone is not: a straight
   // line between two of its points may cross the hole round its apex, where the cloth's
-  // shortest way goes round, so it gets no reach.
+  // shortest way goes round (coneReach). Its two rims, by their distances from the apex: the
+  // annulus between the inner one's farthest point and the outer one's nearest is all cloth.
   const MaterialWrap& wrap = cloth.flatCoords->wrap;
   convex_.assign(topology.componentCount, wrap.period > 0);
+  if (wrap.angle != 0 && topology.componentCount == 1 && topology.boundaryLoops.size() == 2) {
+    std::array<double, 2> nearest{1e300, 1e300}, farthest{0, 0}, mean{0, 0};
+    for (int l = 0; l < 2; ++l) {
+      for (int v : topology.boundaryLoops[l]) {
+        const double r = (material.row(v).transpose() - wrap.apex).norm();
+        nearest[l] = std::min(nearest[l], r);
+        farthest[l] = std::max(farthest[l], r);
+        mean[l] += r / topology.boundaryLoops[l].size();
+      }
+    }
+    const int inner = mean[0] < mean[1] ? 0 : 1;
+    hole_ = farthest[inner];
+    rim_ = nearest[1 - inner];
+    cone_ = convex_[0] = hole_ > 0 && hole_ < rim_;
+  }
   if (wrap.wraps()) return;
   // A piece is convex when it has one boundary loop that turns one way only (straight runs, as
   // along a rectangle's sides, allowed).
@@ -98,17 +115,43 @@ std::vector<std::pair<Vec3, double>> GrabReach::balls(const Grab& grab, const st
   const int component = topology.triComponent[grab.triangle];
   if (!convex_[component]) return balls;
   const Tri& tri = cloth_->mesh.triangles[grab.triangle];
+  const Eigen::MatrixX2d& material = cloth_->flatCoords->coords;
   for (const auto& [vertex, target] : pins) {
     if (vertex == except) continue;
     const auto& around = topology.vertexTris[vertex];
     if (around.empty() || topology.triComponent[around.front()] != component) continue;
     Eigen::Vector2d offset = Eigen::Vector2d::Zero();
     for (int k = 0; k < 3; ++k)
-      offset += grab.barycentric[k] * materialOffset(cloth_->flatCoords->coords, vertex, tri[k],
-                                                     cloth_->flatCoords->wrap);
-    balls.emplace_back(target, offset.norm());
+      offset +=
+          grab.barycentric[k] * materialOffset(material, vertex, tri[k], cloth_->flatCoords->wrap);
+    balls.emplace_back(target, cone_ ? coneReach(material.row(vertex).transpose(),
+                                                 material.row(vertex).transpose() + offset)
+                                     : offset.norm());
   }
   return balls;
+}
+
+double GrabReach::coneReach(const Eigen::Vector2d& from, const Eigen::Vector2d& to) const {
+  const Eigen::Vector2d& apex = cloth_->flatCoords->wrap.apex;
+  Eigen::Vector2d a = from - apex, b = to - apex;
+  // An end nearer the apex than the hole's edge, or beyond the outer rim's nearest point, goes
+  // there first along its ray (the rims of a skirt are rings about the apex).
+  double legs = 0;
+  for (Eigen::Vector2d* end : {&a, &b}) {
+    const double r = end->norm(), within = std::clamp(r, hole_, rim_);
+    legs += std::abs(r - within);
+    if (r > 0) *end *= within / r;
+  }
+  const Eigen::Vector2d ab = b - a;
+  const double t = ab.squaredNorm() > 0 ? std::clamp(-a.dot(ab) / ab.squaredNorm(), 0.0, 1.0) : 0.0;
+  if ((a + t * ab).norm() >= hole_) return legs + ab.norm();
+  // Round the hole: along the tangent from each end, and the arc between the tangent points.
+  const double ra = a.norm(), rb = b.norm();
+  const double between = std::acos(std::clamp(a.dot(b) / (ra * rb), -1.0, 1.0));
+  const double arc =
+      between - std::acos(std::min(1.0, hole_ / ra)) - std::acos(std::min(1.0, hole_ / rb));
+  return legs + std::sqrt(std::max(0.0, ra * ra - hole_ * hole_)) +
+         std::sqrt(std::max(0.0, rb * rb - hole_ * hole_)) + hole_ * std::max(0.0, arc);
 }
 
 Vec3 GrabReach::clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>& pins, int except,

@@ -75,7 +75,9 @@ class GrabPull {
 
 // Where a grab can take its point. Two points of an inextensible cloth get no farther apart than
 // the straight line between them in the flat rest state, where that line stays inside the cloth
-// (on a convex piece: a rectangle, a disk, a tube unrolled). So the grabbed point stays within a
+// (on a convex piece: a rectangle, a disk, a tube unrolled), and on a cone unfolded (a flared
+// skirt: an annular sector that closes round) than that line or, where it crosses the hole round
+// the apex, the way round the hole. So the grabbed point stays within a
 // ball around each pin of its piece, and a target outside all of them is moved onto the nearest
 // point the balls share (by projecting onto them in turn), where the cloth pulled taut can reach.
 // The solvers then pull toward a place they can reach: dragged out of reach, `hanging` under
@@ -106,8 +108,16 @@ class GrabReach {
   // from it. None where the reach says nothing (no flattening, a piece that is not convex).
   std::vector<std::pair<Vec3, double>> balls(const Grab& grab, const std::vector<std::pair<int, Vec3>>& pins,
                                              int except) const;
+  // How far two material points of a cone's piece can get apart: the straight line between them,
+  // or where it would cross the hole round the apex, the way round it (see the constructor).
+  double coneReach(const Eigen::Vector2d& from, const Eigen::Vector2d& to) const;
+
   const ClothModel* cloth_;   // its flatCoords: the flat rest state, when the cloth has one
   std::vector<char> convex_;  // per component of the mesh
+  // A cone's unfolding, an annular sector about the apex: its inner rim lies within `hole_` of
+  // the apex and its outer rim beyond `rim_` [m], so every point between is cloth.
+  bool cone_ = false;
+  double hole_ = 0, rim_ = 0;
 };
 
 }  // namespace clothlab

@@ -12,6 +12,7 @@
 #include <random>
 #include <sstream>
 
+#include "sim/grab.h"
 #include "sim/material.h"
 #include "sim/obj_io.h"
 #include "sim/scene.h"
@@ -381,6 +382,46 @@ TEST(Unfolding, StrainLimitRemeshHangsAConeByItsWaist) {
     }
   EXPECT_EQ(hem, 32);
   EXPECT_LT(after, 0.9 * before);
+}
+
+// A grab on a cone reaches round its waist. Two points of the waist ring are farther apart
+// along the cloth (round the hole about the apex in the flat state: an arc of the ring) than
+// along the straight line across the hole, and the grab's reach is the way round; the rest state
+// is within every reach.
+TEST(Unfolding, AGrabOnAConeReachesRoundItsWaist) {
+  const ClothModel cone = clothFrom("unfold_cone8.obj", tubeObj(0.15, 0.45, 0.3, 48, 8, 0.0));
+  ASSERT_TRUE(cone.flatCoords);
+  const MaterialWrap& wrap = cone.flatCoords->wrap;
+  ASSERT_NE(wrap.angle, 0);
+  const Positions& x = cone.mesh.positions;
+  const std::vector<int> waist = pinPresetVertices(cone.mesh, "top-edge");
+  ASSERT_EQ(waist.size(), 48u);
+  const GrabReach reach(cone);
+  // The rest state is within reach of every waist vertex pinned where it is.
+  std::vector<std::pair<int, Vec3>> pins;
+  for (int v : waist) pins.emplace_back(v, Vec3(x.row(v).transpose()));
+  for (int v = 0; v < x.rows(); ++v)
+    EXPECT_LT(reach.pinExcess(v, x.row(v).transpose(), pins), 1e-9) << "vertex " << v;
+  // One waist vertex pinned; the one across the ring grabbed and pulled far away.
+  const int pinned = waist[0];
+  int across = waist[1];
+  for (int v : waist)
+    if ((x.row(v) - x.row(pinned)).norm() > (x.row(across) - x.row(pinned)).norm()) across = v;
+  const Eigen::Vector2d u = cone.flatCoords->coords.row(pinned).transpose();
+  const Eigen::Vector2d d = materialOffset(cone.flatCoords->coords, pinned, across, wrap);
+  const double radius = (u - wrap.apex).norm(), straight = d.norm();
+  const double round =
+      radius * std::acos((u - wrap.apex).normalized().dot((u + d - wrap.apex).normalized()));
+  ASSERT_GT(round, 1.1 * straight);
+  const std::vector<std::pair<int, Vec3>> one{{pinned, x.row(pinned).transpose()}};
+  const Vec3 target = x.row(pinned).transpose() + Vec3(0, 0, 10) -
+                      10 * Vec3(x.row(pinned).transpose()).normalized();
+  const Vec3 clamped = reach.clamp(grabAtVertex(cone, across, target), one);
+  EXPECT_NEAR((clamped - x.row(pinned).transpose()).norm(), round, 1e-6 * round);
+  EXPECT_GT((clamped - x.row(pinned).transpose()).norm(), (x.row(across) - x.row(pinned)).norm());
+  // Within reach the target stays.
+  const Vec3 near = x.row(across).transpose();
+  EXPECT_EQ(reach.clamp(grabAtVertex(cone, across, near), one), near);
 }
 
 // A skirt opened as an OBJ hangs from its waist with one preset: "top-edge" is a tube's top ring
