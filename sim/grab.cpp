@@ -79,7 +79,8 @@ GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
     const int inner = mean[0] < mean[1] ? 0 : 1;
     hole_ = farthest[inner];
     rim_ = nearest[1 - inner];
-    cone_ = convex_[0] = hole_ > 0 && hole_ < rim_;
+    cone_ = hole_ > 0 && hole_ < rim_;
+    convex_[0] = cone_;
   }
   if (wrap.wraps()) return;
   // A piece is convex when it has one boundary loop that turns one way only (straight runs, as
