@@ -75,10 +75,10 @@ class GrabPull {
 
 // Where a grab can take its point. Two points of an inextensible cloth get no farther apart than
 // the straight line between them in the flat rest state, where that line stays inside the cloth
-// (on a convex piece: a rectangle, a disk, a tube unrolled), and on a cone unfolded (a flared
-// skirt: an annular sector that closes round) than that line or, where it crosses the hole round
-// the apex, the way round the hole. So the grabbed point stays within a
-// ball around each pin of its piece, and a target outside all of them is moved onto the nearest
+// (on a convex piece: a rectangle, a disk, a tube unrolled). On a cone unfolded (a flared skirt:
+// an annular sector that closes round) that line may cross the hole round the apex, and there the
+// way round the hole bounds them instead. So the grabbed point stays within a ball around each
+// pin of its piece, and a target outside all of them is moved onto the nearest
 // point the balls share (by projecting onto them in turn), where the cloth pulled taut can reach.
 // The solvers then pull toward a place they can reach: dragged out of reach, `hanging` under
 // impulse-nc kept a constraint error of about 4 mm and now keeps within its tolerance (1e-6 m);
