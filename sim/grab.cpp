@@ -79,8 +79,7 @@ GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
     const int inner = mean[0] < mean[1] ? 0 : 1;
     hole_ = farthest[inner];
     rim_ = nearest[1 - inner];
-    cone_ = hole_ > 0 && hole_ < rim_;
-    convex_[0] = cone_;
+    convex_[0] = hole_ > 0 && hole_ < rim_;
   }
   if (wrap.wraps()) return;
   // A piece is convex when it has one boundary loop that turns one way only (straight runs, as
@@ -125,9 +124,10 @@ std::vector<std::pair<Vec3, double>> GrabReach::balls(const Grab& grab, const st
     for (int k = 0; k < 3; ++k)
       offset +=
           grab.barycentric[k] * materialOffset(material, vertex, tri[k], cloth_->flatCoords->wrap);
-    balls.emplace_back(target, cone_ ? coneReach(material.row(vertex).transpose(),
-                                                 material.row(vertex).transpose() + offset)
-                                     : offset.norm());
+    balls.emplace_back(target, cloth_->flatCoords->wrap.angle != 0
+                                   ? coneReach(material.row(vertex).transpose(),
+                                               material.row(vertex).transpose() + offset)
+                                   : offset.norm());
   }
   return balls;
 }

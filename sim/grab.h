@@ -116,7 +116,6 @@ class GrabReach {
   std::vector<char> convex_;  // per component of the mesh
   // A cone's unfolding, an annular sector about the apex: its inner rim lies within `hole_` of
   // the apex and its outer rim beyond `rim_` [m], so every point between is cloth.
-  bool cone_ = false;
   double hole_ = 0, rim_ = 0;
 };
 

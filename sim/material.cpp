@@ -65,8 +65,7 @@ void relaxUnfolding(const TriangleMesh& mesh,
       }
     }
   }
-  // The image H^k(u) = A_k u + b_k of the wrap.
-  auto linearPart = [&](int k) { return Eigen::Rotation2Dd(k * wrap.angle).toRotationMatrix(); };
+  // The image H^k(u) = A_k u + b_k of the wrap: A_k = wrap.turn(k), b_k the origin's image.
   auto constantPart = [&](int k) {
     return Eigen::Vector2d(wrap.image(Eigen::Vector2d::Zero(), k));
   };
@@ -83,7 +82,7 @@ void relaxUnfolding(const TriangleMesh& mesh,
   };
   int row = 0;
   forEachSide([&](int t, int p, int q, double w) {
-    const Eigen::Matrix2d ap = w * linearPart(turns[t][p]), aq = w * linearPart(turns[t][q]);
+    const Eigen::Matrix2d ap = w * wrap.turn(turns[t][p]), aq = w * wrap.turn(turns[t][q]);
     const int vp = mesh.triangles[t][p], vq = mesh.triangles[t][q];
     for (int r = 0; r < 2; ++r)
       for (int c = 0; c < 2; ++c) {
@@ -105,7 +104,7 @@ void relaxUnfolding(const TriangleMesh& mesh,
   for (int i = 0; i < n; ++i) u.segment<2>(2 * i) = flat.coords.row(i).transpose();
   const Eigen::Vector2d anchor = u.segment<2>(0);
   auto corner = [&](int t, int m) {
-    return Eigen::Vector2d(linearPart(turns[t][m]) * u.segment<2>(2 * mesh.triangles[t][m]) +
+    return Eigen::Vector2d(wrap.turn(turns[t][m]) * u.segment<2>(2 * mesh.triangles[t][m]) +
                            constantPart(turns[t][m]));
   };
   std::vector<double> turned(triangles);  // each triangle's rotation of its rest shape

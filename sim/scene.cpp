@@ -190,7 +190,8 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
   } else {
     const json& g = cloth["generator"];
     const std::string at = where + ".generator";
-    auto typed = typeOf(g, at, "grid, irregular-rectangle, irregular-disk, cylinder or cone");
+    const std::string generators = "grid, irregular-rectangle, irregular-disk, cylinder or cone";
+    auto typed = typeOf(g, at, generators);
     if (!typed) return typed.error();
     const std::string type = *typed;
     if (type == "grid") {
@@ -216,8 +217,7 @@ std::optional<std::string> parseCloth(const json& cloth, const std::string& wher
       if (auto e = readNumber(g, "top_radius", at, source.topRadius, 1e-4, 1e3)) return e;
       if (auto e = readNumber(g, "bottom_radius", at, source.bottomRadius, 1e-4, 1e3)) return e;
     } else {
-      return at + ".type: unknown generator '" + type +
-             "' (expected grid, irregular-rectangle, irregular-disk, cylinder or cone)";
+      return at + ".type: unknown generator '" + type + "' (expected " + generators + ")";
     }
     if (auto e = readNumber(g, "width", at, source.width, 1e-4, 1e3)) return e;
     if (auto e = readNumber(g, "height", at, source.height, 1e-4, 1e3)) return e;

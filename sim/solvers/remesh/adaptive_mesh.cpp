@@ -211,6 +211,7 @@ struct RemeshWork {
   Eigen::Matrix2d turnFrom(int i, int j) const { return wrap.turn(wrap.turns(u[i], u[j])); }
   // Node j's sizing in node i's frame.
   Eigen::Matrix2d sizingSeenFrom(int i, int j) const {
+    if (wrap.angle == 0) return M[j];  // nothing turns: the common case, kept cheap
     const Eigen::Matrix2d R = turnFrom(i, j);
     return R * M[j] * R.transpose();
   }
