@@ -34,6 +34,44 @@ std::string recentFile() {
 }
 }  // namespace
 
+Viewer::FirstScene Viewer::firstScene(const std::string& argument, const std::string& solver) {
+  // `scene` under `solverId` (its own when empty), opened from `from` (an OBJ gets the ground).
+  auto create = [](const Scene& scene, const std::string& solverId, const std::string& from) {
+    Scene asked = scene;
+    if (!solverId.empty()) useSolver(asked, solverId);
+    return createSimulation(asked, from);
+  };
+  FirstScene first;
+  auto scene = resolveScene(argument);
+  if (!scene) {
+    first.error = scene.error();
+  } else if (auto simulation = create(*scene, solver, argument)) {
+    first.simulation = std::move(*simulation);
+    first.opened = true;
+  } else {
+    first.error = simulation.error();
+    // The solver asked for refused the cloth: the scene runs under its own solver instead.
+    if (!solver.empty() && solver != scene->solverId) {
+      if (auto own = create(*scene, "", argument)) {
+        first.simulation = std::move(*own);
+        first.opened = true;
+        first.error += " (running it under " + scene->solverId + ", its own solver)";
+      }
+    }
+  }
+  if (!first.simulation) {  // nothing of it runs: the default scene, under the solver asked if it
+                            // can
+    const Scene fallback = *resolveScene("hanging");
+    auto simulation = create(fallback, solver, "hanging");
+    if (!simulation) simulation = create(fallback, "", "hanging");
+    first.simulation = std::move(*simulation);
+    first.error += " (showing the hanging scene instead)";
+  }
+  first.sceneName = first.simulation->scene().name;
+  first.solver = first.simulation->solver().id();
+  return first;
+}
+
 Viewer::Viewer(ViewerOptions options) : options_(std::move(options)) {
   render_.pattern = patternNamed(options_.pattern).value_or(ClothPattern::None);
   if (render_.pattern != ClothPattern::None) lastPattern_ = render_.pattern;
@@ -63,18 +101,10 @@ int Viewer::run() {
       return 2;
     }
   }
-  // The first scene: a bad one is an error before any window opens.
-  auto scene = resolveScene(options_.scene);
-  if (!scene) {
-    std::fprintf(stderr, "clothlab: %s\n", scene.error().c_str());
-    return 2;
-  }
-  if (!options_.solver.empty()) useSolver(*scene, options_.solver);
-  auto simulation = createSimulation(*scene, options_.scene);
-  if (!simulation) {
-    std::fprintf(stderr, "clothlab: %s\n", simulation.error().c_str());
-    return 2;
-  }
+  // The first scene. A bad one opens the window all the same, on what can run (firstScene), with
+  // the error in the panel; the exit status then says it (2).
+  FirstScene first = firstScene(options_.scene, options_.solver);
+  firstSceneRefused_ = !first.error.empty();
   const ComparePreset* preset = nullptr;
   if (!options_.compare.empty() && !(preset = findComparePreset(options_.compare))) {
     std::fprintf(stderr, "clothlab: --compare: unknown preset '%s' (known: %s)\n", options_.compare.c_str(),
@@ -151,9 +181,12 @@ int Viewer::run() {
     for (std::string line; std::getline(in, line);)
       if (!line.empty()) recent_.push_back(line);
   }
-  if (isObjPath(options_.scene) || fs::path(options_.scene).extension() == ".json") addRecent(options_.scene);
+  if (first.opened &&
+      (isObjPath(options_.scene) || fs::path(options_.scene).extension() == ".json"))
+    addRecent(options_.scene);
+  if (firstSceneRefused_) message(RunnerMessage::Kind::Error, first.error);
 
-  single_ = std::make_unique<SimRunner>(std::move(*simulation), options_.paused);
+  single_ = std::make_unique<SimRunner>(std::move(first.simulation), options_.paused);
   runner_ = single_.get();
   if (preset) {
     if (auto e = startCompare(preset->panes, preset->name)) {
@@ -161,7 +194,7 @@ int Viewer::run() {
       return 2;
     }
   }
-  log_.write("start", {{"scene", scene->name}, {"solver", scene->solverId}});
+  log_.write("start", {{"scene", first.sceneName}, {"solver", first.solver}});
   std::printf("READY\n");
   std::fflush(stdout);
 
@@ -207,7 +240,7 @@ int Viewer::run() {
   if (!unfinished.empty()) quit["left_unfinished"] = unfinished;
   log_.write("quit", quit);
   std::printf("FINAL frames=%ld\n", frameCount_);
-  return finalScreenshotFailed_ ? 1 : 0;
+  return finalScreenshotFailed_ ? 1 : firstSceneRefused_ ? 2 : 0;
 }
 
 std::vector<std::string> Viewer::unfinishedWork() const {

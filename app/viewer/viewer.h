@@ -69,6 +69,17 @@ class Viewer {
   // load). Saves clicked before quitting have been written by then.
   bool exitWithoutWaiting() const { return exitWithoutWaiting_; }
 
+  // The scene the window opens with: `argument` (a scene name, scene .json or cloth .obj) under
+  // `solver` (the scene's own when empty). When that cannot run, `error` says why and the
+  // simulation is the scene under its own solver, if the solver asked for refused the cloth, or
+  // else the built-in `hanging` (under `solver` if it can). `opened`: the argument's scene runs.
+  struct FirstScene {
+    std::unique_ptr<Simulation> simulation;
+    std::string sceneName, solver, error;
+    bool opened = false;
+  };
+  static FirstScene firstScene(const std::string& argument, const std::string& solver);
+
   // GLFW callbacks (static trampolines forward here).
   void onMouseButton(int button, int action, int mods);
   void onCursor(double x, double y);
@@ -373,6 +384,7 @@ class Viewer {
   bool showHelp_ = false;
   bool screenshotRequested_ = false;
   bool finalScreenshotFailed_ = false;  // --screenshot could not be written: run() returns 1
+  bool firstSceneRefused_ = false;      // the command line's scene or solver: run() returns 2
   bool recording_ = false;
   long recordIndex_ = 0;
   float speed_ = 1.0f;

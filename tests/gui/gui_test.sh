@@ -19,7 +19,8 @@
 #   scene's load gives way to another scene or to its give-up button and does not hold up quitting,
 #   nor does a large scene's first step, and with sphere-drop running the window keeps redrawing
 #   (frame rate measured), at the full rate while the mouse moves and at 30 a second once left
-#   alone; paused and left alone it draws 10 a second; the pillowcase's seams close as it runs.
+#   alone; paused and left alone it draws 10 a second; the pillowcase's seams close as it runs; a
+#   missing file or an unknown solver on the command line opens the window with the error shown.
 # Usage: gui_test.sh CLOTHLAB_BINARY OUT_DIR
 # Exit 0 all passed, 1 a check failed, 77 skipped (no Xvfb/xdotool: run scripts/setup.sh).
 set -uo pipefail
@@ -744,6 +745,18 @@ check "--screenshot where no PNG can be written: exit 2 and the path named" \
 "$APP" hanging --frames 3 --pattern dots > "$OUT/nopattern.out" 2>&1; nopattern_rc=$?
 check "--pattern dots: exit 2, naming --pattern and the patterns" \
   test "$nopattern_rc" = 2 -a "$(grep -c -- "--pattern: dots not in {none,checks,lines}" "$OUT/nopattern.out")" = 1
+# A scene on the command line that cannot run opens the window all the same, with the error in
+# the panel and the exit status 2: a missing file shows the hanging scene instead, and a solver
+# that cannot run the scene leaves the scene under its own solver.
+"$APP" "$OUT/missing.obj" --seconds 4 --log "$OUT/missing.jsonl" > "$OUT/missing.out" 2>&1; missing_rc=$?
+check "a missing file on the command line: exit 2, the error in the panel names it" \
+  test "$missing_rc" = 2 -a "$(grep -c '"event":"error".*missing.obj: file not found' "$OUT/missing.jsonl")" = 1
+check "a missing file on the command line: the hanging scene runs" \
+  python3 "$HERE/check_log.py" running "$OUT/missing.jsonl" hanging
+"$APP" hanging --solver nope --frames 10 --log "$OUT/nosolver.jsonl" > "$OUT/nosolver.out" 2>&1; nosolver_rc=$?
+check "--solver nope: exit 2, the error names the solver, the scene runs under its own" \
+  test "$nosolver_rc" = 2 -a "$(grep -c '"event":"error".*unknown solver .nope.*running it under impulse-nc' "$OUT/nosolver.jsonl")" = 1 \
+  -a "$(grep -c '"event":"start","scene":"hanging","solver":"impulse-nc"' "$OUT/nosolver.jsonl")" = 1
 # In a small window the panel starts folded to its title bar, so the cloth is seen; at the size
 # above it starts open.
 "$APP" hanging --frames 20 --width 500 --height 400 --layout > "$OUT/small.out" 2>&1
