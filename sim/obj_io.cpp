@@ -203,6 +203,93 @@ ObjLineIndex indexObjLines(const std::string& path) {
   return index;
 }
 
+// Triangles that repeat an earlier one's three corners (in any order): the indices of the later
+// ones, each with the one it repeats.
+std::vector<std::pair<int, int>> repeatedTriangles(const std::vector<Tri>& triangles) {
+  std::map<std::array<int, 3>, int> first;
+  std::vector<std::pair<int, int>> repeats;
+  for (int t = 0; t < static_cast<int>(triangles.size()); ++t) {
+    std::array<int, 3> corners = triangles[t];
+    std::sort(corners.begin(), corners.end());
+    const auto [at, added] = first.emplace(corners, t);
+    if (!added) repeats.emplace_back(t, at->second);
+  }
+  return repeats;
+}
+
+// Turns triangles over (swapping their second and third corners, with their texture corners) so
+// that every two triangles across an edge wind alike, running it in opposite directions. In each
+// piece the winding most of its triangles have is kept. Only edges of exactly two triangles
+// join (validateMesh refuses the others). Returns the triangles turned, and how many pieces
+// are one-sided (a Moebius band), which keep their windings as given.
+struct Rewinding {
+  std::vector<int> turned;
+  int oneSided = 0;
+};
+Rewinding windAlike(std::vector<Tri>& triangles, std::vector<std::array<int, 3>>& texcoordCorners) {
+  const int n = static_cast<int>(triangles.size());
+  // Each edge's triangles, with the direction each runs it in (true: from the lower vertex).
+  std::map<std::pair<int, int>, std::vector<std::pair<int, bool>>> edges;
+  for (int t = 0; t < n; ++t)
+    for (int k = 0; k < 3; ++k) {
+      const int a = triangles[t][k], b = triangles[t][(k + 1) % 3];
+      edges[{std::min(a, b), std::max(a, b)}].emplace_back(t, a < b);
+    }
+  std::vector<std::vector<std::pair<int, bool>>> across(
+      n);  // neighbour, whether to wind oppositely
+  for (const auto& [edge, sharing] : edges) {
+    if (sharing.size() != 2) continue;
+    const auto [s, sUp] = sharing[0];
+    const auto [t, tUp] = sharing[1];
+    across[s].emplace_back(t, sUp == tUp);
+    across[t].emplace_back(s, sUp == tUp);
+  }
+  Rewinding out;
+  std::vector<int> flip(n, -1);  // per triangle: 1 if it winds oppositely to its piece's first
+  for (int root = 0; root < n; ++root) {
+    if (flip[root] >= 0) continue;
+    std::vector<int> piece{root};
+    flip[root] = 0;
+    bool orientable = true;
+    for (size_t next = 0; next < piece.size(); ++next) {
+      const int t = piece[next];
+      for (const auto& [u, opposite] : across[t]) {
+        const int want = flip[t] ^ static_cast<int>(opposite);
+        if (flip[u] < 0) {
+          flip[u] = want;
+          piece.push_back(u);
+        } else if (flip[u] != want) {
+          orientable = false;
+        }
+      }
+    }
+    if (!orientable) {
+      ++out.oneSided;
+      continue;
+    }
+    const long opposed =
+        std::count_if(piece.begin(), piece.end(), [&](int t) { return flip[t] == 1; });
+    const int turn = 2 * opposed > static_cast<long>(piece.size()) ? 0 : 1;  // the fewer turn
+    for (int t : piece)
+      if (flip[t] == turn) out.turned.push_back(t);
+  }
+  std::sort(out.turned.begin(), out.turned.end());
+  for (int t : out.turned) {
+    std::swap(triangles[t][1], triangles[t][2]);
+    std::swap(texcoordCorners[t][1], texcoordCorners[t][2]);
+  }
+  return out;
+}
+
+// "triangle 3 5 8 ..." (1-based) for a warning: at most ten of `triangles` (0-based).
+std::string triangleList(const std::vector<int>& triangles) {
+  std::string text = "triangle";
+  for (size_t i = 0; i < triangles.size() && i < 10; ++i)
+    text += ' ' + std::to_string(triangles[i] + 1);
+  if (triangles.size() > 10) text += " ...";
+  return text;
+}
+
 std::string firstLine(const std::string& text) {
   std::string s = text.substr(0, text.find('\n'));
   while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.pop_back();
@@ -289,6 +376,7 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
   raw.triangles = triangles;
   std::vector<Tri> kept;
   std::vector<std::array<int, 3>> keptUv;
+  std::vector<int> keptFrom;  // each kept triangle's index in the file (after triangulation)
   std::vector<int> dropped;
   int overflowing = 0;  // dropped because their size overflows a double, not for a zero area
   for (int t = 0; t < raw.triangleCount(); ++t) {
@@ -301,6 +389,7 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
     } else {
       kept.push_back(triangles[t]);
       keptUv.push_back(texcoordCorners[t]);
+      keptFrom.push_back(t);
     }
   }
   const std::string overflowText = "overflows: coordinates reach " +
@@ -309,10 +398,7 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
   if (!dropped.empty()) {
     std::ostringstream w;
     w << path << ": dropped " << dropped.size() << (overflowing > 0 ? " degenerate" : " zero-area")
-      << " triangle(s) (triangle";
-    for (size_t i = 0; i < dropped.size() && i < 10; ++i) w << ' ' << dropped[i] + 1;
-    if (dropped.size() > 10) w << " ...";
-    w << ")";
+      << " triangle(s) (" << triangleList(dropped) << ")";
     if (overflowing > 0) w << "; the area of " << overflowing << " of them " << overflowText;
     out.warnings.push_back(w.str());
   }
@@ -321,6 +407,44 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
   if (kept.empty())
     return Error{path + ": empty mesh: every triangle has zero area" +
                  (overflowing > 0 ? " or an area that " + overflowText : std::string())};
+
+  if (validate) {
+    // A triangle given twice (a two-sided face) is kept once.
+    const auto repeats = repeatedTriangles(kept);
+    if (!repeats.empty()) {
+      std::vector<bool> repeated(kept.size(), false);
+      for (const auto& [t, earlier] : repeats) repeated[t] = true;
+      std::ostringstream w;
+      w << path << ": dropped " << repeats.size() << " repeated triangle(s) (";
+      for (size_t i = 0; i < repeats.size() && i < 5; ++i)
+        w << (i ? ", " : "") << "triangle " << keptFrom[repeats[i].first] + 1
+          << " repeats triangle " << keptFrom[repeats[i].second] + 1;
+      w << (repeats.size() > 5 ? ", ...)" : ")");
+      out.warnings.push_back(w.str());
+      size_t k = 0;
+      for (size_t t = 0; t < kept.size(); ++t)
+        if (!repeated[t]) {
+          kept[k] = kept[t];
+          keptUv[k] = keptUv[t];
+          keptFrom[k++] = keptFrom[t];
+        }
+      kept.resize(k);
+      keptUv.resize(k);
+      keptFrom.resize(k);
+    }
+    // Triangles that wind against their neighbours are turned over: normals, the flat rest
+    // state's orientation and the renderer's front side all need one winding per piece.
+    Rewinding rewound = windAlike(kept, keptUv);
+    for (int& t : rewound.turned) t = keptFrom[t];
+    if (!rewound.turned.empty())
+      out.warnings.push_back(path + ": turned " + std::to_string(rewound.turned.size()) +
+                             " triangle(s) over so that each winds like its neighbours (" +
+                             triangleList(rewound.turned) + ")");
+    if (rewound.oneSided > 0)
+      out.warnings.push_back(path + ": " + std::to_string(rewound.oneSided) +
+                             " piece(s) one-sided, like a Moebius band: their triangles cannot all "
+                             "wind alike, and a solver that needs a flat rest state refuses them");
+  }
 
   // Compact away unreferenced vertices.
   std::vector<int> remap(rawVertexCount, -1);

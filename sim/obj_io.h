@@ -3,8 +3,10 @@
 //
 // loadObj reads a Wavefront OBJ with tinyobjloader (double precision), triangulates polygons,
 // merges all groups/objects into one mesh and validates it. Every failure names the file and,
-// where it is known, the line. Zero-area triangles are dropped with a warning; unreferenced
-// vertices are removed with a warning (indices are renumbered). Codim-IPC's `stitch` records
+// where it is known, the line. Zero-area triangles and repeats of a triangle are dropped with a
+// warning; triangles that wind against their neighbours are turned over (the winding most of
+// their piece has is kept) with a warning; unreferenced vertices are removed with a warning
+// (indices are renumbered). Codim-IPC's `stitch` records
 // (sim/stitches.h) are read and checked; other records an OBJ mesh reader does not know are
 // skipped with a warning naming them.
 #include <Eigen/Core>

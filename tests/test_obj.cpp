@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "sim/material.h"
@@ -132,6 +134,107 @@ TEST(Obj, ZeroAreaTrianglesDroppedWithWarning) {
   ASSERT_FALSE(result->warnings.empty());
   EXPECT_NE(result->warnings[0].find("dropped 1 zero-area triangle(s) (triangle 3)"), std::string::npos)
       << result->warnings[0];
+}
+
+TEST(Obj, RepeatedTrianglesDroppedWithWarning) {
+  // tinyobjloader's issue 391: the same face twice; here also once with the other winding.
+  const std::string path =
+      writeFile("twice.obj", std::string(kSquare) + "f 1 2 3\nf 1 3 4\nf 1 2 3\nf 3 2 1\n");
+  auto result = loadObj(path);
+  ASSERT_TRUE(result.ok()) << result.error();
+  EXPECT_EQ(result->mesh.triangleCount(), 2);
+  ASSERT_EQ(result->warnings.size(), 1u);
+  EXPECT_NE(result->warnings[0].find("dropped 2 repeated triangle(s) (triangle 3 repeats triangle "
+                                     "1, triangle 4 repeats triangle 1)"),
+            std::string::npos)
+      << result->warnings[0];
+}
+
+namespace {
+// How many edges of exactly two triangles both triangles run in the same direction.
+int edgesWoundAlike(const TriangleMesh& mesh) {
+  std::map<std::pair<int, int>, std::vector<bool>> runs;  // per edge: runs from its lower vertex
+  for (const Tri& t : mesh.triangles)
+    for (int k = 0; k < 3; ++k) {
+      const int a = t[k], b = t[(k + 1) % 3];
+      runs[{std::min(a, b), std::max(a, b)}].push_back(a < b);
+    }
+  int alike = 0;
+  for (const auto& [edge, up] : runs) alike += up.size() == 2 && up[0] == up[1];
+  return alike;
+}
+// An n x n grid of quads in the z = 0 plane with texture coordinates equal to (x, y), each
+// split by one diagonal; the triangles whose (0-based) index is in `turned` wind the other way.
+std::string grid(int n, const std::vector<int>& turned) {
+  std::ostringstream obj;
+  for (int j = 0; j <= n; ++j)
+    for (int i = 0; i <= n; ++i) obj << "v " << i << ' ' << j << " 0\nvt " << i << ' ' << j << '\n';
+  int t = 0;
+  auto face = [&](int a, int b, int c) {
+    if (std::count(turned.begin(), turned.end(), t++)) std::swap(b, c);
+    obj << "f " << a << '/' << a << ' ' << b << '/' << b << ' ' << c << '/' << c << '\n';
+  };
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      const int a = j * (n + 1) + i + 1;
+      face(a, a + 1, a + n + 1);
+      face(a + 1, a + n + 2, a + n + 1);
+    }
+  return obj.str();
+}
+}  // namespace
+
+// Triangles that wind against their neighbours are turned over: the winding most of the piece
+// has is kept, and the texture coordinates turn with their corners.
+TEST(Obj, TrianglesWindingAgainstTheirNeighboursAreTurnedOver) {
+  const std::string path = writeFile("turned.obj", grid(4, {0, 5, 6, 30}));
+  auto result = loadObj(path);
+  ASSERT_TRUE(result.ok()) << result.error();
+  const TriangleMesh& mesh = result->mesh;
+  EXPECT_EQ(edgesWoundAlike(mesh), 0);
+  for (int t = 0; t < mesh.triangleCount(); ++t) {  // every normal along +z, as most were
+    const Vec3 a = mesh.positions.row(mesh.triangles[t][0]),
+               b = mesh.positions.row(mesh.triangles[t][1]),
+               c = mesh.positions.row(mesh.triangles[t][2]);
+    EXPECT_GT((b - a).cross(c - a).z(), 0) << "triangle " << t;
+  }
+  ASSERT_TRUE(result->texcoords.has_value());
+  EXPECT_TRUE(result->texcoords->isApprox(mesh.positions.leftCols<2>()));
+  ASSERT_EQ(result->warnings.size(), 1u);
+  EXPECT_NE(result->warnings[0].find("turned 4 triangle(s) over so that each winds like its "
+                                     "neighbours (triangle 1 6 7 31)"),
+            std::string::npos)
+      << result->warnings[0];
+  // Once wound alike, nothing is turned.
+  EXPECT_TRUE(loadObj(writeFile("alike.obj", grid(4, {})))->warnings.empty());
+}
+
+// A Moebius band cannot wind alike: it keeps its windings, with a warning.
+TEST(Obj, AMoebiusBandKeepsItsWindingsWithAWarning) {
+  const int n = 12;
+  std::ostringstream obj;
+  for (int i = 0; i < n; ++i) {
+    const double a = 2 * M_PI * i / n;
+    for (int side : {-1, 1}) {
+      const double r = 1 + 0.2 * side * std::cos(a / 2);
+      obj << "v " << r * std::cos(a) << ' ' << r * std::sin(a) << ' '
+          << 0.2 * side * std::sin(a / 2) << '\n';
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    const int a = 2 * i + 1, b = a + 1;
+    // The last quad joins the strip's ends with its sides swapped: the half twist.
+    const int c = i + 1 < n ? a + 2 : 2, d = i + 1 < n ? b + 2 : 1;
+    obj << "f " << a << ' ' << c << ' ' << b << "\nf " << b << ' ' << c << ' ' << d << '\n';
+  }
+  auto result = loadObj(writeFile("moebius.obj", obj.str()));
+  ASSERT_TRUE(result.ok()) << result.error();
+  EXPECT_EQ(result->mesh.triangleCount(), 2 * n);
+  ASSERT_EQ(result->warnings.size(), 1u);
+  EXPECT_NE(result->warnings[0].find("1 piece(s) one-sided, like a Moebius band"),
+            std::string::npos)
+      << result->warnings[0];
+  EXPECT_GT(edgesWoundAlike(result->mesh), 0);
 }
 
 // Records the reader does not know are named with their count and first line, so that a user
