@@ -676,8 +676,8 @@ std::vector<int> MlsSolver::lonePins(const std::vector<std::pair<int, Vec3>>& pi
   return lone;
 }
 
-std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cloth, const SimParams&,
-                                            const nlohmann::json& params) {
+std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cloth,
+                                            const SimParams& sim, const nlohmann::json& params) {
   MlsParams parsed;
   if (auto e = readParams(params, MlsParams::table(), parsed, "solver")) return e;
   cloth_ = std::move(cloth);
@@ -710,6 +710,33 @@ std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cl
   x_ = mesh.positions;
   v_ = Positions::Zero(mesh.vertexCount(), 3);
   grabPull_ = GrabPull(impl_->restEdgeLength.mean());
+  return settle(sim);
+}
+
+std::optional<std::string> MlsSolver::settle(const SimParams& sim) {
+  if (maxResidual() <= params_.tolerance) return std::nullopt;
+  // Steps with nothing acting (no gravity, bending, damping or air, no obstacles), the pins held
+  // where they are, and the velocity each leaves dropped: only the projection moves the cloth.
+  // Its long time step keeps the speeds the step checks small.
+  SimParams still = sim;
+  still.gravity.setZero();
+  still.bending = still.damping = still.airDensity = 0;
+  still.dt = 0.1;
+  std::vector<std::pair<int, Vec3>> held;
+  for (const auto& [vertex, target] : cloth_->pins)
+    held.emplace_back(vertex, x_.row(vertex).transpose());
+  const std::vector<Obstacle> none;
+  const std::optional<Grab> noGrab;
+  const StepContext ctx{still, none, held, noGrab};
+  constexpr int kSettleSteps = 5;
+  for (int k = 0; k < kSettleSteps && maxResidual() > params_.tolerance; ++k) {
+    StepStats ignored;
+    if (auto e = step(ctx, ignored))
+      return "mls-isometry: the cloth's shape does not meet its isometry constraints (its MLS fits "
+             "cannot follow a crease this sharp on this mesh), and laying it onto them failed: " +
+             *e;
+    v_.setZero();
+  }
   return std::nullopt;
 }
 
