@@ -59,8 +59,8 @@ Viewer::FirstScene Viewer::firstScene(const std::string& argument, const std::st
       }
     }
   }
-  if (!first.simulation) {  // nothing of it runs: the default scene, under the solver asked if it
-                            // can
+  // Nothing of it runs: the default scene, under the solver asked for if it can.
+  if (!first.simulation) {
     const Scene fallback = *resolveScene("hanging");
     auto simulation = create(fallback, solver, "hanging");
     if (!simulation) simulation = create(fallback, "", "hanging");
