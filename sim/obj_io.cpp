@@ -3,6 +3,7 @@
 #include <tiny_obj_loader.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -11,7 +12,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <sstream>
 #include <string_view>
 
@@ -206,14 +206,22 @@ ObjLineIndex indexObjLines(const std::string& path) {
 // Triangles that repeat an earlier one's three corners (in any order): the indices of the later
 // ones, each with the one it repeats.
 std::vector<std::pair<int, int>> repeatedTriangles(const std::vector<Tri>& triangles) {
-  std::map<std::array<int, 3>, int> first;
-  std::vector<std::pair<int, int>> repeats;
+  std::vector<std::pair<std::array<int, 3>, int>> sorted;  // corners in order, the index
+  sorted.reserve(triangles.size());
   for (int t = 0; t < static_cast<int>(triangles.size()); ++t) {
     std::array<int, 3> corners = triangles[t];
     std::sort(corners.begin(), corners.end());
-    const auto [at, added] = first.emplace(corners, t);
-    if (!added) repeats.emplace_back(t, at->second);
+    sorted.emplace_back(corners, t);
   }
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::pair<int, int>> repeats;
+  for (size_t k = 1, first = 0; k < sorted.size(); ++k) {
+    if (sorted[k].first != sorted[first].first)
+      first = k;
+    else
+      repeats.emplace_back(sorted[k].second, sorted[first].second);
+  }
+  std::sort(repeats.begin(), repeats.end());
   return repeats;
 }
 
@@ -228,21 +236,32 @@ struct Rewinding {
 };
 Rewinding windAlike(std::vector<Tri>& triangles, std::vector<std::array<int, 3>>& texcoordCorners) {
   const int n = static_cast<int>(triangles.size());
-  // Each edge's triangles, with the direction each runs it in (true: from the lower vertex).
-  std::map<std::pair<int, int>, std::vector<std::pair<int, bool>>> edges;
+  // Every triangle's edges, sorted by edge, each with the direction the triangle runs it in
+  // (up: from the lower vertex).
+  struct Side {
+    std::pair<int, int> edge;
+    int triangle;
+    bool up;
+  };
+  std::vector<Side> sides;
+  sides.reserve(3 * triangles.size());
   for (int t = 0; t < n; ++t)
     for (int k = 0; k < 3; ++k) {
       const int a = triangles[t][k], b = triangles[t][(k + 1) % 3];
-      edges[{std::min(a, b), std::max(a, b)}].emplace_back(t, a < b);
+      sides.push_back({{std::min(a, b), std::max(a, b)}, t, a < b});
     }
-  std::vector<std::vector<std::pair<int, bool>>> across(
-      n);  // neighbour, whether to wind oppositely
-  for (const auto& [edge, sharing] : edges) {
-    if (sharing.size() != 2) continue;
-    const auto [s, sUp] = sharing[0];
-    const auto [t, tUp] = sharing[1];
-    across[s].emplace_back(t, sUp == tUp);
-    across[t].emplace_back(s, sUp == tUp);
+  std::sort(sides.begin(), sides.end(), [](const Side& p, const Side& q) {
+    return p.edge != q.edge ? p.edge < q.edge : p.triangle < q.triangle;
+  });
+  // Per triangle: its neighbours across edges of two triangles, and whether each must wind
+  // oppositely to it as the file has them.
+  std::vector<std::vector<std::pair<int, bool>>> across(n);
+  for (size_t k = 0, end = 0; k < sides.size(); k = end) {
+    for (end = k + 1; end < sides.size() && sides[end].edge == sides[k].edge;) ++end;
+    if (end - k != 2) continue;
+    const Side &s = sides[k], &t = sides[k + 1];
+    across[s.triangle].emplace_back(t.triangle, s.up == t.up);
+    across[t.triangle].emplace_back(s.triangle, s.up == t.up);
   }
   Rewinding out;
   std::vector<int> flip(n, -1);  // per triangle: 1 if it winds oppositely to its piece's first
