@@ -234,34 +234,29 @@ struct Rewinding {
   std::vector<int> turned;
   int oneSided = 0;
 };
-Rewinding windAlike(std::vector<Tri>& triangles, std::vector<std::array<int, 3>>& texcoordCorners) {
+Rewinding windAlike(const Positions& positions, std::vector<Tri>& triangles,
+                    std::vector<std::array<int, 3>>& texcoordCorners) {
   const int n = static_cast<int>(triangles.size());
-  // Every triangle's edges, sorted by edge, each with the direction the triangle runs it in
-  // (up: from the lower vertex).
-  struct Side {
-    std::pair<int, int> edge;
-    int triangle;
-    bool up;
+  TriangleMesh mesh;
+  mesh.positions = positions;
+  mesh.triangles = triangles;
+  const MeshTopology topology = buildTopology(mesh);
+  // Whether triangle t runs from vertex a to vertex b.
+  auto runs = [&](int t, int a, int b) {
+    for (int k = 0; k < 3; ++k)
+      if (triangles[t][k] == a && triangles[t][(k + 1) % 3] == b) return true;
+    return false;
   };
-  std::vector<Side> sides;
-  sides.reserve(3 * triangles.size());
-  for (int t = 0; t < n; ++t)
-    for (int k = 0; k < 3; ++k) {
-      const int a = triangles[t][k], b = triangles[t][(k + 1) % 3];
-      sides.push_back({{std::min(a, b), std::max(a, b)}, t, a < b});
-    }
-  std::sort(sides.begin(), sides.end(), [](const Side& p, const Side& q) {
-    return p.edge != q.edge ? p.edge < q.edge : p.triangle < q.triangle;
-  });
   // Per triangle: its neighbours across edges of two triangles, and whether each must wind
-  // oppositely to it as the file has them.
+  // oppositely to it as the file has them (both run the edge the same way).
   std::vector<std::vector<std::pair<int, bool>>> across(n);
-  for (size_t k = 0, end = 0; k < sides.size(); k = end) {
-    for (end = k + 1; end < sides.size() && sides[end].edge == sides[k].edge;) ++end;
-    if (end - k != 2) continue;
-    const Side &s = sides[k], &t = sides[k + 1];
-    across[s.triangle].emplace_back(t.triangle, s.up == t.up);
-    across[t.triangle].emplace_back(s.triangle, s.up == t.up);
+  for (int e = 0; e < topology.edgeCount(); ++e) {
+    if (topology.edgeTriCount[e] != 2) continue;
+    const auto [s, t] = topology.edgeTris[e];
+    const auto [a, b] = topology.edges[e];
+    const bool alike = runs(s, a, b) == runs(t, a, b);
+    across[s].emplace_back(t, alike);
+    across[t].emplace_back(s, alike);
   }
   Rewinding out;
   std::vector<int> flip(n, -1);  // per triangle: 1 if it winds oppositely to its piece's first
@@ -453,7 +448,7 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
     }
     // Triangles that wind against their neighbours are turned over: normals, the flat rest
     // state's orientation and the renderer's front side all need one winding per piece.
-    Rewinding rewound = windAlike(kept, keptUv);
+    Rewinding rewound = windAlike(raw.positions, kept, keptUv);
     for (int& t : rewound.turned) t = keptFrom[t];
     if (!rewound.turned.empty())
       out.warnings.push_back(path + ": turned " + std::to_string(rewound.turned.size()) +

@@ -67,8 +67,6 @@ Viewer::FirstScene Viewer::firstScene(const std::string& argument, const std::st
     first.simulation = std::move(*simulation);
     first.error += " (showing the hanging scene instead)";
   }
-  first.sceneName = first.simulation->scene().name;
-  first.solver = first.simulation->solver().id();
   return first;
 }
 
@@ -104,7 +102,7 @@ int Viewer::run() {
   // The first scene. A bad one opens the window all the same, on what can run (firstScene), with
   // the error in the panel; the exit status then says it (2).
   FirstScene first = firstScene(options_.scene, options_.solver);
-  firstSceneRefused_ = !first.error.empty();
+  const bool firstSceneRefused = !first.error.empty();
   const ComparePreset* preset = nullptr;
   if (!options_.compare.empty() && !(preset = findComparePreset(options_.compare))) {
     std::fprintf(stderr, "clothlab: --compare: unknown preset '%s' (known: %s)\n", options_.compare.c_str(),
@@ -184,7 +182,9 @@ int Viewer::run() {
   if (first.opened &&
       (isObjPath(options_.scene) || fs::path(options_.scene).extension() == ".json"))
     addRecent(options_.scene);
-  if (firstSceneRefused_) message(RunnerMessage::Kind::Error, first.error);
+  if (firstSceneRefused) message(RunnerMessage::Kind::Error, first.error);
+  const std::string firstName = first.simulation->scene().name,
+                    firstSolver = first.simulation->solver().id();
 
   single_ = std::make_unique<SimRunner>(std::move(first.simulation), options_.paused);
   runner_ = single_.get();
@@ -194,7 +194,7 @@ int Viewer::run() {
       return 2;
     }
   }
-  log_.write("start", {{"scene", first.sceneName}, {"solver", first.solver}});
+  log_.write("start", {{"scene", firstName}, {"solver", firstSolver}});
   std::printf("READY\n");
   std::fflush(stdout);
 
@@ -240,7 +240,7 @@ int Viewer::run() {
   if (!unfinished.empty()) quit["left_unfinished"] = unfinished;
   log_.write("quit", quit);
   std::printf("FINAL frames=%ld\n", frameCount_);
-  return finalScreenshotFailed_ ? 1 : firstSceneRefused_ ? 2 : 0;
+  return finalScreenshotFailed_ ? 1 : firstSceneRefused ? 2 : 0;
 }
 
 std::vector<std::string> Viewer::unfinishedWork() const {

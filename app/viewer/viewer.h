@@ -75,7 +75,7 @@ class Viewer {
   // else the built-in `hanging` (under `solver` if it can). `opened`: the argument's scene runs.
   struct FirstScene {
     std::unique_ptr<Simulation> simulation;
-    std::string sceneName, solver, error;
+    std::string error;
     bool opened = false;
   };
   static FirstScene firstScene(const std::string& argument, const std::string& solver);
@@ -384,7 +384,6 @@ class Viewer {
   bool showHelp_ = false;
   bool screenshotRequested_ = false;
   bool finalScreenshotFailed_ = false;  // --screenshot could not be written: run() returns 1
-  bool firstSceneRefused_ = false;      // the command line's scene or solver: run() returns 2
   bool recording_ = false;
   long recordIndex_ = 0;
   float speed_ = 1.0f;
