@@ -335,6 +335,37 @@ TEST(MlsSolver, LonePinsTakeTheirTwoRing) {
               static_cast<int>(topology.vertexNeighbours[vertex].size()));
 }
 
+// Which lone pins take their 2-ring depends on the state they were pinned in (a 2-ring fit across
+// a crease is refused), so a moment keeps the choice; but "lone_pin_rings" changed since the
+// moment stays changed, like every edit made since.
+TEST(MlsSolver, AMomentGoneBackToKeepsTheLonePinRingsSetSince) {
+  auto sim = create(benignHanging());
+  const auto& solver = dynamic_cast<const MlsSolver&>(sim->solver());
+  auto ringSizes = [&] {
+    std::vector<int> sizes;
+    for (const auto& [vertex, target] : sim->pins())
+      sizes.push_back(solver.neighbourhoods().start[vertex + 1] - solver.neighbourhoods().start[vertex]);
+    return sizes;
+  };
+  const std::vector<int> twoRings = ringSizes();
+  for (int i = 0; i < 5; ++i) ASSERT_FALSE(sim->step());
+  const auto underTwo = sim->moment();
+  ASSERT_FALSE(sim->setSolverParams({{"lone_pin_rings", 1}}));
+  const std::vector<int> oneRings = ringSizes();
+  ASSERT_NE(oneRings, twoRings);
+  for (int i = 0; i < 5; ++i) ASSERT_FALSE(sim->step());
+  const auto underOne = sim->moment();
+  ASSERT_FALSE(sim->goBack(*underTwo));
+  EXPECT_EQ(ringSizes(), oneRings);
+  ASSERT_FALSE(sim->setSolverParams({{"lone_pin_rings", 2}}));
+  EXPECT_EQ(ringSizes(), twoRings);
+  ASSERT_FALSE(sim->goBack(*underOne));
+  EXPECT_EQ(ringSizes(), twoRings);
+  ASSERT_FALSE(sim->step());
+  EXPECT_EQ(ringSizes(), twoRings);
+  EXPECT_LE(sim->lastStats().extra["max_isometry_residual"].get<double>(), 0.01);
+}
+
 TEST(MlsSolver, BadParametersNameTheKey) {
   Scene scene = benignHanging();
   scene.solverParams = {{"neighbourhood", "3-ring"}};

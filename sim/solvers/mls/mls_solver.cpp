@@ -570,11 +570,15 @@ namespace {
 struct MlsMemory {
   std::vector<int> limitRows;
   GrabPull grabPull;
+  std::vector<int> lonePins, twoRingPins;
+  int lonePinRings;
 };
 }  // namespace
 
 SolverState MlsSolver::state() const {
-  return {x_, v_, std::make_shared<const MlsMemory>(MlsMemory{impl_->limitRows, grabPull_})};
+  return {x_, v_,
+          std::make_shared<const MlsMemory>(MlsMemory{impl_->limitRows, grabPull_, lonePins_,
+                                                      twoRingPins_, params_.lonePinRings})};
 }
 
 void MlsSolver::setState(const SolverState& state) {
@@ -582,6 +586,18 @@ void MlsSolver::setState(const SolverState& state) {
   if (!state.more) return;
   const auto& memory = *static_cast<const MlsMemory*>(state.more.get());
   grabPull_ = memory.grabPull;
+  // Which lone pins took their 2-ring depended on the state when they were set: the moment's
+  // choice, for the same steps to follow, unless lone_pin_rings was changed since. The
+  // neighbourhoods were built on this cloth before, so the build does not fail; if it did, the
+  // current ones would stay.
+  lonePins_ = memory.lonePins;
+  const bool sameRings = memory.lonePinRings == params_.lonePinRings;
+  const std::vector<int> wanted = sameRings ? memory.twoRingPins : std::vector<int>{};
+  if (wanted != twoRingPins_) {
+    std::vector<int> current = std::exchange(twoRingPins_, wanted);
+    if (rebuild(params_)) twoRingPins_ = std::move(current);
+  }
+  if (!sameRings && params_.lonePinRings == 2) followLonePins(lonePins_, params_, true);
   // The pattern the step starts from decides which lengths it holds: the same rows, not only the
   // same positions, for the same steps to follow (rebuilt only where they differ).
   if (!impl_->patternBuilt || memory.limitRows != impl_->limitRows)
@@ -645,9 +661,9 @@ std::optional<std::string> MlsSolver::rebuild(const MlsParams& params) {
     options.radius = params.radius > 0 ? params.radius : kAutomaticRadius * impl_->restEdgeLength.mean();
   options.weighting = params.weighting == "mass" ? MlsWeighting::Mass : MlsWeighting::Uniform;
   options.wrap = cloth_->flatCoords->wrap;
-  if (params.lonePinRings == 2) {
+  if (!twoRingPins_.empty()) {
     options.twoRingSamples.assign(cloth_->mesh.vertexCount(), 0);
-    for (int vertex : lonePins_) options.twoRingSamples[vertex] = 1;
+    for (int vertex : twoRingPins_) options.twoRingSamples[vertex] = 1;
   }
   options.maxNeighbours = maxNeighbours(cloth_->mesh.vertexCount());
   auto n = buildMlsNeighbourhoods(cloth_->mesh, cloth_->topology, materialCoordinates(), options,
@@ -676,6 +692,49 @@ std::vector<int> MlsSolver::lonePins(const std::vector<std::pair<int, Vec3>>& pi
   return lone;
 }
 
+std::optional<std::string> MlsSolver::followLonePins(std::vector<int> lone, const MlsParams& params,
+                                                     bool retest) {
+  auto has = [](const std::vector<int>& sorted, int vertex) {
+    return std::binary_search(sorted.begin(), sorted.end(), vertex);
+  };
+  std::vector<int> twoRing, tried;
+  if (params.lonePinRings == 2)
+    for (int vertex : lone) {
+      const bool wasLone = !retest && has(lonePins_, vertex);
+      if (!wasLone) tried.push_back(vertex);
+      if (!wasLone || has(twoRingPins_, vertex)) twoRing.push_back(vertex);
+    }
+  if (twoRing == twoRingPins_) {
+    lonePins_ = std::move(lone);
+    return std::nullopt;
+  }
+  // How far sample `vertex`'s fit at the current state is off the constraints.
+  auto off = [&](int vertex) {
+    const Mat32 f = mlsDeformationGradient(neighbourhoods_, vertex, x_);
+    return std::max(std::abs(mlsRow(f, MlsRow::Trace).value),
+                    std::abs(mlsRow(f, MlsRow::Determinant).value));
+  };
+  std::vector<double> allowed;
+  for (int vertex : tried) allowed.push_back(std::max(params.tolerance, off(vertex)));
+  const MlsNeighbourhoods previous = neighbourhoods_;
+  std::vector<int> previousLone = std::exchange(lonePins_, std::move(lone));
+  std::vector<int> previousTwoRing = std::exchange(twoRingPins_, std::move(twoRing));
+  auto undo = [&](const std::string& why) {
+    neighbourhoods_ = previous;
+    lonePins_ = std::move(previousLone);
+    twoRingPins_ = std::move(previousTwoRing);
+    return std::optional<std::string>(why);
+  };
+  if (auto e = rebuild(params)) return undo(*e);
+  std::vector<int> refused;
+  for (size_t k = 0; k < tried.size(); ++k)
+    if (off(tried[k]) > allowed[k]) refused.push_back(tried[k]);
+  if (refused.empty()) return std::nullopt;
+  std::erase_if(twoRingPins_, [&](int vertex) { return has(refused, vertex); });
+  if (auto e = rebuild(params)) return undo(*e);
+  return std::nullopt;
+}
+
 std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cloth,
                                             const SimParams& sim, const nlohmann::json& params) {
   MlsParams parsed;
@@ -702,13 +761,16 @@ std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cl
                                 impl_->restEdgeLength.mean());
   impl_->limitLength = Eigen::VectorXd::Zero(impl_->limitScale.size());
   impl_->extraMass = vertexPointMasses(*cloth_);
-  lonePins_ = lonePins(cloth_->pins);
+  x_ = mesh.positions;
+  v_ = Positions::Zero(mesh.vertexCount(), 3);
+  // Every sample's own neighbourhood first: the lone pins' 2-rings are weighed against it.
+  lonePins_.clear();
+  twoRingPins_.clear();
   if (auto e = rebuild(parsed)) return e;
+  if (auto e = followLonePins(lonePins(cloth_->pins), parsed, true)) return e;
   params_ = parsed;
   impl_->bending = std::make_unique<ImplicitBending>(hingeBendingMatrix(mesh, cloth_->topology));
   impl_->schurSolver = makeSpdSolver("cholmod");
-  x_ = mesh.positions;
-  v_ = Positions::Zero(mesh.vertexCount(), 3);
   grabPull_ = GrabPull(impl_->restEdgeLength.mean());
   return settle(sim);
 }
@@ -746,8 +808,15 @@ std::optional<std::string> MlsSolver::setParams(const nlohmann::json& params) {
   if (parsed.neighbourhood != params_.neighbourhood || parsed.radius != params_.radius ||
       parsed.weighting != params_.weighting || parsed.lonePinRings != params_.lonePinRings) {
     const MlsNeighbourhoods previous = neighbourhoods_;
-    if (auto e = rebuild(parsed)) {
+    const std::vector<int> previousTwoRing = twoRingPins_;
+    // Turned on, the lone pins' 2-rings are weighed against their neighbourhoods without them.
+    const bool turnedOn = parsed.lonePinRings == 2 && params_.lonePinRings != 2;
+    if (parsed.lonePinRings != 2 || turnedOn) twoRingPins_.clear();
+    std::optional<std::string> e = rebuild(parsed);
+    if (!e && turnedOn) e = followLonePins(lonePins_, parsed, true);
+    if (e) {
       neighbourhoods_ = previous;
+      twoRingPins_ = previousTwoRing;
       return e;
     }
   }
@@ -776,14 +845,8 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   std::vector<char> pinned(n, 0);
   for (const auto& [vertex, target] : ctx.pins) pinned[vertex] = 1;
   // The neighbourhoods follow the lone pins (MlsParams::lonePinRings): rebuilt when they change.
-  if (std::vector<int> lone = lonePins(ctx.pins); lone != lonePins_) {
-    std::vector<int> previous = std::exchange(lonePins_, std::move(lone));
-    if (params_.lonePinRings == 2)
-      if (auto e = rebuild(params_)) {
-        lonePins_ = std::move(previous);
-        return restore(*e);
-      }
-  }
+  if (std::vector<int> lone = lonePins(ctx.pins); lone != lonePins_)
+    if (auto e = followLonePins(std::move(lone), params_, false)) return restore(*e);
 
   // 1. Implicit bending and external forces.
   auto t = Clock::now();
