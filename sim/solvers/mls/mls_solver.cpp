@@ -53,7 +53,9 @@ const ParamTable<MlsParams>& MlsParams::table() {
       {"max_speed", "m/s", "speed treated as divergence", &MlsParams::maxSpeed, 1, 1e6, true},
       {"edge_strain_limit", "", "largest stretch of an edge, |e| / |e0| - 1 (0: none)", &MlsParams::edgeStrainLimit,
        0, 1, false},
-      {"lone_pin_rings", "", "neighbourhood rings of a vertex pinned alone (no pinned neighbour)",
+      {"lone_pin_rings", "",
+       "neighbourhood rings of a vertex pinned alone (no pinned neighbour); one pinned across a crease, "
+       "where its 2-ring fit is further off, keeps its 1-ring",
        &MlsParams::lonePinRings, 1, 2, false},
   };
   return table;
