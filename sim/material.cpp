@@ -133,16 +133,9 @@ void relaxUnfolding(const TriangleMesh& mesh,
   for (int i = 0; i < n; ++i) flat.coords.row(i) = u.segment<2>(2 * i).transpose();
 }
 
-}  // namespace
-
-Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& topology) {
+// unfoldRestMesh for a mesh in one piece.
+Result<FlatRest> unfoldPiece(const TriangleMesh& mesh, const MeshTopology& topology) {
   const int triangles = static_cast<int>(mesh.triangles.size());
-  if (triangles == 0) return Error{"it has no triangles to unfold"};
-  if (topology.componentCount != 1)
-    return Error{"it is in " + std::to_string(topology.componentCount) +
-                 " pieces, and ClothLab unfolds only a cloth in one piece"};
-  if (topology.nonManifoldEdgeCount > 0 || topology.degenerateTriangleCount > 0)
-    return Error{"it has non-manifold edges or degenerate triangles, which do not unfold"};
   auto at = [&](int v) -> Vec3 { return mesh.positions.row(v).transpose(); };
   // Each triangle's corners in the plane, placed across an edge of a placed neighbour (breadth
   // first, so the placements stay close to the first triangle's and their drift small).
@@ -314,9 +307,82 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
   return flat;
 }
 
+// The first triangle of the piece vertex v is on.
+int firstTriangleOfPiece(const MeshTopology& topology, int v) {
+  const int piece = topology.triComponent[topology.vertexTris[v].front()];
+  return static_cast<int>(
+      std::find(topology.triComponent.begin(), topology.triComponent.end(), piece) -
+      topology.triComponent.begin());
+}
+
+}  // namespace
+
+Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& topology) {
+  if (mesh.triangles.empty()) return Error{"it has no triangles to unfold"};
+  if (topology.nonManifoldEdgeCount > 0 || topology.degenerateTriangleCount > 0)
+    return Error{"it has non-manifold edges or degenerate triangles, which do not unfold"};
+  if (topology.componentCount == 1) return unfoldPiece(mesh, topology);
+  // Pieces cut apart (a garment's panels) unfold one by one, each a sheet: a tube's wrap would
+  // hold for every offset, across the other pieces too. Laid out in a row along the first
+  // coordinate, each piece is further from the next than the largest piece is across, so that no
+  // neighbourhood in the material plane reaches into another piece.
+  const int pieces = topology.componentCount;
+  std::vector<std::vector<int>> triangles(pieces);
+  for (int t = 0; t < mesh.triangleCount(); ++t) triangles[topology.triComponent[t]].push_back(t);
+  FlatRest flat;
+  flat.unfolded = true;
+  flat.coords = Eigen::MatrixX2d::Zero(mesh.vertexCount(), 2);
+  std::vector<Eigen::Vector2d> lowest(pieces), highest(pieces);
+  std::vector<std::vector<int>> vertices(pieces);
+  for (int p = 0; p < pieces; ++p) {
+    const std::string which = "it is in " + std::to_string(pieces) +
+                              " pieces, and the one with triangle " +
+                              std::to_string(triangles[p].front());
+    // The piece as a mesh of its own: its vertices renumbered in order.
+    std::vector<int> local(mesh.vertexCount(), -1);
+    TriangleMesh part;
+    for (int t : triangles[p]) {
+      Tri tri = mesh.triangles[t];
+      for (int& v : tri) {
+        if (local[v] < 0) {
+          local[v] = static_cast<int>(vertices[p].size());
+          vertices[p].push_back(v);
+        }
+        v = local[v];
+      }
+      part.triangles.push_back(tri);
+    }
+    part.positions.resize(static_cast<Eigen::Index>(vertices[p].size()), 3);
+    for (size_t i = 0; i < vertices[p].size(); ++i)
+      part.positions.row(i) = mesh.positions.row(vertices[p][i]);
+    auto unfolded = unfoldPiece(part, buildTopology(part));
+    if (!unfolded) {
+      std::string why = unfolded.error();  // "it is ...", said of the piece
+      if (why.starts_with("it ")) why.erase(0, 3);
+      return Error{which + " " + why};
+    }
+    if (unfolded->wrap.wraps())
+      return Error{which + " is a tube, which ClothLab unfolds only as a cloth in one piece"};
+    lowest[p] = unfolded->coords.colwise().minCoeff().transpose();
+    highest[p] = unfolded->coords.colwise().maxCoeff().transpose();
+    for (size_t i = 0; i < vertices[p].size(); ++i)
+      flat.coords.row(vertices[p][i]) = unfolded->coords.row(static_cast<Eigen::Index>(i));
+  }
+  double across = 0;
+  for (int p = 0; p < pieces; ++p) across = std::max(across, (highest[p] - lowest[p]).norm());
+  double x = 0;
+  for (int p = 0; p < pieces; ++p) {
+    const Eigen::Vector2d move = Eigen::Vector2d(x, 0) - lowest[p];
+    for (int v : vertices[p]) flat.coords.row(v) += move.transpose();
+    x += highest[p].x() - lowest[p].x() + across;
+  }
+  return flat;
+}
+
 Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
   const TriangleMesh& mesh = cloth.mesh;
   const auto& edges = cloth.topology.edges;
+  int worstEdge = 0;  // the edge whose length the last mismatch found changed most
   // Relative edge-length mismatch between rest mesh and coordinates after the best uniform scale.
   auto mismatch = [&](const Eigen::MatrixX2d& u, const MaterialWrap& wrap, double& scale) {
     std::vector<double> ratios;  // rest length / material length, per edge
@@ -330,7 +396,11 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
     std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
     scale = sorted[sorted.size() / 2];
     double worst = 0;
-    for (double ratio : ratios) worst = std::max(worst, std::abs(scale / ratio - 1));
+    for (size_t e = 0; e < ratios.size(); ++e)
+      if (const double change = std::abs(scale / ratios[e] - 1); change > worst) {
+        worst = change;
+        worstEdge = static_cast<int>(e);
+      }
     return worst;
   };
   double scale = 1;
@@ -362,7 +432,10 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
     unfolding =
         "does not unfold flat: laid out triangle by triangle, its edges change length by up to " +
         std::to_string(static_cast<int>(std::round(std::min(m, 9.99) * 100))) +
-        "% (a developable surface, such as a tube or a cone, keeps them)";
+        "% (most at the edge " + std::to_string(edges[worstEdge][0]) + "-" +
+        std::to_string(edges[worstEdge][1]) + " of the piece with triangle " +
+        std::to_string(firstTriangleOfPiece(cloth.topology, edges[worstEdge][0])) +
+        "; a developable surface, such as a tube or a cone, keeps them)";
   } else {
     unfolding = "cannot be unfolded: " + unfolded.error();
   }

@@ -242,3 +242,43 @@ TEST(MlsConstraints, RadiusNeighbourhoodsAreEveryPointWithinTheRadius) {
   check(*tube, 0.35);  // two cells around the tube
   check(*tube, 0.5);   // one
 }
+
+// Texture coordinates may lay a garment's panels over each other: a radius reaches only within
+// the sample's own piece.
+TEST(MlsConstraints, RadiusNeighbourhoodsStayWithinTheirPiece) {
+  // Two 5 x 5 grids of 1 m, one above the other, with the same material coordinates.
+  const int m = 5;
+  TriangleMesh mesh;
+  mesh.positions.resize(2 * m * m, 3);
+  Eigen::MatrixX2d material(2 * m * m, 2);
+  for (int piece = 0; piece < 2; ++piece)
+    for (int j = 0; j < m; ++j)
+      for (int i = 0; i < m; ++i) {
+        const int v = piece * m * m + j * m + i;
+        material.row(v) << i / double(m - 1), j / double(m - 1);
+        mesh.positions.row(v) << i / double(m - 1), piece * 0.5, j / double(m - 1);
+      }
+  for (int piece = 0; piece < 2; ++piece)
+    for (int j = 0; j + 1 < m; ++j)
+      for (int i = 0; i + 1 < m; ++i) {
+        const int a = piece * m * m + j * m + i;
+        mesh.triangles.push_back({a, a + m, a + 1});
+        mesh.triangles.push_back({a + 1, a + m, a + m + 1});
+      }
+  const MeshTopology topology = buildTopology(mesh);
+  ASSERT_EQ(topology.componentCount, 2);
+  MlsNeighbourhoodOptions options;
+  options.radius = 0.4;
+  const auto n =
+      buildMlsNeighbourhoods(mesh, topology, material, options, Eigen::VectorXd::Ones(2 * m * m));
+  ASSERT_TRUE(n) << n.error();
+  for (int i = 0; i < 2 * m * m; ++i) {
+    std::vector<int> within;  // every vertex of i's piece within the radius
+    for (int j = 0; j < 2 * m * m; ++j)
+      if (j != i && j / (m * m) == i / (m * m) && (material.row(j) - material.row(i)).norm() <= 0.4)
+        within.push_back(j);
+    const std::vector<int> found(n->neighbour.begin() + n->start[i],
+                                 n->neighbour.begin() + n->start[i + 1]);
+    ASSERT_EQ(found, within) << "vertex " << i;
+  }
+}

@@ -336,6 +336,148 @@ TEST(Unfolding, ASurfaceThatIsNotDevelopableIsRefusedSayingSo) {
   EXPECT_NE(sim.error().find("does not unfold flat"), std::string::npos) << sim.error();
 }
 
+// `obj`'s text with every vertex moved by `move` and every face's vertex numbers by `base` (the
+// vertices written before it), to put several pieces in one file.
+std::string movedObj(const std::string& obj, const Vec3& move, int base) {
+  std::istringstream in(obj);
+  std::ostringstream out;
+  out.precision(12);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string kind;
+    fields >> kind;
+    out << kind;
+    if (kind == "v") {
+      Vec3 p;
+      fields >> p.x() >> p.y() >> p.z();
+      p += move;
+      out << " " << p.x() << " " << p.y() << " " << p.z();
+    } else {
+      for (int v; fields >> v;) out << " " << v + base;
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+int vertexCount(const std::string& obj) {
+  std::istringstream in(obj);
+  int count = 0;
+  for (std::string line; std::getline(in, line);) count += line.starts_with("v ");
+  return count;
+}
+
+// A garment's panels, curved and cut apart, without texture coordinates: each piece unfolds on
+// its own, and the pieces lie apart in the material plane, each further from the next than the
+// largest is across.
+TEST(Unfolding, AClothInSeveralPiecesUnfoldsPieceByPieceLaidApart) {
+  // Two sheets folded into a U, one turned on its side, and a flat square in a tilted plane.
+  const std::string folded = foldedSheetObj();
+  const int n = vertexCount(folded);
+  std::string turned = movedObj(folded, Vec3(0, 0, 0), n);
+  {
+    std::ostringstream out;  // the second U turned a quarter round the z axis, 3 m along x
+    std::istringstream in(turned);
+    for (std::string line; std::getline(in, line);) {
+      if (!line.starts_with("v ")) {
+        out << line << "\n";
+        continue;
+      }
+      std::istringstream fields(line.substr(2));
+      Vec3 p;
+      fields >> p.x() >> p.y() >> p.z();
+      out << "v " << 3 - p.y() << " " << p.x() << " " << p.z() << "\n";
+    }
+    turned = out.str();
+  }
+  const std::string tilted =
+      "v 0 0 0\nv 0.7071067811865476 0.7071067811865476 0\nv 0.7071067811865476 0.7071067811865476 "
+      "1\n"
+      "v 0 0 1\nf 1 2 3\nf 1 3 4\n";
+  const std::string obj = folded + turned + movedObj(tilted, Vec3(-2, 0, 0), 2 * n);
+  const ClothModel cloth = clothFrom("unfold_pieces.obj", obj);
+  ASSERT_EQ(cloth.topology.componentCount, 3);
+  ASSERT_TRUE(cloth.flatCoords) << cloth.flatCoords.error();
+  EXPECT_TRUE(cloth.flatCoords->unfolded);
+  EXPECT_FALSE(cloth.flatCoords->wrap.wraps());
+  EXPECT_LT(largestEdgeChange(cloth), 1e-6);
+  // Each piece's box in the material plane, and the gaps between them.
+  std::vector<Eigen::AlignedBox2d> boxes(3);
+  for (int v = 0; v < cloth.mesh.vertexCount(); ++v)
+    boxes[v < n ? 0 : v < 2 * n ? 1 : 2].extend(cloth.flatCoords->coords.row(v).transpose().eval());
+  EXPECT_NEAR(boxes[0].sizes().maxCoeff(), 3, 1e-6);  // the U unfolds into a 1 x 3 m strip
+  EXPECT_NEAR(boxes[0].sizes().minCoeff(), 1, 1e-6);
+  EXPECT_NEAR(boxes[2].sizes().norm(), std::sqrt(2.0), 1e-6);  // the square, 1 m on a side
+  double across = 0;
+  for (const auto& box : boxes) across = std::max(across, box.sizes().norm());
+  for (int a = 0; a < 3; ++a)
+    for (int b = a + 1; b < 3; ++b) {
+      const Eigen::Vector2d gap =
+          (boxes[a].min() - boxes[b].max()).cwiseMax(boxes[b].min() - boxes[a].max());
+      EXPECT_GE(gap.maxCoeff(), across - 1e-9) << "pieces " << a << " and " << b;
+    }
+  // mls-isometry hangs each piece by a corner.
+  Scene scene = sceneForObj(test::writeFile("unfold_pieces_run.obj", obj));
+  scene.solverId = "mls-isometry";
+  scene.sim.dt = 0.002;
+  for (int v : {0, n, 2 * n}) {
+    PinSpec pin;
+    pin.vertex = v;
+    scene.pins.push_back(pin);
+  }
+  auto sim = Simulation::create(scene);
+  ASSERT_TRUE(sim) << sim.error();
+  for (int step = 0; step < 300; ++step) {
+    const auto error = (*sim)->step();
+    ASSERT_FALSE(error) << "step " << step << ": " << *error;
+    EXPECT_LE((*sim)->lastStats().extra.at("max_isometry_residual").get<double>(), 0.01)
+        << "step " << step;
+  }
+  // Each piece swung down from its pin by itself.
+  const Positions& x = (*sim)->surface();
+  EXPECT_LT(x.topRows(n).col(1).minCoeff(), -0.5);
+  EXPECT_LT(x.middleRows(n, n).col(1).minCoeff(), -0.5);
+  EXPECT_LT(x(2 * n + 2, 1), 0);
+}
+
+TEST(Unfolding, APieceThatDoesNotUnfoldAloneIsNamed) {
+  const std::string folded = foldedSheetObj();
+  const int n = vertexCount(folded);
+  const std::string tube = tubeObj(0.3, 0.3, 0.5, 24, 6, 0);
+  const ClothModel withTube =
+      clothFrom("unfold_pieces_tube.obj", folded + movedObj(tube, Vec3(3, 0, 0), n));
+  ASSERT_FALSE(withTube.flatCoords);
+  const std::string& why = withTube.flatCoords.error();
+  EXPECT_NE(why.find("it is in 2 pieces, and the one with triangle 600 is a tube, which ClothLab "
+                     "unfolds only as a "
+                     "cloth in one piece"),
+            std::string::npos)
+      << why;
+  // Alone, the tube unrolls.
+  EXPECT_TRUE(clothFrom("unfold_pieces_tube_alone.obj", tube).flatCoords);
+  // A piece that unfolds, but not flat: the message names the edge that changes most, and its
+  // piece.
+  std::ostringstream cap;
+  const int m = 12;
+  for (int j = 0; j < m; ++j)
+    for (int i = 0; i < m; ++i) {
+      const double a = (i / double(m - 1) - 0.5) * kPi / 3, b = (j / double(m - 1) - 0.5) * kPi / 3;
+      const Vec3 d = Vec3(std::tan(a), 1, std::tan(b)).normalized();
+      cap << "v " << 0.5 * d.x() << " " << 0.5 * d.y() << " " << 0.5 * d.z() << "\n";
+    }
+  for (int j = 0; j + 1 < m; ++j)
+    for (int i = 0; i + 1 < m; ++i) {
+      const int a = j * m + i + 1;
+      cap << "f " << a << " " << a + 1 << " " << a + m << "\nf " << a + 1 << " " << a + m + 1 << " "
+          << a + m << "\n";
+    }
+  const ClothModel withCap =
+      clothFrom("unfold_pieces_cap.obj", folded + movedObj(cap.str(), Vec3(3, 0, 0), n));
+  ASSERT_FALSE(withCap.flatCoords);
+  EXPECT_NE(withCap.flatCoords.error().find("of the piece with triangle 600;"), std::string::npos)
+      << withCap.flatCoords.error();
+}
+
 // A cone's wrap read from either end of an offset: the offset from v to u is the one from u to v
 // reversed and turned into v's frame (MaterialWrap::turn), and mirroring the material
 // coordinates mirrors every offset.
