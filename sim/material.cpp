@@ -334,18 +334,24 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
   flat.coords = Eigen::MatrixX2d::Zero(mesh.vertexCount(), 2);
   std::vector<Eigen::Vector2d> lowest(pieces), highest(pieces);
   std::vector<std::vector<int>> vertices(pieces);
+  std::vector<int> local(mesh.vertexCount(), -1);  // a vertex's number in its piece
+  std::vector<int> pieceOf(mesh.vertexCount(), -1);
   for (int p = 0; p < pieces; ++p) {
     const std::string which = "it is in " + std::to_string(pieces) +
                               " pieces, and the one with triangle " +
                               std::to_string(triangles[p].front());
     // The piece as a mesh of its own: its vertices renumbered in order.
-    std::vector<int> local(mesh.vertexCount(), -1);
     TriangleMesh part;
     for (int t : triangles[p]) {
       Tri tri = mesh.triangles[t];
       for (int& v : tri) {
+        if (pieceOf[v] >= 0 && pieceOf[v] != p)
+          return Error{"it is in " + std::to_string(pieces) + " pieces, and vertex " +
+                       std::to_string(v) +
+                       " joins two of them at a point, where they cannot be laid apart"};
         if (local[v] < 0) {
           local[v] = static_cast<int>(vertices[p].size());
+          pieceOf[v] = p;
           vertices[p].push_back(v);
         }
         v = local[v];

@@ -476,6 +476,16 @@ TEST(Unfolding, APieceThatDoesNotUnfoldAloneIsNamed) {
   ASSERT_FALSE(withCap.flatCoords);
   EXPECT_NE(withCap.flatCoords.error().find("of the piece with triangle 600;"), std::string::npos)
       << withCap.flatCoords.error();
+  // Two triangles in different planes that share only a vertex: laid apart, the vertex would
+  // have to be in two places.
+  const ClothModel bowtie =
+      clothFrom("unfold_pieces_bowtie.obj",
+                "v 0 0 0\nv 1 0 0\nv 0 1 0\nv -1 0 0.5\nv 0 -1 0.3\nf 1 2 3\nf 1 4 5\n");
+  ASSERT_FALSE(bowtie.flatCoords);
+  EXPECT_NE(bowtie.flatCoords.error().find("it is in 2 pieces, and vertex 0 joins two of them at a "
+                                           "point, where they cannot be laid apart"),
+            std::string::npos)
+      << bowtie.flatCoords.error();
 }
 
 // A cone's wrap read from either end of an offset: the offset from v to u is the one from u to v
