@@ -409,6 +409,15 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
       }
     return worst;
   };
+  // Where the last mismatch found the edge that changed most.
+  auto most = [&] {
+    const auto& e = edges[worstEdge];
+    std::string at = "most at the edge " + std::to_string(e[0]) + "-" + std::to_string(e[1]);
+    if (cloth.topology.componentCount > 1)
+      at += " of the piece with triangle " +
+            std::to_string(firstTriangleOfPiece(cloth.topology, e[0]));
+    return at;
+  };
   double scale = 1;
   std::string why = cloth.materialCoordsDropped;
   if (cloth.materialCoords) {
@@ -416,7 +425,8 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
     if (m <= 0.01)
       return FlatRest{scale * *cloth.materialCoords, MaterialWrap{scale * cloth.materialPeriod}};
     why = "its texture coordinates are not a flattening (edge lengths differ by up to " +
-          std::to_string(static_cast<int>(std::round(std::min(m, 99.0) * 100))) + "%)";
+          std::to_string(static_cast<int>(std::round(std::min(m, 99.0) * 100))) + "%, " + most() +
+          ")";
   }
   // Plane fit.
   const Eigen::RowVector3d centroid = mesh.positions.colwise().mean();
@@ -437,10 +447,7 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
     if (m <= 0.01) return unfolded;
     unfolding =
         "does not unfold flat: laid out triangle by triangle, its edges change length by up to " +
-        std::to_string(static_cast<int>(std::round(std::min(m, 9.99) * 100))) +
-        "% (most at the edge " + std::to_string(edges[worstEdge][0]) + "-" +
-        std::to_string(edges[worstEdge][1]) + " of the piece with triangle " +
-        std::to_string(firstTriangleOfPiece(cloth.topology, edges[worstEdge][0])) +
+        std::to_string(static_cast<int>(std::round(std::min(m, 9.99) * 100))) + "% (" + most() +
         "; a developable surface, such as a tube or a cone, keeps them)";
   } else {
     unfolding = "cannot be unfolded: " + unfolded.error();

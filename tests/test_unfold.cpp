@@ -307,8 +307,8 @@ TEST(Unfolding, MlsIsometryPinsACurvedClothWhereItIsWithoutAKick) {
             static_cast<int>((*sim)->cloth().topology.vertexNeighbours[pin].size()));
 }
 
-TEST(Unfolding, ASurfaceThatIsNotDevelopableIsRefusedSayingSo) {
-  // A spherical cap of radius 0.5 m, 60 degrees across.
+// A spherical cap of radius 0.5 m, 60 degrees across, 12 x 12 vertices: not developable.
+std::string sphericalCapObj() {
   std::ostringstream obj;
   const int n = 12;
   for (int j = 0; j < n; ++j)
@@ -323,13 +323,18 @@ TEST(Unfolding, ASurfaceThatIsNotDevelopableIsRefusedSayingSo) {
       obj << "f " << a << " " << a + 1 << " " << a + n << "\nf " << a + 1 << " " << a + n + 1 << " "
           << a + n << "\n";
     }
-  const ClothModel cap = clothFrom("unfold_cap.obj", obj.str());
+  return obj.str();
+}
+
+TEST(Unfolding, ASurfaceThatIsNotDevelopableIsRefusedSayingSo) {
+  const std::string obj = sphericalCapObj();
+  const ClothModel cap = clothFrom("unfold_cap.obj", obj);
   ASSERT_FALSE(cap.flatCoords);
   const std::string& why = cap.flatCoords.error();
   EXPECT_NE(why.find("the mesh is curved"), std::string::npos) << why;
   EXPECT_NE(why.find("does not unfold flat"), std::string::npos) << why;
   EXPECT_NE(why.find("edges change length by up to"), std::string::npos) << why;
-  Scene scene = sceneForObj(test::writeFile("unfold_cap2.obj", obj.str()));
+  Scene scene = sceneForObj(test::writeFile("unfold_cap2.obj", obj));
   scene.solverId = "mls-isometry";
   auto sim = Simulation::create(scene);
   ASSERT_FALSE(sim);
@@ -457,22 +462,8 @@ TEST(Unfolding, APieceThatDoesNotUnfoldAloneIsNamed) {
   EXPECT_TRUE(clothFrom("unfold_pieces_tube_alone.obj", tube).flatCoords);
   // A piece that unfolds, but not flat: the message names the edge that changes most, and its
   // piece.
-  std::ostringstream cap;
-  const int m = 12;
-  for (int j = 0; j < m; ++j)
-    for (int i = 0; i < m; ++i) {
-      const double a = (i / double(m - 1) - 0.5) * kPi / 3, b = (j / double(m - 1) - 0.5) * kPi / 3;
-      const Vec3 d = Vec3(std::tan(a), 1, std::tan(b)).normalized();
-      cap << "v " << 0.5 * d.x() << " " << 0.5 * d.y() << " " << 0.5 * d.z() << "\n";
-    }
-  for (int j = 0; j + 1 < m; ++j)
-    for (int i = 0; i + 1 < m; ++i) {
-      const int a = j * m + i + 1;
-      cap << "f " << a << " " << a + 1 << " " << a + m << "\nf " << a + 1 << " " << a + m + 1 << " "
-          << a + m << "\n";
-    }
   const ClothModel withCap =
-      clothFrom("unfold_pieces_cap.obj", folded + movedObj(cap.str(), Vec3(3, 0, 0), n));
+      clothFrom("unfold_pieces_cap.obj", folded + movedObj(sphericalCapObj(), Vec3(3, 0, 0), n));
   ASSERT_FALSE(withCap.flatCoords);
   EXPECT_NE(withCap.flatCoords.error().find("of the piece with triangle 600;"), std::string::npos)
       << withCap.flatCoords.error();

@@ -79,7 +79,7 @@ Result<MlsNeighbourhoods> buildMlsNeighbourhoods(const TriangleMesh& mesh, const
   std::vector<int> ring;
   std::optional<RadiusSearch> search;
   // Each vertex's piece, where the cloth is in several: a radius reaches only within the piece
-  // (texture coordinates may lay a garment's panels side by side).
+  // (texture coordinates may lay a garment's panels over each other).
   std::vector<int> piece;
   if (options.radius > 0) {
     search.emplace(material, options.radius, options.wrap);
