@@ -60,12 +60,13 @@ GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
   if (!cloth.flatCoords) return;
   const Eigen::MatrixX2d& material = cloth.flatCoords->coords;
   const MeshTopology& topology = cloth.topology;
-  // An unrolled cylinder is a strip, convex across its seam. An unfolded cone is not: a straight
-  // line between two of its points may cross the hole round its apex, where the cloth's
-  // shortest way goes round (coneReach). Its two rims, by their distances from the apex: the
-  // annulus between the inner one's farthest point and the outer one's nearest is all cloth.
+  // An unrolled cylinder is a strip, convex across its seam, unless holes are cut in it (more
+  // than its two rims). An unfolded cone is not: a straight line between two of its points may
+  // cross the hole round its apex, where the cloth's shortest way goes round (coneReach). Its
+  // two rims, by their distances from the apex: the annulus between the inner one's farthest
+  // point and the outer one's nearest is all cloth.
   const MaterialWrap& wrap = cloth.flatCoords->wrap;
-  convex_.assign(topology.componentCount, wrap.period > 0);
+  convex_.assign(topology.componentCount, wrap.period > 0 && topology.boundaryLoops.size() == 2);
   if (wrap.angle != 0 && topology.componentCount == 1 && topology.boundaryLoops.size() == 2) {
     std::array<double, 2> nearest{1e300, 1e300}, farthest{0, 0}, mean{0, 0};
     for (int l = 0; l < 2; ++l) {

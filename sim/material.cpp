@@ -204,16 +204,22 @@ Result<FlatRest> unfoldPiece(const TriangleMesh& mesh, const MeshTopology& topol
   // its inverse. A mesh that only approximates a developable surface (vertices on a cone, faces
   // its chords) also disagrees a little wherever two branches of the unfolding meet, by the
   // curvature between them; those maps move a point by a fraction of an edge, the tube's by its
-  // girth, so only the maps that move a point at least half as far as the farthest count.
+  // girth, so only the maps that move a point at least half as far as the farthest count, and
+  // only when that is more than an edge. A sheet or a tube with holes (genus 0: the Euler
+  // characteristic 2 less the boundary loops) has the same topology with more loops: round a
+  // hole the unfolding meets itself by no more than such a fraction, and the tube's meetings
+  // still give its wrap. Anything that closes round more than one way (a shirt's sleeves and
+  // body) finds no one wrap for all its meetings, and the edge check refuses it.
   const int euler = mesh.vertexCount() - topology.edgeCount() + triangles;
-  const size_t loops = topology.boundaryLoops.size();
-  const bool disc = euler == 1 && loops == 1, tube = euler == 0 && loops == 2;
-  if (!disc && !tube)
-    return Error{"it is neither a sheet nor a tube (" + std::to_string(loops) +
-                 " boundary loops), which is all ClothLab unfolds"};
+  const int loops = static_cast<int>(topology.boundaryLoops.size());
+  const bool disc = euler == 1 && loops == 1;
+  if (loops == 0 || euler != 2 - loops)
+    return Error{"it is not a sheet or a tube, with or without holes (" + std::to_string(loops) +
+                 " boundary loops, Euler characteristic " + std::to_string(euler) +
+                 "), which is all ClothLab unfolds"};
   const double edgeScale = meanEdgeLength(mesh.positions, topology.edges);
   std::vector<PlaneMotion> meetings;
-  for (int e = 0; tube && e < topology.edgeCount(); ++e) {
+  for (int e = 0; !disc && e < topology.edgeCount(); ++e) {
     const int t1 = topology.edgeTris[e][0], t2 = topology.edgeTris[e][1];
     if (t1 < 0 || t2 < 0) continue;
     auto placement = [&](int t, int v) {
@@ -234,7 +240,9 @@ Result<FlatRest> unfoldPiece(const TriangleMesh& mesh, const MeshTopology& topol
   }
   double farthest = 0;
   for (const PlaneMotion& m : meetings) farthest = std::max(farthest, m.moved);
-  std::erase_if(meetings, [&](const PlaneMotion& m) { return m.moved < 0.5 * farthest; });
+  std::erase_if(meetings, [&](const PlaneMotion& m) {
+    return m.moved < 0.5 * farthest || farthest < edgeScale;
+  });
   if (!meetings.empty()) {
     // One direction round. The inverse of (angle, shift) is (-angle, -R(-angle) shift). A turn
     // well away from none tells the two apart by its sign; a cylinder's maps (turns of no more

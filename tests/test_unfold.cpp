@@ -12,6 +12,7 @@
 #include <numbers>
 #include <numeric>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "sim/grab.h"
@@ -33,8 +34,10 @@ constexpr double kPi = std::numbers::pi;
 // A truncated cone (a cylinder when r0 == r1) round the y axis: `rows` rings from radius r0 at
 // y = 0 down to r1 at y = -height, `around` vertices each, every vertex but the boundary rings'
 // moved along the surface by up to `jitter` of a spacing (so the faces are chords of the surface,
-// irregular), quads split along alternating diagonals. No texture coordinates.
-std::string tubeObj(double r0, double r1, double height, int around, int rows, double jitter) {
+// irregular), quads split along alternating diagonals, but for the quads in `cut` (i round, j
+// down: holes, or a whole column to cut the tube open). No texture coordinates.
+std::string tubeObj(double r0, double r1, double height, int around, int rows, double jitter,
+                    const std::set<std::pair<int, int>>& cut = {}) {
   std::mt19937 random(7);
   std::uniform_real_distribution<double> shake(-jitter, jitter);
   std::ostringstream out;
@@ -52,6 +55,7 @@ std::string tubeObj(double r0, double r1, double height, int around, int rows, d
     for (int i = 0; i < around; ++i) {
       const int a = j * around + i + 1, b = j * around + (i + 1) % around + 1;
       const int c = a + around, d = b + around;
+      if (cut.contains({i, j})) continue;
       if ((i + j) % 2)
         out << "f " << a << " " << b << " " << d << "\nf " << a << " " << d << " " << c << "\n";
       else
@@ -477,6 +481,72 @@ TEST(Unfolding, APieceThatDoesNotUnfoldAloneIsNamed) {
                                            "point, where they cannot be laid apart"),
             std::string::npos)
       << bowtie.flatCoords.error();
+}
+
+// A sheet or a tube with holes cut in it has the topology of a tube or more loops. Round a hole
+// a mesh whose faces are chords of the surface meets itself by a fraction of an edge: no wrap.
+// Round the tube, by its girth: the wrap, holes or not.
+TEST(Unfolding, ASheetOrATubeWithHolesUnfolds) {
+  std::set<std::pair<int, int>> holes;
+  for (int i = 4; i < 7; ++i)
+    for (int j = 3; j < 5; ++j) {
+      holes.insert({i, j});
+      holes.insert({i + 10, j});
+    }
+  // The tube, r = 0.3 m, 24 round, irregular: a 24-gon's girth.
+  const double girth = 24 * 2 * 0.3 * std::sin(kPi / 24);
+  const ClothModel tube =
+      clothFrom("unfold_tube_holes.obj", tubeObj(0.3, 0.3, 0.5, 24, 9, 0.3, holes));
+  ASSERT_EQ(tube.topology.boundaryLoops.size(), 4u);
+  ASSERT_TRUE(tube.flatCoords) << tube.flatCoords.error();
+  EXPECT_NEAR(tube.flatCoords->wrap.period, girth, 0.01 * girth);
+  EXPECT_LT(largestEdgeChange(tube), 0.01);
+  // The same tube cut open along its first column: a sheet, bent nearly round, with two holes.
+  std::set<std::pair<int, int>> open = holes;
+  for (int j = 0; j < 8; ++j) open.insert({0, j});
+  const ClothModel sheet =
+      clothFrom("unfold_sheet_holes.obj", tubeObj(0.3, 0.3, 0.5, 24, 9, 0.3, open));
+  ASSERT_EQ(sheet.topology.boundaryLoops.size(), 3u);
+  ASSERT_TRUE(sheet.flatCoords) << sheet.flatCoords.error();
+  EXPECT_FALSE(sheet.flatCoords->wrap.wraps());
+  EXPECT_LT(largestEdgeChange(sheet), 0.01);
+  // With one hole the sheet has a tube's topology: before, its meetings round the hole, a
+  // fraction of an edge, were taken for a wrap, and the edges changed by 98%.
+  std::set<std::pair<int, int>> oneHole = {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {0, 4},
+                                           {0, 5}, {0, 6}, {0, 7}, {5, 4}};
+  const ClothModel ring =
+      clothFrom("unfold_sheet_hole.obj", tubeObj(0.3, 0.3, 0.5, 24, 9, 0.3, oneHole));
+  ASSERT_EQ(ring.topology.boundaryLoops.size(), 2u);
+  ASSERT_TRUE(ring.flatCoords) << ring.flatCoords.error();
+  EXPECT_FALSE(ring.flatCoords->wrap.wraps());
+  EXPECT_LT(largestEdgeChange(ring), 0.01);
+  // mls-isometry hangs the tube with holes by its top ring.
+  auto sim = Simulation::create(hungByItsTopEdge(
+      "unfold_tube_holes_hung.obj", tubeObj(0.3, 0.3, 0.5, 24, 9, 0.3, holes), "mls-isometry"));
+  ASSERT_TRUE(sim) << sim.error();
+  for (int step = 0; step < 100; ++step) {
+    const auto error = (*sim)->step();
+    ASSERT_FALSE(error) << "step " << step << ": " << *error;
+    EXPECT_LE((*sim)->lastStats().extra.at("max_isometry_residual").get<double>(), 0.01)
+        << "step " << step;
+  }
+  // A grab on the tube with holes is not held to straight lines across them: the strip is not
+  // convex. The tube without holes is (GrabReach).
+  const Vec3 faraway(0, -30, 0);
+  const ClothModel plain = clothFrom("unfold_tube_plain.obj", tubeObj(0.3, 0.3, 0.5, 24, 9, 0.3));
+  EXPECT_NE(GrabReach(plain).clamp(grabAtVertex(plain, 200, faraway), {{0, Vec3::Zero()}}),
+            faraway);
+  EXPECT_EQ(GrabReach(tube).clamp(grabAtVertex(tube, 200, faraway), {{0, Vec3::Zero()}}), faraway);
+  // A closed surface is none of these.
+  const ClothModel box =
+      clothFrom("unfold_box.obj",
+                "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n"
+                "f 1 4 3 2\nf 5 6 7 8\nf 1 2 6 5\nf 2 3 7 6\nf 3 4 8 7\nf 4 1 5 8\n");
+  ASSERT_FALSE(box.flatCoords);
+  EXPECT_NE(box.flatCoords.error().find("it is not a sheet or a tube, with or without holes (0 "
+                                        "boundary loops, Euler characteristic 2)"),
+            std::string::npos)
+      << box.flatCoords.error();
 }
 
 // A cone's wrap read from either end of an offset: the offset from v to u is the one from u to v
