@@ -19,12 +19,12 @@ Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, const Ma
 Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth);
 
 // Lays a curved rest mesh flat as a developable surface is cut and unrolled: triangle by
-// triangle from a first one, across the edges between them, each keeping its shape. On a tube
-// the unfolding meets itself moved by a translation (a cylinder) or a rotation about the apex (a
-// cone, a flared skirt): that map becomes the coordinates' wrap. A mesh in several pieces (a
-// garment's panels) unfolds piece by piece, each a sheet, the pieces laid apart in a row. The
-// coordinates are not checked here beyond a consistent wrap; flatMaterialCoordinates checks
-// every edge.
+// triangle from a first one, across the edges between them, each keeping its shape. A sheet or
+// a tube, either with holes. On a tube the unfolding meets itself moved by a translation (a
+// cylinder) or a rotation about the apex (a cone, a flared skirt): that map becomes the
+// coordinates' wrap. A mesh in several pieces (a garment's panels) unfolds piece by piece, each
+// a sheet, the pieces laid apart in a row. The coordinates are not checked here beyond a
+// consistent wrap; flatMaterialCoordinates checks every edge.
 Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& topology);
 
 }  // namespace clothlab
