@@ -330,10 +330,10 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
   if (topology.nonManifoldEdgeCount > 0 || topology.degenerateTriangleCount > 0)
     return Error{"it has non-manifold edges or degenerate triangles, which do not unfold"};
   if (topology.componentCount == 1) return unfoldPiece(mesh, topology);
-  // Pieces cut apart (a garment's panels) unfold one by one, each a sheet (holes allowed): a tube's wrap would
-  // hold for every offset, across the other pieces too. Laid out in a row along the first
-  // coordinate, each piece is further from the next than the largest piece is across, so that no
-  // neighbourhood in the material plane reaches into another piece.
+  // Pieces cut apart (a garment's panels) unfold one by one, each a sheet (holes allowed): a tube's
+  // wrap would hold for every offset, across the other pieces too. Laid out in a row along the
+  // first coordinate, each piece is further from the next than the largest piece is across, so that
+  // no neighbourhood in the material plane reaches into another piece.
   const int pieces = topology.componentCount;
   std::vector<std::vector<int>> triangles(pieces);
   for (int t = 0; t < mesh.triangleCount(); ++t) triangles[topology.triComponent[t]].push_back(t);
