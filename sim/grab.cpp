@@ -89,7 +89,7 @@ GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
   std::vector<char> oneWay(topology.componentCount, 1);
   for (const auto& loop : topology.boundaryLoops) {
     if (loop.size() < 3) continue;
-    const int component = topology.triComponent[topology.vertexTris[loop.front()].front()];
+    const int component = topology.vertexComponent[loop.front()];
     ++loops[component];
     int turn = 0;
     const size_t n = loop.size();
@@ -119,8 +119,7 @@ std::vector<std::pair<Vec3, double>> GrabReach::balls(const Grab& grab, const st
   const Eigen::MatrixX2d& material = cloth_->flatCoords->coords;
   for (const auto& [vertex, target] : pins) {
     if (vertex == except) continue;
-    const auto& around = topology.vertexTris[vertex];
-    if (around.empty() || topology.triComponent[around.front()] != component) continue;
+    if (topology.vertexComponent[vertex] != component) continue;
     Eigen::Vector2d offset = Eigen::Vector2d::Zero();
     for (int k = 0; k < 3; ++k)
       offset +=

@@ -317,7 +317,7 @@ Result<FlatRest> unfoldPiece(const TriangleMesh& mesh, const MeshTopology& topol
 
 // The first triangle of the piece vertex v is on.
 int firstTriangleOfPiece(const MeshTopology& topology, int v) {
-  const int piece = topology.triComponent[topology.vertexTris[v].front()];
+  const int piece = topology.vertexComponent[v];
   return static_cast<int>(
       std::find(topology.triComponent.begin(), topology.triComponent.end(), piece) -
       topology.triComponent.begin());
@@ -342,8 +342,8 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
   flat.coords = Eigen::MatrixX2d::Zero(mesh.vertexCount(), 2);
   std::vector<Eigen::Vector2d> lowest(pieces), highest(pieces);
   std::vector<std::vector<int>> vertices(pieces);
-  std::vector<int> local(mesh.vertexCount(), -1);  // a vertex's number in its piece
-  std::vector<int> pieceOf(mesh.vertexCount(), -1);
+  // Each vertex's piece, as its triangles are met, and its number in it.
+  std::vector<int> pieceOf(mesh.vertexCount(), -1), local(mesh.vertexCount(), -1);
   for (int p = 0; p < pieces; ++p) {
     const std::string which = "it is in " + std::to_string(pieces) +
                               " pieces, and the one with triangle " +
@@ -353,14 +353,14 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
     for (int t : triangles[p]) {
       Tri tri = mesh.triangles[t];
       for (int& v : tri) {
-        if (pieceOf[v] >= 0 && pieceOf[v] != p)
+        if (pieceOf[v] < 0) {
+          pieceOf[v] = p;
+          local[v] = static_cast<int>(vertices[p].size());
+          vertices[p].push_back(v);
+        } else if (pieceOf[v] != p) {
           return Error{"it is in " + std::to_string(pieces) + " pieces, and vertex " +
                        std::to_string(v) +
                        " joins two of them at a point, where they cannot be laid apart"};
-        if (local[v] < 0) {
-          local[v] = static_cast<int>(vertices[p].size());
-          pieceOf[v] = p;
-          vertices[p].push_back(v);
         }
         v = local[v];
       }
@@ -396,45 +396,50 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
 Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
   const TriangleMesh& mesh = cloth.mesh;
   const auto& edges = cloth.topology.edges;
-  int worstEdge = 0;  // the edge whose length the last mismatch found changed most
-  // Relative edge-length mismatch between rest mesh and coordinates after the best uniform scale.
-  auto mismatch = [&](const Eigen::MatrixX2d& u, const MaterialWrap& wrap, double& scale) {
+  // Relative edge-length mismatch between rest mesh and coordinates after the best uniform scale:
+  // the largest, on which edge, and the scale.
+  struct Mismatch {
+    double worst = 1e300;
+    int edge = 0;
+    double scale = 1;
+    // Where the edge that changed most is.
+    std::string where(const MeshTopology& topology) const {
+      const auto& e = topology.edges[edge];
+      std::string at = "most at the edge " + std::to_string(e[0]) + "-" + std::to_string(e[1]);
+      if (topology.componentCount > 1)
+        at += " of the piece with triangle " + std::to_string(firstTriangleOfPiece(topology, e[0]));
+      return at;
+    }
+  };
+  auto mismatch = [&](const Eigen::MatrixX2d& u, const MaterialWrap& wrap) {
+    Mismatch m;
     std::vector<double> ratios;  // rest length / material length, per edge
     for (const auto& e : edges) {
       const double material = materialOffset(u, e[0], e[1], wrap).norm();
-      if (!(material > 0)) return 1e300;
+      if (!(material > 0)) return m;
       ratios.push_back((mesh.positions.row(e[1]) - mesh.positions.row(e[0])).norm() / material);
     }
-    if (ratios.empty()) return 1e300;
+    if (ratios.empty()) return m;
     std::vector<double> sorted = ratios;
     std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-    scale = sorted[sorted.size() / 2];
-    double worst = 0;
+    m.scale = sorted[sorted.size() / 2];
+    m.worst = 0;
     for (size_t e = 0; e < ratios.size(); ++e)
-      if (const double change = std::abs(scale / ratios[e] - 1); change > worst) {
-        worst = change;
-        worstEdge = static_cast<int>(e);
+      if (const double change = std::abs(m.scale / ratios[e] - 1); change > m.worst) {
+        m.worst = change;
+        m.edge = static_cast<int>(e);
       }
-    return worst;
+    return m;
   };
-  // Where the last mismatch found the edge that changed most.
-  auto most = [&] {
-    const auto& e = edges[worstEdge];
-    std::string at = "most at the edge " + std::to_string(e[0]) + "-" + std::to_string(e[1]);
-    if (cloth.topology.componentCount > 1)
-      at += " of the piece with triangle " +
-            std::to_string(firstTriangleOfPiece(cloth.topology, e[0]));
-    return at;
-  };
-  double scale = 1;
   std::string why = cloth.materialCoordsDropped;
   if (cloth.materialCoords) {
-    const double m = mismatch(*cloth.materialCoords, MaterialWrap{cloth.materialPeriod}, scale);
-    if (m <= 0.01)
-      return FlatRest{scale * *cloth.materialCoords, MaterialWrap{scale * cloth.materialPeriod}};
+    const Mismatch m = mismatch(*cloth.materialCoords, MaterialWrap{cloth.materialPeriod});
+    if (m.worst <= 0.01)
+      return FlatRest{m.scale * *cloth.materialCoords,
+                      MaterialWrap{m.scale * cloth.materialPeriod}};
     why = "its texture coordinates are not a flattening (edge lengths differ by up to " +
-          std::to_string(static_cast<int>(std::round(std::min(m, 99.0) * 100))) + "%, " + most() +
-          ")";
+          std::to_string(static_cast<int>(std::round(std::min(m.worst, 99.0) * 100))) + "%, " +
+          m.where(cloth.topology) + ")";
   }
   // Plane fit.
   const Eigen::RowVector3d centroid = mesh.positions.colwise().mean();
@@ -445,18 +450,18 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
   const double offPlane = (centred * basis.col(2)).cwiseAbs().maxCoeff();
   if (offPlane <= 1e-3 * size) {
     Eigen::MatrixX2d u = centred * basis.leftCols<2>();
-    if (mismatch(u, MaterialWrap{}, scale) <= 0.01) return FlatRest{u, MaterialWrap{}, true};
+    if (mismatch(u, MaterialWrap{}).worst <= 0.01) return FlatRest{u, MaterialWrap{}, true};
   }
   // A developable mesh (a tube, a cone, a bent sheet) laid flat.
   auto unfolded = unfoldRestMesh(mesh, cloth.topology);
   std::string unfolding;
   if (unfolded) {
-    const double m = mismatch(unfolded->coords, unfolded->wrap, scale);
-    if (m <= 0.01) return unfolded;
+    const Mismatch m = mismatch(unfolded->coords, unfolded->wrap);
+    if (m.worst <= 0.01) return unfolded;
     unfolding =
         "does not unfold flat: laid out triangle by triangle, its edges change length by up to " +
-        std::to_string(static_cast<int>(std::round(std::min(m, 9.99) * 100))) + "% (" + most() +
-        "; a developable surface, such as a tube or a cone, keeps them)";
+        std::to_string(static_cast<int>(std::round(std::min(m.worst, 9.99) * 100))) + "% (" +
+        m.where(cloth.topology) + "; a developable surface, such as a tube or a cone, keeps them)";
   } else {
     unfolding = "cannot be unfolded: " + unfolded.error();
   }

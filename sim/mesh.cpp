@@ -101,6 +101,10 @@ MeshTopology buildTopology(const TriangleMesh& mesh) {
     if (inserted) ++topo.componentCount;
     topo.triComponent[t] = it->second;
   }
+  topo.vertexComponent.assign(vertexCount, -1);
+  for (int t = 0; t < triangleCount; ++t)
+    for (int v : mesh.triangles[t])
+      if (topo.vertexComponent[v] < 0) topo.vertexComponent[v] = topo.triComponent[t];
 
   // Boundary loops: walk boundary edges vertex to vertex. Non-manifold boundary vertices (more
   // than two boundary edges) still terminate: each boundary edge is used once.

@@ -32,6 +32,9 @@ struct MeshTopology {
   std::vector<int> boundaryEdges;            // edges with exactly one triangle
   std::vector<std::vector<int>> boundaryLoops;  // vertex cycles along the boundary
   std::vector<int> triComponent;             // component id per triangle
+  // Component id per vertex: its first triangle's (-1 on none). A vertex where two components
+  // touch only at a point is in both; this names the first.
+  std::vector<int> vertexComponent;
   int componentCount = 0;
   std::vector<std::vector<int>> vertexNeighbours;  // one-ring vertices, sorted
   std::vector<std::vector<int>> vertexTris;        // incident triangles per vertex

@@ -59,6 +59,7 @@ TEST(Topology, ComponentsNonManifoldAndDegenerate) {
   const MeshTopology topo = buildTopology(mesh);
   EXPECT_EQ(topo.nonManifoldEdgeCount, 1);
   EXPECT_EQ(topo.componentCount, 2);
+  EXPECT_EQ(topo.vertexComponent, std::vector<int>({0, 0, 0, 0, 0, 1, 1, 1}));
   EXPECT_EQ(topo.degenerateTriangleCount, 1);
 }
 

@@ -78,21 +78,15 @@ Result<MlsNeighbourhoods> buildMlsNeighbourhoods(const TriangleMesh& mesh, const
   n.start.push_back(0);
   std::vector<int> ring;
   std::optional<RadiusSearch> search;
-  // Each vertex's piece, where the cloth is in several: a radius reaches only within the piece
-  // (texture coordinates may lay a garment's panels over each other).
-  std::vector<int> piece;
-  if (options.radius > 0) {
-    search.emplace(material, options.radius, options.wrap);
-    if (topology.componentCount > 1) {
-      piece.assign(mesh.vertexCount(), -1);
-      for (int t = 0; t < mesh.triangleCount(); ++t)
-        for (int v : mesh.triangles[t]) piece[v] = topology.triComponent[t];
-    }
-  }
+  if (options.radius > 0) search.emplace(material, options.radius, options.wrap);
   for (int i = 0; i < mesh.vertexCount(); ++i) {
     if (search) {
       search->near(i, offset, ring);
-      if (!piece.empty()) std::erase_if(ring, [&](int j) { return piece[j] != piece[i]; });
+      // Only within the sample's piece: texture coordinates may lay a garment's panels over
+      // each other.
+      const auto& piece = topology.vertexComponent;
+      if (topology.componentCount > 1)
+        std::erase_if(ring, [&](int j) { return piece[j] != piece[i]; });
     } else {
       ring = topology.vertexNeighbours[i];
       const bool wide = i < static_cast<int>(options.twoRingSamples.size()) && options.twoRingSamples[i];
