@@ -390,6 +390,16 @@ def moment_back(log):
     return before[-1]["t"] > t + 0.2 and any(x > t for x in on) and same_pins
 
 
+def moment_passed(log):
+    """A snapshot logged after the last kept moment is more than 0.3 s of simulated time past
+    it (the gap moment_back asks for, with some to spare)."""
+    kept = [i for i, e in enumerate(log) if e["event"] == "moment_kept"]
+    if not kept:
+        return False
+    t = log[kept[-1]]["t"]
+    return any(e["event"] == "snapshot" and e["t"] > t + 0.3 for e in log[kept[-1] + 1:])
+
+
 def compare_kept(log, name):
     """The last error names `name`; from the open before it on, no compare_stop, and after it
     every pane keeps stepping."""
@@ -529,6 +539,8 @@ if __name__ == "__main__":
         ok = laid_flat(log, sys.argv[3])
     elif what == "moment_back":
         ok = moment_back(log)
+    elif what == "moment_passed":
+        ok = moment_passed(log)
     elif what == "lay_flat_undone":
         ok = lay_flat_undone(log, sys.argv[3])
     elif what == "compare_kept":
