@@ -64,48 +64,63 @@ GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
   // than its two rims). An unfolded cone is not: a straight line between two of its points may
   // cross the hole round its apex, where the cloth's shortest way goes round (coneReach). Its
   // two rims, by their distances from the apex: the annulus between the inner one's farthest
-  // point and the outer one's nearest is all cloth.
+  // point and the outer one's nearest is all cloth. Any other piece is convex when it has one
+  // boundary loop that turns one way only (straight runs, as along a rectangle's sides,
+  // allowed).
   const MaterialWrap& wrap = cloth.flatCoords->wrap;
-  convex_.assign(topology.componentCount, wrap.period > 0 && topology.boundaryLoops.size() == 2);
-  if (wrap.angle != 0 && topology.componentCount == 1 && topology.boundaryLoops.size() == 2) {
-    std::array<double, 2> nearest{1e300, 1e300}, farthest{0, 0}, mean{0, 0};
-    for (int l = 0; l < 2; ++l) {
-      for (int v : topology.boundaryLoops[l]) {
-        const double r = (material.row(v).transpose() - wrap.apex).norm();
-        nearest[l] = std::min(nearest[l], r);
-        farthest[l] = std::max(farthest[l], r);
-        mean[l] += r / topology.boundaryLoops[l].size();
+  convex_.assign(topology.componentCount, 0);
+  // Texture coordinates wrap round in every piece (MaterialWrap::reach infinite): say nothing
+  // where there are several.
+  if (wrap.wraps() && topology.componentCount > 1 && !std::isfinite(wrap.reach)) return;
+  for (int v = 0; v < material.rows() && wrap.wraps(); ++v)
+    if (topology.vertexComponent[v] >= 0 && wrap.holds(material.row(v).transpose())) {
+      wrapped_ = topology.vertexComponent[v];
+      break;
+    }
+  std::vector<std::vector<int>> loops(topology.componentCount);  // each piece's boundary loops
+  for (int l = 0; l < static_cast<int>(topology.boundaryLoops.size()); ++l)
+    if (topology.boundaryLoops[l].size() >= 3)
+      loops[topology.vertexComponent[topology.boundaryLoops[l].front()]].push_back(l);
+  for (int component = 0; component < topology.componentCount; ++component) {
+    const std::vector<int>& own = loops[component];
+    if (component == wrapped_ && wrap.period > 0) {
+      convex_[component] = own.size() == 2;
+    } else if (component == wrapped_) {
+      if (own.size() != 2) continue;
+      std::array<double, 2> nearest{1e300, 1e300}, farthest{0, 0}, mean{0, 0};
+      for (int l = 0; l < 2; ++l) {
+        const auto& loop = topology.boundaryLoops[own[l]];
+        for (int v : loop) {
+          const double r = (material.row(v).transpose() - wrap.apex).norm();
+          nearest[l] = std::min(nearest[l], r);
+          farthest[l] = std::max(farthest[l], r);
+          mean[l] += r / loop.size();
+        }
       }
-    }
-    const int inner = mean[0] < mean[1] ? 0 : 1;
-    hole_ = farthest[inner];
-    rim_ = nearest[1 - inner];
-    convex_[0] = hole_ > 0 && hole_ < rim_;
-  }
-  if (wrap.wraps()) return;
-  // A piece is convex when it has one boundary loop that turns one way only (straight runs, as
-  // along a rectangle's sides, allowed).
-  std::vector<int> loops(topology.componentCount, 0);
-  std::vector<char> oneWay(topology.componentCount, 1);
-  for (const auto& loop : topology.boundaryLoops) {
-    if (loop.size() < 3) continue;
-    const int component = topology.vertexComponent[loop.front()];
-    ++loops[component];
-    int turn = 0;
-    const size_t n = loop.size();
-    for (size_t i = 0; i < n; ++i) {
-      const Eigen::Vector2d a = material.row(loop[i]), b = material.row(loop[(i + 1) % n]),
-                            c = material.row(loop[(i + 2) % n]);
-      const Eigen::Vector2d in = b - a, out = c - b;
-      const double cross = in.x() * out.y() - in.y() * out.x();
-      if (std::abs(cross) <= 1e-3 * in.norm() * out.norm()) continue;
-      const int sign = cross > 0 ? 1 : -1;
-      if (turn == 0) turn = sign;
-      else if (sign != turn) oneWay[component] = 0;
+      const int inner = mean[0] < mean[1] ? 0 : 1;
+      hole_ = farthest[inner];
+      rim_ = nearest[1 - inner];
+      convex_[component] = hole_ > 0 && hole_ < rim_;
+    } else if (own.size() == 1) {
+      const auto& loop = topology.boundaryLoops[own[0]];
+      bool oneWay = true;
+      int turn = 0;
+      const size_t n = loop.size();
+      for (size_t i = 0; i < n; ++i) {
+        const Eigen::Vector2d a = material.row(loop[i]), b = material.row(loop[(i + 1) % n]),
+                              c = material.row(loop[(i + 2) % n]);
+        const Eigen::Vector2d in = b - a, out = c - b;
+        const double cross = in.x() * out.y() - in.y() * out.x();
+        if (std::abs(cross) <= 1e-3 * in.norm() * out.norm()) continue;
+        const int sign = cross > 0 ? 1 : -1;
+        if (turn == 0)
+          turn = sign;
+        else if (sign != turn)
+          oneWay = false;
+      }
+      convex_[component] = oneWay;
     }
   }
-  for (int component = 0; component < topology.componentCount; ++component)
-    convex_[component] = loops[component] == 1 && oneWay[component];
 }
 
 std::vector<std::pair<Vec3, double>> GrabReach::balls(const Grab& grab, const std::vector<std::pair<int, Vec3>>& pins,
@@ -124,7 +139,7 @@ std::vector<std::pair<Vec3, double>> GrabReach::balls(const Grab& grab, const st
     for (int k = 0; k < 3; ++k)
       offset +=
           grab.barycentric[k] * materialOffset(material, vertex, tri[k], cloth_->flatCoords->wrap);
-    balls.emplace_back(target, cloth_->flatCoords->wrap.angle != 0
+    balls.emplace_back(target, component == wrapped_ && cloth_->flatCoords->wrap.angle != 0
                                    ? coneReach(material.row(vertex).transpose(),
                                                material.row(vertex).transpose() + offset)
                                    : offset.norm());

@@ -114,6 +114,7 @@ class GrabReach {
 
   const ClothModel* cloth_;   // its flatCoords: the flat rest state, when the cloth has one
   std::vector<char> convex_;  // per component of the mesh
+  int wrapped_ = -1;          // the component that closes round (a tube or a cone), if any
   // A cone's unfolding, an annular sector about the apex: its inner rim lies within `hole_` of
   // the apex and its outer rim beyond `rim_` [m], so every point between is cloth.
   double hole_ = 0, rim_ = 0;

@@ -330,11 +330,13 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
   if (topology.nonManifoldEdgeCount > 0 || topology.degenerateTriangleCount > 0)
     return Error{"it has non-manifold edges or degenerate triangles, which do not unfold"};
   if (topology.componentCount == 1) return unfoldPiece(mesh, topology);
-  // Pieces cut apart (a garment's panels) unfold one by one, each a sheet (holes allowed): a tube's
-  // wrap would hold for every offset, across the other pieces too. Laid out in a row along the
-  // first coordinate, each piece is further from the next than the largest piece is across, so that
-  // no neighbourhood in the material plane reaches into another piece.
+  // Pieces cut apart (a garment's panels) unfold one by one, each a sheet (holes allowed), and one
+  // of them may be a tube or a cone (a skirt sewn to flat panels). The others are laid out in a row
+  // along the first coordinate, each further from the next than the largest piece is across, so
+  // that no neighbourhood in the material plane reaches into another piece; beyond the tube, whose
+  // wrap holds only up to halfway to them (MaterialWrap::reach).
   const int pieces = topology.componentCount;
+  int wrapped = -1;  // the piece that closes round
   std::vector<std::vector<int>> triangles(pieces);
   for (int t = 0; t < mesh.triangleCount(); ++t) triangles[topology.triComponent[t]].push_back(t);
   FlatRest flat;
@@ -375,18 +377,46 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
       if (why.starts_with("it ")) why.erase(0, 3);
       return Error{which + " " + why};
     }
-    if (unfolded->wrap.wraps())
-      return Error{which + " is a tube, which ClothLab unfolds only as a cloth in one piece"};
+    if (unfolded->wrap.wraps()) {
+      if (wrapped >= 0)
+        return Error{"it is in " + std::to_string(pieces) +
+                     " pieces, and the ones with triangles " +
+                     std::to_string(triangles[wrapped].front()) + " and " +
+                     std::to_string(triangles[p].front()) +
+                     " both close round (tubes or cones), where ClothLab unfolds at most one"};
+      wrapped = p;
+      flat.wrap = unfolded->wrap;
+    }
     lowest[p] = unfolded->coords.colwise().minCoeff().transpose();
     highest[p] = unfolded->coords.colwise().maxCoeff().transpose();
     for (size_t i = 0; i < vertices[p].size(); ++i)
       flat.coords.row(vertices[p][i]) = unfolded->coords.row(static_cast<Eigen::Index>(i));
   }
   double across = 0;
-  for (int p = 0; p < pieces; ++p) across = std::max(across, (highest[p] - lowest[p]).norm());
-  double x = 0;
+  for (int p = 0; p < pieces; ++p)
+    if (p != wrapped) across = std::max(across, (highest[p] - lowest[p]).norm());
+  // Where the row starts: at the origin, or beyond the tube (round a cylinder, the band of its
+  // second coordinate; round a cone, the disc about its apex that holds it), which stays where
+  // it unfolded.
+  Eigen::Vector2d start = Eigen::Vector2d::Zero();
+  if (wrapped >= 0) {
+    MaterialWrap& wrap = flat.wrap;
+    if (wrap.period > 0) {
+      wrap.middle = (lowest[wrapped].y() + highest[wrapped].y()) / 2;
+      wrap.reach = (highest[wrapped].y() - lowest[wrapped].y()) / 2 + across / 2;
+      start = Eigen::Vector2d(lowest[wrapped].x(), wrap.middle + wrap.reach + across / 2);
+    } else {
+      double farthest = 0;
+      for (int v : vertices[wrapped])
+        farthest = std::max(farthest, (flat.coords.row(v).transpose() - wrap.apex).norm());
+      wrap.reach = farthest + across / 2;
+      start = wrap.apex + Eigen::Vector2d(wrap.reach + across / 2, 0);
+    }
+  }
+  double x = start.x();
   for (int p = 0; p < pieces; ++p) {
-    const Eigen::Vector2d move = Eigen::Vector2d(x, 0) - lowest[p];
+    if (p == wrapped) continue;
+    const Eigen::Vector2d move = Eigen::Vector2d(x, start.y()) - lowest[p];
     for (int v : vertices[p]) flat.coords.row(v) += move.transpose();
     x += highest[p].x() - lowest[p].x() + across;
   }

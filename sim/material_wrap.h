@@ -10,9 +10,12 @@
 // that brings it nearer (for a cone: nearer in angle round the apex, since a sector wider than
 // half a turn overlaps itself when turned), so a neighbourhood across the cut sees the cloth as
 // it was before cutting.
+// In a cloth of several pieces laid apart in the plane only one piece may close round, and the
+// wrap holds only where that piece lies (`reach`): offsets within the other pieces are plain.
 #include <Eigen/Core>
 #include <Eigen/Geometry>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 namespace clothlab {
@@ -25,19 +28,33 @@ struct MaterialWrap {
   Eigen::Vector2d apex = Eigen::Vector2d::Zero();  // [m]
   double cut = 0;  // a cone's: a direction from the apex outside its sector [rad]
 
+  // Where the wrap holds: within `reach` of the line v = `middle` for a cylinder, of the apex for
+  // a cone [m]. Infinite for a cloth in one piece; finite round the one piece of several that
+  // closes round, the others laid beyond it (unfoldRestMesh).
+  double reach = std::numeric_limits<double>::infinity();
+  double middle = 0;  // [m]
+
   bool wraps() const { return period > 0 || angle != 0; }
 
-  // `u` taken round k times (k < 0: the other way).
+  // Whether u lies where the wrap holds (above); false where nothing wraps.
+  bool holds(const Eigen::Vector2d& u) const {
+    if (!wraps()) return false;
+    if (reach == std::numeric_limits<double>::infinity()) return true;
+    return period > 0 ? std::abs(u.y() - middle) <= reach : (u - apex).norm() <= reach;
+  }
+
+  // `u` taken round k times (k < 0: the other way); u itself where the wrap does not hold.
   Eigen::Vector2d image(const Eigen::Vector2d& u, int k) const {
+    if (k == 0 || !holds(u)) return u;
     if (period > 0) return u + Eigen::Vector2d(k * period, 0);
-    if (angle == 0 || k == 0) return u;
     return apex + Eigen::Rotation2Dd(k * angle) * (u - apex);
   }
 
-  // How many times round (-1, 0 or 1) `offset` takes `to` as seen from `from`.
+  // How many times round (-1, 0 or 1) `offset` takes `to` as seen from `from`: 0 unless the wrap
+  // holds at both.
   int turns(const Eigen::Vector2d& from, const Eigen::Vector2d& to) const {
+    if (!holds(from) || !holds(to)) return 0;
     if (period > 0) return static_cast<int>(std::lround((from.x() - to.x()) / period));
-    if (angle == 0) return 0;
     // Round the apex, from the cut: the sector lies within [0, 2 pi).
     auto round = [&](const Eigen::Vector2d& u) {
       const double a = std::atan2(u.y() - apex.y(), u.x() - apex.x()) - cut;
@@ -52,7 +69,7 @@ struct MaterialWrap {
 
   // to - from, with `to` once round either way where that brings it nearer `from` (above).
   Eigen::Vector2d offset(const Eigen::Vector2d& from, const Eigen::Vector2d& to) const {
-    if (period > 0) {
+    if (period > 0 && holds(from) && holds(to)) {
       Eigen::Vector2d d = to - from;
       d.x() = std::remainder(d.x(), period);
       return d;
@@ -74,6 +91,7 @@ struct MaterialWrap {
     m.apex.y() = -apex.y();
     m.angle = -angle;
     m.cut = -cut;
+    m.middle = -middle;
     return m;
   }
 };

@@ -464,15 +464,15 @@ std::string flatRestRefusal(const std::string& name, const std::string& obj) {
 TEST(Unfolding, APieceThatDoesNotUnfoldAloneIsNamed) {
   const std::string folded = foldedSheetObj();
   const int n = vertexCount(folded);
+  // Two tubes: one wrap cannot hold round both.
   const std::string tube = tubeObj(0.3, 0.3, 0.5, 24, 6, 0);
-  const std::string withTube =
-      flatRestRefusal("unfold_pieces_tube.obj", folded + movedObj(tube, Vec3(3, 0, 0), n));
-  EXPECT_NE(withTube.find("it is in 2 pieces, and the one with triangle 600 is a tube, which "
-                          "ClothLab unfolds only as a cloth in one piece"),
+  const std::string twoTubes = flatRestRefusal(
+      "unfold_pieces_tubes.obj", folded + movedObj(tube, Vec3(3, 0, 0), n) +
+                                     movedObj(tube, Vec3(6, 0, 0), n + vertexCount(tube)));
+  EXPECT_NE(twoTubes.find("it is in 3 pieces, and the ones with triangles 600 and 840 both close "
+                          "round (tubes or cones), where ClothLab unfolds at most one"),
             std::string::npos)
-      << withTube;
-  // Alone, the tube unrolls.
-  EXPECT_TRUE(clothFrom("unfold_pieces_tube_alone.obj", tube).flatCoords);
+      << twoTubes;
   // A piece that unfolds, but not flat: the message names the edge that changes most, and its
   // piece.
   const std::string withCap = flatRestRefusal(
@@ -488,6 +488,80 @@ TEST(Unfolding, APieceThatDoesNotUnfoldAloneIsNamed) {
                   "be laid apart"),
       std::string::npos)
       << bowtie;
+}
+
+// A garment's panels with one tube or cone among them (a skirt sewn to flat panels), without
+// texture coordinates: the tube unrolls as it does alone, its wrap holding only round it, and the
+// other pieces are laid beyond, where offsets are plain.
+TEST(Unfolding, OneOfSeveralPiecesMayBeATubeOrACone) {
+  const std::string folded = foldedSheetObj();
+  const int n = vertexCount(folded);
+  const std::map<std::string, std::string> tubes = {{"tube", tubeObj(0.3, 0.3, 0.5, 24, 6, 0.3)},
+                                                    {"cone", tubeObj(0.15, 0.45, 0.3, 48, 8, 0)}};
+  for (const auto& [name, tube] : tubes) {
+    const std::string obj = folded + movedObj(tube, Vec3(3, 0, 0), n);
+    const ClothModel cloth = clothFrom("unfold_pieces_" + name + ".obj", obj);
+    ASSERT_TRUE(cloth.flatCoords) << name << ": " << cloth.flatCoords.error();
+    const FlatRest& flat = *cloth.flatCoords;
+    const ClothModel alone = clothFrom("unfold_pieces_" + name + "_alone.obj", tube);
+    ASSERT_TRUE(alone.flatCoords) << name;
+    EXPECT_NEAR(flat.wrap.period, alone.flatCoords->wrap.period, 1e-9) << name;
+    EXPECT_NEAR(flat.wrap.angle, alone.flatCoords->wrap.angle, 1e-9) << name;
+    EXPECT_TRUE(flat.wrap.wraps()) << name;
+    EXPECT_LT(largestEdgeChange(cloth), 0.01) << name;
+    // The wrap holds at the tube's vertices and nowhere in the folded sheet, a 1 x 3 m strip
+    // longer than the tube's girth: its far ends are 3 m apart, not once round.
+    int held = 0;
+    for (int v = 0; v < cloth.mesh.vertexCount(); ++v) {
+      const bool holds = flat.wrap.holds(flat.coords.row(v).transpose());
+      EXPECT_EQ(holds, v >= n) << name << ": vertex " << v;
+      held += holds;
+    }
+    EXPECT_EQ(held, cloth.mesh.vertexCount() - n) << name;
+    const Eigen::Matrix2d mirror = Eigen::Vector2d(1, -1).asDiagonal();
+    for (int v = 0; v < cloth.mesh.vertexCount(); ++v)
+      EXPECT_EQ(flat.wrap.mirrored().holds(mirror * flat.coords.row(v).transpose()), v >= n)
+          << name << ": vertex " << v << " mirrored";
+    double farthest = 0;
+    for (int v = 0; v < n; ++v)
+      farthest = std::max(farthest, materialOffset(flat.coords, 0, v, flat.wrap).norm());
+    EXPECT_NEAR(farthest, std::sqrt(10.0), 1e-6) << name;
+    // The grab's reach holds within each piece: the strip is convex, and so is the tube unrolled
+    // (the cone's sector is measured round its apex).
+    const Vec3 faraway(0, -30, 0);
+    EXPECT_NE(GrabReach(cloth).clamp(grabAtVertex(cloth, n - 1, faraway), {{0, Vec3::Zero()}}),
+              faraway)
+        << name;
+    if (name == "tube") {
+      EXPECT_NE(GrabReach(cloth).clamp(grabAtVertex(cloth, n + 100, faraway), {{n, Vec3::Zero()}}),
+                faraway);
+    }
+    // mls-isometry and strain-limit-remesh hang each piece by a vertex.
+    for (const std::string solver : {"mls-isometry", "strain-limit-remesh"}) {
+      Scene scene = sceneForObj(test::writeFile("unfold_pieces_" + name + "_run.obj", obj));
+      scene.solverId = solver;
+      scene.sim.dt = 0.002;
+      for (int v : {0, n}) {
+        PinSpec pin;
+        pin.vertex = v;
+        scene.pins.push_back(pin);
+      }
+      auto sim = Simulation::create(scene);
+      ASSERT_TRUE(sim) << name << ", " << solver << ": " << sim.error();
+      if (solver == "mls-isometry") {
+        stepsWithinTheTolerance(**sim, 100);
+      } else {
+        double worst = 0;
+        for (int step = 0; step < 40; ++step) {
+          const auto error = (*sim)->step();
+          ASSERT_FALSE(error) << name << ", step " << step << ": " << *error;
+          worst = std::max(worst, reportedConstraintError((*sim)->lastStats()));
+        }
+        EXPECT_LT(worst, 0.01) << name;
+      }
+      EXPECT_TRUE((*sim)->surface().allFinite()) << name << ", " << solver;
+    }
+  }
 }
 
 // A sheet or a tube with holes cut in it has the topology of a tube or more loops. Round a hole
