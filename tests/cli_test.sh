@@ -87,6 +87,12 @@ awk 'BEGIN { n = 12; for (j = 0; j < 3; j++) for (i = 0; i < n; i++) { a = 2 * 3
 "$cli" info "$work/ring.obj" >"$work/ring.json"
 check "info: a tube without texture coordinates is unfolded" grep -q '"from": "the rest mesh unfolded"' "$work/ring.json"
 check "info: the unrolled tube wraps with the girth of its 12-gon (6.2117 m)" grep -q '"period_m": 6.211' "$work/ring.json"
+# a flat square and the same tube: a cloth in two pieces, the second (from triangle 2) closing round
+{ printf 'v 5 0 0\nv 6 0 0\nv 6 1 0\nv 5 1 0\n'; grep '^v ' "$work/ring.obj"; printf 'f 1 2 3\nf 1 3 4\n'
+  awk '/^f / { printf "f %d %d %d\n", $2 + 4, $3 + 4, $4 + 4 }' "$work/ring.obj"; } >"$work/pieces.obj"
+"$cli" info "$work/pieces.obj" >"$work/pieces.json"
+check "info: a tube among pieces wraps round its own piece, from triangle 2" \
+  python3 -c "import json, sys; f = json.load(open(sys.argv[1]))['flat_rest_state']; sys.exit(not (abs(f['period_m'] - 6.2117) < 1e-3 and f['wrap_piece_triangle'] == 2))" "$work/pieces.json"
 check "info: a mesh that cannot be simulated has none, and says why" \
   grep -q '"error": ".*fan.obj: non-manifold mesh' "$work/fan.json"
 

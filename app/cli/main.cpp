@@ -101,6 +101,13 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
       out["flat_rest_state"]["wrap_angle_deg"] = flat.wrap.angle * 180 / std::numbers::pi;
       out["flat_rest_state"]["apex_m"] = {flat.wrap.apex.x(), flat.wrap.apex.y()};
     }
+    // Of a cloth in several pieces, the one the wrap holds round (MaterialWrap::reach).
+    if (flat.wrap.wraps() && std::isfinite(flat.wrap.reach))
+      for (int t = 0; t < model->mesh.triangleCount(); ++t)
+        if (flat.wrap.holds(flat.coords.row(model->mesh.triangles[t][0]).transpose())) {
+          out["flat_rest_state"]["wrap_piece_triangle"] = t;
+          break;
+        }
   } else {
     out["flat_rest_state"] = {{"error", model ? model->flatCoords.error() : model.error()}};
   }
