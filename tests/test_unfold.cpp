@@ -526,8 +526,7 @@ TEST(Unfolding, OneOfSeveralPiecesMayBeATubeOrACone) {
     for (int v = 0; v < n; ++v)
       farthest = std::max(farthest, materialOffset(flat.coords, 0, v, flat.wrap).norm());
     EXPECT_NEAR(farthest, std::sqrt(10.0), 1e-6) << name;
-    // The grab's reach holds within each piece: the strip is convex, and so is the tube unrolled
-    // (the cone's sector is measured round its apex).
+    // The grab's reach holds within the strip, which is convex, and within the unrolled tube.
     const Vec3 faraway(0, -30, 0);
     EXPECT_NE(GrabReach(cloth).clamp(grabAtVertex(cloth, n - 1, faraway), {{0, Vec3::Zero()}}),
               faraway)
