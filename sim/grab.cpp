@@ -4,7 +4,7 @@
 #include <array>
 #include <cmath>
 
-#include "sim/material.h"  // materialOffset
+#include "sim/material.h"  // materialOffset, wrappedPiece
 
 namespace clothlab {
 
@@ -72,11 +72,7 @@ GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
   // Texture coordinates wrap round in every piece (MaterialWrap::reach infinite): say nothing
   // where there are several.
   if (wrap.wraps() && topology.componentCount > 1 && !std::isfinite(wrap.reach)) return;
-  for (int v = 0; v < material.rows() && wrap.wraps(); ++v)
-    if (topology.vertexComponent[v] >= 0 && wrap.holds(material.row(v).transpose())) {
-      wrapped_ = topology.vertexComponent[v];
-      break;
-    }
+  wrapped_ = wrappedPiece(*cloth.flatCoords, topology);
   std::vector<std::vector<int>> loops(topology.componentCount);  // each piece's boundary loops
   for (int l = 0; l < static_cast<int>(topology.boundaryLoops.size()); ++l)
     if (topology.boundaryLoops[l].size() >= 3)

@@ -344,8 +344,7 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
   flat.coords = Eigen::MatrixX2d::Zero(mesh.vertexCount(), 2);
   std::vector<Eigen::Vector2d> lowest(pieces), highest(pieces);
   std::vector<std::vector<int>> vertices(pieces);
-  // Each vertex's piece, as its triangles are met, and its number in it.
-  std::vector<int> pieceOf(mesh.vertexCount(), -1), local(mesh.vertexCount(), -1);
+  std::vector<int> local(mesh.vertexCount(), -1);  // a vertex's number in its piece
   for (int p = 0; p < pieces; ++p) {
     const std::string which = "it is in " + std::to_string(pieces) +
                               " pieces, and the one with triangle " +
@@ -355,14 +354,14 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
     for (int t : triangles[p]) {
       Tri tri = mesh.triangles[t];
       for (int& v : tri) {
-        if (pieceOf[v] < 0) {
-          pieceOf[v] = p;
-          local[v] = static_cast<int>(vertices[p].size());
-          vertices[p].push_back(v);
-        } else if (pieceOf[v] != p) {
+        // A vertex on triangles of two pieces (vertexComponent names the first).
+        if (topology.vertexComponent[v] != p)
           return Error{"it is in " + std::to_string(pieces) + " pieces, and vertex " +
                        std::to_string(v) +
                        " joins two of them at a point, where they cannot be laid apart"};
+        if (local[v] < 0) {
+          local[v] = static_cast<int>(vertices[p].size());
+          vertices[p].push_back(v);
         }
         v = local[v];
       }
@@ -421,6 +420,13 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
     x += highest[p].x() - lowest[p].x() + across;
   }
   return flat;
+}
+
+int wrappedPiece(const FlatRest& flat, const MeshTopology& topology) {
+  for (Eigen::Index v = 0; v < flat.coords.rows() && flat.wrap.wraps(); ++v)
+    if (topology.vertexComponent[v] >= 0 && flat.wrap.holds(flat.coords.row(v).transpose()))
+      return topology.vertexComponent[v];
+  return -1;
 }
 
 Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {

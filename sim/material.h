@@ -28,4 +28,8 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth);
 // flatMaterialCoordinates checks every edge.
 Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& topology);
 
+// The piece (MeshTopology component) that a flat rest state's wrap closes round: the piece of the
+// first vertex where the wrap holds (MaterialWrap::holds), or -1 where nothing wraps.
+int wrappedPiece(const FlatRest& flat, const MeshTopology& topology);
+
 }  // namespace clothlab

@@ -26,6 +26,7 @@
 #include "sim/format.h"
 #include "sim/json_text.h"
 #include "sim/linear/runtime.h"
+#include "sim/material.h"
 #include "sim/obj_io.h"
 #include "sim/scene_library.h"
 #include "sim/self_collision.h"
@@ -102,12 +103,12 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
       out["flat_rest_state"]["apex_m"] = {flat.wrap.apex.x(), flat.wrap.apex.y()};
     }
     // Of a cloth in several pieces, the one the wrap holds round (MaterialWrap::reach).
-    if (flat.wrap.wraps() && std::isfinite(flat.wrap.reach))
-      for (int t = 0; t < model->mesh.triangleCount(); ++t)
-        if (flat.wrap.holds(flat.coords.row(model->mesh.triangles[t][0]).transpose())) {
-          out["flat_rest_state"]["wrap_piece_triangle"] = t;
-          break;
-        }
+    if (flat.wrap.wraps() && std::isfinite(flat.wrap.reach)) {
+      const auto& pieces = model->topology.triComponent;
+      out["flat_rest_state"]["wrap_piece_triangle"] =
+          std::find(pieces.begin(), pieces.end(), wrappedPiece(flat, model->topology)) -
+          pieces.begin();
+    }
   } else {
     out["flat_rest_state"] = {{"error", model ? model->flatCoords.error() : model.error()}};
   }
