@@ -19,12 +19,16 @@ Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, const Ma
 
 namespace {
 
-// A rigid map of the plane, x -> R(angle) x + shift, and how far it moved the point it was
-// found at.
+// A rigid map of the plane, x -> R(angle) x + shift, the point it was found at, and how far it
+// moved that point.
 struct PlaneMotion {
   double angle = 0;
   Eigen::Vector2d shift = Eigen::Vector2d::Zero();
+  Eigen::Vector2d at = Eigen::Vector2d::Zero();
   double moved = 0;
+  Eigen::Vector2d operator()(const Eigen::Vector2d& x) const {
+    return Eigen::Rotation2Dd(angle) * x + shift;
+  }
 };
 
 constexpr double kPi = std::numbers::pi;
@@ -209,7 +213,8 @@ Result<FlatRest> unfoldPiece(const TriangleMesh& mesh, const MeshTopology& topol
   // characteristic 2 less the boundary loops) has the same topology with more loops: round a
   // hole the unfolding meets itself by no more than such a fraction, and the tube's meetings
   // still give its wrap. Anything that closes round more than one way (a shirt's sleeves and
-  // body) finds no one wrap for all its meetings, and the edge check refuses it.
+  // body) finds no one wrap for all its meetings, and is refused saying so (as is a tube curved
+  // both ways; a disc curved both ways is left to the edge check).
   const int euler = mesh.vertexCount() - topology.edgeCount() + triangles;
   const int loops = static_cast<int>(topology.boundaryLoops.size());
   const bool disc = euler == 1 && loops == 1;
@@ -235,11 +240,13 @@ Result<FlatRest> unfoldPiece(const TriangleMesh& mesh, const MeshTopology& topol
     PlaneMotion m;
     m.angle = std::atan2(d2.x() * d1.y() - d2.y() * d1.x(), d2.dot(d1));
     m.shift = a1 - rotated(a2, m.angle);
+    m.at = a2;
     m.moved = (a1 - a2).norm();
     meetings.push_back(m);
   }
   double farthest = 0;
   for (const PlaneMotion& m : meetings) farthest = std::max(farthest, m.moved);
+  const std::vector<PlaneMotion> everyMeeting = meetings;
   std::erase_if(meetings, [&](const PlaneMotion& m) {
     return m.moved < 0.5 * farthest || farthest < edgeScale;
   });
@@ -267,12 +274,36 @@ Result<FlatRest> unfoldPiece(const TriangleMesh& mesh, const MeshTopology& topol
     for (double a : angles) spread.push_back(std::abs(a - median));
     std::nth_element(spread.begin(), spread.begin() + spread.size() / 2, spread.end());
     const double deviation = spread[spread.size() / 2];
-    if (std::abs(median) <= std::max(1e-3, 3 * deviation)) {
+    const bool cylinder = std::abs(median) <= std::max(1e-3, 3 * deviation);
+    PlaneMotion round;  // the one map round: a cylinder's mean shift, a cone's median turn
+    if (cylinder) {
+      for (const PlaneMotion& m : meetings) round.shift += m.shift;
+      round.shift /= static_cast<double>(meetings.size());
+    } else {
+      round = *std::find_if(meetings.begin(), meetings.end(),
+                            [&](const PlaneMotion& m) { return m.angle == median; });
+    }
+    // A cloth that closes round more than one way (a shirt's body and sleeves, a pair of
+    // trousers) also meets itself where the one map round, either way, does not take one
+    // placement of the edge onto the other; so does a surface curved both ways, all over.
+    // Meetings that move a point by two edges or less are the meshing's, as above.
+    int otherWays = 0;
+    for (const PlaneMotion& m : everyMeeting) {
+      if (m.moved <= 2 * edgeScale) continue;
+      const Eigen::Vector2d to = m(m.at);
+      if (std::min((round(m.at) - to).norm(), (round(to) - m.at).norm()) > 2 * edgeScale)
+        ++otherWays;
+    }
+    if (otherWays >= 2)
+      return Error{"it meets itself, unfolded, at " + std::to_string(otherWays) + " of " +
+                   std::to_string(everyMeeting.size()) +
+                   " edges where no one shift or turn round closes it, so it closes round more "
+                   "than one way (as a shirt's body and sleeves do) or is curved both ways (as "
+                   "a dome is), and ClothLab unfolds only a sheet, a tube or a cone"};
+    if (cylinder) {
       // A cylinder (its turn is within the meshing's): turn the coordinates so that going
       // round runs along the first one.
-      Eigen::Vector2d shift(Eigen::Vector2d::Zero());
-      for (const PlaneMotion& m : meetings) shift += m.shift;
-      shift /= static_cast<double>(meetings.size());
+      const Eigen::Vector2d shift = round.shift;
       const Eigen::Vector2d along = shift.normalized();
       Eigen::Matrix2d turn;
       turn << along.x(), along.y(), -along.y(), along.x();
@@ -282,12 +313,10 @@ Result<FlatRest> unfoldPiece(const TriangleMesh& mesh, const MeshTopology& topol
       flat.wrap.period = shift.norm();
     } else {
       // A cone: the median turn's, about its fixed point, (I - R) apex = shift.
-      const auto once = std::find_if(meetings.begin(), meetings.end(),
-                                     [&](const PlaneMotion& m) { return m.angle == median; });
       const Eigen::Matrix2d fixed =
           Eigen::Matrix2d::Identity() - Eigen::Rotation2Dd(median).toRotationMatrix();
       flat.wrap.angle = median;
-      flat.wrap.apex = fixed.inverse() * once->shift;
+      flat.wrap.apex = fixed.inverse() * round.shift;
     }
   }
   relaxUnfolding(mesh, corner, flat);

@@ -24,8 +24,8 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth);
 // cylinder) or a rotation about the apex (a cone, a flared skirt): that map becomes the
 // coordinates' wrap. A mesh in several pieces (a garment's panels) unfolds piece by piece, each
 // a sheet but for at most one tube (its wrap then holding only round it), the pieces laid apart
-// in a row. The coordinates are not checked here beyond a consistent wrap;
-// flatMaterialCoordinates checks every edge.
+// in a row. A piece that closes round more than one way (a shirt) is refused. The coordinates are
+// not checked here beyond a consistent wrap; flatMaterialCoordinates checks every edge.
 Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& topology);
 
 // The piece (MeshTopology component) that a flat rest state's wrap closes round: the piece of the

@@ -461,6 +461,76 @@ std::string flatRestRefusal(const std::string& name, const std::string& obj) {
   return cloth.flatCoords ? std::string() : cloth.flatCoords.error();
 }
 
+// A shirt in squares of 0.1 m, each split along a diagonal: a square tube (the body, 3 squares a
+// side and 3 high) with a hole of one square in the middle of a side, and round the hole a
+// square tube of one square a side and `sleeve` long (the sleeve; none leaves the hole open).
+// Every face is flat. With a sleeve it closes round two ways, round the body and round the
+// sleeve.
+std::string shirtObj(int sleeve) {
+  std::map<std::array<int, 3>, int> number;
+  std::ostringstream vertices, faces;
+  auto vertex = [&](const std::array<int, 3>& p) {
+    const auto [it, added] = number.emplace(p, static_cast<int>(number.size()) + 1);
+    if (added) vertices << "v " << 0.1 * p[0] << " " << 0.1 * p[1] << " " << 0.1 * p[2] << "\n";
+    return it->second;
+  };
+  // The square at corner c spanned by the lattice steps a and b.
+  using Step = std::array<int, 3>;
+  auto square = [&](const Step& c, const Step& a, const Step& b) {
+    auto at = [&](int i, int j) {
+      return vertex(
+          {c[0] + i * a[0] + j * b[0], c[1] + i * a[1] + j * b[1], c[2] + i * a[2] + j * b[2]});
+    };
+    const int p = at(0, 0), q = at(1, 0), r = at(1, 1), s = at(0, 1);
+    faces << "f " << p << " " << q << " " << r << "\nf " << p << " " << r << " " << s << "\n";
+  };
+  const int n = 3;
+  for (int y = 0; y < n; ++y)
+    for (int i = 0; i < n; ++i) {
+      if (y != 1 || i != 1) square({i, y, 0}, {1, 0, 0}, {0, 1, 0});
+      square({n, y, i}, {0, 0, 1}, {0, 1, 0});
+      square({n - i, y, n}, {-1, 0, 0}, {0, 1, 0});
+      square({0, y, n - i}, {0, 0, -1}, {0, 1, 0});
+    }
+  for (int k = 0; k < sleeve; ++k) {
+    square({1, 1, -k}, {1, 0, 0}, {0, 0, -1});
+    square({2, 1, -k}, {0, 1, 0}, {0, 0, -1});
+    square({2, 2, -k}, {-1, 0, 0}, {0, 0, -1});
+    square({1, 2, -k}, {0, -1, 0}, {0, 0, -1});
+  }
+  return vertices.str() + faces.str();
+}
+
+TEST(Unfolding, AClothThatClosesRoundMoreThanOneWayIsRefusedSayingSo) {
+  // Without the sleeve the body is a tube with a hole: it unrolls.
+  const ClothModel body = clothFrom("unfold_shirt_body.obj", shirtObj(0));
+  ASSERT_TRUE(body.flatCoords) << body.flatCoords.error();
+  EXPECT_NEAR(body.flatCoords->wrap.period, 1.2, 1e-9);
+  EXPECT_LT(largestEdgeChange(body), 1e-9);
+  // With it, no one wrap closes both the body and the sleeve.
+  const std::string shirt = shirtObj(3);
+  const std::string why = flatRestRefusal("unfold_shirt.obj", shirt);
+  EXPECT_NE(why.find("cannot be unfolded: it meets itself, unfolded, at "), std::string::npos)
+      << why;
+  EXPECT_NE(why.find(" edges where no one shift or turn round closes it, so it closes round more "
+                     "than one way (as a shirt's body and sleeves do) or is curved both ways"),
+            std::string::npos)
+      << why;
+  Scene scene = sceneForObj(test::writeFile("unfold_shirt2.obj", shirt));
+  scene.solverId = "mls-isometry";
+  auto sim = Simulation::create(scene);
+  ASSERT_FALSE(sim);
+  EXPECT_NE(sim.error().find("closes round more than one way"), std::string::npos) << sim.error();
+  // As one piece of several, it is named.
+  const std::string folded = foldedSheetObj();
+  const std::string pieces = flatRestRefusal(
+      "unfold_shirt_pieces.obj", folded + movedObj(shirt, Vec3(3, 0, 0), vertexCount(folded)));
+  EXPECT_NE(pieces.find("it is in 2 pieces, and the one with triangle 600 meets itself, "
+                        "unfolded, at "),
+            std::string::npos)
+      << pieces;
+}
+
 TEST(Unfolding, APieceThatDoesNotUnfoldAloneIsNamed) {
   const std::string folded = foldedSheetObj();
   const int n = vertexCount(folded);
