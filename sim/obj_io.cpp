@@ -183,7 +183,13 @@ ObjLineIndex indexObjLines(const std::string& path) {
         if (token[0] == '#') break;
         char* end = nullptr;
         const long long value = std::strtoll(token.c_str(), &end, 10);
-        if (end == token.c_str()) continue;  // tinyobjloader reports the syntax itself
+        if (end == token.c_str()) {
+          index.indexError = "line " + std::to_string(lineNo) + ": face corner '" +
+                             printable(token, 40) +
+                             "' does not start with a vertex number (a face lists its corners as "
+                             "v, v/vt, v/vt/vn or v//vn, each a number)";
+          break;
+        }
         const std::string at = "line " + std::to_string(lineNo) + ": face index " + token;
         if (value == 0) index.indexError = at + " is 0 (OBJ indices start at 1)";
         else if (value < 0 && -value > defined)

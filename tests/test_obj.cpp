@@ -56,6 +56,19 @@ TEST(Obj, ZeroIndexNamesLine) {
   EXPECT_NE(e.find("is 0"), std::string::npos) << e;
 }
 
+// A corner that is not a number (a stray byte run into the next record) is named with its line,
+// where tinyobjloader would only say it failed.
+TEST(Obj, FaceCornerThatIsNotANumberNamesLine) {
+  const std::string e = loadError("corner.obj", std::string(kSquare) +
+                                                    "f 1 2 3\nf 1//4 3//4 4//4 \x1d"
+                                                    "f 2//1\n");
+  EXPECT_NE(e.find("corner.obj: line 6: face corner '?f' does not start with a vertex number"),
+            std::string::npos)
+      << e;
+  const std::string word = loadError("word.obj", std::string(kSquare) + "f 1 two 3\n");
+  EXPECT_NE(word.find("line 5: face corner 'two'"), std::string::npos) << word;
+}
+
 TEST(Obj, OutOfRangeIndexNamesLine) {
   const std::string e = loadError("range.obj", std::string(kSquare) + "f 1 2 3\nf 1 3 9\n");
   EXPECT_NE(e.find("line 6"), std::string::npos) << e;
