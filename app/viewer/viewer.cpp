@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "app/viewer/framing.h"
 #include "app/viewer/shortcut_key.h"
 #include "sim/obj_io.h"
 #include "sim/scene_library.h"
@@ -966,28 +967,7 @@ void Viewer::setPattern(ClothPattern pattern) {
 }
 
 void Viewer::fitCamera(const Snapshot& snapshot, bool newScene) {
-  Vec3 lo, hi;
-  snapshot.bounds(lo, hi);
-  // A new scene's pinned cloth will hang: frame the room below it too. An unpinned one standing
-  // above the ground may fall over: frame the ground around it as far as it is tall.
-  if (newScene && !snapshot.pinVertices.empty()) lo.y() -= std::max(hi.x() - lo.x(), hi.z() - lo.z());
-  const std::optional<double> ground = groundHeight(snapshot.obstacles);
-  if (newScene && snapshot.pinVertices.empty() && snapshot.vertexCount() > 0 && ground &&
-      *ground < lo.y()) {
-    double top = -1e300, bottom = 1e300;
-    for (int v = 0; v < snapshot.vertexCount(); ++v) {
-      top = std::max(top, snapshot.vertex(v).y());
-      bottom = std::min(bottom, snapshot.vertex(v).y());
-    }
-    const double tall = top - bottom;
-    if (tall > 0.5 * std::max(hi.x() - lo.x(), hi.z() - lo.z())) {  // standing, not lying
-      lo.x() -= 0.5 * tall;
-      lo.z() -= 0.5 * tall;
-      hi.x() += 0.5 * tall;
-      hi.z() += 0.5 * tall;
-      lo.y() = *ground;
-    }
-  }
+  const auto [lo, hi] = framedBounds(snapshot, newScene);
   const ViewRect view = activeView();
   framed_.emplace(glm::dvec3(lo.x(), lo.y(), lo.z()), glm::dvec3(hi.x(), hi.y(), hi.z()));
   framedAspect_ = panes_.empty() ? 1.0 : view.w / view.h;
