@@ -28,10 +28,11 @@ namespace {
 
 // A flat rest state the pattern is printed in. A cone's unfolding is not one: printed flat, the
 // pattern would break along its cut, so it is printed in the rest mesh's space, as on a cloth
-// without a flat rest state.
+// without a flat rest state. Nor are several tubes' (the shader takes one radius round).
 bool hasFlatRest(const ClothModel& cloth) {
   return cloth.flatCoords && cloth.flatCoords->coords.rows() == cloth.mesh.vertexCount() &&
-         cloth.mesh.vertexCount() > 0 && cloth.flatCoords->wrap.angle == 0;
+         cloth.mesh.vertexCount() > 0 && !cloth.flatCoords->wrap.turnsDirections() &&
+         cloth.flatCoords->wrap.others.empty();
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include <array>
 #include <cmath>
 
-#include "sim/material.h"  // materialOffset, wrappedPiece
+#include "sim/material.h"  // materialOffset, wrappedPieces
 
 namespace clothlab {
 
@@ -67,36 +67,42 @@ GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
   // point and the outer one's nearest is all cloth. Any other piece is convex when it has one
   // boundary loop that turns one way only (straight runs, as along a rectangle's sides,
   // allowed).
-  const MaterialWrap& wrap = cloth.flatCoords->wrap;
+  const MaterialWrap& wraps = cloth.flatCoords->wrap;
   convex_.assign(topology.componentCount, 0);
+  cone_.assign(topology.componentCount, std::nullopt);
   // Texture coordinates wrap round in every piece (MaterialWrap::reach infinite): say nothing
   // where there are several.
-  if (wrap.wraps() && topology.componentCount > 1 && !std::isfinite(wrap.reach)) return;
-  wrapped_ = wrappedPiece(*cloth.flatCoords, topology);
+  if (wraps.wraps() && topology.componentCount > 1 && !std::isfinite(wraps.reach)) return;
+  // Each piece's wrap, where it closes round.
+  std::vector<const MaterialWrap*> wrapOf(topology.componentCount, nullptr);
+  const std::vector<int> wrapped = wrappedPieces(*cloth.flatCoords, topology);
+  for (size_t k = 0; k < wrapped.size(); ++k)
+    if (wrapped[k] >= 0) wrapOf[wrapped[k]] = k == 0 ? &wraps : &wraps.others[k - 1];
   std::vector<std::vector<int>> loops(topology.componentCount);  // each piece's boundary loops
   for (int l = 0; l < static_cast<int>(topology.boundaryLoops.size()); ++l)
     if (topology.boundaryLoops[l].size() >= 3)
       loops[topology.vertexComponent[topology.boundaryLoops[l].front()]].push_back(l);
   for (int component = 0; component < topology.componentCount; ++component) {
     const std::vector<int>& own = loops[component];
-    if (component == wrapped_ && wrap.period > 0) {
+    const MaterialWrap* wrap = wrapOf[component];
+    if (wrap && wrap->period > 0) {
       convex_[component] = own.size() == 2;
-    } else if (component == wrapped_) {
+    } else if (wrap) {
       if (own.size() != 2) continue;
       std::array<double, 2> nearest{1e300, 1e300}, farthest{0, 0}, mean{0, 0};
       for (int l = 0; l < 2; ++l) {
         const auto& loop = topology.boundaryLoops[own[l]];
         for (int v : loop) {
-          const double r = (material.row(v).transpose() - wrap.apex).norm();
+          const double r = (material.row(v).transpose() - wrap->apex).norm();
           nearest[l] = std::min(nearest[l], r);
           farthest[l] = std::max(farthest[l], r);
           mean[l] += r / loop.size();
         }
       }
       const int inner = mean[0] < mean[1] ? 0 : 1;
-      hole_ = farthest[inner];
-      rim_ = nearest[1 - inner];
-      convex_[component] = hole_ > 0 && hole_ < rim_;
+      const Cone cone{wrap->apex, farthest[inner], nearest[1 - inner]};
+      convex_[component] = cone.hole > 0 && cone.hole < cone.rim;
+      cone_[component] = cone;
     } else if (own.size() == 1) {
       const auto& loop = topology.boundaryLoops[own[0]];
       bool oneWay = true;
@@ -135,35 +141,37 @@ std::vector<std::pair<Vec3, double>> GrabReach::balls(const Grab& grab, const st
     for (int k = 0; k < 3; ++k)
       offset +=
           grab.barycentric[k] * materialOffset(material, vertex, tri[k], cloth_->flatCoords->wrap);
-    balls.emplace_back(target, component == wrapped_ && cloth_->flatCoords->wrap.angle != 0
-                                   ? coneReach(material.row(vertex).transpose(),
+    balls.emplace_back(target, cone_[component]
+                                   ? coneReach(*cone_[component], material.row(vertex).transpose(),
                                                material.row(vertex).transpose() + offset)
                                    : offset.norm());
   }
   return balls;
 }
 
-double GrabReach::coneReach(const Eigen::Vector2d& from, const Eigen::Vector2d& to) const {
-  const Eigen::Vector2d& apex = cloth_->flatCoords->wrap.apex;
+double GrabReach::coneReach(const Cone& cone, const Eigen::Vector2d& from,
+                            const Eigen::Vector2d& to) {
+  const Eigen::Vector2d& apex = cone.apex;
+  const double hole = cone.hole, rim = cone.rim;
   Eigen::Vector2d a = from - apex, b = to - apex;
   // An end nearer the apex than the hole's edge, or beyond the outer rim's nearest point, goes
   // there first along its ray (the rims of a skirt are rings about the apex).
   double legs = 0;
   for (Eigen::Vector2d* end : {&a, &b}) {
-    const double r = end->norm(), within = std::clamp(r, hole_, rim_);
+    const double r = end->norm(), within = std::clamp(r, hole, rim);
     legs += std::abs(r - within);
     if (r > 0) *end *= within / r;
   }
   const Eigen::Vector2d ab = b - a;
   const double t = ab.squaredNorm() > 0 ? std::clamp(-a.dot(ab) / ab.squaredNorm(), 0.0, 1.0) : 0.0;
-  if ((a + t * ab).norm() >= hole_) return legs + ab.norm();
+  if ((a + t * ab).norm() >= hole) return legs + ab.norm();
   // Round the hole: along the tangent from each end, and the arc between the tangent points.
   const double ra = a.norm(), rb = b.norm();
   const double between = std::acos(std::clamp(a.dot(b) / (ra * rb), -1.0, 1.0));
   const double arc =
-      between - std::acos(std::min(1.0, hole_ / ra)) - std::acos(std::min(1.0, hole_ / rb));
-  return legs + std::sqrt(std::max(0.0, ra * ra - hole_ * hole_)) +
-         std::sqrt(std::max(0.0, rb * rb - hole_ * hole_)) + hole_ * std::max(0.0, arc);
+      between - std::acos(std::min(1.0, hole / ra)) - std::acos(std::min(1.0, hole / rb));
+  return legs + std::sqrt(std::max(0.0, ra * ra - hole * hole)) +
+         std::sqrt(std::max(0.0, rb * rb - hole * hole)) + hole * std::max(0.0, arc);
 }
 
 Vec3 GrabReach::clamp(const Grab& grab, const std::vector<std::pair<int, Vec3>>& pins, int except,

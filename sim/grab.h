@@ -8,6 +8,7 @@
 // (impulse-nc and conforming keep the grab as three rows: docs/measurements.md says why.)
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "sim/scene.h"
@@ -110,14 +111,18 @@ class GrabReach {
                                              int except) const;
   // How far two material points of a cone's piece can get apart: the straight line between them,
   // or where it would cross the hole round the apex, the way round it (see the constructor).
-  double coneReach(const Eigen::Vector2d& from, const Eigen::Vector2d& to) const;
+  struct Cone;
+  static double coneReach(const Cone& cone, const Eigen::Vector2d& from, const Eigen::Vector2d& to);
 
   const ClothModel* cloth_;   // its flatCoords: the flat rest state, when the cloth has one
   std::vector<char> convex_;  // per component of the mesh
-  int wrapped_ = -1;          // the component that closes round (a tube or a cone), if any
-  // A cone's unfolding, an annular sector about the apex: its inner rim lies within `hole_` of
-  // the apex and its outer rim beyond `rim_` [m], so every point between is cloth.
-  double hole_ = 0, rim_ = 0;
+  // A cone's unfolding, an annular sector about the apex: its inner rim lies within `hole` of
+  // the apex and its outer rim beyond `rim` [m], so every point between is cloth.
+  struct Cone {
+    Eigen::Vector2d apex = Eigen::Vector2d::Zero();
+    double hole = 0, rim = 0;
+  };
+  std::vector<std::optional<Cone>> cone_;  // per component: the cone it is, if it is one
 };
 
 }  // namespace clothlab

@@ -69,7 +69,8 @@ void relaxUnfolding(const TriangleMesh& mesh,
       }
     }
   }
-  // The image H^k(u) = A_k u + b_k of the wrap: A_k = wrap.turn(k), b_k the origin's image.
+  // The image H^k(u) = A_k u + b_k of the piece's one wrap: A_k = wrap.turn(k, u), b_k the
+  // origin's image.
   auto constantPart = [&](int k) {
     return Eigen::Vector2d(wrap.image(Eigen::Vector2d::Zero(), k));
   };
@@ -86,8 +87,9 @@ void relaxUnfolding(const TriangleMesh& mesh,
   };
   int row = 0;
   forEachSide([&](int t, int p, int q, double w) {
-    const Eigen::Matrix2d ap = w * wrap.turn(turns[t][p]), aq = w * wrap.turn(turns[t][q]);
     const int vp = mesh.triangles[t][p], vq = mesh.triangles[t][q];
+    const Eigen::Matrix2d ap = w * wrap.turn(turns[t][p], flat.coords.row(vp).transpose()),
+                          aq = w * wrap.turn(turns[t][q], flat.coords.row(vq).transpose());
     for (int r = 0; r < 2; ++r)
       for (int c = 0; c < 2; ++c) {
         entries.emplace_back(row + r, 2 * vq + c, aq(r, c));
@@ -108,8 +110,8 @@ void relaxUnfolding(const TriangleMesh& mesh,
   for (int i = 0; i < n; ++i) u.segment<2>(2 * i) = flat.coords.row(i).transpose();
   const Eigen::Vector2d anchor = u.segment<2>(0);
   auto corner = [&](int t, int m) {
-    return Eigen::Vector2d(wrap.turn(turns[t][m]) * u.segment<2>(2 * mesh.triangles[t][m]) +
-                           constantPart(turns[t][m]));
+    const Eigen::Vector2d at = u.segment<2>(2 * mesh.triangles[t][m]);
+    return Eigen::Vector2d(wrap.turn(turns[t][m], at) * at + constantPart(turns[t][m]));
   };
   std::vector<double> turned(triangles);  // each triangle's rotation of its rest shape
   for (int iteration = 0; iteration < 20; ++iteration) {
@@ -359,13 +361,15 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
   if (topology.nonManifoldEdgeCount > 0 || topology.degenerateTriangleCount > 0)
     return Error{"it has non-manifold edges or degenerate triangles, which do not unfold"};
   if (topology.componentCount == 1) return unfoldPiece(mesh, topology);
-  // Pieces cut apart (a garment's panels) unfold one by one, each a sheet (holes allowed), and one
-  // of them may be a tube or a cone (a skirt sewn to flat panels). The others are laid out in a row
-  // along the first coordinate, each further from the next than the largest piece is across, so
-  // that no neighbourhood in the material plane reaches into another piece; beyond the tube, whose
-  // wrap holds only up to halfway to them (MaterialWrap::reach).
+  // Pieces cut apart (a garment's panels) unfold one by one, each a sheet (holes allowed), a tube
+  // or a cone (a skirt, a sleeve). Those that close round are stacked along the second coordinate,
+  // each wrap holding only round its own piece (MaterialWrap::reach, up to halfway to the next),
+  // the first where it unfolded. The others are laid out in a row beyond them along the first
+  // coordinate, each further from the next than the largest piece is across, so that no
+  // neighbourhood in the material plane reaches into another piece.
   const int pieces = topology.componentCount;
-  int wrapped = -1;  // the piece that closes round
+  std::vector<int> wrapped;         // the pieces that close round, in order
+  std::vector<MaterialWrap> wraps;  // theirs
   std::vector<std::vector<int>> triangles(pieces);
   for (int t = 0; t < mesh.triangleCount(); ++t) triangles[topology.triComponent[t]].push_back(t);
   FlatRest flat;
@@ -406,14 +410,8 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
       return Error{which + " " + why};
     }
     if (unfolded->wrap.wraps()) {
-      if (wrapped >= 0)
-        return Error{"it is in " + std::to_string(pieces) +
-                     " pieces, and the ones with triangles " +
-                     std::to_string(triangles[wrapped].front()) + " and " +
-                     std::to_string(triangles[p].front()) +
-                     " both close round (tubes or cones), where ClothLab unfolds at most one"};
-      wrapped = p;
-      flat.wrap = unfolded->wrap;
+      wrapped.push_back(p);
+      wraps.push_back(unfolded->wrap);
     }
     lowest[p] = unfolded->coords.colwise().minCoeff().transpose();
     highest[p] = unfolded->coords.colwise().maxCoeff().transpose();
@@ -422,28 +420,42 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
   }
   double across = 0;
   for (int p = 0; p < pieces; ++p)
-    if (p != wrapped) across = std::max(across, (highest[p] - lowest[p]).norm());
-  // Where the row starts: at the origin, or beyond the tube (round a cylinder, the band of its
-  // second coordinate; round a cone, the disc about its apex that holds it), which stays where
-  // it unfolded.
+    if (wrapped.empty() || p != wrapped.front())
+      across = std::max(across, (highest[p] - lowest[p]).norm());
+  // Each wrap's region (round a cylinder, a band of the second coordinate; round a cone, a disc
+  // about its apex) reaches half the gap beyond its piece. Each piece after the first moves along
+  // the second coordinate until its region starts where the one before ends. The row starts
+  // beyond the last, or at the origin.
   Eigen::Vector2d start = Eigen::Vector2d::Zero();
-  if (wrapped >= 0) {
-    MaterialWrap& wrap = flat.wrap;
+  for (size_t k = 0; k < wrapped.size(); ++k) {
+    MaterialWrap& wrap = wraps[k];
+    const int p = wrapped[k];
+    double centre = 0;  // of the region, along the second coordinate
     if (wrap.period > 0) {
-      wrap.middle = (lowest[wrapped].y() + highest[wrapped].y()) / 2;
-      wrap.reach = (highest[wrapped].y() - lowest[wrapped].y()) / 2 + across / 2;
-      start = Eigen::Vector2d(lowest[wrapped].x(), wrap.middle + wrap.reach + across / 2);
+      centre = (lowest[p].y() + highest[p].y()) / 2;
+      wrap.reach = (highest[p].y() - lowest[p].y()) / 2 + across / 2;
     } else {
       double farthest = 0;
-      for (int v : vertices[wrapped])
+      for (int v : vertices[p])
         farthest = std::max(farthest, (flat.coords.row(v).transpose() - wrap.apex).norm());
+      centre = wrap.apex.y();
       wrap.reach = farthest + across / 2;
-      start = wrap.apex + Eigen::Vector2d(wrap.reach + across / 2, 0);
     }
+    const double move = k == 0 ? 0.0 : start.y() + wrap.reach - centre;
+    for (int v : vertices[p]) flat.coords(v, 1) += move;
+    wrap.apex.y() += move;
+    wrap.middle = centre + move;
+    if (k == 0) start.x() = lowest[p].x();
+    start.y() = wrap.middle + wrap.reach;
+    if (k == 0)
+      flat.wrap = wrap;
+    else
+      flat.wrap.others.push_back(wrap);
   }
+  if (!wrapped.empty()) start.y() += across / 2;
   double x = start.x();
   for (int p = 0; p < pieces; ++p) {
-    if (p == wrapped) continue;
+    if (std::find(wrapped.begin(), wrapped.end(), p) != wrapped.end()) continue;
     const Eigen::Vector2d move = Eigen::Vector2d(x, start.y()) - lowest[p];
     for (int v : vertices[p]) flat.coords.row(v) += move.transpose();
     x += highest[p].x() - lowest[p].x() + across;
@@ -451,11 +463,18 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
   return flat;
 }
 
-int wrappedPiece(const FlatRest& flat, const MeshTopology& topology) {
-  for (Eigen::Index v = 0; v < flat.coords.rows() && flat.wrap.wraps(); ++v)
-    if (topology.vertexComponent[v] >= 0 && flat.wrap.holds(flat.coords.row(v).transpose()))
-      return topology.vertexComponent[v];
-  return -1;
+std::vector<int> wrappedPieces(const FlatRest& flat, const MeshTopology& topology) {
+  std::vector<const MaterialWrap*> rounds;
+  if (flat.wrap.wraps()) rounds.push_back(&flat.wrap);
+  for (const MaterialWrap& other : flat.wrap.others) rounds.push_back(&other);
+  std::vector<int> pieces(rounds.size(), -1);
+  for (Eigen::Index v = 0; v < flat.coords.rows() && !rounds.empty(); ++v) {
+    const Eigen::Vector2d u = flat.coords.row(v).transpose();
+    if (topology.vertexComponent[v] < 0 || !flat.wrap.holds(u)) continue;
+    const size_t k = std::find(rounds.begin(), rounds.end(), &flat.wrap.at(u)) - rounds.begin();
+    if (pieces[k] < 0) pieces[k] = topology.vertexComponent[v];
+  }
+  return pieces;
 }
 
 Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
@@ -498,10 +517,11 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
   };
   std::string why = cloth.materialCoordsDropped;
   if (cloth.materialCoords) {
-    const Mismatch m = mismatch(*cloth.materialCoords, MaterialWrap{cloth.materialPeriod});
+    const Mismatch m =
+        mismatch(*cloth.materialCoords, MaterialWrap::cylinder(cloth.materialPeriod));
     if (m.worst <= 0.01)
       return FlatRest{m.scale * *cloth.materialCoords,
-                      MaterialWrap{m.scale * cloth.materialPeriod}};
+                      MaterialWrap::cylinder(m.scale * cloth.materialPeriod)};
     why = "its texture coordinates are not a flattening (edge lengths differ by up to " +
           std::to_string(static_cast<int>(std::round(std::min(m.worst, 99.0) * 100))) + "%, " +
           m.where(cloth.topology) + ")";

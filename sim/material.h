@@ -2,6 +2,7 @@
 // The cloth's flat rest state in material coordinates: what mls-isometry's samples are placed by,
 // and what says how far apart two points of an inextensible cloth can get (sim/grab.h).
 #include <Eigen/Core>
+#include <vector>
 
 #include "sim/result.h"
 #include "sim/scene.h"
@@ -23,13 +24,14 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth);
 // a tube, either with holes. On a tube the unfolding meets itself moved by a translation (a
 // cylinder) or a rotation about the apex (a cone, a flared skirt): that map becomes the
 // coordinates' wrap. A mesh in several pieces (a garment's panels) unfolds piece by piece, each
-// a sheet but for at most one tube (its wrap then holding only round it), the pieces laid apart
-// in a row. A piece that closes round more than one way (a shirt) is refused. The coordinates are
+// a sheet, a tube or a cone (each tube's or cone's wrap then holding only round it), the pieces
+// laid apart. A piece that closes round more than one way (a shirt) is refused. The coordinates are
 // not checked here beyond a consistent wrap; flatMaterialCoordinates checks every edge.
 Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& topology);
 
-// The piece (MeshTopology component) that a flat rest state's wrap closes round: the piece of the
-// first vertex where the wrap holds (MaterialWrap::holds), or -1 where nothing wraps.
-int wrappedPiece(const FlatRest& flat, const MeshTopology& topology);
+// The pieces (MeshTopology components) that a flat rest state's wraps close round, one per wrap
+// (the first, then MaterialWrap::others): the piece of the first vertex where that wrap holds
+// (MaterialWrap::at), or -1 where it holds at none. Empty where nothing wraps.
+std::vector<int> wrappedPieces(const FlatRest& flat, const MeshTopology& topology);
 
 }  // namespace clothlab

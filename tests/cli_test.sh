@@ -93,6 +93,13 @@ check "info: the unrolled tube wraps with the girth of its 12-gon (6.2117 m)" gr
 "$cli" info "$work/pieces.obj" >"$work/pieces.json"
 check "info: a tube among pieces wraps round its own piece, from triangle 2" \
   python3 -c "import json, sys; f = json.load(open(sys.argv[1]))['flat_rest_state']; sys.exit(not (abs(f['period_m'] - 6.2117) < 1e-3 and f['wrap_piece_triangle'] == 2))" "$work/pieces.json"
+# and a second tube beside it (two sleeves): each closes round its own piece, the second from
+# triangle 50
+{ grep '^v ' "$work/pieces.obj"; awk '/^v / { printf "v %.9f %.9f %.9f\n", $2 + 5, $3, $4 }' "$work/ring.obj"
+  grep '^f ' "$work/pieces.obj"; awk '/^f / { printf "f %d %d %d\n", $2 + 40, $3 + 40, $4 + 40 }' "$work/ring.obj"; } >"$work/sleeves.obj"
+"$cli" info "$work/sleeves.obj" >"$work/sleeves.json"
+check "info: two tubes among pieces each wrap round their own piece, from triangles 2 and 50" \
+  python3 -c "import json, sys; f = json.load(open(sys.argv[1]))['flat_rest_state']; o = f['other_wraps']; sys.exit(not (f['wrap_piece_triangle'] == 2 and len(o) == 1 and abs(o[0]['period_m'] - 6.2117) < 1e-3 and o[0]['wrap_piece_triangle'] == 50))" "$work/sleeves.json"
 check "info: a mesh that cannot be simulated has none, and says why" \
   grep -q '"error": ".*fan.obj: non-manifold mesh' "$work/fan.json"
 

@@ -366,7 +366,7 @@ TEST(Obj, TextureCoordinatesAreWrittenAndReadBack) {
   // Around a tube of period 2 (u = 1.8 and 0.2 are neighbours): each triangle's corners within
   // half a period of its first.
   uv << 1.8, 0, 0.2, 0, 0.2, 1, 1.8, 1;
-  ASSERT_FALSE(writeObj(path, p, tris, {&uv, MaterialWrap{2.0}}).has_value());
+  ASSERT_FALSE(writeObj(path, p, tris, {&uv, MaterialWrap::cylinder(2.0)}).has_value());
   std::ifstream file(path);
   std::string line;
   std::vector<double> us;
@@ -385,7 +385,7 @@ TEST(Obj, TextureCoordinatesAreWrittenAndReadBack) {
     for (int k = 0; k < 3; ++k) {
       const int i = f[k], j = f[(k + 1) % 3];
       EXPECT_TRUE(materialOffset(*loaded->texcoords, i, j, MaterialWrap{})
-                      .isApprox(0.5 * materialOffset(uv, i, j, MaterialWrap{2.0})))
+                      .isApprox(0.5 * materialOffset(uv, i, j, MaterialWrap::cylinder(2.0))))
           << i << " " << j;
     }
 }

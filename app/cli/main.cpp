@@ -97,17 +97,27 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
                                        : flat.unfolded ? "the rest mesh unfolded"
                                        : fromObj       ? "its texture coordinates"
                                                        : "the generator's coordinates"}};
-    if (flat.wrap.period > 0) out["flat_rest_state"]["period_m"] = flat.wrap.period;
-    if (flat.wrap.angle != 0) {
-      out["flat_rest_state"]["wrap_angle_deg"] = flat.wrap.angle * 180 / std::numbers::pi;
-      out["flat_rest_state"]["apex_m"] = {flat.wrap.apex.x(), flat.wrap.apex.y()};
-    }
-    // Of a cloth in several pieces, the one the wrap holds round (MaterialWrap::reach).
-    if (flat.wrap.wraps() && std::isfinite(flat.wrap.reach)) {
-      const auto& pieces = model->topology.triComponent;
-      out["flat_rest_state"]["wrap_piece_triangle"] =
-          std::find(pieces.begin(), pieces.end(), wrappedPiece(flat, model->topology)) -
-          pieces.begin();
+    // Each wrap: its period, or its turn and apex, and of a cloth in several pieces a triangle
+    // of the piece it holds round (MaterialWrap::reach). The first wrap's fields stand in
+    // flat_rest_state itself, the others' in other_wraps.
+    const std::vector<int> wrapped = wrappedPieces(flat, model->topology);
+    auto describe = [&](const MaterialWrap& wrap, size_t k, nlohmann::json& into) {
+      if (wrap.period > 0) into["period_m"] = wrap.period;
+      if (wrap.angle != 0) {
+        into["wrap_angle_deg"] = wrap.angle * 180 / std::numbers::pi;
+        into["apex_m"] = {wrap.apex.x(), wrap.apex.y()};
+      }
+      if (wrap.wraps() && std::isfinite(wrap.reach) && k < wrapped.size()) {
+        const auto& pieces = model->topology.triComponent;
+        into["wrap_piece_triangle"] =
+            std::find(pieces.begin(), pieces.end(), wrapped[k]) - pieces.begin();
+      }
+    };
+    describe(flat.wrap, 0, out["flat_rest_state"]);
+    for (size_t k = 0; k < flat.wrap.others.size(); ++k) {
+      nlohmann::json other = nlohmann::json::object();
+      describe(flat.wrap.others[k], k + 1, other);
+      out["flat_rest_state"]["other_wraps"].push_back(other);
     }
   } else {
     out["flat_rest_state"] = {{"error", model ? model->flatCoords.error() : model.error()}};

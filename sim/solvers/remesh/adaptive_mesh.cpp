@@ -159,6 +159,7 @@ std::vector<Eigen::Matrix2d> AdaptiveMesh::faceSizing(const Positions& x, const 
 // each node's faces kept up to date, compacted into an AdaptiveMesh at the end.
 struct RemeshWork {
   MaterialWrap wrap;
+  bool turnsDirections = false;  // some wrap is a cone's (MaterialWrap::turnsDirections)
   int preserved = 0;
   RemeshSizing sizing;
   RemeshCounts* counts = nullptr;
@@ -174,7 +175,11 @@ struct RemeshWork {
   RemeshWork(const AdaptiveMesh& mesh, const Positions& xs, const Positions& vs,
              const std::vector<Eigen::Matrix2d>& faceM, const RemeshSizing& sizing_,
              RemeshCounts& counts_)
-      : wrap(mesh.wrap_), preserved(mesh.preserved_), sizing(sizing_), counts(&counts_) {
+      : wrap(mesh.wrap_),
+        turnsDirections(mesh.wrap_.turnsDirections()),
+        preserved(mesh.preserved_),
+        sizing(sizing_),
+        counts(&counts_) {
     const int n = mesh.nodeCount();
     for (int i = 0; i < n; ++i) {
       u.push_back(mesh.material_.row(i).transpose());
@@ -208,10 +213,10 @@ struct RemeshWork {
 
   Eigen::Vector2d offset(int i, int j) const { return wrap.offset(u[i], u[j]); }
   // Directions at node j as read at node i (a cone's cut turns them; wrap.turn).
-  Eigen::Matrix2d turnFrom(int i, int j) const { return wrap.turn(wrap.turns(u[i], u[j])); }
+  Eigen::Matrix2d turnFrom(int i, int j) const { return wrap.turn(wrap.turns(u[i], u[j]), u[i]); }
   // Node j's sizing in node i's frame.
   Eigen::Matrix2d sizingSeenFrom(int i, int j) const {
-    if (wrap.angle == 0) return M[j];  // nothing turns: the common case, kept cheap
+    if (!turnsDirections) return M[j];  // nothing turns: the common case, kept cheap
     const Eigen::Matrix2d R = turnFrom(i, j);
     return R * M[j] * R.transpose();
   }
