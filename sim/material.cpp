@@ -258,9 +258,7 @@ Result<FlatRest> unfoldPiece(const TriangleMesh& mesh, const MeshTopology& topol
     // than the meshing's curvature) by which way they move a point.
     const PlaneMotion reference = meetings.front();
     const Eigen::Vector2d probe = flat.coords.row(0).transpose();
-    auto moves = [&](const PlaneMotion& m) {
-      return Eigen::Vector2d(rotated(probe, m.angle) + m.shift - probe);
-    };
+    auto moves = [&](const PlaneMotion& m) { return Eigen::Vector2d(m(probe) - probe); };
     for (PlaneMotion& m : meetings) {
       const bool inverse = std::abs(reference.angle) > 0.1 ? m.angle * reference.angle < 0
                                                            : moves(m).dot(moves(reference)) < 0;
@@ -444,9 +442,9 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
     const double move = k == 0 ? 0.0 : start.y() + wrap.reach - centre;
     for (int v : vertices[p]) flat.coords(v, 1) += move;
     wrap.apex.y() += move;
-    wrap.middle = centre + move;
+    if (wrap.period > 0) wrap.middle = centre + move;  // a cone's region is about its apex
     if (k == 0) start.x() = lowest[p].x();
-    start.y() = wrap.middle + wrap.reach;
+    start.y() = centre + move + wrap.reach;
     if (k == 0)
       flat.wrap = wrap;
     else
