@@ -76,8 +76,9 @@ GrabReach::GrabReach(const ClothModel& cloth) : cloth_(&cloth) {
   // Each piece's wrap, where it closes round.
   std::vector<const MaterialWrap*> wrapOf(topology.componentCount, nullptr);
   const std::vector<int> wrapped = wrappedPieces(*cloth.flatCoords, topology);
+  const std::vector<const MaterialWrap*> rounds = wraps.rounds();
   for (size_t k = 0; k < wrapped.size(); ++k)
-    if (wrapped[k] >= 0) wrapOf[wrapped[k]] = k == 0 ? &wraps : &wraps.others[k - 1];
+    if (wrapped[k] >= 0) wrapOf[wrapped[k]] = rounds[k];
   std::vector<std::vector<int>> loops(topology.componentCount);  // each piece's boundary loops
   for (int l = 0; l < static_cast<int>(topology.boundaryLoops.size()); ++l)
     if (topology.boundaryLoops[l].size() >= 3)

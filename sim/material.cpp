@@ -462,9 +462,7 @@ Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& to
 }
 
 std::vector<int> wrappedPieces(const FlatRest& flat, const MeshTopology& topology) {
-  std::vector<const MaterialWrap*> rounds;
-  if (flat.wrap.wraps()) rounds.push_back(&flat.wrap);
-  for (const MaterialWrap& other : flat.wrap.others) rounds.push_back(&other);
+  const std::vector<const MaterialWrap*> rounds = flat.wrap.rounds();
   std::vector<int> pieces(rounds.size(), -1);
   for (Eigen::Index v = 0; v < flat.coords.rows() && !rounds.empty(); ++v) {
     const Eigen::Vector2d u = flat.coords.row(v).transpose();

@@ -30,7 +30,7 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth);
 Result<FlatRest> unfoldRestMesh(const TriangleMesh& mesh, const MeshTopology& topology);
 
 // The pieces (MeshTopology components) that a flat rest state's wraps close round, one per wrap
-// (the first, then MaterialWrap::others): the piece of the first vertex where that wrap holds
+// (in MaterialWrap::rounds order): the piece of the first vertex where that wrap holds
 // (MaterialWrap::at), or -1 where it holds at none. Empty where nothing wraps.
 std::vector<int> wrappedPieces(const FlatRest& flat, const MeshTopology& topology);
 

@@ -50,6 +50,14 @@ struct MaterialWrap {
 
   bool wraps() const { return period > 0 || angle != 0; }
 
+  // Every wrap: this one where it wraps, then the others (wrappedPieces numbers them so).
+  std::vector<const MaterialWrap*> rounds() const {
+    std::vector<const MaterialWrap*> all;
+    if (wraps()) all.push_back(this);
+    for (const MaterialWrap& other : others) all.push_back(&other);
+    return all;
+  }
+
   // The wrap of the piece round which u lies: one of `others` where it holds, else this one.
   const MaterialWrap& at(const Eigen::Vector2d& u) const {
     for (const MaterialWrap& other : others)
