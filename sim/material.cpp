@@ -33,6 +33,10 @@ struct PlaneMotion {
 
 constexpr double kPi = std::numbers::pi;
 
+// How much more an unfolding laid as a cylinder may change an edge's length (relatively) than as
+// a cone whose apex lies far beyond the cloth, and still be taken as the cylinder it nearly is.
+constexpr double kCylinderSlack = 1e-3;
+
 Eigen::Vector2d perpendicular(const Eigen::Vector2d& d) { return {-d.y(), d.x()}; }
 
 Eigen::Vector2d rotated(const Eigen::Vector2d& d, double angle) {
@@ -252,6 +256,54 @@ Result<FlatRest> unfoldPiece(const TriangleMesh& mesh, const MeshTopology& topol
   std::erase_if(meetings, [&](const PlaneMotion& m) {
     return m.moved < 0.5 * farthest || farthest < edgeScale;
   });
+  // The unfolding relaxed with the wrap of a cylinder once round which is `shift` (the
+  // coordinates turned so that going round runs along the first one), or of a cone.
+  auto laidAsCylinder = [&](const Eigen::Vector2d& shift) {
+    FlatRest laid = flat;
+    std::vector<std::array<Eigen::Vector2d, 3>> placed = corner;
+    const Eigen::Vector2d along = shift.normalized();
+    Eigen::Matrix2d turn;
+    turn << along.x(), along.y(), -along.y(), along.x();
+    laid.coords = (laid.coords * turn.transpose()).eval();
+    for (auto& triangle : placed)
+      for (Eigen::Vector2d& p : triangle) p = turn * p;
+    laid.wrap.period = shift.norm();
+    relaxUnfolding(mesh, placed, laid);
+    return laid;
+  };
+  auto laidAsCone = [&](double angle, const Eigen::Vector2d& apex) {
+    FlatRest laid = flat;
+    laid.wrap.angle = angle;
+    laid.wrap.apex = apex;
+    relaxUnfolding(mesh, corner, laid);
+    // The sector the cone lies in round its apex, and the gap it leaves: the cut goes through the
+    // gap's middle. A turn of `angle` and one the other way round, 2 pi - |angle|, are the same
+    // map; the sector is as wide as the one of them nearer its own width.
+    std::vector<double> around;
+    for (Eigen::Index i = 0; i < laid.coords.rows(); ++i)
+      around.push_back(std::atan2(laid.coords(i, 1) - apex.y(), laid.coords(i, 0) - apex.x()));
+    std::sort(around.begin(), around.end());
+    double gap = around.front() + 2 * kPi - around.back(), cut = around.back() + gap / 2;
+    for (size_t i = 1; i < around.size(); ++i)
+      if (around[i] - around[i - 1] > gap) {
+        gap = around[i] - around[i - 1];
+        cut = around[i - 1] + gap / 2;
+      }
+    const double other = angle - std::copysign(2 * kPi, angle);
+    if (std::abs(std::abs(other) - (2 * kPi - gap)) < std::abs(std::abs(angle) - (2 * kPi - gap)))
+      laid.wrap.angle = other;
+    laid.wrap.cut = cut;
+    return laid;
+  };
+  // The largest relative change of an edge's length, laid out.
+  auto largestChange = [&](const FlatRest& laid) {
+    double largest = 0;
+    for (const auto& [i, j] : topology.edges) {
+      const double laidLength = materialOffset(laid.coords, i, j, laid.wrap).norm();
+      largest = std::max(largest, std::abs(laidLength / (at(j) - at(i)).norm() - 1));
+    }
+    return largest;
+  };
   if (!meetings.empty()) {
     // One direction round. The inverse of (angle, shift) is (-angle, -R(-angle) shift). A turn
     // well away from none tells the two apart by its sign; a cylinder's maps (turns of no more
@@ -263,6 +315,7 @@ Result<FlatRest> unfoldPiece(const TriangleMesh& mesh, const MeshTopology& topol
       const bool inverse = std::abs(reference.angle) > 0.1 ? m.angle * reference.angle < 0
                                                            : moves(m).dot(moves(reference)) < 0;
       if (!inverse) continue;
+      m.at = m(m.at);  // where the inverse takes the point back from
       m.shift = -rotated(m.shift, -m.angle);
       m.angle = -m.angle;
     }
@@ -275,10 +328,13 @@ Result<FlatRest> unfoldPiece(const TriangleMesh& mesh, const MeshTopology& topol
     std::nth_element(spread.begin(), spread.begin() + spread.size() / 2, spread.end());
     const double deviation = spread[spread.size() / 2];
     const bool cylinder = std::abs(median) <= std::max(1e-3, 3 * deviation);
-    PlaneMotion round;  // the one map round: a cylinder's mean shift, a cone's median turn
+    // How far the meetings move their points, on average: a cylinder's shift round.
+    Eigen::Vector2d meanMove = Eigen::Vector2d::Zero();
+    for (const PlaneMotion& m : meetings) meanMove += m(m.at) - m.at;
+    meanMove /= static_cast<double>(meetings.size());
+    PlaneMotion round;  // the one map round: a cylinder's mean move, a cone's median turn
     if (cylinder) {
-      for (const PlaneMotion& m : meetings) round.shift += m.shift;
-      round.shift /= static_cast<double>(meetings.size());
+      round.shift = meanMove;
     } else {
       round = *std::find_if(meetings.begin(), meetings.end(),
                             [&](const PlaneMotion& m) { return m.angle == median; });
@@ -300,47 +356,21 @@ Result<FlatRest> unfoldPiece(const TriangleMesh& mesh, const MeshTopology& topol
                    " edges where no one shift or turn round closes it, so it closes round more "
                    "than one way (as a shirt's body and sleeves do) or is curved both ways (as "
                    "a dome is), and ClothLab unfolds only a sheet, a tube or a cone"};
-    if (cylinder) {
-      // A cylinder (its turn is within the meshing's): turn the coordinates so that going
-      // round runs along the first one.
-      const Eigen::Vector2d shift = round.shift;
-      const Eigen::Vector2d along = shift.normalized();
-      Eigen::Matrix2d turn;
-      turn << along.x(), along.y(), -along.y(), along.x();
-      flat.coords = (flat.coords * turn.transpose()).eval();
-      for (auto& placed : corner)
-        for (Eigen::Vector2d& p : placed) p = turn * p;
-      flat.wrap.period = shift.norm();
-    } else {
-      // A cone: the median turn's, about its fixed point, (I - R) apex = shift.
-      const Eigen::Matrix2d fixed =
-          Eigen::Matrix2d::Identity() - Eigen::Rotation2Dd(median).toRotationMatrix();
-      flat.wrap.angle = median;
-      flat.wrap.apex = fixed.inverse() * round.shift;
-    }
+    if (cylinder) return laidAsCylinder(round.shift);
+    // A cone: the median turn's, about its fixed point, (I - R) apex = shift.
+    const Eigen::Matrix2d fixed =
+        Eigen::Matrix2d::Identity() - Eigen::Rotation2Dd(median).toRotationMatrix();
+    const FlatRest cone = laidAsCone(median, fixed.inverse() * round.shift);
+    // A jittered tube's meetings may all turn a little the same way: a cone whose apex lies far
+    // beyond the cloth, the turn moving no point of it by more than an edge from where a shift
+    // would. The tube is a cylinder unless the cone keeps its edges' lengths clearly better.
+    const Eigen::Vector2d extent =
+        flat.coords.colwise().maxCoeff() - flat.coords.colwise().minCoeff();
+    if (std::abs(median) * extent.norm() > edgeScale) return cone;
+    const FlatRest tube = laidAsCylinder(meanMove);
+    return largestChange(tube) <= largestChange(cone) + kCylinderSlack ? tube : cone;
   }
   relaxUnfolding(mesh, corner, flat);
-  if (flat.wrap.angle != 0) {
-    // The sector the cone lies in round its apex, and the gap it leaves: the cut goes through the
-    // gap's middle. A turn of `angle` and one the other way round, 2 pi - |angle|, are the same
-    // map; the sector is as wide as the one of them nearer its own width.
-    std::vector<double> around;
-    for (Eigen::Index i = 0; i < flat.coords.rows(); ++i)
-      around.push_back(std::atan2(flat.coords(i, 1) - flat.wrap.apex.y(),
-                                  flat.coords(i, 0) - flat.wrap.apex.x()));
-    std::sort(around.begin(), around.end());
-    double gap = around.front() + 2 * kPi - around.back(), cut = around.back() + gap / 2;
-    for (size_t i = 1; i < around.size(); ++i)
-      if (around[i] - around[i - 1] > gap) {
-        gap = around[i] - around[i - 1];
-        cut = around[i - 1] + gap / 2;
-      }
-    const double other = flat.wrap.angle - std::copysign(2 * kPi, flat.wrap.angle);
-    if (std::abs(std::abs(other) - (2 * kPi - gap)) <
-        std::abs(std::abs(flat.wrap.angle) - (2 * kPi - gap)))
-      flat.wrap.angle = other;
-    flat.wrap.cut = cut;
-  }
   return flat;
 }
 

@@ -139,6 +139,26 @@ TEST(Unfolding, AConeUnfoldsIntoASectorThatClosesWithATurnAboutItsApex) {
   }
 }
 
+// A tube jittered coarsely (16 round, 7 rings) meets itself with turns that lean a little the
+// same way, as a cone's would with its apex some 200 m off. It unrolls as the cylinder it is,
+// with its girth as period. A tube that flares by 5% from top to bottom is a cone whose apex lies
+// beyond the cloth too, but its edges tell: it stays a cone, its sector closing.
+TEST(Unfolding, AJitteredTubeIsACylinderAndASlightlyFlaredOneACone) {
+  const ClothModel tube = clothFrom("unfold_jittered.obj", tubeObj(0.2, 0.2, 0.6, 16, 7, 0.2));
+  ASSERT_TRUE(tube.flatCoords) << tube.flatCoords.error();
+  EXPECT_EQ(tube.flatCoords->wrap.angle, 0);
+  EXPECT_NEAR(tube.flatCoords->wrap.period, 2 * kPi * 0.2, 0.02 * 2 * kPi * 0.2);
+  EXPECT_LT(largestEdgeChange(tube), 0.01);
+  const double r0 = 0.2, r1 = 0.21, height = 0.6;
+  const ClothModel flared = clothFrom("unfold_flared.obj", tubeObj(r0, r1, height, 32, 10, 0.2));
+  ASSERT_TRUE(flared.flatCoords) << flared.flatCoords.error();
+  EXPECT_EQ(flared.flatCoords->wrap.period, 0);
+  const double sector = 2 * kPi * (r1 - r0) / std::hypot(r1 - r0, height);
+  EXPECT_LT(turnError(flared.flatCoords->wrap.angle, sector), 0.1 * sector)
+      << flared.flatCoords->wrap.angle;
+  EXPECT_LT(largestEdgeChange(flared), 0.01);
+}
+
 // MLS neighbourhoods by material radius across a cone's cut are those of a test of every pair
 // (the grid is searched once round the apex either way), and mls-isometry starts the cone within
 // its tolerance and runs it.
