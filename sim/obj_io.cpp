@@ -38,7 +38,12 @@ struct ObjLineIndex {
   std::optional<std::string> indexError;  // a face index that is 0 or out of range
   long long maxIndex = 0;  // largest positive face index, checked once all vertices are known
   int maxIndexLine = 0;
+  std::string maxIndexWhat;  // "face", or the other element it is in
   long long faceCount = 0;  // `f` records
+  // The file as tinyobjloader is given it: without a UTF-8 byte-order mark, with '\n' line
+  // ends, and without the comments that end element (f, l, p) lines, which it would read as a
+  // vertex index (exporters write them, as in "f 1 2 3 # back face").
+  std::string text;
   // The first line with content and its number (0: none), printable, for a file with neither
   // `v` nor `f` records: what it is instead of an OBJ mesh.
   std::string firstContent;
@@ -133,7 +138,10 @@ ObjLineIndex indexObjLines(const std::string& path) {
       if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // UTF-8's byte-order mark
     }
     size_t p = line.find_first_not_of(" \t");
-    if (p == std::string::npos) continue;
+    if (p == std::string::npos) {
+      index.text += line + '\n';
+      continue;
+    }
     if (index.firstContentLine == 0) {
       index.firstContentLine = lineNo;
       index.firstContent = printable(std::string_view(line).substr(p), 40);
@@ -143,6 +151,9 @@ ObjLineIndex indexObjLines(const std::string& path) {
     const std::string_view keyword = std::string_view(line).substr(p, keywordEnd - p);
     const bool more = keywordEnd < line.size();
     index.noteKeyword(keyword, lineNo);
+    const bool element = keyword == "f" || keyword == "l" || keyword == "p";
+    index.text.append(line, 0, element ? line.find('#') : std::string::npos);
+    index.text += '\n';
     if (keyword == "v" && more) {
       ++index.vertexCount;
       if (index.coordinateError) continue;
@@ -172,25 +183,38 @@ ObjLineIndex indexObjLines(const std::string& path) {
         if (auto record = readStitch(line.substr(keywordEnd), lineNo, index.stitchError))
           index.stitches.push_back(*record);
       }
-    } else if (keyword == "f" && more) {
-      ++index.faceCount;
+    } else if (element && more) {
+      // A face's corners, a polyline's points or a point record's: the same vertex numbers.
+      struct Element {
+        const char* name;    // as the messages name it
+        const char* corner;  // one of its entries
+        const char* form;    // how it lists them
+      };
+      const Element what =
+          keyword == "f" ? Element{"face", "face corner",
+                                   "a face lists its corners as v, v/vt, v/vt/vn or v//vn"}
+          : keyword == "l"
+              ? Element{"polyline ('l')", "polyline ('l') point",
+                        "a polyline lists its points as v or v/vt"}
+              : Element{"point ('p')", "point ('p') entry", "a point record lists vertices as v"};
+      if (keyword == "f") ++index.faceCount;
       if (index.indexError) continue;
       // OBJ indices are 1-based; negative ones count back from the latest vertex.
       const long long defined = index.vertexCount;
-      std::istringstream tokens(line.substr(p + 2));
+      std::istringstream tokens(line.substr(keywordEnd));
       std::string token;
       while (tokens >> token && !index.indexError) {
         if (token[0] == '#') break;
         char* end = nullptr;
         const long long value = std::strtoll(token.c_str(), &end, 10);
         if (end == token.c_str()) {
-          index.indexError = "line " + std::to_string(lineNo) + ": face corner '" +
-                             printable(token, 40) +
-                             "' does not start with a vertex number (a face lists its corners as "
-                             "v, v/vt, v/vt/vn or v//vn, each a number)";
+          index.indexError = "line " + std::to_string(lineNo) + ": " + what.corner + " '" +
+                             printable(token, 40) + "' does not start with a vertex number (" +
+                             what.form + ", each a number)";
           break;
         }
-        const std::string at = "line " + std::to_string(lineNo) + ": face index " + token;
+        const std::string at =
+            "line " + std::to_string(lineNo) + ": " + what.name + " index " + token;
         if (value == 0) index.indexError = at + " is 0 (OBJ indices start at 1)";
         else if (value < 0 && -value > defined)
           index.indexError = at + " reaches before the first vertex (" + std::to_string(defined) +
@@ -198,14 +222,16 @@ ObjLineIndex indexObjLines(const std::string& path) {
         else if (value > index.maxIndex) {
           index.maxIndex = value;
           index.maxIndexLine = lineNo;
+          index.maxIndexWhat = what.name;
         }
       }
     }
   }
   if (!index.indexError && index.maxIndex > index.vertexCount)
-    index.indexError = "line " + std::to_string(index.maxIndexLine) + ": face index " +
-                       std::to_string(index.maxIndex) + " is out of range (the file has " +
-                       std::to_string(index.vertexCount) + " vertices)";
+    index.indexError = "line " + std::to_string(index.maxIndexLine) + ": " + index.maxIndexWhat +
+                       " index " + std::to_string(index.maxIndex) +
+                       " is out of range (the file has " + std::to_string(index.vertexCount) +
+                       " vertices)";
   return index;
 }
 
@@ -342,9 +368,9 @@ Result<LoadedMesh> loadObj(const std::string& path, bool validate) {
   tinyobj::ObjReaderConfig config;
   config.triangulate = true;
   config.vertex_color = false;
-  config.mtl_search_path = std::filesystem::path(path).parent_path().string();
   tinyobj::ObjReader reader;
-  const bool parsed = reader.ParseFromFile(path, config);
+  // Materials are not read: a cloth's look is the viewer's.
+  const bool parsed = reader.ParseFromString(lines.text, "", config);
   if (!parsed || !reader.Error().empty()) {
     std::string message = reader.Error().empty() ? "unknown parse error" : firstLine(reader.Error());
     return Error{path + ": malformed OBJ: " + message};

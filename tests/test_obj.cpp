@@ -69,6 +69,36 @@ TEST(Obj, FaceCornerThatIsNotANumberNamesLine) {
   EXPECT_NE(word.find("line 5: face corner 'two'"), std::string::npos) << word;
 }
 
+// Comments at the end of element lines, as exporters write them, are comments (tinyobjloader
+// alone reads the '#' as a vertex index of 0 and refuses the file). The texture coordinates after
+// them are still read.
+TEST(Obj, CommentsAtTheEndOfElementLinesAreIgnored) {
+  const std::string path =
+      writeFile("trailing.obj", std::string(kSquare) +
+                                    "vt 0 0 # corner\nvt 1 0\nvt 1 1\nvt 0 1\n"
+                                    "f 1/1 2/2 3/3 # lower\r\nf 1/1 3/3 4/4#upper\n"
+                                    "l 1 3 # the diagonal\np 2 # a point\n");
+  auto result = loadObj(path);
+  ASSERT_TRUE(result.ok()) << result.error();
+  EXPECT_EQ(result->mesh.triangleCount(), 2);
+  ASSERT_TRUE(result->texcoords.has_value());
+  EXPECT_TRUE(result->texcoords->isApprox(result->mesh.positions.leftCols<2>()));
+}
+
+// Polyline and point records are not cloth, but their vertex numbers are checked as a face's.
+TEST(Obj, PolylineAndPointIndicesNameTheirLine) {
+  const std::string zero = loadError("line_zero.obj", std::string(kSquare) + "f 1 2 3\nl 0 1\n");
+  EXPECT_NE(zero.find("line 6: polyline ('l') index 0 is 0"), std::string::npos) << zero;
+  const std::string range = loadError("point_range.obj", std::string(kSquare) + "f 1 2 3\np 7\n");
+  EXPECT_NE(range.find("line 6: point ('p') index 7 is out of range (the file has 4 vertices)"),
+            std::string::npos)
+      << range;
+  const std::string word = loadError("line_word.obj", std::string(kSquare) + "f 1 2 3\nl 1 x\n");
+  EXPECT_NE(word.find("line 6: polyline ('l') point 'x' does not start with a vertex number"),
+            std::string::npos)
+      << word;
+}
+
 TEST(Obj, OutOfRangeIndexNamesLine) {
   const std::string e = loadError("range.obj", std::string(kSquare) + "f 1 2 3\nf 1 3 9\n");
   EXPECT_NE(e.find("line 6"), std::string::npos) << e;
