@@ -35,8 +35,9 @@ std::string printable(std::string_view text, size_t limit) {
 struct ObjLineIndex {
   long long vertexCount = 0;  // `v` records seen so far
   std::optional<std::string> coordinateError;
-  std::optional<std::string> indexError;  // a face index that is 0 or out of range
-  long long maxIndex = 0;  // largest positive face index, checked once all vertices are known
+  // A face's (or polyline's, point record's) vertex index that is 0 or out of range.
+  std::optional<std::string> indexError;
+  long long maxIndex = 0;  // largest positive such index, checked once all vertices are known
   int maxIndexLine = 0;
   std::string maxIndexWhat;  // "face", or the other element it is in
   long long faceCount = 0;  // `f` records
