@@ -43,6 +43,52 @@ Eigen::Vector2d rotated(const Eigen::Vector2d& d, double angle) {
   return Eigen::Rotation2Dd(angle) * d;
 }
 
+// The first triangle of the piece vertex v is on.
+int firstTriangleOfPiece(const MeshTopology& topology, int v) {
+  const int piece = topology.vertexComponent[v];
+  return static_cast<int>(
+      std::find(topology.triComponent.begin(), topology.triComponent.end(), piece) -
+      topology.triComponent.begin());
+}
+
+// Relative edge-length mismatch between the rest mesh and material coordinates after the best
+// uniform scale (the median ratio): the largest, on which edge, and the scale.
+struct Mismatch {
+  double worst = 1e300;
+  int edge = 0;
+  double scale = 1;
+  // Where the edge that changed most is.
+  std::string where(const MeshTopology& topology) const {
+    const auto& e = topology.edges[edge];
+    std::string at = "most at the edge " + std::to_string(e[0]) + "-" + std::to_string(e[1]);
+    if (topology.componentCount > 1)
+      at += " of the piece with triangle " + std::to_string(firstTriangleOfPiece(topology, e[0]));
+    return at;
+  }
+};
+
+Mismatch edgeMismatch(const Positions& rest, const std::vector<std::array<int, 2>>& edges,
+                      const Eigen::MatrixX2d& u, const MaterialWrap& wrap) {
+  Mismatch m;
+  std::vector<double> ratios;  // rest length / material length, per edge
+  for (const auto& e : edges) {
+    const double material = materialOffset(u, e[0], e[1], wrap).norm();
+    if (!(material > 0)) return m;
+    ratios.push_back((rest.row(e[1]) - rest.row(e[0])).norm() / material);
+  }
+  if (ratios.empty()) return m;
+  std::vector<double> sorted = ratios;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  m.scale = sorted[sorted.size() / 2];
+  m.worst = 0;
+  for (size_t e = 0; e < ratios.size(); ++e)
+    if (const double change = std::abs(m.scale / ratios[e] - 1); change > m.worst) {
+      m.worst = change;
+      m.edge = static_cast<int>(e);
+    }
+  return m;
+}
+
 // Spreads what the unfolding of a mesh that only approximates a developable surface left at the
 // edges where it met itself over the whole cloth: a few as-rigid-as-possible iterations in the
 // plane (each triangle's best rotation of its rest shape onto its corners, then the coordinates
@@ -295,14 +341,10 @@ Result<FlatRest> unfoldPiece(const TriangleMesh& mesh, const MeshTopology& topol
     laid.wrap.cut = cut;
     return laid;
   };
-  // The largest relative change of an edge's length, laid out.
+  // The largest relative change of an edge's length, laid out, as flatMaterialCoordinates
+  // judges it.
   auto largestChange = [&](const FlatRest& laid) {
-    double largest = 0;
-    for (const auto& [i, j] : topology.edges) {
-      const double laidLength = materialOffset(laid.coords, i, j, laid.wrap).norm();
-      largest = std::max(largest, std::abs(laidLength / (at(j) - at(i)).norm() - 1));
-    }
-    return largest;
+    return edgeMismatch(mesh.positions, topology.edges, laid.coords, laid.wrap).worst;
   };
   if (!meetings.empty()) {
     // One direction round. The inverse of (angle, shift) is (-angle, -R(-angle) shift). A turn
@@ -372,14 +414,6 @@ Result<FlatRest> unfoldPiece(const TriangleMesh& mesh, const MeshTopology& topol
   }
   relaxUnfolding(mesh, corner, flat);
   return flat;
-}
-
-// The first triangle of the piece vertex v is on.
-int firstTriangleOfPiece(const MeshTopology& topology, int v) {
-  const int piece = topology.vertexComponent[v];
-  return static_cast<int>(
-      std::find(topology.triComponent.begin(), topology.triComponent.end(), piece) -
-      topology.triComponent.begin());
 }
 
 }  // namespace
@@ -505,41 +539,8 @@ std::vector<int> wrappedPieces(const FlatRest& flat, const MeshTopology& topolog
 
 Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
   const TriangleMesh& mesh = cloth.mesh;
-  const auto& edges = cloth.topology.edges;
-  // Relative edge-length mismatch between rest mesh and coordinates after the best uniform scale:
-  // the largest, on which edge, and the scale.
-  struct Mismatch {
-    double worst = 1e300;
-    int edge = 0;
-    double scale = 1;
-    // Where the edge that changed most is.
-    std::string where(const MeshTopology& topology) const {
-      const auto& e = topology.edges[edge];
-      std::string at = "most at the edge " + std::to_string(e[0]) + "-" + std::to_string(e[1]);
-      if (topology.componentCount > 1)
-        at += " of the piece with triangle " + std::to_string(firstTriangleOfPiece(topology, e[0]));
-      return at;
-    }
-  };
   auto mismatch = [&](const Eigen::MatrixX2d& u, const MaterialWrap& wrap) {
-    Mismatch m;
-    std::vector<double> ratios;  // rest length / material length, per edge
-    for (const auto& e : edges) {
-      const double material = materialOffset(u, e[0], e[1], wrap).norm();
-      if (!(material > 0)) return m;
-      ratios.push_back((mesh.positions.row(e[1]) - mesh.positions.row(e[0])).norm() / material);
-    }
-    if (ratios.empty()) return m;
-    std::vector<double> sorted = ratios;
-    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-    m.scale = sorted[sorted.size() / 2];
-    m.worst = 0;
-    for (size_t e = 0; e < ratios.size(); ++e)
-      if (const double change = std::abs(m.scale / ratios[e] - 1); change > m.worst) {
-        m.worst = change;
-        m.edge = static_cast<int>(e);
-      }
-    return m;
+    return edgeMismatch(mesh.positions, cloth.topology.edges, u, wrap);
   };
   std::string why = cloth.materialCoordsDropped;
   if (cloth.materialCoords) {
