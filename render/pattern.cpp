@@ -26,23 +26,28 @@ std::optional<ClothPattern> patternNamed(const std::string& name) {
 
 namespace {
 
-// A flat rest state the pattern is printed in. A cone's unfolding is not one: printed flat, the
-// pattern would break along its cut, so it is printed in the rest mesh's space, as on a cloth
-// without a flat rest state. Nor are several tubes' (the shader takes one radius round).
+// A flat rest state the pattern is printed in.
 bool hasFlatRest(const ClothModel& cloth) {
   return cloth.flatCoords && cloth.flatCoords->coords.rows() == cloth.mesh.vertexCount() &&
-         cloth.mesh.vertexCount() > 0 && !cloth.flatCoords->wrap.turnsDirections() &&
-         cloth.flatCoords->wrap.others.empty();
+         cloth.mesh.vertexCount() > 0;
+}
+
+// An angle in [0, 2 pi).
+double aroundOnce(double a) {
+  return a - 2 * std::numbers::pi * std::floor(a / (2 * std::numbers::pi));
 }
 
 }  // namespace
 
 double patternExtent(const ClothModel& cloth) {
   if (hasFlatRest(cloth)) {
+    const MaterialWrap& wrap = cloth.flatCoords->wrap;
     const Eigen::MatrixX2d& u = cloth.flatCoords->coords;
     const Eigen::Vector2d span = u.colwise().maxCoeff() - u.colwise().minCoeff();
-    const double period = cloth.flatCoords->wrap.period;
-    return period > 0 ? std::max(period, span.y()) : span.maxCoeff();
+    if (wrap.rounds().empty()) return span.maxCoeff();
+    // A tube in one piece: once round it, or along it. Other pieces that close round lie apart
+    // in the plane, and a cone's sector is not its size: the rest shape's.
+    if (wrap.period > 0 && wrap.others.empty()) return std::max(wrap.period, span.y());
   }
   const Positions& x = cloth.mesh.positions;
   return x.rows() > 0 ? (x.colwise().maxCoeff() - x.colwise().minCoeff()).maxCoeff() : 0.0;
@@ -52,28 +57,74 @@ PatternCoordinates patternCoordinates(const ClothModel& cloth) {
   PatternCoordinates out;
   const int n = cloth.mesh.vertexCount();
   out.extent = patternExtent(cloth);
-  out.coords.reserve(3 * static_cast<size_t>(n));
-  auto put = [&out](double a, double b, double c) {
+  out.coords.reserve(4 * static_cast<size_t>(n));
+  auto put = [&out](double a, double b, double c, int round) {
     out.coords.push_back(static_cast<float>(a));
     out.coords.push_back(static_cast<float>(b));
     out.coords.push_back(static_cast<float>(c));
+    out.coords.push_back(static_cast<float>(round));
   };
-  if (hasFlatRest(cloth)) {
+  const std::vector<const MaterialWrap*> wraps =
+      hasFlatRest(cloth) ? cloth.flatCoords->wrap.rounds() : std::vector<const MaterialWrap*>{};
+  if (hasFlatRest(cloth) && wraps.size() <= static_cast<size_t>(kMaxPatternRounds)) {
+    const MaterialWrap& wrap = cloth.flatCoords->wrap;
     const Eigen::MatrixX2d& u = cloth.flatCoords->coords;
-    if (cloth.flatCoords->wrap.period > 0) {
-      out.kind = PatternCoordinates::Kind::Tube;
-      out.radius = cloth.flatCoords->wrap.period / (2 * std::numbers::pi);
-      for (int i = 0; i < n; ++i)
-        put(out.radius * std::cos(u(i, 0) / out.radius), u(i, 1),
-            out.radius * std::sin(u(i, 0) / out.radius));
-    } else {
-      for (int i = 0; i < n; ++i) put(u(i, 0), u(i, 1), 0);
+    // Each vertex's round: 1 + its wrap's place in `wraps`, 0 where none holds.
+    std::vector<int> roundOf(n, 0);
+    for (int i = 0; i < n; ++i) {
+      const Eigen::Vector2d ui = u.row(i).transpose();
+      if (!wrap.holds(ui)) continue;
+      const auto it = std::find(wraps.begin(), wraps.end(), &wrap.at(ui));
+      if (it != wraps.end()) roundOf[i] = 1 + static_cast<int>(it - wraps.begin());
+    }
+    // A cone's vertices' angles from its cut round the apex are taken from the least of them (its
+    // sector's first side), so the vertices on that side are at 0, not at 2 pi by a rounding.
+    std::vector<double> first(wraps.size(), 0.0);
+    auto fromCut = [&](int i, const MaterialWrap& w) {
+      const Eigen::Vector2d d = u.row(i).transpose() - w.apex;
+      return aroundOnce(std::atan2(d.y(), d.x()) - w.cut);
+    };
+    for (size_t k = 0; k < wraps.size(); ++k) {
+      const MaterialWrap& w = *wraps[k];
+      PatternRound round;
+      if (w.period > 0) {
+        round.period = w.period;
+      } else {
+        // The sector's first side: the least angle from the cut round the apex of its vertices
+        // (the apex itself has none).
+        round.angle = std::abs(w.angle);
+        round.apex = w.apex;
+        double least = 2 * std::numbers::pi;
+        for (int i = 0; i < n; ++i)
+          if (roundOf[i] == static_cast<int>(k) + 1 &&
+              (u.row(i).transpose() - w.apex).norm() > 1e-12)
+            least = std::min(least, fromCut(i, w));
+        first[k] = least < 2 * std::numbers::pi ? least : 0.0;
+        round.from = w.cut + first[k];
+      }
+      out.rounds.push_back(round);
+    }
+    for (int i = 0; i < n; ++i) {
+      if (roundOf[i] == 0) {
+        put(u(i, 0), u(i, 1), 0, 0);
+        continue;
+      }
+      const PatternRound& round = out.rounds[roundOf[i] - 1];
+      if (round.period > 0) {
+        const double r = round.period / (2 * std::numbers::pi);
+        put(r * std::cos(u(i, 0) / r), u(i, 1), r * std::sin(u(i, 0) / r), roundOf[i]);
+      } else {
+        const double r = (u.row(i).transpose() - round.apex).norm();
+        const double a = std::max(0.0, fromCut(i, *wraps[roundOf[i] - 1]) - first[roundOf[i] - 1]);
+        const double phi = 2 * std::numbers::pi * a / round.angle;
+        put(r * std::cos(phi), r * std::sin(phi), 0, roundOf[i]);
+      }
     }
     return out;
   }
   out.kind = PatternCoordinates::Kind::Solid;
   const Positions& x = cloth.mesh.positions;
-  for (int i = 0; i < n; ++i) put(x(i, 0), x(i, 1), x(i, 2));
+  for (int i = 0; i < n; ++i) put(x(i, 0), x(i, 1), x(i, 2), 0);
   return out;
 }
 
@@ -86,11 +137,10 @@ double defaultPatternSize(double extent) {
   return decade;
 }
 
-double drawnPatternSize(double requested, const PatternCoordinates& pattern) {
-  if (pattern.kind != PatternCoordinates::Kind::Tube || !(requested > 0)) return requested;
-  const double period = 2 * std::numbers::pi * pattern.radius;
-  const double cells = std::max(2.0, 2 * std::round(period / requested / 2));
-  return period / cells;
+double drawnPatternSize(double requested, const PatternRound& round) {
+  if (!(round.period > 0) || !(requested > 0)) return requested;
+  const double cells = std::max(2.0, 2 * std::round(round.period / requested / 2));
+  return round.period / cells;
 }
 
 }  // namespace clothlab

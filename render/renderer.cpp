@@ -179,7 +179,7 @@ struct Renderer::Impl {
   struct ClothPatternBuffer {
     std::weak_ptr<const ClothModel> cloth;
     PatternCoordinates pattern;  // without its coordinates once uploaded
-    size_t floats = 0;
+    size_t vertices = 0;
     GLuint buffer = 0;
   };
   std::map<const ClothModel*, ClothPatternBuffer> patterns;
@@ -276,18 +276,43 @@ struct Renderer::Impl {
     if (added) {
       entry.cloth = s.cloth;
       entry.pattern = patternCoordinates(*s.cloth);
-      entry.floats = entry.pattern.coords.size();
+      entry.vertices = entry.pattern.coords.size() / 4;
       glGenBuffers(1, &entry.buffer);
       glBindBuffer(GL_ARRAY_BUFFER, entry.buffer);
-      glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(entry.floats * sizeof(float)),
+      glBufferData(GL_ARRAY_BUFFER,
+                   static_cast<GLsizeiptr>(entry.pattern.coords.size() * sizeof(float)),
                    entry.pattern.coords.data(), GL_STATIC_DRAW);
       entry.pattern.coords = {};
     }
-    if (entry.floats != s.positions.size()) return nullptr;
+    if (entry.vertices != static_cast<size_t>(s.vertexCount())) return nullptr;
     glBindVertexArray(cloth.vao);
     glBindBuffer(GL_ARRAY_BUFFER, entry.buffer);
-    glVertexAttribPointer(3, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
+    glVertexAttribPointer(3, 4, GL_FLOAT, GL_FALSE, 0, nullptr);
     return &entry.pattern;
+  }
+
+  // The mesh program's uniforms for `pattern` in cells of `size` [m] (mesh.frag).
+  void setPattern(const PatternCoordinates& pattern, double size) {
+    setInt(meshProgram, "uPatternKind", static_cast<int>(pattern.kind));
+    setFloat(meshProgram, "uPatternSize", static_cast<float>(size));
+    const size_t n = std::min(pattern.rounds.size(), static_cast<size_t>(kMaxPatternRounds));
+    std::vector<float> period(n), angle(n), from(n), cell(n), apex(2 * n);
+    for (size_t k = 0; k < n; ++k) {
+      const PatternRound& round = pattern.rounds[k];
+      period[k] = static_cast<float>(round.period);
+      angle[k] = static_cast<float>(round.angle);
+      from[k] = static_cast<float>(round.from);
+      cell[k] = static_cast<float>(drawnPatternSize(size, round));
+      apex[2 * k] = static_cast<float>(round.apex.x());
+      apex[2 * k + 1] = static_cast<float>(round.apex.y());
+    }
+    if (n == 0) return;
+    const auto count = static_cast<GLsizei>(n);
+    glUniform1fv(glGetUniformLocation(meshProgram, "uRoundPeriod"), count, period.data());
+    glUniform1fv(glGetUniformLocation(meshProgram, "uRoundAngle"), count, angle.data());
+    glUniform1fv(glGetUniformLocation(meshProgram, "uRoundFrom"), count, from.data());
+    glUniform1fv(glGetUniformLocation(meshProgram, "uRoundCell"), count, cell.data());
+    glUniform2fv(glGetUniformLocation(meshProgram, "uRoundApex"), count, apex.data());
   }
 
   void uploadCloth(const Snapshot& s) {
@@ -576,10 +601,7 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
     glBindVertexArray(r.cloth.vao);
     if (pattern) {
       glEnableVertexAttribArray(3);
-      r.setInt(r.meshProgram, "uPatternKind", static_cast<int>(pattern->kind));
-      r.setFloat(r.meshProgram, "uPatternSize",
-                 static_cast<float>(drawnPatternSize(o.patternSize, *pattern)));
-      r.setFloat(r.meshProgram, "uPatternRadius", static_cast<float>(pattern->radius));
+      r.setPattern(*pattern, o.patternSize);
     } else {
       glDisableVertexAttribArray(3);
     }

@@ -8,6 +8,7 @@ in vec3 vWorld;
 in vec3 vNormal;
 in float vScalar;
 in vec3 vMaterial;
+flat in int vRound;  // 0: plain flat coordinates; k: in uRound*[k - 1] (render/pattern.h)
 
 uniform vec3 uEye;
 uniform vec3 uLightDir;     // towards the light, unit
@@ -18,9 +19,14 @@ uniform float uHeatMax;
 uniform bool uShadowPass;   // draw a flat translucent shadow
 uniform float uAlpha;
 uniform int uPattern;          // 0 none, 1 checks, 2 grid lines (ClothPattern)
-uniform int uPatternKind;      // vMaterial is 0: (u, v, 0); 1: a tube's (R cos(u / R), v, R sin(u / R)); 2: rest (x, y, z)
+uniform int uPatternKind;      // 0: flat rest coordinates (vRound says how); 1: rest (x, y, z)
 uniform float uPatternSize;    // the cells' side [m]
-uniform float uPatternRadius;  // a tube's R [m]
+// The pieces that close round (render/pattern.h PatternRound), kMaxPatternRounds of them at most.
+uniform float uRoundPeriod[8];  // > 0: a cylinder's once round [m]; vMaterial (R cos(u / R), v, R sin(u / R))
+uniform float uRoundAngle[8];   // else a cone's sector [rad]; vMaterial r (cos phi, sin phi, 0)
+uniform vec2 uRoundApex[8];     // the cone's apex [m]
+uniform float uRoundFrom[8];    // the sector's first side [rad], where phi = 0
+uniform float uRoundCell[8];    // the cells' side drawn on it [m]
 
 out vec4 fragColor;
 
@@ -54,14 +60,29 @@ float gridLine(float x, float w) {
 
 // How much of the pattern's dark tone this fragment takes, 0 to 1.
 float patternShade() {
+  const float turn = 6.28318530718;
   vec3 p = vMaterial, w = fwidth(vMaterial);
-  if (uPatternKind == 1) {
-    p = vec3(uPatternRadius * atan(vMaterial.z, vMaterial.x), vMaterial.y, 0.0);
-    w = vec3(length(w.xz), w.y, 0.0);
+  float size = uPatternSize;
+  if (uPatternKind == 0 && vRound > 0) {
+    int k = vRound - 1;
+    size = uRoundCell[k];
+    if (uRoundPeriod[k] > 0.0) {
+      p = vec3(uRoundPeriod[k] / turn * atan(vMaterial.z, vMaterial.x), vMaterial.y, 0.0);
+      w = vec3(length(w.xz), w.y, 0.0);
+    } else {
+      // The angle from the sector's first side, back from phi: a fragment past the last side
+      // (within a triangle across the cut) lands on the first, where the print breaks.
+      float a = uRoundAngle[k] * fract(atan(vMaterial.y, vMaterial.x) / turn);
+      p = vec3(uRoundApex[k] + length(vMaterial.xy) * vec2(cos(uRoundFrom[k] + a), sin(uRoundFrom[k] + a)), 0.0);
+      // Round the apex phi spreads the sector's angles over a whole turn: the footprint on the
+      // sector is at most the one on (x, y).
+      float f = length(w.xy);
+      w = vec3(f, f, 0.0);
+    }
   }
-  p /= uPatternSize;
-  w /= uPatternSize;
-  bool solid = uPatternKind == 2;
+  p /= size;
+  w /= size;
+  bool solid = uPatternKind == 1;
   if (uPattern == 1) {
     float c = filteredSquare(p.x, w.x) * filteredSquare(p.y, w.y);
     if (solid) c *= filteredSquare(p.z, w.z);

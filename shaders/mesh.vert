@@ -4,7 +4,7 @@
 layout(location = 0) in vec3 aPosition;
 layout(location = 1) in vec3 aNormal;
 layout(location = 2) in float aScalar;
-layout(location = 3) in vec3 aMaterial;
+layout(location = 3) in vec4 aMaterial;  // render/pattern.h: three coordinates and the round
 
 uniform mat4 uViewProj;
 uniform mat4 uModel;       // obstacles: unit shape -> world; cloth: identity
@@ -20,12 +20,14 @@ out vec3 vWorld;
 out vec3 vNormal;
 out float vScalar;
 out vec3 vMaterial;
+flat out int vRound;
 
 void main() {
   vec4 world = uShadow * uModel * vec4(aPosition, 1.0);
   vWorld = world.xyz / world.w;
   vNormal = uNormalMatrix * aNormal;
   vScalar = aScalar;
-  vMaterial = aMaterial;
+  vMaterial = aMaterial.xyz;
+  vRound = int(aMaterial.w + 0.5);
   gl_Position = uViewProj * vec4(vWorld + uRecede * normalize(vWorld - uEye), 1.0);
 }

@@ -355,6 +355,58 @@ TEST_F(RenderTest, TheChecksArePrintedInTheClothsOwnCoordinatesAndGoWhereItGoes)
   EXPECT_EQ(draw(renderer, odd, checks, camera), draw(renderer, odd, plain, camera));
 }
 
+// On a cone (the skirt) the checks are those of its unrolled sector: the vertices at the cells'
+// centres on the side facing the camera show light or dark checks by their cells' parity in the
+// sector's own flat coordinates. (Printed in space, as before, they would fall on other checks.)
+TEST_F(RenderTest, TheChecksOnAConeAreThoseOfItsUnrolledSector) {
+  auto sim = builtin("skirt");
+  const Snapshot s = makeSnapshot(*sim, false);
+  ASSERT_TRUE(s.cloth && s.cloth->flatCoords);
+  const Eigen::MatrixX2d& u = s.cloth->flatCoords->coords;
+  const PatternCoordinates pattern = patternCoordinates(*s.cloth);
+  ASSERT_EQ(pattern.rounds.size(), 1u);
+  const double size = 0.1;
+  Renderer renderer;
+  ASSERT_FALSE(renderer.init());
+  Camera camera = framed(s);
+  RenderOptions plain;
+  plain.markers = plain.shadows = plain.grid = false;
+  RenderOptions checks = plain;
+  checks.pattern = ClothPattern::Checks;
+  checks.patternSize = static_cast<float>(size);
+  const glm::dvec3 eye = camera.eye();
+  Vec3 lo, hi;
+  s.bounds(lo, hi);
+  std::vector<glm::dvec2> centres[2];
+  for (int v = 0; v < s.vertexCount(); ++v) {
+    // Not on the cut, where the print breaks.
+    double turn =
+        std::atan2(pattern.coords[4 * v + 1], pattern.coords[4 * v]) / (2 * std::numbers::pi);
+    turn -= std::floor(turn);
+    if (turn < 0.05 || turn > 0.93) continue;
+    const double a = u(v, 0) / size, b = u(v, 1) / size;
+    if (std::abs(a - std::floor(a) - 0.5) > 0.15 || std::abs(b - std::floor(b) - 0.5) > 0.15)
+      continue;
+    // On the near side of the skirt (round the y axis), away from its outline: not on the hem
+    // or the waist.
+    const Vec3 p = s.vertex(v);
+    if (p.y() < lo.y() + 0.01 || p.y() > hi.y() - 0.01) continue;
+    const glm::dvec3 out = glm::normalize(glm::dvec3(p.x(), 0, p.z())),
+                     toEye = glm::normalize(glm::dvec3(eye.x - p.x(), 0, eye.z - p.z()));
+    if (glm::dot(out, toEye) < 0.5) continue;
+    const long parity = (static_cast<long>(std::floor(a)) + static_cast<long>(std::floor(b))) & 1;
+    centres[parity].push_back(camera.project({p.x(), p.y(), p.z()}, kWidth, kHeight));
+  }
+  ASSERT_GE(centres[0].size(), 8u);
+  ASSERT_GE(centres[1].size(), 8u);
+  const auto without = draw(renderer, s, plain, camera), with = draw(renderer, s, checks, camera);
+  ASSERT_FALSE(
+      writePng((std::filesystem::path(CLOTHLAB_TEST_OUTPUT) / "render_cone_checks.png").string(),
+               kWidth, kHeight, with));
+  for (double r : patternRatios(with, without, centres[0])) EXPECT_GT(r, 0.97);
+  for (double r : patternRatios(with, without, centres[1])) EXPECT_LT(r, 0.85);
+}
+
 TEST_F(RenderTest, GridLinesRunAlongTheCellsEdges) {
   PatternSheet sheet(ClothPattern::Lines);
   const Snapshot& s = sheet.s;
@@ -388,23 +440,46 @@ TEST_F(RenderTest, GridLinesRunAlongTheCellsEdges) {
   EXPECT_EQ(draw(renderer, s, lines, camera), without);
 }
 
+// Where the shader prints vertex v's pattern (mesh.frag patternShade): its flat coordinates as
+// the pattern's four floats give them back.
+Eigen::Vector2d printedAt(const PatternCoordinates& p, int v) {
+  const double x = p.coords[4 * v], y = p.coords[4 * v + 1], z = p.coords[4 * v + 2];
+  const int round = static_cast<int>(p.coords[4 * v + 3]);
+  if (round == 0) return {x, y};
+  const PatternRound& r = p.rounds[round - 1];
+  if (r.period > 0) return {r.period / (2 * std::numbers::pi) * std::atan2(z, x), y};
+  const double turn = std::atan2(y, x) / (2 * std::numbers::pi);
+  const double a = r.angle * (turn - std::floor(turn));
+  return r.apex + std::hypot(x, y) * Eigen::Vector2d(std::cos(r.from + a), std::sin(r.from + a));
+}
+
+// Whether `printed` is the flat point `u`, or `u` once round its wrap either way (a vertex on a
+// cone's cut may print on the other side of it; a tube's are taken back within one period).
+bool printsAt(const Eigen::Vector2d& printed, const Eigen::Vector2d& u, const MaterialWrap& wrap,
+              double tolerance) {
+  for (int k : {0, -1, 1})
+    if ((printed - wrap.image(u, k)).norm() < tolerance) return true;
+  return false;
+}
+
 TEST(Pattern, TheCoordinatesAreTheFlatRestStateTheTubesCircleOrTheRestShape) {
-  // A flat sheet: its flat rest state, z = 0.
+  // A flat sheet: its flat rest state, z = 0, in no round.
   auto flat = resolveScene("hanging");
   ASSERT_TRUE(flat) << flat.error();
   auto sheet = buildClothModel(*flat);
   ASSERT_TRUE(sheet) << sheet.error();
   PatternCoordinates p = patternCoordinates(*sheet);
   EXPECT_EQ(p.kind, PatternCoordinates::Kind::Flat);
-  ASSERT_EQ(p.coords.size(), 3u * sheet->mesh.vertexCount());
+  EXPECT_TRUE(p.rounds.empty());
+  ASSERT_EQ(p.coords.size(), 4u * sheet->mesh.vertexCount());
   for (int v = 0; v < sheet->mesh.vertexCount(); ++v) {
-    EXPECT_FLOAT_EQ(p.coords[3 * v], static_cast<float>(sheet->flatCoords->coords(v, 0)));
-    EXPECT_FLOAT_EQ(p.coords[3 * v + 1], static_cast<float>(sheet->flatCoords->coords(v, 1)));
-    EXPECT_EQ(p.coords[3 * v + 2], 0.0f);
+    EXPECT_FLOAT_EQ(p.coords[4 * v], static_cast<float>(sheet->flatCoords->coords(v, 0)));
+    EXPECT_FLOAT_EQ(p.coords[4 * v + 1], static_cast<float>(sheet->flatCoords->coords(v, 1)));
+    EXPECT_EQ(p.coords[4 * v + 2], 0.0f);
+    EXPECT_EQ(p.coords[4 * v + 3], 0.0f);
   }
   EXPECT_NEAR(p.extent, 1.0, 1e-9);
   EXPECT_NEAR(patternExtent(*sheet), p.extent, 1e-12);
-  EXPECT_DOUBLE_EQ(drawnPatternSize(0.07, p), 0.07);
 
   // A closed tube: on the circle of its period, the first coordinate back as R atan2.
   auto tubeScene = resolveScene("ckv-cylinder");
@@ -413,20 +488,22 @@ TEST(Pattern, TheCoordinatesAreTheFlatRestStateTheTubesCircleOrTheRestShape) {
   ASSERT_TRUE(tube) << tube.error();
   ASSERT_TRUE(tube->flatCoords && tube->flatCoords->wrap.period > 0);
   p = patternCoordinates(*tube);
-  EXPECT_EQ(p.kind, PatternCoordinates::Kind::Tube);
+  EXPECT_EQ(p.kind, PatternCoordinates::Kind::Flat);
+  ASSERT_EQ(p.rounds.size(), 1u);
   const double period = tube->flatCoords->wrap.period;
-  EXPECT_NEAR(p.radius, period / (2 * std::numbers::pi), 1e-12);
+  EXPECT_DOUBLE_EQ(p.rounds[0].period, period);
+  const double radius = period / (2 * std::numbers::pi);
   for (int v = 0; v < tube->mesh.vertexCount(); v += 17) {
-    const double x = p.coords[3 * v], z = p.coords[3 * v + 2];
-    EXPECT_NEAR(std::hypot(x, z), p.radius, 1e-6);
-    const double back = p.radius * std::atan2(z, x), u = tube->flatCoords->coords(v, 0);
-    const double turns = (u - back) / period;
+    EXPECT_EQ(p.coords[4 * v + 3], 1.0f);
+    EXPECT_NEAR(std::hypot(p.coords[4 * v], p.coords[4 * v + 2]), radius, 1e-6);
+    const Eigen::Vector2d u = tube->flatCoords->coords.row(v).transpose(), back = printedAt(p, v);
+    const double turns = (u.x() - back.x()) / period;
     EXPECT_NEAR(turns, std::round(turns), 1e-5) << "vertex " << v;
-    EXPECT_FLOAT_EQ(p.coords[3 * v + 1], static_cast<float>(tube->flatCoords->coords(v, 1)));
+    EXPECT_NEAR(back.y(), u.y(), 1e-6);
   }
   // Cells that fit round it an even number of times, the nearest to the size asked for.
   for (double asked : {0.01, 0.05, 0.07, 0.2, 10.0}) {
-    const double drawn = drawnPatternSize(asked, p), cells = period / drawn;
+    const double drawn = drawnPatternSize(asked, p.rounds[0]), cells = period / drawn;
     EXPECT_NEAR(cells, 2 * std::round(cells / 2), 1e-9) << asked;
     EXPECT_GE(cells, 2 - 1e-9);
     if (asked < period / 4) {  // n = P / asked cells asked for, n +- 1 drawn at worst
@@ -441,20 +518,124 @@ TEST(Pattern, TheCoordinatesAreTheFlatRestStateTheTubesCircleOrTheRestShape) {
   bent.mesh.triangles = {{0, 1, 2}, {0, 2, 3}, {0, 3, 1}};
   p = patternCoordinates(bent);
   EXPECT_EQ(p.kind, PatternCoordinates::Kind::Solid);
-  for (int v = 0; v < 4; ++v)
+  for (int v = 0; v < 4; ++v) {
     for (int k = 0; k < 3; ++k)
-      EXPECT_EQ(p.coords[3 * v + k], static_cast<float>(bent.mesh.positions(v, k)));
+      EXPECT_EQ(p.coords[4 * v + k], static_cast<float>(bent.mesh.positions(v, k)));
+    EXPECT_EQ(p.coords[4 * v + 3], 0.0f);
+  }
   EXPECT_DOUBLE_EQ(p.extent, 1.0);
-  // The same for a cone's unfolding: printed flat, the pattern would break along its cut.
-  FlatRest sector;
-  sector.coords = Eigen::MatrixX2d::Random(4, 2);
-  sector.wrap.angle = 2.0;
-  sector.unfolded = true;
-  bent.flatCoords = sector;
-  p = patternCoordinates(bent);
-  EXPECT_EQ(p.kind, PatternCoordinates::Kind::Solid);
-  EXPECT_EQ(p.coords[3 * 1], static_cast<float>(bent.mesh.positions(1, 0)));
-  EXPECT_DOUBLE_EQ(p.extent, 1.0);
+}
+
+// A cone (the skirt): each vertex in its sector, r (cos phi, sin phi) about the apex with phi a
+// whole turn across the sector, so that a triangle across the cut interpolates without a jump;
+// printed back at its flat coordinates (or once round, on the cut). Its cells are the size asked
+// for, and the pattern's size is the skirt's, not its sector's.
+TEST(Pattern, AConesVerticesGoRoundItsApexOnceAcrossItsSector) {
+  auto scene = resolveScene("skirt");
+  ASSERT_TRUE(scene) << scene.error();
+  auto skirt = buildClothModel(*scene);
+  ASSERT_TRUE(skirt) << skirt.error();
+  ASSERT_TRUE(skirt->flatCoords) << skirt->flatCoords.error();
+  const MaterialWrap& wrap = skirt->flatCoords->wrap;
+  ASSERT_NE(wrap.angle, 0);
+  const PatternCoordinates p = patternCoordinates(*skirt);
+  EXPECT_EQ(p.kind, PatternCoordinates::Kind::Flat);
+  ASSERT_EQ(p.rounds.size(), 1u);
+  const PatternRound& round = p.rounds[0];
+  EXPECT_DOUBLE_EQ(round.angle, std::abs(wrap.angle));
+  EXPECT_EQ(round.apex, wrap.apex);
+  double lowest = 10, highest = -10;  // phi over the vertices, in turns from the first side
+  for (int v = 0; v < skirt->mesh.vertexCount(); ++v) {
+    const Eigen::Vector2d u = skirt->flatCoords->coords.row(v).transpose();
+    EXPECT_EQ(p.coords[4 * v + 3], 1.0f);
+    EXPECT_NEAR(std::hypot(p.coords[4 * v], p.coords[4 * v + 1]), (u - wrap.apex).norm(), 1e-5);
+    EXPECT_TRUE(printsAt(printedAt(p, v), u, wrap, 1e-5)) << "vertex " << v;
+    double turn = std::atan2(p.coords[4 * v + 1], p.coords[4 * v]) / (2 * std::numbers::pi);
+    turn -= std::floor(turn);
+    lowest = std::min(lowest, turn);
+    highest = std::max(highest, turn);
+  }
+  // The sector from its first side to its last: phi from 0 to a whole turn.
+  EXPECT_NEAR(lowest, 0, 1e-12);
+  EXPECT_NEAR(highest, 1, 0.05);
+  EXPECT_DOUBLE_EQ(drawnPatternSize(0.07, round), 0.07);
+  EXPECT_NEAR(p.extent, 0.9, 1e-6);  // the hem's diameter
+}
+
+// Several pieces that close round (two tubes and a cone among flat panels, laid apart as
+// unfoldRestMesh lays them): each vertex in its own piece's round, printed back at its flat
+// coordinates; more pieces than the shader takes are printed in space.
+TEST(Pattern, EachPieceThatClosesRoundIsPrintedInItsOwnRound) {
+  ClothModel cloth;
+  FlatRest flat;
+  std::vector<Eigen::Vector2d> u;
+  // A flat panel about (0, 10), tubes about v = 0 and v = 4, a cone about (20, 0).
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 4; ++j) {
+      u.emplace_back(0.2 * i, 10 + 0.2 * j);
+      u.emplace_back(0.3 * i, 0.25 * j - 0.4);
+      u.emplace_back(0.1 * i, 4 + 0.25 * j - 0.4);
+      const double a = 0.3 + 0.25 * i, r = 0.5 + 0.2 * j;
+      u.emplace_back(20 + r * std::cos(a), r * std::sin(a));
+    }
+  const int n = static_cast<int>(u.size());
+  flat.coords.resize(n, 2);
+  for (int i = 0; i < n; ++i) flat.coords.row(i) = u[i].transpose();
+  flat.wrap = MaterialWrap::cylinder(1.5);
+  flat.wrap.reach = 1;
+  MaterialWrap narrow = MaterialWrap::cylinder(0.5);
+  narrow.reach = 1;
+  narrow.middle = 4;
+  MaterialWrap cone;
+  cone.angle = -1.25;
+  cone.apex = Eigen::Vector2d(20, 0);
+  cone.cut = -1.0;
+  cone.reach = 2;
+  flat.wrap.others = {narrow, cone};
+  cloth.mesh.positions = Positions::Random(n, 3);
+  cloth.flatCoords = flat;
+  const PatternCoordinates p = patternCoordinates(cloth);
+  ASSERT_EQ(p.kind, PatternCoordinates::Kind::Flat);
+  ASSERT_EQ(p.rounds.size(), 3u);
+  EXPECT_EQ(p.rounds[0].period, 1.5);
+  EXPECT_EQ(p.rounds[1].period, 0.5);
+  EXPECT_EQ(p.rounds[2].angle, 1.25);
+  EXPECT_NEAR(p.rounds[2].from, 0.3, 1e-12);  // the cone's first side, its vertices' least angle
+  for (int v = 0; v < n; ++v) {
+    EXPECT_EQ(p.coords[4 * v + 3], static_cast<float>(v % 4)) << "vertex " << v;
+    const Eigen::Vector2d back = printedAt(p, v);
+    if (v % 4 == 1 || v % 4 == 2) {  // a tube's: its first coordinate within one period
+      const double period = p.rounds[v % 4 - 1].period;
+      const double turns = (u[v].x() - back.x()) / period;
+      EXPECT_NEAR(turns, std::round(turns), 1e-5) << "vertex " << v;
+      EXPECT_NEAR(back.y(), u[v].y(), 1e-6) << "vertex " << v;
+    } else {
+      EXPECT_TRUE(printsAt(back, u[v], flat.wrap, 1e-5)) << "vertex " << v;
+    }
+  }
+  // Every tube's cells fit round it, each its own.
+  EXPECT_NEAR(drawnPatternSize(0.2, p.rounds[0]), 1.5 / 8, 1e-12);
+  EXPECT_NEAR(drawnPatternSize(0.2, p.rounds[1]), 0.5 / 2, 1e-12);
+  // The rest shape's size: the pieces lie apart in the plane.
+  EXPECT_DOUBLE_EQ(p.extent, patternExtent(cloth));
+  EXPECT_NEAR(
+      p.extent,
+      (cloth.mesh.positions.colwise().maxCoeff() - cloth.mesh.positions.colwise().minCoeff())
+          .maxCoeff(),
+      1e-12);
+
+  // Nine pieces that close round: more than the shader takes.
+  for (int k = 0; k < kMaxPatternRounds - 2; ++k) {
+    MaterialWrap far = MaterialWrap::cylinder(1);
+    far.reach = 0.5;
+    far.middle = 100 + 10 * k;
+    flat.wrap.others.push_back(far);
+  }
+  cloth.flatCoords = flat;
+  const PatternCoordinates solid = patternCoordinates(cloth);
+  EXPECT_EQ(solid.kind, PatternCoordinates::Kind::Solid);
+  EXPECT_TRUE(solid.rounds.empty());
+  EXPECT_EQ(solid.coords[4 * 5 + 2], static_cast<float>(cloth.mesh.positions(5, 2)));
 }
 
 TEST(Pattern, TheDefaultCellIsATenthOfTheClothRoundedDownAndTheNamesGoBothWays) {

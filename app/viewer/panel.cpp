@@ -729,8 +729,9 @@ void Viewer::drawViewSection() {
   layout("pattern_combo");
   tooltip(
       "printed on the cloth in its own flat coordinates: it moves, stretches and shears with "
-      "the cloth (long cells: stretch; slanted ones: shear). A curved cloth without a "
-      "flattening shows a pattern in space, cut by its rest shape");
+      "the cloth (long cells: stretch; slanted ones: shear). A cone (a flared skirt) shows its "
+      "unrolled sector's, which breaks along its seam. A curved cloth without a flattening "
+      "shows a pattern in space, cut by its rest shape");
   if (render_.pattern != ClothPattern::None) {
     double size = render_.patternSize;
     ImGui::SetNextItemWidth(170);
