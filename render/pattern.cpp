@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 namespace clothlab {
@@ -40,6 +41,28 @@ double aroundOnce(double a) {
 }  // namespace
 
 double patternExtent(const ClothModel& cloth) {
+  // A cloth in several pieces: the largest piece's rest shape. A garment's panels may lie far
+  // apart (as laid out to be sewn, or unfolded beside each other), and a tenth of the whole
+  // would give a sleeve two cells round.
+  const Positions& x = cloth.mesh.positions;
+  const MeshTopology& topology = cloth.topology;
+  if (topology.componentCount > 1 &&
+      topology.vertexComponent.size() == static_cast<size_t>(x.rows())) {
+    std::vector<Vec3> lo(topology.componentCount,
+                         Vec3::Constant(std::numeric_limits<double>::infinity())),
+        hi(topology.componentCount, Vec3::Constant(-std::numeric_limits<double>::infinity()));
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+      const int piece = topology.vertexComponent[static_cast<size_t>(i)];
+      if (piece < 0) continue;
+      lo[piece] = lo[piece].cwiseMin(x.row(i).transpose());
+      hi[piece] = hi[piece].cwiseMax(x.row(i).transpose());
+    }
+    double largest = 0;
+    for (int piece = 0; piece < topology.componentCount; ++piece)
+      if (lo[piece].x() <= hi[piece].x())
+        largest = std::max(largest, (hi[piece] - lo[piece]).maxCoeff());
+    return largest;
+  }
   if (hasFlatRest(cloth)) {
     const MaterialWrap& wrap = cloth.flatCoords->wrap;
     const Eigen::MatrixX2d& u = cloth.flatCoords->coords;
@@ -49,7 +72,6 @@ double patternExtent(const ClothModel& cloth) {
     // in the plane, and a cone's sector is not its size: the rest shape's.
     if (wrap.period > 0 && wrap.others.empty()) return std::max(wrap.period, span.y());
   }
-  const Positions& x = cloth.mesh.positions;
   return x.rows() > 0 ? (x.colwise().maxCoeff() - x.colwise().minCoeff()).maxCoeff() : 0.0;
 }
 

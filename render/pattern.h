@@ -48,7 +48,8 @@ struct PatternCoordinates {
   std::vector<float> coords;  // 4 per vertex
   std::vector<PatternRound> rounds;
   // The cloth's size [m]: the longest side of the flat rest state's bounding box; a tube's girth
-  // or length; the rest shape's with a cone or several pieces that close round, or in space.
+  // or length; a cone's rest shape's, or the rest shape's where there is no flat rest state. A
+  // cloth in several pieces: the rest shape of its largest piece.
   double extent = 0;
 };
 PatternCoordinates patternCoordinates(const ClothModel& cloth);

@@ -14,6 +14,7 @@
 #include "render/pattern.h"
 #include "render/picking.h"
 #include "render/renderer.h"
+#include "sim/generators.h"
 #include "sim/obstacles.h"
 #include "sim/scene_library.h"
 #include "sim/simulation.h"
@@ -636,6 +637,30 @@ TEST(Pattern, EachPieceThatClosesRoundIsPrintedInItsOwnRound) {
   EXPECT_EQ(solid.kind, PatternCoordinates::Kind::Solid);
   EXPECT_TRUE(solid.rounds.empty());
   EXPECT_EQ(solid.coords[4 * 5 + 2], static_cast<float>(cloth.mesh.positions(5, 2)));
+}
+
+// A cloth in several pieces takes its default cell from its largest piece, not from all of them
+// as they lie apart.
+TEST(Pattern, SeveralPiecesAreSizedByTheLargest) {
+  ClothModel cloth;
+  const TriangleMesh small = makeGrid(0.4, 0.3, 5, 4, DiagonalPattern::Same),
+                     large = makeGrid(1.2, 0.5, 7, 4, DiagonalPattern::Same);
+  cloth.mesh.positions.resize(small.vertexCount() + large.vertexCount(), 3);
+  cloth.mesh.positions << small.positions, large.positions.rowwise() + Eigen::RowVector3d(5, 0, 0);
+  cloth.mesh.triangles = small.triangles;
+  for (Tri t : large.triangles) {
+    for (int& v : t) v += small.vertexCount();
+    cloth.mesh.triangles.push_back(t);
+  }
+  cloth.topology = buildTopology(cloth.mesh);
+  ASSERT_EQ(cloth.topology.componentCount, 2);
+  EXPECT_NEAR(patternExtent(cloth), 1.2, 1e-12);
+  EXPECT_DOUBLE_EQ(defaultPatternSize(patternExtent(cloth)), 0.1);
+  // In one piece, the whole.
+  ClothModel one;
+  one.mesh = large;
+  one.topology = buildTopology(one.mesh);
+  EXPECT_NEAR(patternExtent(one), 1.2, 1e-12);
 }
 
 TEST(Pattern, TheDefaultCellIsATenthOfTheClothRoundedDownAndTheNamesGoBothWays) {
