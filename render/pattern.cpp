@@ -68,8 +68,9 @@ double patternExtent(const ClothModel& cloth) {
     const Eigen::MatrixX2d& u = cloth.flatCoords->coords;
     const Eigen::Vector2d span = u.colwise().maxCoeff() - u.colwise().minCoeff();
     if (wrap.rounds().empty()) return span.maxCoeff();
-    // A tube in one piece: once round it, or along it. Other pieces that close round lie apart
-    // in the plane, and a cone's sector is not its size: the rest shape's.
+    // A tube: once round it, or along it. A cone's sector is not its size, nor is the plane
+    // several pieces are laid apart in (where the topology did not size them above): the rest
+    // shape's.
     if (wrap.period > 0 && wrap.others.empty()) return std::max(wrap.period, span.y());
   }
   return x.rows() > 0 ? (x.colwise().maxCoeff() - x.colwise().minCoeff()).maxCoeff() : 0.0;
