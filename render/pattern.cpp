@@ -33,11 +33,6 @@ bool hasFlatRest(const ClothModel& cloth) {
          cloth.mesh.vertexCount() > 0;
 }
 
-// An angle in [0, 2 pi).
-double aroundOnce(double a) {
-  return a - 2 * std::numbers::pi * std::floor(a / (2 * std::numbers::pi));
-}
-
 }  // namespace
 
 double patternExtent(const ClothModel& cloth) {
@@ -79,7 +74,6 @@ double patternExtent(const ClothModel& cloth) {
 PatternCoordinates patternCoordinates(const ClothModel& cloth) {
   PatternCoordinates out;
   const int n = cloth.mesh.vertexCount();
-  out.extent = patternExtent(cloth);
   out.coords.reserve(4 * static_cast<size_t>(n));
   auto put = [&out](double a, double b, double c, int round) {
     out.coords.push_back(static_cast<float>(a));
@@ -104,8 +98,7 @@ PatternCoordinates patternCoordinates(const ClothModel& cloth) {
     // sector's first side), so the vertices on that side are at 0, not at 2 pi by a rounding.
     std::vector<double> first(wraps.size(), 0.0);
     auto fromCut = [&](int i, const MaterialWrap& w) {
-      const Eigen::Vector2d d = u.row(i).transpose() - w.apex;
-      return aroundOnce(std::atan2(d.y(), d.x()) - w.cut);
+      return w.angleFromCut(u.row(i).transpose());
     };
     for (size_t k = 0; k < wraps.size(); ++k) {
       const MaterialWrap& w = *wraps[k];

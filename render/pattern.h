@@ -47,13 +47,11 @@ struct PatternCoordinates {
   enum class Kind { Flat, Solid } kind = Kind::Flat;
   std::vector<float> coords;  // 4 per vertex
   std::vector<PatternRound> rounds;
-  // The cloth's size [m]: the longest side of the flat rest state's bounding box; a tube's girth
-  // or length; a cone's rest shape's, or the rest shape's where there is no flat rest state. A
-  // cloth in several pieces: the rest shape of its largest piece.
-  double extent = 0;
 };
 PatternCoordinates patternCoordinates(const ClothModel& cloth);
-// PatternCoordinates::extent alone.
+// The cloth's size for its default pattern cell [m]: the longest side of the flat rest state's
+// bounding box; a tube's girth or length; a cone's rest shape's, or the rest shape's where there
+// is no flat rest state. A cloth in several pieces: the rest shape of its largest piece.
 double patternExtent(const ClothModel& cloth);
 
 // A cell size of about a tenth of `extent`, rounded down to 1, 2 or 5 times a power of ten [m];

@@ -4,6 +4,7 @@
 #include <stb_image_write.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -296,7 +297,9 @@ struct Renderer::Impl {
     setInt(meshProgram, "uPatternKind", static_cast<int>(pattern.kind));
     setFloat(meshProgram, "uPatternSize", static_cast<float>(size));
     const size_t n = std::min(pattern.rounds.size(), static_cast<size_t>(kMaxPatternRounds));
-    std::vector<float> period(n), angle(n), from(n), cell(n), apex(2 * n);
+    if (n == 0) return;
+    std::array<float, kMaxPatternRounds> period{}, angle{}, from{}, cell{};
+    std::array<float, 2 * kMaxPatternRounds> apex{};
     for (size_t k = 0; k < n; ++k) {
       const PatternRound& round = pattern.rounds[k];
       period[k] = static_cast<float>(round.period);
@@ -306,7 +309,6 @@ struct Renderer::Impl {
       apex[2 * k] = static_cast<float>(round.apex.x());
       apex[2 * k + 1] = static_cast<float>(round.apex.y());
     }
-    if (n == 0) return;
     const auto count = static_cast<GLsizei>(n);
     glUniform1fv(glGetUniformLocation(meshProgram, "uRoundPeriod"), count, period.data());
     glUniform1fv(glGetUniformLocation(meshProgram, "uRoundAngle"), count, angle.data());

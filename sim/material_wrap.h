@@ -103,6 +103,12 @@ struct MaterialWrap {
     return Eigen::Rotation2Dd(k * a).toRotationMatrix();
   }
 
+  // A cone's angle round its apex from its cut to u, in [0, 2 pi): its sector lies within it.
+  double angleFromCut(const Eigen::Vector2d& u) const {
+    const double a = std::atan2(u.y() - apex.y(), u.x() - apex.x()) - cut;
+    return a - 2 * std::numbers::pi * std::floor(a / (2 * std::numbers::pi));
+  }
+
   // The same wraps for the material coordinates mirrored across the first axis (v -> -v).
   MaterialWrap mirrored() const {
     MaterialWrap m = *this;
@@ -129,12 +135,7 @@ struct MaterialWrap {
   int turnsHere(const Eigen::Vector2d& from, const Eigen::Vector2d& to) const {
     if (!holdsHere(from) || !holdsHere(to)) return 0;
     if (period > 0) return static_cast<int>(std::lround((from.x() - to.x()) / period));
-    // Round the apex, from the cut: the sector lies within [0, 2 pi).
-    auto round = [&](const Eigen::Vector2d& u) {
-      const double a = std::atan2(u.y() - apex.y(), u.x() - apex.x()) - cut;
-      return a - 2 * std::numbers::pi * std::floor(a / (2 * std::numbers::pi));
-    };
-    const double apart = round(to) - round(from);
+    const double apart = angleFromCut(to) - angleFromCut(from);
     int best = 0;
     for (int k : {-1, 1})
       if (std::abs(apart + k * angle) < std::abs(apart + best * angle)) best = k;
