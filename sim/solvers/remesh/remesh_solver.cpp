@@ -58,6 +58,9 @@ const ParamTable<RemeshParams>& RemeshParams::table() {
        false},
       {"tolerance", "", "allowed violation of a strain limit", &RemeshParams::tolerance, 1e-6, 0.1,
        true},
+      {"limit_smoothing", "",
+       "strain band about each limit over which its pull sets in (0: only beyond the limit)",
+       &RemeshParams::limitSmoothing, 0, 0.1, false},
       {"iterations", "", "Gauss-Newton solves per step at most", &RemeshParams::iterations, 1, 1000,
        true},
       {"remesh", "", "adapt the mesh (off: the limits on the cloth's own mesh)",
@@ -259,6 +262,10 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
       stitchLambda(stitchCount, 0.0);
   double mu = kFirstPenalty;
   std::vector<LimitRow> rows;
+  // Each face's penalty band (rowPenalty) in its rows' units: the strain band times sqrt(area).
+  std::vector<double> bands(tris.size());
+  for (size_t f = 0; f < tris.size(); ++f)
+    bands[f] = params_.limitSmoothing * std::sqrt(rests[f].area);
 
   // L_A at x; with `gradient`, also its gradient and the Gauss-Newton matrix (upper triangle,
   // into pattern_'s values).
@@ -295,33 +302,31 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
       const FaceStrain strain = faceStrain(rests[f], at.row(t[0]), at.row(t[1]), at.row(t[2]));
       if (!gradient) {  // the value alone
         faceLimitValues(rests[f], strain, limits, values);
-        for (int r = 0; r < 8; ++r) {
-          const double shifted = values[r] + lambda[8 * f + r] / mu;
-          if (shifted > 0) value += 0.5 * mu * shifted * shifted;
-        }
+        for (int r = 0; r < 8; ++r)
+          value += mu * rowPenalty(values[r] + lambda[8 * f + r] / mu, bands[f]).value;
         continue;
       }
       faceLimitRows(rests[f], strain, limits, rows);
       Eigen::Matrix<double, 9, 9> block = Eigen::Matrix<double, 9, 9>::Zero();
       bool any = false;
       for (size_t r = 0; r < rows.size(); ++r) {
-        const double shifted = rows[r].value + lambda[8 * f + r] / mu;
-        if (shifted <= 0) continue;
+        const RowPenalty penalty = rowPenalty(rows[r].value + lambda[8 * f + r] / mu, bands[f]);
+        if (penalty.curvature <= 0) continue;
         any = true;
-        value += 0.5 * mu * shifted * shifted;
+        value += mu * penalty.value;
         for (int k = 0; k < 3; ++k)
           if (!fixed[t[k]])
-            gradient->segment<3>(3 * t[k]) += mu * shifted * rows[r].gradient.col(k);
+            gradient->segment<3>(3 * t[k]) += mu * penalty.slope * rows[r].gradient.col(k);
         Eigen::Matrix<double, 9, 1> grad;
         for (int k = 0; k < 3; ++k)
           grad.segment<3>(3 * k) =
               fixed[t[k]] ? Eigen::Vector3d::Zero() : Eigen::Vector3d(rows[r].gradient.col(k));
-        block += mu * grad * grad.transpose();
+        block += mu * penalty.curvature * grad * grad.transpose();
         // The upper limits' own curvature (positive semidefinite; a lower limit's is negative
         // and left out, as Gauss-Newton leaves out all of it).
         if (rows[r].curvature > 0) {
           const Eigen::Matrix3d across =
-              rows[r].curvature * mu * shifted *
+              rows[r].curvature * mu * penalty.slope *
               (Eigen::Matrix3d::Identity() - rows[r].unit * rows[r].unit.transpose());
           for (int a = 0; a < 3; ++a)
             for (int b = 0; b < 3; ++b)
@@ -411,7 +416,7 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
       const FaceStrain strain = faceStrain(rests[f], x.row(t[0]), x.row(t[1]), x.row(t[2]));
       violation = std::max(violation, faceLimitValues(rests[f], strain, limits, values));
       for (int r = 0; r < 8; ++r)
-        lambda[8 * f + r] = std::max(0.0, lambda[8 * f + r] + mu * values[r]);
+        lambda[8 * f + r] = mu * rowPenalty(values[r] + lambda[8 * f + r] / mu, bands[f]).slope;
     }
     for (size_t c = 0; c < contacts.size(); ++c)
       contactLambda[c] = std::max(

@@ -45,6 +45,7 @@ struct RemeshParams {
   double weftMin = -0.01, weftMax = 0.01;  // ... along axis 2
   double biasMin = -0.05, biasMax = 0.05;  // ... along both diagonals
   double tolerance = 1e-3;      // allowed violation of a limit (dimensionless), [1e-6, 0.1]
+  double limitSmoothing = 0.01;  // strain band over which a limit's pull sets in, [0, 0.1]
   int iterations = 30;          // Gauss-Newton solves per step at most, [1, 1000]
   bool remesh = true;           // adapt the mesh (off: strain limits on the cloth's own mesh)
   int remeshInterval = 8;       // steps between remeshes, [1, 1000]

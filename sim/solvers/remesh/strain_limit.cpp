@@ -96,6 +96,13 @@ double faceLimitValues(const FaceRest& rest, const FaceStrain& strain, const Str
   return worst;
 }
 
+RowPenalty rowPenalty(double shifted, double band) {
+  if (shifted <= -band) return {};
+  if (band <= 0 || shifted >= band) return {0.5 * shifted * shifted + band * band / 6, shifted, 1};
+  const double from = shifted + band;
+  return {from * from * from / (12 * band), from * from / (4 * band), from / (2 * band)};
+}
+
 double faceLimitViolation(const FaceStrain& strain, const StrainLimits& limits) {
   double worst = 0;
   for (int direction = 0; direction < 4; ++direction)
