@@ -80,8 +80,6 @@ TEST(StrainLimit, ValuesAloneAreTheRowsValues) {
   EXPECT_GT(*std::max_element(values.begin(), values.end()), 0);  // some limit is exceeded
 }
 
-// Methods 5.3's check 4: no directional stretch lies outside the principal stretches (the
-// singular values of F).
 // A row's penalty: max(0, s)^2 / 2 without a band; with one, zero below it, the square's value
 // (plus a constant) and slope above it, and in between a cubic whose value, slope and curvature
 // meet both ends, with its slope the derivative of its value and its curvature that of its slope.
@@ -116,6 +114,8 @@ TEST(StrainLimit, TheRowPenaltyIsTheSquareOfThePullSmoothedOverItsBand) {
   }
 }
 
+// Methods 5.3's check 4: no directional stretch lies outside the principal stretches (the
+// singular values of F).
 TEST(StrainLimit, DirectionalStretchesLieBetweenThePrincipalOnes) {
   std::mt19937 random(3);
   std::uniform_real_distribution<double> jitter(-0.03, 0.03);
