@@ -228,10 +228,13 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
                                                  const std::vector<ContactRow>& contacts,
                                                  const StepContext& ctx, int& solves,
                                                  double& violation) {
+  // A contact's row, n . (p - x) <= 0 [m]: how far its node lies behind the contact plane.
+  const auto contactValue = [&](const Positions& at, size_t c) {
+    return contacts[c].normal.dot(contacts[c].point - at.row(contacts[c].node).transpose());
+  };
   const auto contactGap = [&](const Positions& at) {
     double worst = 0;
-    for (const ContactRow& c : contacts)
-      worst = std::max(worst, c.normal.dot(c.point - at.row(c.node).transpose()));
+    for (size_t c = 0; c < contacts.size(); ++c) worst = std::max(worst, contactValue(at, c));
     return worst;
   };
   // A garment's stitches (sim/stitches.h), held like the contacts: |d| - allowance <= 0 [m], d
@@ -285,14 +288,14 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
           hessian[pattern_.node[i][4 * c]] += fixed[i] ? 1.0 : scaled[i];
       }
     }
+    // Contacts and stitches take the plain penalty (band 0): smoothing them gained nothing.
     for (size_t c = 0; c < contacts.size(); ++c) {
       const ContactRow& row = contacts[c];
-      const double shifted =
-          row.normal.dot(row.point - at.row(row.node).transpose()) + contactLambda[c] / mu;
-      if (shifted <= 0) continue;
-      value += 0.5 * mu * shifted * shifted;
+      const RowPenalty penalty = rowPenalty(contactValue(at, c) + contactLambda[c] / mu, 0);
+      if (penalty.curvature <= 0) continue;
+      value += mu * penalty.value;
       if (!gradient) continue;
-      gradient->segment<3>(3 * row.node) -= mu * shifted * row.normal;
+      gradient->segment<3>(3 * row.node) -= mu * penalty.slope * row.normal;
       for (int p = 0; p < 3; ++p)
         for (int q = p; q < 3; ++q)
           hessian[pattern_.node[row.node][3 * p + q]] += mu * row.normal(p) * row.normal(q);
@@ -342,22 +345,22 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
     for (size_t k = 0; k < stitchCount; ++k) {
       const Vec3 d = stitchVector(stitches[k], at);
       const double length = d.norm();
-      const double shifted = length - allowance(k) + stitchLambda[k] / mu;
-      if (shifted <= 0 || length == 0) continue;
-      value += 0.5 * mu * shifted * shifted;
+      const RowPenalty penalty = rowPenalty(length - allowance(k) + stitchLambda[k] / mu, 0);
+      if (penalty.curvature <= 0 || length == 0) continue;
+      value += mu * penalty.value;
       if (!gradient) continue;
       const auto [node, weight] = stitchVertices(stitches[k]);
       const Vec3 unit = d / length;
       Eigen::Matrix<double, 9, 1> grad;
       for (int a = 0; a < 3; ++a) {
         grad.segment<3>(3 * a) = fixed[node[a]] ? Vec3::Zero() : Vec3(weight[a] * unit);
-        gradient->segment<3>(3 * node[a]) += mu * shifted * grad.segment<3>(3 * a);
+        gradient->segment<3>(3 * node[a]) += mu * penalty.slope * grad.segment<3>(3 * a);
       }
       // |d|'s own curvature, (I - u u^T) / |d| times the weights, positive semidefinite while
-      // the row pulls (shifted > 0).
+      // the row pulls.
       Eigen::Matrix<double, 9, 9> block = mu * grad * grad.transpose();
       const Eigen::Matrix3d across =
-          mu * shifted / length * (Eigen::Matrix3d::Identity() - unit * unit.transpose());
+          mu * penalty.slope / length * (Eigen::Matrix3d::Identity() - unit * unit.transpose());
       for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b)
           if (!fixed[node[a]] && !fixed[node[b]])
@@ -419,11 +422,9 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
         lambda[8 * f + r] = mu * rowPenalty(values[r] + lambda[8 * f + r] / mu, bands[f]).slope;
     }
     for (size_t c = 0; c < contacts.size(); ++c)
-      contactLambda[c] = std::max(
-          0.0, contactLambda[c] + mu * contacts[c].normal.dot(contacts[c].point -
-                                                              x.row(contacts[c].node).transpose()));
+      contactLambda[c] = mu * rowPenalty(contactValue(x, c) + contactLambda[c] / mu, 0).slope;
     for (size_t k = 0; k < stitchCount; ++k)
-      stitchLambda[k] = std::max(0.0, stitchLambda[k] + mu * stitchValue(x, k));
+      stitchLambda[k] = mu * rowPenalty(stitchValue(x, k) + stitchLambda[k] / mu, 0).slope;
     if (violation <= params_.tolerance && rowsMet(x)) break;
     if (violation > previous / 4) mu = std::min(mu * 10, kMaxPenalty);
     previous = violation;
