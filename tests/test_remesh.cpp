@@ -343,9 +343,13 @@ TEST(RemeshSolver, DrapesOverASphereWithoutGoingThroughIt) {
   ASSERT_TRUE(simulation);
   const auto& solver = dynamic_cast<const RemeshSolver&>(simulation->solver());
   int most = 0;
+  // The cloth's sides swing after it lands (its lowest point between 0.14 and 0.30 m over steps
+  // 150 to 250), so their height is averaged over those steps.
+  double lowestMean = 0;
   for (int step = 0; step < 250; ++step) {
     ASSERT_FALSE(simulation->step()) << "step " << step;
     most = std::max(most, solver.mesh().nodeCount());
+    if (step >= 150) lowestMean += simulation->surface().col(1).minCoeff() / 100;
   }
   double deepest = 1;
   for (int i = 0; i < solver.nodes().rows(); ++i)
@@ -353,7 +357,7 @@ TEST(RemeshSolver, DrapesOverASphereWithoutGoingThroughIt) {
   EXPECT_GT(deepest, 0) << "every node, the added ones too, stays outside the sphere";
   EXPECT_GT(most, simulation->cloth().mesh.vertexCount() + 20) << "the drape's folds were refined";
   EXPECT_GT(simulation->surface().col(1).minCoeff(), -0.1) << "and it stays on the sphere";
-  EXPECT_LT(simulation->surface().col(1).minCoeff(), centre.y()) << "hanging over its sides";
+  EXPECT_LT(lowestMean, centre.y()) << "hanging over its sides";
 }
 
 // The built-in scene of this solver: a woven square, its warp and weft along the grid, hung from
