@@ -417,7 +417,7 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
         damping /= kDampingFactor;
       if (!lowered) break;
       x = moved;
-      if (alpha * step.cwiseAbs().maxCoeff() < stepFloor) break;  // L_A is at its minimum
+      if (alpha * step.cwiseAbs().maxCoeff() < stepFloor) break;  // L_A is close to its minimum
     }
     // The multipliers, and the violation from the same strains.
     violation = 0;

@@ -10,17 +10,20 @@
 //      grabbed triangle's corners put where its point meets the target (sim/grab.h).
 //   2. strain limiting: the point nearest x~ in the mass metric with every face's warp, weft and
 //      bias limits met (sim/solvers/remesh/strain_limit.h), by the method of multipliers
-//      (methods 3.7): L_A = 1/2 sum m~ |x - x~|^2 + mu/2 sum max(g + lambda/mu, 0)^2, each
-//      minimized by Gauss-Newton steps (one sparse factorization each, with the upper limits'
-//      own curvature, Levenberg-Marquardt damped once the line search cuts steps; ARCSim
-//      minimizes it by nonlinear conjugate gradients), the multipliers updated, mu raised
+//      (methods 3.7): L_A = 1/2 sum m~ |x - x~|^2 + mu sum P(g + lambda/mu), P the penalty
+//      max(s, 0)^2 / 2, smoothed for the faces' rows over `limit_smoothing` (rowPenalty in
+//      strain_limit.h), each L_A minimized by Gauss-Newton steps until a step moves no node
+//      by a fifth of the tolerance over the mean edge (one sparse factorization each, with the
+//      upper limits' own curvature, Levenberg-Marquardt damped once the line search cuts steps;
+//      ARCSim minimizes it by nonlinear conjugate gradients), the multipliers updated, mu raised
 //      tenfold when the violation does not fall to a quarter, until every face is within
 //      `tolerance` of its limits. The obstacles' contacts are held in it as
 //      inequalities n . (p - x) <= 0: those of the candidate, then those of its result while
 //      new ones appear. A garment's stitches (sim/stitches.h) are held the same way, as
 //      |d| - allowance <= 0 with d the stitch's point minus its vertex (the cloth's vertices keep
 //      their indices among the nodes), met within the tolerance times the mean edge. There is no
-//      elasticity inside the limits: the cloth is free between them, and inextensible at them.
+//      elasticity inside the limits: the cloth is free between them (but for the smoothing's
+//      pull within its band of a limit), and inextensible at them.
 //   3. the contacts once more (with friction), mesh features and self-collision on the nodes;
 //      v = (x - x_n) / h.
 //   4. every `remesh_interval` steps, the remesher; the nodes it adds over an obstacle are
