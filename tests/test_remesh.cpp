@@ -40,43 +40,72 @@ std::array<Vec3, 3> deformedCorners() {
   return {Vec3(0, 0, 0), Vec3(0.107, 0.02, 0.01), Vec3(0.025, 0.083, -0.004)};
 }
 
-TEST(StrainLimit, GradientsMatchFiniteDifferences) {
+// The rows' gradients +-sqrt(a) c_n u and the stretch's curvature c_n c_m (I - u u^T) / |F d|
+// (strain_limit.h) against central differences of the values and of those gradients.
+TEST(StrainLimit, GradientsAndCurvaturesMatchFiniteDifferences) {
   const FaceRest rest = someFace();
   const StrainLimits limits{-0.01, 0.02, -0.03, 0.04, -0.05, 0.06};
-  auto corners = deformedCorners();
-  std::vector<LimitRow> rows, plus, minus;
-  faceLimitRows(rest, faceStrain(rest, corners[0], corners[1], corners[2]), limits, rows);
-  ASSERT_EQ(rows.size(), 8u);
+  const auto corners = deformedCorners();
+  const double root = std::sqrt(rest.area);
+  auto directionsAt = [&](const std::array<Vec3, 3>& at) {
+    std::array<LimitDirection, 4> out;
+    faceLimitDirections(rest, faceStrain(rest, at[0], at[1], at[2]), limits, out);
+    return out;
+  };
+  // d |F d| / dx_n, from the closed form.
+  auto lengthGradient = [](const LimitDirection& limit, int n) {
+    return Vec3(limit.along(n) * limit.unit);
+  };
+  const auto directions = directionsAt(corners);
   const double step = 1e-7;
-  double worst = 0, largest = 0;
-  for (int n = 0; n < 3; ++n)
+  double worstGradient = 0, largestGradient = 0, worstCurvature = 0, largestCurvature = 0;
+  for (int m = 0; m < 3; ++m)
     for (int c = 0; c < 3; ++c) {
       auto up = corners, down = corners;
-      up[n][c] += step;
-      down[n][c] -= step;
-      faceLimitRows(rest, faceStrain(rest, up[0], up[1], up[2]), limits, plus);
-      faceLimitRows(rest, faceStrain(rest, down[0], down[1], down[2]), limits, minus);
-      for (size_t r = 0; r < rows.size(); ++r) {
-        const double numeric = (plus[r].value - minus[r].value) / (2 * step);
-        worst = std::max(worst, std::abs(numeric - rows[r].gradient(c, n)));
-        largest = std::max(largest, std::abs(numeric));
+      up[m][c] += step;
+      down[m][c] -= step;
+      const auto plus = directionsAt(up), minus = directionsAt(down);
+      for (int d = 0; d < 4; ++d) {
+        const Vec3 gradient = root * lengthGradient(directions[d], m);
+        const double upper = (plus[d].upper - minus[d].upper) / (2 * step);
+        const double lower = (plus[d].lower - minus[d].lower) / (2 * step);
+        worstGradient =
+            std::max({worstGradient, std::abs(upper - gradient(c)), std::abs(lower + gradient(c))});
+        largestGradient = std::max(largestGradient, std::abs(upper));
+        // Column (m, c) of the curvature, block (n, m), from the gradients' differences.
+        const Eigen::Matrix3d across =
+            (Eigen::Matrix3d::Identity() - directions[d].unit * directions[d].unit.transpose()) /
+            directions[d].length;
+        for (int n = 0; n < 3; ++n) {
+          const Vec3 numeric =
+              (lengthGradient(plus[d], n) - lengthGradient(minus[d], n)) / (2 * step);
+          const Vec3 closed = directions[d].along(n) * directions[d].along(m) * across.col(c);
+          worstCurvature = std::max(worstCurvature, (numeric - closed).cwiseAbs().maxCoeff());
+          largestCurvature = std::max(largestCurvature, numeric.cwiseAbs().maxCoeff());
+        }
       }
     }
-  EXPECT_GT(largest, 0.01);
-  EXPECT_LT(worst, 1e-6 * largest);
+  EXPECT_GT(largestGradient, 0.01);
+  EXPECT_LT(worstGradient, 1e-6 * largestGradient);
+  EXPECT_GT(largestCurvature, 1);
+  EXPECT_LT(worstCurvature, 1e-5 * largestCurvature);
 }
 
-// The line search's values alone are the rows' values, in the same order.
+// The line search's values alone are the directions' rows' values, upper then lower.
 TEST(StrainLimit, ValuesAloneAreTheRowsValues) {
   const FaceRest rest = someFace();
   const StrainLimits limits{-0.01, 0.02, -0.03, 0.04, -0.05, 0.06};
   const auto corners = deformedCorners();
   const FaceStrain strain = faceStrain(rest, corners[0], corners[1], corners[2]);
-  std::vector<LimitRow> rows;
-  faceLimitRows(rest, strain, limits, rows);
+  std::array<LimitDirection, 4> directions;
+  faceLimitDirections(rest, strain, limits, directions);
   std::array<double, 8> values;
   faceLimitValues(rest, strain, limits, values);
-  for (int r = 0; r < 8; ++r) EXPECT_DOUBLE_EQ(values[r], rows[r].value) << "row " << r;
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_DOUBLE_EQ(values[2 * d], directions[d].upper) << "direction " << d;
+    EXPECT_DOUBLE_EQ(values[2 * d + 1], directions[d].lower) << "direction " << d;
+    EXPECT_NEAR(directions[d].length, strain.stretch(d), 1e-15) << "direction " << d;
+  }
   EXPECT_GT(*std::max_element(values.begin(), values.end()), 0);  // some limit is exceeded
 }
 

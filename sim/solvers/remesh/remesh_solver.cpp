@@ -271,7 +271,6 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
   std::vector<double> lambda(8 * tris.size(), 0.0), contactLambda(contacts.size(), 0.0),
       stitchLambda(stitchCount, 0.0);
   double mu = kFirstPenalty;
-  std::vector<LimitRow> rows;
   // Each face's penalty band (rowPenalty) in its rows' units: the strain band times sqrt(area).
   std::vector<double> bands(tris.size());
   for (size_t f = 0; f < tris.size(); ++f)
@@ -280,6 +279,7 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
   // L_A at x; with `gradient`, also its gradient and the Gauss-Newton matrix (upper triangle,
   // into pattern_'s values).
   std::array<double, 8> values;
+  std::array<LimitDirection, 4> directions;
   auto evaluate = [&](const Positions& at, Eigen::VectorXd* gradient) {
     double* hessian = gradient ? pattern_.matrix.valuePtr() : nullptr;
     double value = 0;
@@ -309,42 +309,40 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
     }
     for (size_t f = 0; f < tris.size(); ++f) {
       const Tri& t = tris[f];
-      const FaceStrain strain = faceStrain(rests[f], at.row(t[0]), at.row(t[1]), at.row(t[2]));
-      if (!gradient) {  // the value alone
-        faceLimitValues(rests[f], strain, limits, values);
-        for (int r = 0; r < 8; ++r)
-          value += mu * rowPenalty(values[r] + lambda[8 * f + r] / mu, bands[f]).value;
-        continue;
-      }
-      faceLimitRows(rests[f], strain, limits, rows);
-      Eigen::Matrix<double, 9, 9> block = Eigen::Matrix<double, 9, 9>::Zero();
+      faceLimitDirections(rests[f], faceStrain(rests[f], at.row(t[0]), at.row(t[1]), at.row(t[2])),
+                          limits, directions);
+      const double root = std::sqrt(rests[f].area);
+      Eigen::Matrix<double, 9, 9> block;
       bool any = false;
-      for (size_t r = 0; r < rows.size(); ++r) {
-        const RowPenalty penalty = rowPenalty(rows[r].value + lambda[8 * f + r] / mu, bands[f]);
-        if (penalty.curvature <= 0) continue;
-        any = true;
-        value += mu * penalty.value;
-        for (int k = 0; k < 3; ++k)
-          if (!fixed[t[k]])
-            gradient->segment<3>(3 * t[k]) += mu * penalty.slope * rows[r].gradient.col(k);
-        Eigen::Matrix<double, 9, 1> grad;
-        for (int k = 0; k < 3; ++k)
-          grad.segment<3>(3 * k) =
-              fixed[t[k]] ? Eigen::Vector3d::Zero() : Eigen::Vector3d(rows[r].gradient.col(k));
-        block += mu * penalty.curvature * grad * grad.transpose();
-        // The upper limits' own curvature (positive semidefinite; a lower limit's is negative
-        // and left out, as Gauss-Newton leaves out all of it).
-        if (rows[r].curvature > 0) {
-          const Eigen::Matrix3d across =
-              rows[r].curvature * mu * penalty.slope *
-              (Eigen::Matrix3d::Identity() - rows[r].unit * rows[r].unit.transpose());
-          for (int a = 0; a < 3; ++a)
-            for (int b = 0; b < 3; ++b)
-              if (!fixed[t[a]] && !fixed[t[b]])
-                block.block<3, 3>(3 * a, 3 * b) += rows[r].along(a) * rows[r].along(b) * across;
+      for (int d = 0; d < 4; ++d) {
+        const LimitDirection& limit = directions[d];
+        const RowPenalty upper = rowPenalty(limit.upper + lambda[8 * f + 2 * d] / mu, bands[f]);
+        const RowPenalty lower = rowPenalty(limit.lower + lambda[8 * f + 2 * d + 1] / mu, bands[f]);
+        if (upper.curvature <= 0 && lower.curvature <= 0) continue;
+        value += mu * (upper.value + lower.value);
+        if (!gradient) continue;
+        // Both rows' gradients are +-sqrt(a) c_n u (strain_limit.h): their Gauss-Newton terms
+        // together are mu a (curvatures) (c c^T) x (u u^T), and the upper limit's own curvature
+        // adds mu slope sqrt(a) / |F d| (c c^T) x (I - u u^T), positive semidefinite (a lower
+        // limit's is negative and left out, as Gauss-Newton leaves out all of it).
+        const double pull = mu * root * (upper.slope - lower.slope);
+        Eigen::Vector3d c = limit.along;
+        for (int k = 0; k < 3; ++k) {
+          if (fixed[t[k]])
+            c(k) = 0;
+          else
+            gradient->segment<3>(3 * t[k]) += pull * c(k) * limit.unit;
         }
+        const Eigen::Matrix3d normal = limit.unit * limit.unit.transpose();
+        Eigen::Matrix3d m = mu * rests[f].area * (upper.curvature + lower.curvature) * normal;
+        if (upper.curvature > 0 && limit.length > 0)
+          m += mu * upper.slope * root / limit.length * (Eigen::Matrix3d::Identity() - normal);
+        if (!any) block.setZero();
+        any = true;
+        for (int p = 0; p < 3; ++p)
+          for (int q = 0; q < 3; ++q) block.block<3, 3>(3 * p, 3 * q) += c(p) * c(q) * m;
       }
-      if (!any) continue;
+      if (!any || !gradient) continue;
       const auto& where = pattern_.face[f];
       for (int e = 0; e < 81; ++e)
         if (where[e] >= 0) hessian[where[e]] += block(e / 9, e % 9);

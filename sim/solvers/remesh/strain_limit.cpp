@@ -60,26 +60,18 @@ FaceStrain faceStrain(const FaceRest& rest, const Vec3& x0, const Vec3& x1, cons
   return out;
 }
 
-void faceLimitRows(const FaceRest& rest, const FaceStrain& strain, const StrainLimits& limits,
-                   std::vector<LimitRow>& rows) {
-  rows.resize(8);
+void faceLimitDirections(const FaceRest& rest, const FaceStrain& strain, const StrainLimits& limits,
+                         std::array<LimitDirection, 4>& directions) {
   const double root = std::sqrt(rest.area);
   for (int direction = 0; direction < 4; ++direction) {
     const Eigen::Vector2d d = limitDirection(direction);
+    LimitDirection& out = directions[direction];
     const Vec3 w = strain.F * d;
-    const double length = w.norm();
-    const Vec3 unit = length > 0 ? Vec3(w / length) : Vec3::Zero();
-    Eigen::Matrix3d dLength;
-    Eigen::Vector3d along;
-    for (int n = 0; n < 3; ++n) {
-      along(n) = strain.g[n].dot(d);
-      dLength.col(n) = along(n) * unit;
-    }
-    const double curvature = length > 0 ? root / length : 0;
-    rows[2 * direction] = {upperValue(root, length, limits, direction), root * dLength,
-                           curvature, along, unit};
-    rows[2 * direction + 1] = {lowerValue(root, length, limits, direction), -root * dLength,
-                               -curvature, along, unit};
+    out.length = w.norm();
+    out.unit = out.length > 0 ? Vec3(w / out.length) : Vec3::Zero();
+    for (int n = 0; n < 3; ++n) out.along(n) = strain.g[n].dot(d);
+    out.upper = upperValue(root, out.length, limits, direction);
+    out.lower = lowerValue(root, out.length, limits, direction);
   }
 }
 

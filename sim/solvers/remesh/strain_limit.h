@@ -53,23 +53,24 @@ FaceStrain faceStrain(const FaceRest& rest, const Vec3& x0, const Vec3& x1, cons
 // The material direction of each limit: warp, weft, (e1 + e2) / sqrt 2, (e1 - e2) / sqrt 2.
 Eigen::Vector2d limitDirection(int direction);
 
-// One inequality g(x) <= 0 of a face [m], its gradient with respect to the face's corners and
-// the curvature of |F d| it carries: d^2 g / dx_n dx_m = curvature * c_n c_m (I - w w^T / |w|^2)
-// with c_n = g_n . d and w = F d (curvature = sqrt(a) / |w| for an upper limit, the negative for
-// a lower one).
-struct LimitRow {
-  double value = 0;
-  Eigen::Matrix3d gradient;  // column n: dg/dx_n
-  double curvature = 0;
-  Eigen::Vector3d along;  // c_n per corner
-  Vec3 unit;              // w / |w|
+// One limit direction d of a face and its two inequalities g(x) <= 0 [m], the upper limit's and
+// the lower one's. Their gradients share one form,
+//     dg^max/dx_n = sqrt(a) c_n u,   dg^min/dx_n = -sqrt(a) c_n u,   c_n = g_n . d,  u = F d / |F
+//     d|,
+// and the stretch's curvature is d^2 |F d| / dx_n dx_m = c_n c_m (I - u u^T) / |F d|, so the
+// upper row carries sqrt(a) times it and the lower one minus that.
+struct LimitDirection {
+  double length = 0;            // |F d|
+  Vec3 unit;                    // u (zero when F d is)
+  Eigen::Vector3d along;        // c_n per corner (the rest alone sets it)
+  double upper = 0, lower = 0;  // g^max and g^min
 };
-// The face's eight rows: for each direction its upper limit, then its lower one.
-void faceLimitRows(const FaceRest& rest, const FaceStrain& strain, const StrainLimits& limits,
-                   std::vector<LimitRow>& rows);
+// The face's four directions: warp, weft and the two bias directions (limitDirection's order).
+void faceLimitDirections(const FaceRest& rest, const FaceStrain& strain, const StrainLimits& limits,
+                         std::array<LimitDirection, 4>& directions);
 
-// The same rows' values alone (what a line search needs), in the same order; returns the face's
-// faceLimitViolation from the same stretches.
+// The eight rows' values alone, for each direction its upper limit's, then its lower one's;
+// returns the face's faceLimitViolation from the same stretches.
 double faceLimitValues(const FaceRest& rest, const FaceStrain& strain, const StrainLimits& limits,
                        std::array<double, 8>& values);
 
