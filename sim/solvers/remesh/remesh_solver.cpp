@@ -44,6 +44,12 @@ constexpr double kDampingFloor = 3e-3, kDampingFactor = 4;
 // over 15 drapes, 15.9 solves per step and 270 steps above the tolerance; at 0.2, 11.8 solves
 // and 152 above (docs/measurements.md).
 constexpr double kStepFloor = 0.2;
+// The least pull of a face's row within its smoothing band, in tolerances, for which a step
+// whose limits all hold still projects (RemeshSolver::project's pullInBands). Any pull at all
+// would project in every step that stretches the cloth at all (a hanging 8 x 8 grid from its
+// first step, far from its limits); below this floor, a step that skips the pull leaves out less
+// than a tenth of the tolerance.
+constexpr double kBandPullFloor = 0.1;
 // Projections per step at most while contacts appear: the candidate's, then the result's new ones.
 constexpr int kContactRounds = 3;
 
@@ -233,8 +239,8 @@ double RemeshSolver::worstViolation(const Positions& x) const {
 std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::VectorXd& mass,
                                                  const std::vector<char>& fixed,
                                                  const std::vector<ContactRow>& contacts,
-                                                 const StepContext& ctx, int& solves,
-                                                 double& violation) {
+                                                 const StepContext& ctx, bool pullInBands,
+                                                 int& solves, double& violation) {
   // A contact's row, n . (p - x) <= 0 [m]: how far its node lies behind the contact plane.
   const auto contactValue = [&](const Positions& at, size_t c) {
     return contacts[c].normal.dot(contacts[c].point - at.row(contacts[c].node).transpose());
@@ -260,25 +266,41 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
     for (size_t k = 0; k < stitchCount; ++k) worst = std::max(worst, stitchValue(at, k));
     return worst <= params_.tolerance * meanEdge_;
   };
-  if (violation <= params_.tolerance && rowsMet(x)) return std::nullopt;
   const int n = static_cast<int>(x.rows());
   const auto& tris = mesh_->restMesh().triangles;
   const auto& rests = mesh_->faceRests();
   const StrainLimits limits = params_.limits();
+  // Each face's penalty band (rowPenalty) in its rows' units: the strain band times sqrt(area).
+  std::vector<double> bands(tris.size());
+  for (size_t f = 0; f < tris.size(); ++f)
+    bands[f] = params_.limitSmoothing * std::sqrt(rests[f].area);
+  std::array<double, 8> values;
+  // Whether the smoothed penalty pulls some face's row from within its band of a limit, with no
+  // multiplier yet, by more than kBandPullFloor tolerances (its slope is the shift it asks of the
+  // row's value).
+  const auto bandsPull = [&](const Positions& at) {
+    if (params_.limitSmoothing <= 0) return false;
+    for (size_t f = 0; f < tris.size(); ++f) {
+      const Tri& t = tris[f];
+      faceLimitValues(rests[f], faceStrain(rests[f], at.row(t[0]), at.row(t[1]), at.row(t[2])),
+                      limits, values);
+      const double floor = kBandPullFloor * params_.tolerance * std::sqrt(rests[f].area);
+      for (double value : values)
+        if (rowPenalty(value, bands[f]).slope > floor) return true;
+    }
+    return false;
+  };
+  if (violation <= params_.tolerance && rowsMet(x) && !(pullInBands && bandsPull(x)))
+    return std::nullopt;
   // m~ = m mean(1/m) (methods 3.4): the objective in m^2.
   const Eigen::VectorXd scaled = mass * mass.cwiseInverse().mean();
   const Positions target = x;
   std::vector<double> lambda(8 * tris.size(), 0.0), contactLambda(contacts.size(), 0.0),
       stitchLambda(stitchCount, 0.0);
   double mu = kFirstPenalty;
-  // Each face's penalty band (rowPenalty) in its rows' units: the strain band times sqrt(area).
-  std::vector<double> bands(tris.size());
-  for (size_t f = 0; f < tris.size(); ++f)
-    bands[f] = params_.limitSmoothing * std::sqrt(rests[f].area);
 
   // L_A at x; with `gradient`, also its gradient and the Gauss-Newton matrix (upper triangle,
   // into pattern_'s values).
-  std::array<double, 8> values;
   std::array<LimitDirection, 4> directions;
   auto evaluate = [&](const Positions& at, Eigen::VectorXd* gradient) {
     double* hessian = gradient ? pattern_.matrix.valuePtr() : nullptr;
@@ -504,7 +526,8 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
       if (round > 0 && added == 0) break;
     }
     t = Clock::now();
-    if (auto e = project(x, weight, fixed, contactRows, ctx, solves, violation)) return restore(*e);
+    if (auto e = project(x, weight, fixed, contactRows, ctx, round == 0, solves, violation))
+      return restore(*e);
     stats.msPosition += msSince(t);
     if (ctx.obstacles.empty()) break;
   }
