@@ -54,9 +54,8 @@ FaceStrain faceStrain(const FaceRest& rest, const Vec3& x0, const Vec3& x1, cons
 Eigen::Vector2d limitDirection(int direction);
 
 // One limit direction d of a face and its two inequalities g(x) <= 0 [m], the upper limit's and
-// the lower one's. Their gradients share one form,
-//     dg^max/dx_n = sqrt(a) c_n u,   dg^min/dx_n = -sqrt(a) c_n u,   c_n = g_n . d,  u = F d / |F
-//     d|,
+// the lower one's. With c_n = g_n . d and u = F d / |F d| their gradients share one form,
+//     dg^max/dx_n = sqrt(a) c_n u,   dg^min/dx_n = -sqrt(a) c_n u,
 // and the stretch's curvature is d^2 |F d| / dx_n dx_m = c_n c_m (I - u u^T) / |F d|, so the
 // upper row carries sqrt(a) times it and the lower one minus that.
 struct LimitDirection {
