@@ -331,8 +331,16 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
     }
     for (size_t f = 0; f < tris.size(); ++f) {
       const Tri& t = tris[f];
-      faceLimitDirections(rests[f], faceStrain(rests[f], at.row(t[0]), at.row(t[1]), at.row(t[2])),
-                          limits, directions);
+      const FaceStrain strain = faceStrain(rests[f], at.row(t[0]), at.row(t[1]), at.row(t[2]));
+      if (!gradient) {
+        // The line search's trials need the rows' values alone, not their directions.
+        faceLimitValues(rests[f], strain, limits, values);
+        for (int r = 0; r < 8; r += 2)
+          value += mu * (rowPenalty(values[r] + lambda[8 * f + r] / mu, bands[f]).value +
+                         rowPenalty(values[r + 1] + lambda[8 * f + r + 1] / mu, bands[f]).value);
+        continue;
+      }
+      faceLimitDirections(rests[f], strain, limits, directions);
       const double root = std::sqrt(rests[f].area);
       Eigen::Matrix<double, 9, 9> block;
       bool any = false;
@@ -342,7 +350,6 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
         const RowPenalty lower = rowPenalty(limit.lower + lambda[8 * f + 2 * d + 1] / mu, bands[f]);
         if (upper.curvature <= 0 && lower.curvature <= 0) continue;
         value += mu * (upper.value + lower.value);
-        if (!gradient) continue;
         // Both rows' gradients are +-sqrt(a) c_n u (strain_limit.h): their Gauss-Newton terms
         // together are mu a (curvatures) (c c^T) x (u u^T), and the upper limit's own curvature
         // adds mu slope sqrt(a) / |F d| (c c^T) x (I - u u^T), positive semidefinite (a lower
@@ -364,7 +371,7 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
         for (int p = 0; p < 3; ++p)
           for (int q = 0; q < 3; ++q) block.block<3, 3>(3 * p, 3 * q) += c(p) * c(q) * m;
       }
-      if (!any || !gradient) continue;
+      if (!any) continue;
       const auto& where = pattern_.face[f];
       for (int e = 0; e < 81; ++e)
         if (where[e] >= 0) hessian[where[e]] += block(e / 9, e % 9);
