@@ -536,8 +536,12 @@ for pane in (0, 1, 2):
         continue
     last = events[-1]
     m = last['means']['sag']
-    # The window ends at the newest sample ('to'); later events repeat its values.
-    logged = [e['sag'] for e in log if e['event'] == 'pane' and e['pane'] == pane and 'sag' in e and m['from'] <= e['t'] <= last['t']]
+    # The window ends at the newest sample ('to'); later events repeat its values. Only the
+    # pane's run since it last started again from rest counts: an earlier run (before a solver
+    # switch restarted the panes) covered the same times with other values.
+    runs = [e for e in log if e['event'] == 'pane' and e['pane'] == pane and 'sag' in e]
+    since = max([k for k in range(1, len(runs)) if runs[k]['t'] < runs[k - 1]['t']], default=0)
+    logged = [e['sag'] for e in runs[since:] if m['from'] <= e['t'] <= last['t']]
     good = (m['samples'] >= 2 and m['to'] - m['from'] <= 2.0 + 1e-9 and m['to'] <= last['t'] and m['lowest'] <= m['mean'] <= m['highest']
             and m['lowest'] == min(logged) and m['highest'] == max(logged))
     print('pane', pane, 'sag mean', m, 'logged from', len(logged), 'events:', min(logged), max(logged), 'ok' if good else 'BAD')
