@@ -34,9 +34,8 @@ std::string bendingOutweighsMass(const SparseMatrix& scaledBending, const Eigen:
          "or make the cloth larger or denser";
 }
 
-SparseMatrix hingeBendingMatrix(const TriangleMesh& rest, const MeshTopology& topology) {
-  const int n = rest.vertexCount();
-  std::vector<Eigen::Triplet<double>> triplets;
+std::vector<BendingRow> hingeBendingRows(const TriangleMesh& rest, const MeshTopology& topology) {
+  std::vector<BendingRow> rows;
   auto opposite = [&](int t, int a, int b) {
     for (int v : rest.triangles[t])
       if (v != a && v != b) return v;
@@ -53,18 +52,36 @@ SparseMatrix hingeBendingMatrix(const TriangleMesh& rest, const MeshTopology& to
     const double c01 = cotangent(e0, e1), c02 = cotangent(e0, e2);
     const double c03 = cotangent(-e0, e3), c04 = cotangent(-e0, e4);
     const double a0 = 0.5 * e0.cross(e1).norm(), a1 = 0.5 * e0.cross(e2).norm();
-    const double k[4] = {c03 + c04, c01 + c02, -c01 - c03, -c02 - c04};
-    const int v[4] = {v0, v1, v2, v3};
-    const double scale = 3.0 / (a0 + a1);
-    for (int i = 0; i < 4; ++i)
-      for (int j = 0; j < 4; ++j) triplets.emplace_back(v[i], v[j], scale * k[i] * k[j]);
+    BendingRow row;
+    row.stencil = {{v0, c03 + c04}, {v1, c01 + c02}, {v2, -c01 - c03}, {v3, -c02 - c04}};
+    row.scale = 3.0 / (a0 + a1);
+    row.sides = {{{v0, v1, v2}, {v0, v3, v1}}};
+    row.axis = {v0, v1};
+    rows.push_back(std::move(row));
   }
-  SparseMatrix q(n, n);
+  return rows;
+}
+
+SparseMatrix bendingMatrix(const std::vector<BendingRow>& rows, int points) {
+  std::vector<Eigen::Triplet<double>> triplets;
+  for (const BendingRow& row : rows)
+    for (const auto& [i, ki] : row.stencil)
+      for (const auto& [j, kj] : row.stencil) triplets.emplace_back(i, j, row.scale * ki * kj);
+  SparseMatrix q(points, points);
   q.setFromTriplets(triplets.begin(), triplets.end());
   return q;
 }
 
-SparseMatrix crBendingMatrix(const TriangleMesh& rest, const MeshTopology& topology) {
+SparseMatrix hingeBendingMatrix(const TriangleMesh& rest, const MeshTopology& topology) {
+  return bendingMatrix(hingeBendingRows(rest, topology), rest.vertexCount());
+}
+
+namespace {
+
+// The Crouzeix-Raviart stiffness matrix L on the edge midpoints, and each interior edge's
+// 1 / M_ee (0 on boundary edges, whose rows are left out: methods 1.10).
+std::pair<SparseMatrix, Eigen::VectorXd> crStiffness(const TriangleMesh& rest,
+                                                     const MeshTopology& topology) {
   const int edgeCount = topology.edgeCount();
   std::vector<Eigen::Triplet<double>> stiffness;
   Eigen::VectorXd mass = Eigen::VectorXd::Zero(edgeCount);
@@ -90,9 +107,89 @@ SparseMatrix crBendingMatrix(const TriangleMesh& rest, const MeshTopology& topol
   Eigen::VectorXd inverseMass = Eigen::VectorXd::Zero(edgeCount);
   for (int e = 0; e < edgeCount; ++e)
     if (topology.edgeTriCount[e] == 2) inverseMass[e] = 1.0 / mass[e];
+  return {std::move(l), std::move(inverseMass)};
+}
+
+}  // namespace
+
+SparseMatrix crBendingMatrix(const TriangleMesh& rest, const MeshTopology& topology) {
+  const auto [l, inverseMass] = crStiffness(rest, topology);
   SparseMatrix q = SparseMatrix(l.transpose()) * inverseMass.asDiagonal() * l;
   q.prune(0.0);
   return q;
+}
+
+std::vector<BendingRow> crBendingRows(const TriangleMesh& rest, const MeshTopology& topology) {
+  const auto [l, inverseMass] = crStiffness(rest, topology);
+  // The midpoint of the edge opposite `corner` in triangle t.
+  auto across = [&](int t, int corner) {
+    const Tri& f = rest.triangles[t];
+    return topology.triEdges[t][f[0] == corner ? 0 : f[1] == corner ? 1 : 2];
+  };
+  std::vector<BendingRow> rows;
+  for (int e = 0; e < topology.edgeCount(); ++e) {
+    if (topology.edgeTriCount[e] != 2) continue;
+    BendingRow row;
+    for (SparseMatrix::InnerIterator it(l, e); it; ++it)  // L is symmetric: column e is row e
+      row.stencil.emplace_back(static_cast<int>(it.row()), it.value());
+    row.scale = inverseMass[e];
+    // The hinge (v0, v1) between apexes vA and vB, as hingeBendingRows frames it, on the two
+    // midpoint triangles: each is its triangle turned by half a turn and halved, so it keeps the
+    // triangle's orientation, and the midpoints of (vA, v0) and (v1, vA) lie along the hinge.
+    const int tA = topology.edgeTris[e][0], tB = topology.edgeTris[e][1];
+    const int v0 = topology.edges[e][0], v1 = topology.edges[e][1];
+    const int a1 = across(tA, v0), a0 = across(tA, v1);  // (v1, vA), (vA, v0)
+    const int b1 = across(tB, v0), b0 = across(tB, v1);  // (vB, v1), (v0, vB)
+    row.sides = {{{e, a1, a0}, {b0, b1, e}}};
+    row.axis = {a0, a1};
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+Eigen::Matrix3d bendingRowFrame(const BendingRow& row, const Positions& x) {
+  Vec3 normals[2];
+  for (int s = 0; s < 2; ++s) {
+    const auto& [p0, p1, p2] = row.sides[s];
+    const Vec3 n = (x.row(p1) - x.row(p0)).cross(x.row(p2) - x.row(p0));
+    const double length = n.norm();
+    normals[s] = length > 0 ? Vec3(n / length) : Vec3::Zero();
+  }
+  Vec3 normal = normals[0] + normals[1];
+  // A hinge folded flat on itself (or a side of zero area) has no mean normal: the first side's.
+  if (normal.norm() < 1e-6) normal = normals[0];
+  if (normal.isZero()) return Eigen::Matrix3d::Zero();
+  normal.normalize();
+  Vec3 axis = x.row(row.axis[1]) - x.row(row.axis[0]);
+  axis -= axis.dot(normal) * normal;
+  const double length = axis.norm();
+  if (!(length > 0)) return Eigen::Matrix3d::Zero();
+  axis /= length;
+  Eigen::Matrix3d frame;
+  frame << normal, axis, normal.cross(axis);
+  return frame;
+}
+
+RestBend::RestBend(std::vector<BendingRow> rows, const Positions& rest) : rows_(std::move(rows)) {
+  bends_.reserve(rows_.size());
+  for (const BendingRow& row : rows_) {
+    Vec3 bend = Vec3::Zero();
+    for (const auto& [j, k] : row.stencil) bend += k * rest.row(j).transpose();
+    // A row of a flat rest state measures rounding alone; it asks for nothing.
+    double size = 0;
+    for (const auto& [j, k] : row.stencil) size += std::abs(k) * rest.row(j).norm();
+    if (bend.norm() <= 1e-9 * size) bend.setZero();
+    bends_.push_back(bendingRowFrame(row, rest).transpose() * bend);
+    bent_ = bent_ || !bends_.back().isZero();
+  }
+}
+
+void RestBend::addForce(const Positions& x, double scale, Eigen::Ref<Eigen::MatrixXd> out) const {
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    if (bends_[r].isZero()) continue;
+    const Vec3 bend = rows_[r].scale * scale * (bendingRowFrame(rows_[r], x) * bends_[r]);
+    for (const auto& [j, k] : rows_[r].stencil) out.row(j) += k * bend.transpose();
+  }
 }
 
 }  // namespace clothlab
@@ -102,11 +199,15 @@ namespace clothlab {
 ImplicitBending::ImplicitBending(SparseMatrix hinge)
     : hinge_(std::move(hinge)), solver_(makeSolveOftenSpdSolver(static_cast<int>(hinge_.rows()))) {}
 
-std::optional<std::string> ImplicitBending::velocities(const Eigen::VectorXd& mass, double bending, double h,
-                                                       const Vec3& gravity, const Positions& x,
-                                                       const Positions& v,
-                                                       const std::vector<std::pair<int, Vec3>>& pins,
-                                                       Positions& out) {
+ImplicitBending::ImplicitBending(std::vector<BendingRow> rows, const Positions& rest)
+    : ImplicitBending(bendingMatrix(rows, static_cast<int>(rest.rows()))) {
+  rest_ = RestBend(std::move(rows), rest);
+}
+
+std::optional<std::string> ImplicitBending::velocities(
+    const Eigen::VectorXd& mass, double bending, double h, const Vec3& gravity, const Positions& x,
+    const Positions& v, const std::vector<std::pair<int, Vec3>>& pins, Positions& out,
+    const RestBend* rest) {
   const int n = static_cast<int>(x.rows());
   std::vector<char> pinned(n, 0);
   std::vector<int> pinList;
@@ -153,6 +254,7 @@ std::optional<std::string> ImplicitBending::velocities(const Eigen::VectorXd& ma
   Eigen::MatrixXd rhs(n, 3);
   for (int i = 0; i < n; ++i) rhs.row(i) = mass[i] * (v.row(i) + h * gravity.transpose());
   if (bending > 0) rhs -= (h * bending) * (hinge_ * x);
+  if (bending > 0 && rest) rest->addForce(x, h * bending, rhs);
   Eigen::MatrixXd pinVelocity = Eigen::MatrixXd::Zero(n, 3);
   for (const auto& [vertex, target] : pins) pinVelocity.row(vertex) = (target - Vec3(x.row(vertex))).transpose() / h;
   rhs -= coupling_ * pinVelocity;

@@ -8,7 +8,9 @@
 //    impulse-nc): Q = sum over interior edges e of l_e l_e^T / M_ee, l_e a row of the CR
 //    stiffness matrix, M_ee = sum of adjacent areas / 3 (methods 1.10). Boundary rows are left
 //    out, otherwise a flat sheet would carry spurious in-plane forces.
-// Both annihilate any flat configuration, and E_cr(midpoints(x)) equals E_hinge(x).
+// Both annihilate any flat configuration, and E_cr(midpoints(x)) equals E_hinge(x). RestBend
+// (below) makes either pull toward a curved rest shape instead.
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +24,54 @@ namespace clothlab {
 
 SparseMatrix hingeBendingMatrix(const TriangleMesh& rest, const MeshTopology& topology);
 SparseMatrix crBendingMatrix(const TriangleMesh& rest, const MeshTopology& topology);
+
+// One row of a quadratic bending energy: Q = sum over rows r of s_r k_r k_r^T, so that k_r x is the
+// bend the row measures (a 3-vector per row: the hinge's discrete mean-curvature normal, scaled).
+// The row's frame is that of its two triangles: `sides` as point triples oriented alike (their
+// normals agree on a flat cloth), `axis` a pair of points along the fold between them.
+struct BendingRow {
+  std::vector<std::pair<int, double>> stencil;  // (point, k_rj)
+  double scale = 0;                             // s_r
+  std::array<std::array<int, 3>, 2> sides;
+  std::array<int, 2> axis;
+};
+// The rows of hingeBendingMatrix (mesh vertices) and of crBendingMatrix (edge midpoints, indexed
+// by edge): bendingMatrix(rows) equals those matrices up to rounding.
+std::vector<BendingRow> hingeBendingRows(const TriangleMesh& rest, const MeshTopology& topology);
+std::vector<BendingRow> crBendingRows(const TriangleMesh& rest, const MeshTopology& topology);
+SparseMatrix bendingMatrix(const std::vector<BendingRow>& rows, int points);
+
+// Bending toward a curved rest shape (SimParams::bendingRest "loaded"). A quadratic energy is
+// zero only on flat states; this one keeps each row's bend at rest, k_r x0, in the row's frame at
+// rest, and asks the row for it turned with the row's frame now, R_r(x):
+//     E = k_b/2 sum_r s_r |k_r x - R_r(x) b_r|^2,   b_r = R_r(x0)^T k_r x0,
+// with R_r held over a step (a lagged rotation, as co-rotational elements do). Its force is
+// -k_b (Q x - f(x)) with f(x) = sum_r s_r k_r (R_r(x) b_r): the constant Hessian stays, and the
+// implicit step adds k_b f(x) to the force it already takes explicitly. At rest, and at any rigid
+// motion of it, f(x) = Q x. Rows whose frame degenerates (a triangle of zero area, a hinge folded
+// flat on itself) take the first triangle's normal alone, or drop out when that fails too.
+class RestBend {
+ public:
+  RestBend() = default;
+  RestBend(std::vector<BendingRow> rows, const Positions& rest);
+  // out += scale * f(x).
+  void addForce(const Positions& x, double scale, Eigen::Ref<Eigen::MatrixXd> out) const;
+  // Whether any row bends at rest (a flat rest state has none).
+  bool bent() const { return bent_; }
+
+ private:
+  std::vector<BendingRow> rows_;
+  std::vector<Vec3> bends_;  // b_r
+  bool bent_ = false;
+};
+// `rest` where the simulation bends toward its shape as loaded (SimParams::bendingRest "loaded")
+// and that shape bends at all, else nullptr.
+inline const RestBend* restShapeFor(const std::string& bendingRest, const RestBend& rest) {
+  return bendingRest == "loaded" && rest.bent() ? &rest : nullptr;
+}
+// R_r(x) (columns: the mean normal, the axis made normal to it, their cross product), or zero
+// when the frame degenerates.
+Eigen::Matrix3d bendingRowFrame(const BendingRow& row, const Positions& x);
 
 // cot of the angle between a and b.
 double cotangent(const Vec3& a, const Vec3& b);
@@ -47,14 +97,21 @@ namespace clothlab {
 class ImplicitBending {
  public:
   explicit ImplicitBending(SparseMatrix hinge);
-  // v* for the given state; an error message if the factorization fails.
+  // Q from `rows` (bendingMatrix), and their bends at `rest` for restBend().
+  ImplicitBending(std::vector<BendingRow> rows, const Positions& rest);
+  // v* for the given state; an error message if the factorization fails. With `rest`, the
+  // bending pulls toward that rest shape (RestBend) instead of toward flat.
   std::optional<std::string> velocities(const Eigen::VectorXd& mass, double bending, double h,
                                         const Vec3& gravity, const Positions& x, const Positions& v,
-                                        const std::vector<std::pair<int, Vec3>>& pins, Positions& out);
+                                        const std::vector<std::pair<int, Vec3>>& pins,
+                                        Positions& out, const RestBend* rest = nullptr);
   const SparseMatrix& hinge() const { return hinge_; }
+  // The rows' bends at the rest state given to the constructor (none without one).
+  const RestBend& restBend() const { return rest_; }
 
  private:
   SparseMatrix hinge_;
+  RestBend rest_;
   std::unique_ptr<SpdSolver> solver_;
   SparseMatrix system_, coupling_;
   double key_[2] = {-1, -1};  // k_b, h of the factorization

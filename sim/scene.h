@@ -43,6 +43,10 @@ struct SimParams {
   double dt = 1e-3;         // time step [s], (0, 0.1]
   double damping = 0.0;     // linear velocity damping [1/s], [0, 100]
   double bending = 1e-6;    // bending stiffness k_b [N m] (J), [0, 10]
+  // The shape the bending pulls toward: "flat" (a fabric's flat pattern: the quadratic energies
+  // of sim/bending.h) or "loaded" (the cloth's shape as loaded, turned with the cloth: RestBend).
+  // strain-limit-remesh bends toward its flat pattern either way.
+  std::string bendingRest = "flat";
   double thickness = 2e-3;  // collision distance kept from obstacles [m], [0, 0.1]
   double friction = 0.3;    // default obstacle friction coefficient, [0, 10]
   bool selfCollision = false;  // cloth against itself, kept `thickness` apart (sim/self_collision.h)

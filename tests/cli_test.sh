@@ -118,6 +118,7 @@ check "frames carry the flat rest state as texture coordinates" grep -q '^f [0-9
   --stats "$work/overrides.jsonl" --quiet
 check "run accepts overrides" test "$(wc -l <"$work/overrides.jsonl")" -eq 5
 check "dt override reaches the run" grep -q '"t":0.0025' "$work/overrides.jsonl"
+check "run takes --bending-rest" "$cli" run hanging --steps 3 --bending-rest loaded --quiet
 "$cli" run hanging --steps 300 --air-density 1.2 --wind 0,0,8 --out "$work/windy" --every 300 --quiet
 "$cli" run hanging --steps 300 --out "$work/calm" --every 300 --quiet
 mean_z() { awk '/^v /{z+=$4; n++} END {print z/n}' "$1"; }
@@ -163,6 +164,7 @@ check "a cloth started inside an obstacle" expect_exit 2 "inside.json: obstacles
 check "zero time step flag" expect_exit 2 "dt" -- run hanging --dt 0
 check "time step flag out of range names the flag" expect_exit 2 "--dt: must be between 1e-05 and 0.1 s, got 0.5" -- run hanging --dt 0.5
 check "bending flag out of range names the flag" expect_exit 2 "--bending: must be between 0 and 10 N m" -- run hanging --bending 1e9
+check "bending rest flag names its values" expect_exit 2 "--bending-rest: must be flat or loaded, got 'round'" -- run hanging --bending-rest round
 check "tolerance flag out of range names the flag" expect_exit 2 "--tol: solver.tolerance: 1e-15 is outside" -- run hanging --tol 1e-15 --stats "$work/none4.jsonl"
 check "tolerance flag out of range writes nothing" test ! -e "$work/none4.jsonl"
 check "zero substeps flag" expect_exit 2 "substeps: must be between 1 and 100" -- run hanging --substeps 0 --stats "$work/none3.jsonl"

@@ -3,8 +3,9 @@
 //   clothlab-cli scenes
 //   clothlab-cli info MESH.obj|SCENE [--solver ID]
 //   clothlab-cli run SCENE [--solver ID] [--steps N] [--dt S] [--tol M] [--density KG_PER_M2]
-//                [--bending K] [--air-density KG_PER_M3] [--wind X,Y,Z] [--stats FILE] [--out DIR]
-//                [--every K] [--quiet]
+//                [--bending K] [--bending-rest flat|loaded] [--air-density KG_PER_M3] [--wind
+//                X,Y,Z]
+//                [--stats FILE] [--out DIR] [--every K] [--quiet]
 //   clothlab-cli bench [SCENE ...] [--steps N] [--json FILE]
 //   clothlab-cli compare SCENE|PRESET [--solvers ID[@SCENE],...] [--steps N] [--average N]
 //                [--jobs N] [--json F] [--csv F] [--out DIR]
@@ -144,6 +145,7 @@ int commandInfo(const std::string& argument, const std::string& solverId) {
 
 struct RunOptions {
   std::string scene, solver, statsPath, outDir;
+  std::optional<std::string> bendingRest;
   std::optional<long> steps;
   std::optional<double> dt, tolerance, density, bending, airDensity;
   std::vector<double> wind;  // empty: the scene's
@@ -195,6 +197,12 @@ int commandRun(const RunOptions& options) {
   if (options.maxSubsteps) scene.sim.maxSubsteps = *options.maxSubsteps;
   if (options.density) scene.sim.density = *options.density;
   if (options.bending) scene.sim.bending = *options.bending;
+  if (options.bendingRest) {
+    const auto& choices = findParam(SimParams::table(), "bending_rest")->choices;
+    if (std::find(choices.begin(), choices.end(), *options.bendingRest) == choices.end())
+      return fail("--bending-rest: must be flat or loaded, got '" + *options.bendingRest + "'");
+    scene.sim.bendingRest = *options.bendingRest;
+  }
   if (options.airDensity) scene.sim.airDensity = *options.airDensity;
   if (!options.wind.empty()) {
     if (options.wind.size() != 3)
@@ -359,6 +367,8 @@ int main(int argc, char** argv) {
   run->add_option("--tol", options.tolerance, "Solver tolerance (impulse solvers: metres)");
   run->add_option("--density", options.density, "Areal density [kg/m^2]");
   run->add_option("--bending", options.bending, "Bending stiffness [N m]");
+  run->add_option("--bending-rest", options.bendingRest,
+                  "The shape the bending pulls toward: flat, or the cloth's shape as loaded");
   run->add_option("--air-density", options.airDensity,
                   "Density of the air [kg/m^3] (1.2 at sea level)");
   run->add_option("--wind", options.wind, "The wind's velocity X,Y,Z [m/s]")

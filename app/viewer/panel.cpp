@@ -85,6 +85,19 @@ bool editParams(const ParamTable<Params>& table, Params& params,
       changed |= numberEditor(info.key.c_str(), params.**number, info.min, info.max,
                               info.logarithmic, info.unit);
       tooltip(info.description + (info.unit.empty() ? "" : " [" + info.unit + "]"));
+    } else if (const auto* text = std::get_if<std::string Params::*>(&info.field);
+               text && !info.choices.empty()) {
+      std::string& value = params.**text;
+      ImGui::SetNextItemWidth(170);
+      if (ImGui::BeginCombo(info.key.c_str(), value.c_str())) {
+        for (const auto& choice : info.choices)
+          if (ImGui::Selectable(choice.c_str(), choice == value) && choice != value) {
+            value = choice;
+            changed = true;
+          }
+        ImGui::EndCombo();
+      }
+      tooltip(info.description);
     } else {
       continue;
     }

@@ -338,6 +338,7 @@ void Viewer::consumeSnapshot() {
                           {"dt", latest->sim.dt},
                           {"substeps", latest->sim.substeps},
                           {"bending", latest->sim.bending},
+                          {"bending_rest", latest->sim.bendingRest},
                           {"gravity", vecJson(latest->sim.gravity)},
                           {"wind", vecJson(latest->sim.wind)},
                           {"air_density", latest->sim.airDensity},
@@ -1133,11 +1134,12 @@ void Viewer::postSimParams(const SimParams& before) {
   auto name = [&changed](const std::string& key) {
     changed += (changed.empty() ? "" : ", ") + key;
   };
-  bool toggled = false;  // a checkbox: each click one edit, not joined like a drag's frames
+  // A checkbox or a choice: each click one edit, not joined like a drag's frames.
+  bool toggled = false;
   for (const auto& [key, value] : now.items())
     if (was.value(key, nlohmann::json()) != value) {
       name(key);
-      toggled |= value.is_boolean();
+      toggled |= value.is_boolean() || value.is_string();
     }
   if (p.gravity != before.gravity) name("gravity");
   if (p.wind != before.wind) name("wind");

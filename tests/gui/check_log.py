@@ -240,6 +240,22 @@ def simulation_value(log, key, changed):
     return changed(wanted) and bool(seen) and seen[-1] is not None and abs(seen[-1] - wanted) < 1e-12
 
 
+def bending_rest(log):
+    """The panel's choice of the bending's rest shape: the last param event set it to "loaded",
+    snapshots after it ran with it, and a later undo of it (named bending_rest) put "flat" back in
+    the snapshots after the undo."""
+    changes = [i for i, e in enumerate(log) if e["event"] == "param" and "simulation" in e
+               and e["simulation"].get("bending_rest") == "loaded"]
+    undos = [i for i, e in enumerate(log) if e["event"] == "undo" and e.get("edit") == "bending_rest"]
+    if not changes or not undos or undos[-1] < changes[-1]:
+        print(f"param events to loaded at {changes}, undos of it at {undos}")
+        return False
+    between = [e.get("bending_rest") for e in log[changes[-1]:undos[-1]] if e["event"] == "snapshot"]
+    after = [e.get("bending_rest") for e in log[undos[-1]:] if e["event"] == "snapshot"]
+    print(f"bending_rest set to loaded: snapshots then {between[-1:]}, after the undo {after[-1:]}")
+    return bool(between) and between[-1] == "loaded" and bool(after) and after[-1] == "flat"
+
+
 def density_undone(log):
     """The density dragged, then undone (the undo names it): snapshots after the undo run with the
     density from before the drag, and the next param event (the sub-steps dragged) keeps it, so
@@ -552,5 +568,5 @@ if __name__ == "__main__":
     elif what == "mirror":
         ok = mirror(log, sys.argv[3])
     else:
-        ok = {"grab": grab, "clicks": clicks, "pin": pin, "pin_dragged_paused": pin_dragged_paused, "pin_undo_redo": pin_undo_redo, "pins_cleared_undone": pins_cleared_undone, "density": density, "density_undone": density_undone, "substeps": substeps, "gravity": gravity, "wind": wind, "jelly": jelly, "sewing": sewing}[what](log)
+        ok = {"grab": grab, "clicks": clicks, "pin": pin, "pin_dragged_paused": pin_dragged_paused, "pin_undo_redo": pin_undo_redo, "pins_cleared_undone": pins_cleared_undone, "density": density, "density_undone": density_undone, "bending_rest": bending_rest, "substeps": substeps, "gravity": gravity, "wind": wind, "jelly": jelly, "sewing": sewing}[what](log)
     sys.exit(0 if ok else 1)

@@ -199,6 +199,14 @@ import json, sys
 undone = [json.loads(l).get('edit') for l in open('$LOG') if '\"event\":\"undo\"' in l]
 print('undone:', undone)
 sys.exit(0 if undone[-2:] == ['self_collision', 'self_collision'] else 1)"
+# The bending's rest shape, a choice: "loaded" (the second item) reaches the simulation, and
+# Ctrl+Z puts "flat" back.
+read -r bx by <<< "$(layout sim.bending_rest "$OUT/hanging.out")"
+xdotool mousemove --window "$WID" "$bx" "$by" sleep 0.3 click 1 sleep 0.5 \
+  mousemove --window "$WID" "$bx" $((by + 24 + 17)) sleep 0.3 click 1 sleep 1 \
+  mousemove --window "$WID" 900 700 sleep 0.2 key ctrl+z sleep 1
+check "choice: the bending's rest shape reaches the simulation and is undone" \
+  python3 "$HERE/check_log.py" bending_rest "$LOG"
 
 # 3a. A value typed past a slider's range (Ctrl+click, type, Enter) is clamped to the slider's:
 #     gravity's y typed as -5000 runs at -50. Sent as typed, the simulation refused it, and the

@@ -100,6 +100,7 @@ ImpulseModel buildNonconformingModel(const TriangleMesh& rest, const MeshTopolog
   model.midpointMap.resize(particleCount, rest.vertexCount());
   model.midpointMap.setFromTriplets(midpoints.begin(), midpoints.end());
   model.bending = crBendingMatrix(rest, topology);
+  model.restBend = RestBend(crBendingRows(rest, topology), model.restPositions);
 
   std::vector<Eigen::Triplet<double>> difference;  // rows: (vertex, triangle) pairs
   int row = 0;
@@ -140,7 +141,9 @@ ImpulseModel buildConformingModel(const TriangleMesh& rest, const MeshTopology& 
   for (const auto& e : topology.edges)
     model.constraints.push_back(
         {e[0], e[1], (rest.positions.row(e[1]) - rest.positions.row(e[0])).norm(), false});
-  model.bending = hingeBendingMatrix(rest, topology);
+  std::vector<BendingRow> rows = hingeBendingRows(rest, topology);
+  model.bending = bendingMatrix(rows, rest.vertexCount());
+  model.restBend = RestBend(std::move(rows), model.restPositions);
   return model;
 }
 

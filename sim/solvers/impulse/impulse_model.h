@@ -10,6 +10,7 @@
 // Conforming: particles at vertices, one distance constraint per edge, B = identity. It locks.
 #include <vector>
 
+#include "sim/bending.h"
 #include "sim/linear/spd_solver.h"
 #include "sim/mesh.h"
 
@@ -32,6 +33,7 @@ struct ImpulseModel {
   SparseMatrix surfaceMapRowsTransposed;  // B^T (column v lists the particles of vertex v)
   SparseMatrix midpointMap;             // M: particleCount x vertexCount, edge midpoints; B M = I
   SparseMatrix bending;                 // Q: particleCount x particleCount
+  RestBend restBend;                    // Q's rows, bent as the rest state is (sim/bending.h)
   // R = sum over vertices i and incident triangles t of (P_ti - B_i)^T (P_ti - B_i), P_ti the
   // row of triangle t's own prediction of vertex i. R u = 0 exactly when u is the midpoint field
   // of a conforming field, so -R v damps only nonconforming motion (empty if conforming).

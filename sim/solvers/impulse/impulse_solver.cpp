@@ -1026,6 +1026,9 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       }
       Eigen::MatrixXd rhs = mass.asDiagonal() * (v_.rowwise() + gravityStep);
       if (ctx.sim.bending > 0) rhs -= (h * ctx.sim.bending) * (model_.bending * x_);
+      if (const RestBend* rest = restShapeFor(ctx.sim.bendingRest, model_.restBend);
+          rest && ctx.sim.bending > 0)
+        rest->addForce(x_, h * ctx.sim.bending, rhs);
       s.bendingFactor->solve(rhs);
       v_ = rhs;
     } else {

@@ -771,7 +771,8 @@ std::optional<std::string> MlsSolver::reset(std::shared_ptr<const ClothModel> cl
   if (auto e = rebuild(parsed)) return e;
   if (auto e = followLonePins(lonePins(cloth_->pins), parsed, true)) return e;
   params_ = parsed;
-  impl_->bending = std::make_unique<ImplicitBending>(hingeBendingMatrix(mesh, cloth_->topology));
+  impl_->bending =
+      std::make_unique<ImplicitBending>(hingeBendingRows(mesh, cloth_->topology), mesh.positions);
   impl_->schurSolver = makeSpdSolver("cholmod");
   grabPull_ = GrabPull(impl_->restEdgeLength.mean());
   return settle(sim);
@@ -854,7 +855,8 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   auto t = Clock::now();
   if (ctx.sim.airDensity > 0)
     v_ += airVelocityChange(cloth_->mesh, x_, v_, mass, ctx.sim, h, ctx.pins);
-  if (auto e = m.bending->velocities(mass, ctx.sim.bending, h, ctx.sim.gravity, x_, v_, ctx.pins, v_))
+  if (auto e = m.bending->velocities(mass, ctx.sim.bending, h, ctx.sim.gravity, x_, v_, ctx.pins,
+                                     v_, restShapeFor(ctx.sim.bendingRest, m.bending->restBend())))
     return restore(*e);
   if (ctx.sim.damping > 0) v_ /= 1.0 + h * ctx.sim.damping;
   Positions x = x_ + h * v_;

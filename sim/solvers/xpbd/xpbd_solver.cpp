@@ -36,7 +36,7 @@ std::optional<std::string> XpbdSolver::reset(std::shared_ptr<const ClothModel> c
   areaShare_ = vertexAreaShares(mesh);
   extraMass_ = vertexPointMasses(*cloth_);
   restLength_ = edgeLengths(mesh.positions, topology.edges);
-  bending_ = std::make_unique<ImplicitBending>(hingeBendingMatrix(mesh, topology));
+  bending_ = std::make_unique<ImplicitBending>(hingeBendingRows(mesh, topology), mesh.positions);
   x_ = mesh.positions;
   v_ = Positions::Zero(mesh.vertexCount(), 3);
   grabPull_ = GrabPull(restLength_.mean());
@@ -83,7 +83,8 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   auto t = Clock::now();
   if (ctx.sim.airDensity > 0)
     v_ += airVelocityChange(cloth_->mesh, x_, v_, mass, ctx.sim, h, ctx.pins);
-  if (auto e = bending_->velocities(mass, ctx.sim.bending, h, ctx.sim.gravity, x_, v_, ctx.pins, v_))
+  if (auto e = bending_->velocities(mass, ctx.sim.bending, h, ctx.sim.gravity, x_, v_, ctx.pins, v_,
+                                    restShapeFor(ctx.sim.bendingRest, bending_->restBend())))
     return restore(*e);
   if (ctx.sim.damping > 0) v_ /= 1.0 + h * ctx.sim.damping;
   Positions x = x_ + h * v_;
