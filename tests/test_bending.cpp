@@ -17,17 +17,7 @@
 namespace clothlab {
 namespace {
 
-// The flat sheet (x, y) bent round the y axis onto a cylinder of `radius`: an isometry.
-Positions bent(const Positions& flat, double radius) {
-  Positions out = flat;
-  for (int i = 0; i < flat.rows(); ++i) {
-    const double angle = flat(i, 0) / radius;
-    out.row(i) << radius * std::sin(angle), flat(i, 1), radius * (1 - std::cos(angle));
-  }
-  return out;
-}
-
-// The points of `rows` at positions x turned by a rotation and moved.
+// Positions x turned by a rotation and moved.
 Positions turned(const Positions& x) {
   const Eigen::Matrix3d rotation =
       Eigen::AngleAxisd(2.1, Vec3(0.3, -1, 0.6).normalized()).toRotationMatrix();
@@ -84,7 +74,7 @@ TEST(Bending, RowFramesAreTheirTrianglesOnAFlatCloth) {
 TEST(Bending, TheRestShapesForceCancelsBendingAtRestAndUnderRigidMotions) {
   const TriangleMesh flat = makeIrregularRectangle(0.6, 0.4, 500, 2);
   const MeshTopology topology = buildTopology(flat);
-  const Positions curved = bent(flat.positions, 0.3);
+  const Positions curved = test::wrappedOntoCylinder(flat.positions, 0.3);
   TriangleMesh rest = flat;
   rest.positions = curved;
   struct Case {

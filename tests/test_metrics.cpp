@@ -7,20 +7,9 @@
 #include "sim/bending.h"
 #include "sim/generators.h"
 #include "sim/metrics.h"
+#include "tests/test_util.h"
 
 using namespace clothlab;
-
-namespace {
-// Wrap the flat sheet (x, y) onto a cylinder of radius r around the y axis: an isometry.
-Positions cylinder(const Positions& flat, double radius) {
-  Positions out = flat;
-  for (int i = 0; i < flat.rows(); ++i) {
-    const double angle = flat(i, 0) / radius;
-    out.row(i) << radius * std::sin(angle), flat(i, 1), radius * (1 - std::cos(angle));
-  }
-  return out;
-}
-}  // namespace
 
 TEST(Metrics, PinnedSagAndMeanHeight) {
   const TriangleMesh rest = makeGrid(1, 1, 11, 11, DiagonalPattern::Alternating);
@@ -42,9 +31,10 @@ TEST(Metrics, BendingEnergyIsZeroFlatAndMatchesACylinder) {
   // Continuum: k_b/2 * integral of curvature^2 = k_b/2 * area / r^2. The hinge energy on
   // right-triangle grids is 3x that (methods 1.10 calibration).
   const double radius = 0.5;
-  const double energy = bendingEnergy(q, 1.0, cylinder(rest.positions, radius));
+  const double energy = bendingEnergy(q, 1.0, test::wrappedOntoCylinder(rest.positions, radius));
   EXPECT_NEAR(energy / (0.5 * 1.0 / (radius * radius)), 3.0, 0.3);
-  EXPECT_NEAR(bendingEnergy(q, 2.0, cylinder(rest.positions, radius)), 2 * energy, 1e-9 * energy);
+  EXPECT_NEAR(bendingEnergy(q, 2.0, test::wrappedOntoCylinder(rest.positions, radius)), 2 * energy,
+              1e-9 * energy);
 }
 
 // Q annihilates translations, so a cloth far from the origin has the energy it has at the origin,
@@ -60,7 +50,7 @@ TEST(Metrics, BendingEnergyDoesNotDependOnWhereTheClothIs) {
     EXPECT_GE(bendingEnergy(q, 1.0, flatFar), 0.0);
     EXPECT_NEAR(bendingEnergy(q, 1.0, flatFar), bendingEnergy(q, 1.0, flat), 1e-10);
   }
-  const Positions bent = cylinder(rest.positions, 0.5);
+  const Positions bent = test::wrappedOntoCylinder(rest.positions, 0.5);
   const double energy = bendingEnergy(q, 1.0, bent);
   EXPECT_NEAR(bendingEnergy(q, 1.0, Positions(bent.rowwise() + far)), energy, 1e-9 * energy);
 }
@@ -75,9 +65,10 @@ TEST(Metrics, DistanceIncreaseIsZeroForIsometriesAndMeasuresStretch) {
   stretched.col(0) *= 1.02;  // 2% along x
   EXPECT_NEAR(maxDistanceIncrease(rest, topology, stretched, 0), 0.02, 1e-9);
   // Bending is an isometry for geodesics but shortens straight distances: no increase.
-  EXPECT_LE(maxDistanceIncrease(rest, topology, cylinder(rest.positions, 0.4), 0), 1e-12);
+  EXPECT_LE(maxDistanceIncrease(rest, topology, test::wrappedOntoCylinder(rest.positions, 0.4), 0),
+            1e-12);
   // A curved rest mesh uses path lengths along edges.
   TriangleMesh curved = rest;
-  curved.positions = cylinder(rest.positions, 0.4);
+  curved.positions = test::wrappedOntoCylinder(rest.positions, 0.4);
   EXPECT_LE(maxDistanceIncrease(curved, topology, curved.positions, 0), 1e-12);
 }

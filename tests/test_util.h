@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -65,6 +66,17 @@ inline Scene builtinScene(const std::string& name, const std::string& solver) {
 // A grab of `vertex` (the first of its triangles, all weight on the vertex) toward `target`.
 inline Grab grabAtVertex(const Simulation& simulation, int vertex, const Vec3& target = Vec3::Zero()) {
   return clothlab::grabAtVertex(simulation.cloth(), vertex, target);
+}
+
+// The flat sheet (x, y) in z = 0 wrapped round the y axis onto a cylinder of `radius` touching
+// z = 0 along x = 0: an isometry.
+inline Positions wrappedOntoCylinder(const Positions& flat, double radius) {
+  Positions out = flat;
+  for (int i = 0; i < flat.rows(); ++i) {
+    const double angle = flat(i, 0) / radius;
+    out.row(i) << radius * std::sin(angle), flat(i, 1), radius * (1 - std::cos(angle));
+  }
+  return out;
 }
 
 // The largest stretch |e| / |e0| - 1 over the cloth's edges.
