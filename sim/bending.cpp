@@ -192,6 +192,20 @@ void RestBend::addForce(const Positions& x, double scale, Eigen::Ref<Eigen::Matr
   }
 }
 
+double RestBend::energy(const Positions& x, double bendingStiffness) const {
+  // The stencils sum to zero (they annihilate translations): about the centroid, the rounding
+  // shrinks with the cloth's size instead of its distance from the origin.
+  const Positions centred = x.rowwise() - x.colwise().mean();
+  double sum = 0;
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    Vec3 bend = Vec3::Zero();
+    for (const auto& [j, k] : rows_[r].stencil) bend += k * centred.row(j).transpose();
+    if (!bends_[r].isZero()) bend -= bendingRowFrame(rows_[r], centred) * bends_[r];
+    sum += rows_[r].scale * bend.squaredNorm();
+  }
+  return 0.5 * bendingStiffness * sum;
+}
+
 }  // namespace clothlab
 
 namespace clothlab {

@@ -56,6 +56,9 @@ class RestBend {
   RestBend(std::vector<BendingRow> rows, const Positions& rest);
   // out += scale * f(x).
   void addForce(const Positions& x, double scale, Eigen::Ref<Eigen::MatrixXd> out) const;
+  // E [J] for bending stiffness k_b [N m], with the frames R_r(x) of x itself: zero at the rest
+  // state and at its rigid motions; k_b/2 x^T Q x where no row bends at rest.
+  double energy(const Positions& x, double bendingStiffness) const;
   // Whether any row bends at rest (a flat rest state has none).
   bool bent() const { return bent_; }
 

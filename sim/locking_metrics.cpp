@@ -17,7 +17,9 @@ const std::vector<MetricDefinition>& lockingMetricDefinitions() {
       {"sag", "m", "drop of the point midway between the two pins below them (two pins only)"},
       {"tip_height", "m",
        "mean height of the vertices farthest from the pins, relative to the pins"},
-      {"bending_energy", "J", "hinge bending energy k_b/2 sum x^T Q x"},
+      {"bending_energy", "J",
+       "hinge bending energy k_b/2 sum x^T Q x (toward the shape as loaded where bending_rest is "
+       "loaded)"},
       {"max_edge_strain", "1", "largest | |e|/|e0| - 1 | over mesh edges"},
       {"residual", "m or 1",
        "the solver's own largest constraint error (mls-isometry: dimensionless)"},
@@ -80,7 +82,9 @@ MetricProbe makeMetricProbe(const ClothModel& cloth, const std::vector<int>& pin
     for (int p : probe.pinned)
       if (rest.row(p).dot(probe.up) > rest.row(probe.reference).dot(probe.up) + 1e-12) probe.reference = p;
   }
-  probe.hinge = hingeBendingMatrix(cloth.mesh, cloth.topology);
+  std::vector<BendingRow> rows = hingeBendingRows(cloth.mesh, cloth.topology);
+  probe.hinge = bendingMatrix(rows, cloth.mesh.vertexCount());
+  probe.restBend = RestBend(std::move(rows), rest);
   return probe;
 }
 
@@ -92,16 +96,18 @@ MetricProbe makeMetricProbe(const Simulation& simulation) {
 
 std::vector<double> measureLockingMetrics(const MetricProbe& probe, const ClothModel& cloth,
                                           const Positions& surface, const StepStats& last,
-                                          double bendingStiffness, double msPerStep) {
+                                          const SimParams& sim, double msPerStep) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   double sag = nan, tip = nan;
   if (probe.pinA >= 0) sag = pinnedSag(cloth.mesh, surface, probe.pinA, probe.pinB, probe.up);
   if (!probe.tip.empty())
     tip = meanHeight(surface, probe.tip, probe.up) - meanHeight(surface, probe.pinned, probe.up);
   const double residual = reportedConstraintError(last);
+  const RestBend* shape = restShapeFor(sim.bendingRest, probe.restBend);
   return {sag,
           tip,
-          bendingEnergy(probe.hinge, bendingStiffness, surface),
+          shape ? shape->energy(surface, sim.bending)
+                : bendingEnergy(probe.hinge, sim.bending, surface),
           maxEdgeStrain(cloth.mesh, cloth.topology, surface),
           residual,
           maxDistanceIncrease(cloth.mesh, cloth.topology, surface, probe.reference),

@@ -9,7 +9,10 @@
 //   tip_height       [m]  mean height of the tip, relative to the pins' mean height: the vertices
 //                         whose rest distance to the nearest pin is at least 98% of the largest
 //                         such distance (the free edge of a cantilever); needs a pin
-//   bending_energy   [J]  k_b/2 sum_d x_d^T Q x_d with the hinge Q of the rest mesh
+//   bending_energy   [J]  k_b/2 sum_d x_d^T Q x_d with the hinge Q of the rest mesh, the energy of
+//                         bending toward flat; where the simulation bends toward the cloth's
+//                         shape as loaded (bending_rest "loaded"), that energy instead
+//                         (sim/bending.h RestBend::energy), zero in the shape as loaded
 //   max_edge_strain  [1]  largest | |e|/|e0| - 1 | over the mesh edges
 //   residual       [m|1]  the solver's own: mls-isometry's largest |c| (dimensionless), else the
 //                         largest constraint error [m]
@@ -26,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/bending.h"
 #include "sim/linear/spd_solver.h"
 #include "sim/mesh.h"
 #include "sim/solver.h"
@@ -50,7 +54,8 @@ struct MetricProbe {
   std::vector<int> pinned;   // the pinned vertices
   std::vector<int> tip;      // tip_height: the vertices farthest from the pins at rest
   int reference = 0;         // max_distance_increase: the highest pinned vertex, else 0
-  SparseMatrix hinge;        // bending_energy
+  SparseMatrix hinge;        // bending_energy toward flat
+  RestBend restBend;         // bending_energy toward the shape as loaded: the hinge rows
 };
 MetricProbe makeMetricProbe(const ClothModel& cloth, const std::vector<int>& pinnedVertices, const Vec3& gravity);
 // The probe of a simulation as it stands (its cloth, its pins now, its gravity).
@@ -83,9 +88,10 @@ using MetricSeries = std::deque<std::pair<double, std::vector<double>>>;
 // stretch of the run several times over.
 std::vector<MetricSummary> summarizeOverTime(const MetricSeries& series);
 
-// Values in the order of lockingMetricDefinitions().
+// Values in the order of lockingMetricDefinitions(); `sim` gives the bending's stiffness and its
+// rest shape.
 std::vector<double> measureLockingMetrics(const MetricProbe& probe, const ClothModel& cloth,
                                           const Positions& surface, const StepStats& last,
-                                          double bendingStiffness, double msPerStep);
+                                          const SimParams& sim, double msPerStep);
 
 }  // namespace clothlab

@@ -1,6 +1,7 @@
 // Bending toward a curved rest shape (sim/bending.h's RestBend, SimParams::bendingRest "loaded"):
 // the rows that build the quadratic energies, their frames, the force at rest and under rigid
-// motions, and a bent sheet that keeps its shape under every solver that bends toward it.
+// motions, a bent sheet that keeps its shape under every solver that bends toward it, and compare
+// mode's bending energy measured toward the rest shape the simulation bends toward.
 #include <gtest/gtest.h>
 
 #include <Eigen/Geometry>
@@ -10,6 +11,8 @@
 
 #include "sim/bending.h"
 #include "sim/generators.h"
+#include "sim/locking_metrics.h"
+#include "sim/metrics.h"
 #include "sim/scene.h"
 #include "sim/simulation.h"
 #include "tests/test_util.h"
@@ -169,6 +172,42 @@ TEST(Bending, ABentSheetKeepsItsShapeWhenItBendsTowardItsLoadedShape) {
       }
     }
   }
+}
+
+// Compare mode's bending_energy is the energy of the bending in use: toward flat, k_b/2 x^T Q x,
+// which a bent sheet has at rest; toward the shape as loaded, zero there and after a rigid
+// motion, and growing with the bend beyond the shape as loaded.
+TEST(Bending, CompareMeasuresTheBendingEnergyTowardTheRestShapeInUse) {
+  Scene scene = sceneForObj(test::writeFile("bent_sheet_energy.obj", bentSheetObj()));
+  scene.solverId = "xpbd";
+  scene.sim.bending = 1e-2;
+  auto sim = test::makeSimulation(scene);
+  ASSERT_TRUE(sim);
+  const MetricProbe probe = makeMetricProbe(*sim);
+  const size_t energy = lockingMetricIndex("bending_energy");
+  SimParams flat = sim->sim(), loaded = sim->sim();
+  ASSERT_EQ(flat.bendingRest, "flat");
+  loaded.bendingRest = "loaded";
+  auto measure = [&](const Positions& x, const SimParams& params) {
+    return measureLockingMetrics(probe, sim->cloth(), x, sim->lastStats(), params, 0)[energy];
+  };
+  const Positions bent = sim->cloth().mesh.positions;
+  const double toFlat = measure(bent, flat);
+  EXPECT_GT(toFlat, 1e-3);
+  EXPECT_DOUBLE_EQ(toFlat, bendingEnergy(probe.hinge, 1e-2, bent));
+  EXPECT_NEAR(measure(turned(bent), flat), toFlat, 1e-9 * toFlat);
+  EXPECT_LT(measure(bent, loaded), 1e-12 * toFlat);
+  EXPECT_LT(measure(turned(bent), loaded), 1e-12 * toFlat);
+  // The sheet grown a times about a point keeps its frames, and each row's bend k_r x grows a
+  // times: toward flat a^2 times the energy, toward the shape as loaded (a - 1)^2 times it.
+  for (const double a : {0.5, 2.0, 3.0}) {
+    const Positions grown = (a * bent).rowwise() + Eigen::RowVector3d(0.1, -0.2, 0.3);
+    EXPECT_NEAR(measure(grown, flat), a * a * toFlat, 1e-9 * toFlat);
+    EXPECT_NEAR(measure(grown, loaded), (a - 1) * (a - 1) * toFlat, 1e-9 * toFlat);
+  }
+  // The stiffness scales it.
+  loaded.bending = 2e-2;
+  EXPECT_NEAR(measure(2 * bent, loaded), 2 * toFlat, 2e-9 * toFlat);
 }
 
 TEST(Bending, AnUnknownRestShapeIsRefusedByName) {

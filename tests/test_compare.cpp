@@ -306,7 +306,7 @@ TEST(LockingMetrics, EveryMetricIsDefinedAndMeasuresWhatItSays) {
   Positions rest = sim->cloth().mesh.positions;
   StepStats stats;
   stats.maxPositionError = 1e-7;
-  auto values = measureLockingMetrics(probe, sim->cloth(), rest, stats, 1e-4, 2.5);
+  auto values = measureLockingMetrics(probe, sim->cloth(), rest, stats, sim->sim(), 2.5);
   ASSERT_EQ(values.size(), definitions.size());
   EXPECT_NEAR(values[0], 0, 1e-12);    // sag
   EXPECT_NEAR(values[1], 0, 1e-12);    // tip height
@@ -321,13 +321,13 @@ TEST(LockingMetrics, EveryMetricIsDefinedAndMeasuresWhatItSays) {
   Positions lowered = rest;
   for (int v = 0; v < lowered.rows(); ++v)
     if (std::find(pinned.begin(), pinned.end(), v) == pinned.end()) lowered(v, 1) -= 0.1;
-  values = measureLockingMetrics(probe, sim->cloth(), lowered, stats, 1e-4, 2.5);
+  values = measureLockingMetrics(probe, sim->cloth(), lowered, stats, sim->sim(), 2.5);
   EXPECT_NEAR(values[0], 0.1, 1e-12);
   EXPECT_NEAR(values[1], -0.1, 1e-12);
   EXPECT_GT(values[3], 0.1);
   // mls-isometry's residual is its own dimensionless one.
   stats.extra["max_isometry_residual"] = 0.004;
-  values = measureLockingMetrics(probe, sim->cloth(), rest, stats, 1e-4, 2.5);
+  values = measureLockingMetrics(probe, sim->cloth(), rest, stats, sim->sim(), 2.5);
   EXPECT_DOUBLE_EQ(values[4], 0.004);
   // Sag needs exactly two pins: the cantilever's clamped strip has no sag, a tip height.
   auto cantilever = create(test::builtinScene("cantilever-coarse", "conforming"));
@@ -335,7 +335,8 @@ TEST(LockingMetrics, EveryMetricIsDefinedAndMeasuresWhatItSays) {
   for (const auto& pin : cantilever->pins()) strip.push_back(pin.first);
   EXPECT_GT(strip.size(), 2u);
   const MetricProbe stripProbe = makeMetricProbe(cantilever->cloth(), strip, Vec3(0, -9.81, 0));
-  values = measureLockingMetrics(stripProbe, cantilever->cloth(), cantilever->cloth().mesh.positions, stats, 0.03, 1);
+  values = measureLockingMetrics(stripProbe, cantilever->cloth(),
+                                 cantilever->cloth().mesh.positions, stats, cantilever->sim(), 1);
   EXPECT_TRUE(std::isnan(values[0]));
   EXPECT_NEAR(values[1], 0, 1e-12);
 }
@@ -366,7 +367,8 @@ std::vector<double> metricsAfter(const std::string& name, const std::string& sol
   auto sim = create(test::builtinScene(name, solver));
   const MetricProbe probe = makeMetricProbe(*sim);
   for (int i = 0; i < steps; ++i) EXPECT_FALSE(sim->step().has_value()) << name << " " << solver;
-  return measureLockingMetrics(probe, sim->cloth(), sim->surface(), sim->lastStats(), sim->sim().bending, 0);
+  return measureLockingMetrics(probe, sim->cloth(), sim->surface(), sim->lastStats(), sim->sim(),
+                               0);
 }
 
 TEST(Locking, CantileverDroopIsResolutionIndependentForMlsAndLockedForConforming) {

@@ -276,13 +276,13 @@ TEST(Sewing, CompareMeasuresTheWidestStitch) {
   const size_t gap = lockingMetricIndex("max_stitch_gap");
   const auto values =
       measureLockingMetrics(makeMetricProbe(*simulation), simulation->cloth(),
-                            simulation->surface(), simulation->lastStats(), 1e-5, 1);
+                            simulation->surface(), simulation->lastStats(), simulation->sim(), 1);
   EXPECT_NEAR(values[gap], 0.296, 1e-9);
   auto plain = test::makeSimulation(test::builtinScene("hanging", "xpbd"));
   ASSERT_TRUE(plain);
   EXPECT_TRUE(
       std::isnan(measureLockingMetrics(makeMetricProbe(*plain), plain->cloth(), plain->surface(),
-                                       plain->lastStats(), 1e-5, 1)[gap]));
+                                       plain->lastStats(), plain->sim(), 1)[gap]));
   const ComparePreset* sewing = findComparePreset("sewing");
   ASSERT_NE(sewing, nullptr);
   for (const ComparePane& pane : sewing->panes) EXPECT_EQ(pane.scene, "pillow");

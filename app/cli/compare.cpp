@@ -45,7 +45,7 @@ void runPane(PaneRun& run, long steps, long window) {
   auto measure = [&] {
     const std::vector<double> values =
         measureLockingMetrics(probe, simulation.cloth(), simulation.surface(),
-                              simulation.lastStats(), simulation.sim().bending, nan);
+                              simulation.lastStats(), simulation.sim(), nan);
     for (size_t m = 0; m < definitions.size(); ++m) run.metrics[m].add(values[m]);
     ++run.averaged;
   };

@@ -346,8 +346,8 @@ void Viewer::consumePanes() {
       for (int v = 0; v < latest->vertexCount(); ++v) surface.row(v) = latest->vertex(v).transpose();
       std::vector<double> ms(pane.stepMs.begin(), pane.stepMs.end());
       std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-      pane.metrics = measureLockingMetrics(pane.probe, *pane.cloth, surface, latest->stats, latest->sim.bending,
-                                           ms[ms.size() / 2]);
+      pane.metrics = measureLockingMetrics(pane.probe, *pane.cloth, surface, latest->stats,
+                                           latest->sim, ms[ms.size() / 2]);
       // A restart (time running back) starts the window again.
       auto& recent = pane.recentMetrics;
       if (!recent.empty() && latest->time < recent.back().first) recent.clear();
