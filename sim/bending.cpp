@@ -170,11 +170,21 @@ Eigen::Matrix3d bendingRowFrame(const BendingRow& row, const Positions& x) {
   return frame;
 }
 
+namespace {
+
+// k_r x: the bend the row measures at x.
+Vec3 rowBend(const BendingRow& row, const Positions& x) {
+  Vec3 bend = Vec3::Zero();
+  for (const auto& [j, k] : row.stencil) bend += k * x.row(j).transpose();
+  return bend;
+}
+
+}  // namespace
+
 RestBend::RestBend(std::vector<BendingRow> rows, const Positions& rest) : rows_(std::move(rows)) {
   bends_.reserve(rows_.size());
   for (const BendingRow& row : rows_) {
-    Vec3 bend = Vec3::Zero();
-    for (const auto& [j, k] : row.stencil) bend += k * rest.row(j).transpose();
+    Vec3 bend = rowBend(row, rest);
     // A row of a flat rest state measures rounding alone; it asks for nothing.
     double size = 0;
     for (const auto& [j, k] : row.stencil) size += std::abs(k) * rest.row(j).norm();
@@ -198,8 +208,7 @@ double RestBend::energy(const Positions& x, double bendingStiffness) const {
   const Positions centred = x.rowwise() - x.colwise().mean();
   double sum = 0;
   for (size_t r = 0; r < rows_.size(); ++r) {
-    Vec3 bend = Vec3::Zero();
-    for (const auto& [j, k] : rows_[r].stencil) bend += k * centred.row(j).transpose();
+    Vec3 bend = rowBend(rows_[r], centred);
     if (!bends_[r].isZero()) bend -= bendingRowFrame(rows_[r], centred) * bends_[r];
     sum += rows_[r].scale * bend.squaredNorm();
   }

@@ -3,9 +3,8 @@
 //   clothlab-cli scenes
 //   clothlab-cli info MESH.obj|SCENE [--solver ID]
 //   clothlab-cli run SCENE [--solver ID] [--steps N] [--dt S] [--tol M] [--density KG_PER_M2]
-//                [--bending K] [--bending-rest flat|loaded] [--air-density KG_PER_M3] [--wind
-//                X,Y,Z]
-//                [--stats FILE] [--out DIR] [--every K] [--quiet]
+//                [--bending K] [--bending-rest flat|loaded] [--air-density KG_PER_M3]
+//                [--wind X,Y,Z] [--stats FILE] [--out DIR] [--every K] [--quiet]
 //   clothlab-cli bench [SCENE ...] [--steps N] [--json FILE]
 //   clothlab-cli compare SCENE|PRESET [--solvers ID[@SCENE],...] [--steps N] [--average N]
 //                [--jobs N] [--json F] [--csv F] [--out DIR]
@@ -199,8 +198,12 @@ int commandRun(const RunOptions& options) {
   if (options.bending) scene.sim.bending = *options.bending;
   if (options.bendingRest) {
     const auto& choices = findParam(SimParams::table(), "bending_rest")->choices;
-    if (std::find(choices.begin(), choices.end(), *options.bendingRest) == choices.end())
-      return fail("--bending-rest: must be flat or loaded, got '" + *options.bendingRest + "'");
+    if (std::find(choices.begin(), choices.end(), *options.bendingRest) == choices.end()) {
+      std::string list;  // the table's choices, as the panel's combo offers them
+      for (size_t c = 0; c < choices.size(); ++c)
+        list += (c == 0 ? "" : c + 1 == choices.size() ? " or " : ", ") + choices[c];
+      return fail("--bending-rest: must be " + list + ", got '" + *options.bendingRest + "'");
+    }
     scene.sim.bendingRest = *options.bendingRest;
   }
   if (options.airDensity) scene.sim.airDensity = *options.airDensity;
