@@ -58,7 +58,7 @@ const ParamTable<SimParams>& SimParams::table() {
       {"bending_rest",
        "",
        "the shape the bending pulls toward: flat (a fabric) or the cloth's shape as loaded, which "
-       "a curved OBJ then keeps (strain-limit-remesh: flat either way)",
+       "a curved OBJ then keeps",
        &SimParams::bendingRest,
        0,
        0,

@@ -44,8 +44,8 @@ struct SimParams {
   double damping = 0.0;     // linear velocity damping [1/s], [0, 100]
   double bending = 1e-6;    // bending stiffness k_b [N m] (J), [0, 10]
   // The shape the bending pulls toward: "flat" (a fabric's flat pattern: the quadratic energies
-  // of sim/bending.h) or "loaded" (the cloth's shape as loaded, turned with the cloth: RestBend).
-  // strain-limit-remesh bends toward its flat pattern either way.
+  // of sim/bending.h) or "loaded" (the cloth's shape as loaded, turned with the cloth: RestBend;
+  // strain-limit-remesh's added nodes take theirs on the chords between the cloth's vertices).
   std::string bendingRest = "flat";
   double thickness = 2e-3;  // collision distance kept from obstacles [m], [0, 0.1]
   double friction = 0.3;    // default obstacle friction coefficient, [0, 10]

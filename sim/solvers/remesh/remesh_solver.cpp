@@ -133,7 +133,11 @@ void RemeshSolver::meshChanged() {
   areaShare_ = vertexAreaShares(rest);
   extraMass_ = Eigen::VectorXd::Zero(rest.vertexCount());
   extraMass_.head(mesh_->preservedCount()) = vertexPointMasses(*cloth_);
-  bending_ = std::make_unique<ImplicitBending>(hingeBendingMatrix(rest, mesh_->topology()));
+  // The rows' bends at the nodes' rest positions: the cloth's shape as loaded at its own
+  // vertices, and the remesher's added nodes on its chords (a split puts one at the mean of its
+  // edge's ends), so that the shape as loaded, refined or not, is at rest (bending_rest "loaded").
+  bending_ =
+      std::make_unique<ImplicitBending>(hingeBendingRows(rest, mesh_->topology()), rest.positions);
   projection_.reset();
   buildPattern();
 }
@@ -483,8 +487,8 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
   auto t = Clock::now();
   if (ctx.sim.airDensity > 0)
     v_ += airVelocityChange(mesh_->restMesh(), x_, v_, mass, ctx.sim, h, ctx.pins);
-  if (auto e =
-          bending_->velocities(mass, ctx.sim.bending, h, ctx.sim.gravity, x_, v_, ctx.pins, v_))
+  if (auto e = bending_->velocities(mass, ctx.sim.bending, h, ctx.sim.gravity, x_, v_, ctx.pins, v_,
+                                    restShapeFor(ctx.sim.bendingRest, bending_->restBend())))
     return restore(*e);
   if (ctx.sim.damping > 0) v_ /= 1.0 + h * ctx.sim.damping;
   Positions x = x_ + h * v_;

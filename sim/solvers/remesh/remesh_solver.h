@@ -6,8 +6,9 @@
 //
 // One step of length h, on the nodes:
 //   1. the air, implicit quadratic bending on the current mesh and gravity (sim/bending.h, the
-//      term mls-isometry and xpbd use), then damping; x~ = x + h v, pins at their targets, the
-//      grabbed triangle's corners put where its point meets the target (sim/grab.h).
+//      term mls-isometry and xpbd use; toward flat, or toward the shape as loaded, which the
+//      nodes' rest positions carry across remeshing), then damping; x~ = x + h v, pins at their
+//      targets, the grabbed triangle's corners put where its point meets the target (sim/grab.h).
 //   2. strain limiting: the point nearest x~ in the mass metric with every face's warp, weft and
 //      bias limits met (sim/solvers/remesh/strain_limit.h), by the method of multipliers
 //      (methods 3.7): L_A = 1/2 sum m~ |x - x~|^2 + mu sum P(g + lambda/mu), P the penalty
