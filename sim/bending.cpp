@@ -219,13 +219,10 @@ double RestBend::energy(const Positions& x, double bendingStiffness) const {
 
 namespace clothlab {
 
-ImplicitBending::ImplicitBending(SparseMatrix hinge)
-    : hinge_(std::move(hinge)), solver_(makeSolveOftenSpdSolver(static_cast<int>(hinge_.rows()))) {}
-
 ImplicitBending::ImplicitBending(std::vector<BendingRow> rows, const Positions& rest)
-    : ImplicitBending(bendingMatrix(rows, static_cast<int>(rest.rows()))) {
-  rest_ = RestBend(std::move(rows), rest);
-}
+    : hinge_(bendingMatrix(rows, static_cast<int>(rest.rows()))),  // before rows move on
+      rest_(std::move(rows), rest),
+      solver_(makeSolveOftenSpdSolver(static_cast<int>(rest.rows()))) {}
 
 std::optional<std::string> ImplicitBending::velocities(
     const Eigen::VectorXd& mass, double bending, double h, const Vec3& gravity, const Positions& x,

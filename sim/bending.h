@@ -96,10 +96,9 @@ namespace clothlab {
 // with pinned vertices moved to their targets over the step (their rows replaced by identity and
 // their known velocities moved to the right-hand side). The matrix is factorized once and again
 // only when k_b, h, the masses or the pinned set change. Used by the vertex-based solvers
-// (mls-isometry, xpbd).
+// (mls-isometry, xpbd, and strain-limit-remesh on its nodes).
 class ImplicitBending {
  public:
-  explicit ImplicitBending(SparseMatrix hinge);
   // Q from `rows` (bendingMatrix), and their bends at `rest` for restBend().
   ImplicitBending(std::vector<BendingRow> rows, const Positions& rest);
   // v* for the given state; an error message if the factorization fails. With `rest`, the

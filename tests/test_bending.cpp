@@ -143,10 +143,9 @@ std::string bentSheetObj(int columns = 13, int rows = 9) {
 // midpoints, and on strain-limit-remesh's nodes, here refined where the sheet bends (its added
 // nodes take their shape as loaded on the chords between the cloth's vertices).
 TEST(Bending, ABentSheetKeepsItsShapeWhenItBendsTowardItsLoadedShape) {
-  const std::string path = test::writeFile("bent_sheet.obj", bentSheetObj());
-  const int columns = 13, middleRow = 4;
+  const int columns = 13, rows = 9, middleRow = 4;
+  const std::string path = test::writeFile("bent_sheet.obj", bentSheetObj(columns, rows));
   const int left = middleRow * columns, right = left + columns - 1;
-  const int vertices = columns * 9;  // bentSheetObj's rows
   for (const char* solver :
        {"impulse-nc", "conforming", "mls-isometry", "xpbd", "strain-limit-remesh"}) {
     const bool remeshes = std::string(solver) == "strain-limit-remesh";
@@ -171,7 +170,7 @@ TEST(Bending, ABentSheetKeepsItsShapeWhenItBendsTowardItsLoadedShape) {
         ASSERT_FALSE(error) << "step " << step + 1 << ": " << *error;
         mostNodes = std::max(mostNodes, sim->solver().counts().particles);
       }
-      if (remeshes) EXPECT_GT(mostNodes, vertices + columns);
+      if (remeshes) EXPECT_GT(mostNodes, columns * (rows + 1));
       const double now = (sim->surface().row(right) - sim->surface().row(left)).norm();
       // Bending toward flat opens the sheet by about 30 mm; toward its shape it stays still.
       if (std::string(rest) == "flat") {
