@@ -5,15 +5,22 @@
 # 10 s in a virtual X server (Xvfb), saves a screenshot, and runs the headless CLI demo that writes
 # an OBJ frame sequence, printing where both are.
 set -euo pipefail
+# Arguments naming files (a scene, an OBJ, an --obstacle) are made absolute before the cd below,
+# so that a path relative to where the command was typed opens the file it names.
+ARGS=()
+for arg in "$@"; do
+  if [ -f "$arg" ]; then ARGS+=("$(readlink -f "$arg")"); else ARGS+=("$arg"); fi
+done
+[ ${#ARGS[@]} -gt 0 ] || ARGS=(hanging)
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
 if [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; then
-  exec ./build/clothlab "$@"
+  exec ./build/clothlab "${ARGS[@]}"
 fi
 mkdir -p out
 echo "demo: no display; running the viewer in Xvfb for 10 s"
-xvfb-run -a -s '-screen 0 1280x800x24' ./build/clothlab "${@:-hanging}" --seconds 10 \
+xvfb-run -a -s '-screen 0 1280x800x24' ./build/clothlab "${ARGS[@]}" --seconds 10 \
   --screenshot out/demo.png > out/demo-viewer.log 2>&1
 ./build/clothlab-cli run hanging --steps 2000 --every 20 --out out/demo
 echo "demo: viewer screenshot $(pwd)/out/demo.png"
