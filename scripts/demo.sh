@@ -5,11 +5,18 @@
 # 10 s in a virtual X server (Xvfb), saves a screenshot, and runs the headless CLI demo that writes
 # an OBJ frame sequence, printing where both are.
 set -euo pipefail
-# Arguments naming files (a scene, an OBJ, an --obstacle) are made absolute before the cd below,
-# so that a path relative to where the command was typed opens the file it names.
+# Paths are made absolute before the cd below, so that a path relative to where the command was
+# typed names the file it meant: arguments naming files (a scene, an OBJ, an --obstacle), and
+# what follows --screenshot and --log, which may not exist yet.
 ARGS=()
+previous=
 for arg in "$@"; do
-  if [ -f "$arg" ]; then ARGS+=("$(readlink -f "$arg")"); else ARGS+=("$arg"); fi
+  if [ -f "$arg" ] || [ "$previous" = --screenshot ] || [ "$previous" = --log ]; then
+    ARGS+=("$(readlink -m "$arg")")
+  else
+    ARGS+=("$arg")
+  fi
+  previous=$arg
 done
 [ ${#ARGS[@]} -gt 0 ] || ARGS=(hanging)
 cd "$(dirname "$0")/.."
