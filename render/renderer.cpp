@@ -488,13 +488,20 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
   const glm::vec3 planeColor(0.70f, 0.71f, 0.69f), solidColor(0.62f, 0.66f, 0.72f),
       jellyColor(0.45f, 0.78f, 0.35f);
   // Planes are flat: lit once here and filled with the unlit program (a large area is the most
-  // expensive thing to shade in software rendering).
+  // expensive thing to shade in software rendering). A plane is the face of the solid half-space
+  // behind it, so it is filled only where the eye is on its free side: orbited below the ground,
+  // the camera sees the cloth from underneath through the ground's grid, not the ground's back.
+  const glm::dvec3 eye = camera.eye();
+  auto seenFromItsFreeSide = [&](const Obstacle& plane) {
+    return glm::dot(eye - glm::dvec3(toGlm(plane.point)), glm::dvec3(toGlm(plane.normal))) > 0;
+  };
+  const bool belowTheGround = groundY && eye.y <= *groundY;
   glEnable(GL_POLYGON_OFFSET_FILL);
   glPolygonOffset(1.0f, 1.0f);  // surfaces behind lines and shadows
   glUseProgram(r.flatProgram);
   r.setMat4(r.flatProgram, "uViewProj", viewProj);
   for (const auto& ob : s.obstacles) {
-    if (ob.type != Obstacle::Type::Plane) continue;
+    if (ob.type != Obstacle::Type::Plane || !seenFromItsFreeSide(ob)) continue;
     const glm::mat4 m = obstacleModel(ob);
     const glm::vec3 n = glm::normalize(toGlm(ob.normal));
     const float light = 0.55f + 0.45f * std::max(glm::dot(n, lightDir), 0.0f);
@@ -528,16 +535,18 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
     // resting on it, shadows, obstacles) is tested against the ground's depth alone. A line's
     // depth is interpolated differently from a triangle's, and a fixed clip-space pull toward the
     // eye, as here before, is several centimetres at a few metres: the lines showed through cloth
-    // lying on the ground.
+    // lying on the ground. Seen from below the ground they are in front of everything on it, and
+    // write their depth so that the cloth drawn later stays behind them.
     glUseProgram(r.flatProgram);
     r.setMat4(r.flatProgram, "uViewProj", viewProj);
-    glDepthMask(GL_FALSE);
+    glDepthMask(belowTheGround ? GL_TRUE : GL_FALSE);
     r.drawFlat(r.lines, GL_LINES, 1, 0.0f, false);
     glDepthMask(GL_TRUE);
   }
 
-  // Planar shadows of the cloth and solid obstacles on the ground, each pixel darkened once.
-  if (o.shadows && groundY) {
+  // Planar shadows of the cloth and solid obstacles on the ground, each pixel darkened once (on
+  // the ground's top, so not from below it).
+  if (o.shadows && groundY && !belowTheGround) {
     const float gy = static_cast<float>(*groundY) + 1e-4f * static_cast<float>(size);
     glm::mat4 shadow(1);
     shadow[1] = glm::vec4(-lightDir.x / lightDir.y, 0, -lightDir.z / lightDir.y, 0);

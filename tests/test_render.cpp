@@ -227,6 +227,47 @@ TEST_F(RenderTest, TheGroundGridDoesNotShowThroughClothLyingOnTheGround) {
   }
 }
 
+// Orbited below the ground, the camera looks up at the cloth through the ground's grid. The ground
+// is a half-space's face and is filled only seen from above: its back hid the whole cloth.
+TEST_F(RenderTest, FromBelowTheGroundTheClothIsSeenThroughItsGrid) {
+  auto sim = builtin("hanging", 300);
+  const Snapshot s = makeSnapshot(*sim, false);
+  const std::optional<double> ground = groundHeight(s.obstacles);
+  ASSERT_TRUE(ground) << "hanging has a ground";
+  Camera camera = framed(s);
+  camera.pitch = -0.7;  // below the horizon
+  ASSERT_LT(camera.eye().y, *ground - 0.1) << "the eye is below the ground";
+  Renderer renderer;
+  ASSERT_FALSE(renderer.init());
+  RenderOptions options;
+  options.markers = false;
+  options.grid = false;
+  const auto without = draw(renderer, s, options, camera);
+  options.grid = true;
+  const auto px = draw(renderer, s, options, camera);
+  ASSERT_FALSE(
+      writePng((std::filesystem::path(CLOTHLAB_TEST_OUTPUT) / "render_from_below.png").string(),
+               kWidth, kHeight, px));
+  int cloth = 0, sampled = 0;
+  for (int v = 0; v < s.vertexCount(); v += 7) {
+    const glm::dvec2 q =
+        camera.project({s.vertex(v).x(), s.vertex(v).y(), s.vertex(v).z()}, kWidth, kHeight);
+    const int x = static_cast<int>(q.x), y = static_cast<int>(q.y);
+    if (x < 3 || y < 3 || x >= kWidth - 3 || y >= kHeight - 3) continue;
+    ++sampled;
+    // The front, or the blue-grey back: in shade from below (the light is above), darker than
+    // the ground's grey and the sky.
+    const auto c = pixel(without, x, y);
+    cloth += clothFront(c) || (c[2] > c[0] + 10 && c[0] + c[1] + c[2] < 300);
+  }
+  ASSERT_GT(sampled, 40);
+  EXPECT_GT(cloth, 0.85 * sampled) << cloth << " of " << sampled << " vertices show the cloth";
+  int grid = 0;
+  for (size_t i = 0; i < px.size(); i += 4)
+    grid += px[i] != without[i] || px[i + 2] != without[i + 2];
+  EXPECT_GT(grid, 200) << "the grid is drawn";
+}
+
 TEST_F(RenderTest, HeatMapWireframeOverlayAndMarkersChangeThePicture) {
   Renderer renderer;
   ASSERT_FALSE(renderer.init());
