@@ -118,6 +118,23 @@ Camera framed(const Snapshot& s) {
   return camera;
 }
 
+// Every 7th vertex of the snapshot's cloth that projects inside the picture: how many land on a
+// pixel that `isCloth` takes for the cloth, and how many were sampled.
+template <typename IsCloth>
+std::pair<int, int> verticesShowing(const Snapshot& s, const Camera& camera,
+                                    const std::vector<unsigned char>& px, IsCloth isCloth) {
+  int shown = 0, sampled = 0;
+  for (int v = 0; v < s.vertexCount(); v += 7) {
+    const glm::dvec2 q =
+        camera.project({s.vertex(v).x(), s.vertex(v).y(), s.vertex(v).z()}, kWidth, kHeight);
+    const int x = static_cast<int>(q.x), y = static_cast<int>(q.y);
+    if (x < 3 || y < 3 || x >= kWidth - 3 || y >= kHeight - 3) continue;
+    ++sampled;
+    shown += isCloth(pixel(px, x, y));
+  }
+  return {shown, sampled};
+}
+
 TEST_F(RenderTest, DrawsTheClothLitOverTheBackground) {
   Renderer renderer;
   ASSERT_FALSE(renderer.init());
@@ -136,15 +153,9 @@ TEST_F(RenderTest, DrawsTheClothLitOverTheBackground) {
   EXPECT_NEAR(corner[2], 0.87 * 255, 2);
   // Pixels where surface vertices project are cloth: orange-red (front) or blue-grey (back),
   // not background; count them.
-  int cloth = 0, sampled = 0;
-  for (int v = 0; v < s.vertexCount(); v += 7) {
-    const glm::dvec2 q = camera.project({s.vertex(v).x(), s.vertex(v).y(), s.vertex(v).z()}, kWidth, kHeight);
-    const int x = static_cast<int>(q.x), y = static_cast<int>(q.y);
-    if (x < 3 || y < 3 || x >= kWidth - 3 || y >= kHeight - 3) continue;
-    ++sampled;
-    const auto c = pixel(px, x, y);
-    cloth += clothFront(c) || c[2] > c[0] + 20;  // the front or the blue-grey back
-  }
+  const auto [cloth, sampled] = verticesShowing(s, camera, px, [](const std::array<int, 3>& c) {
+    return clothFront(c) || c[2] > c[0] + 20;  // the front or the blue-grey back
+  });
   ASSERT_GT(sampled, 40);
   EXPECT_GT(cloth, 0.85 * sampled)  // boundary vertices may land on a half-covered pixel
       << cloth << " of " << sampled;
@@ -248,18 +259,12 @@ TEST_F(RenderTest, FromBelowTheGroundTheClothIsSeenThroughItsGrid) {
   ASSERT_FALSE(
       writePng((std::filesystem::path(CLOTHLAB_TEST_OUTPUT) / "render_from_below.png").string(),
                kWidth, kHeight, px));
-  int cloth = 0, sampled = 0;
-  for (int v = 0; v < s.vertexCount(); v += 7) {
-    const glm::dvec2 q =
-        camera.project({s.vertex(v).x(), s.vertex(v).y(), s.vertex(v).z()}, kWidth, kHeight);
-    const int x = static_cast<int>(q.x), y = static_cast<int>(q.y);
-    if (x < 3 || y < 3 || x >= kWidth - 3 || y >= kHeight - 3) continue;
-    ++sampled;
-    // The front, or the blue-grey back: in shade from below (the light is above), darker than
-    // the ground's grey and the sky.
-    const auto c = pixel(without, x, y);
-    cloth += clothFront(c) || (c[2] > c[0] + 10 && c[0] + c[1] + c[2] < 300);
-  }
+  // The front, or the blue-grey back: in shade from below (the light is above), darker than the
+  // ground's grey and the sky.
+  const auto [cloth, sampled] =
+      verticesShowing(s, camera, without, [](const std::array<int, 3>& c) {
+        return clothFront(c) || (c[2] > c[0] + 10 && c[0] + c[1] + c[2] < 300);
+      });
   ASSERT_GT(sampled, 40);
   EXPECT_GT(cloth, 0.85 * sampled) << cloth << " of " << sampled << " vertices show the cloth";
   int grid = 0;
