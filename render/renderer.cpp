@@ -491,11 +491,12 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
   // expensive thing to shade in software rendering). A plane is the face of the solid half-space
   // behind it, so it is filled only where the eye is on its free side: orbited below the ground,
   // the camera sees the cloth from underneath through the ground's grid, not the ground's back.
-  const glm::dvec3 eye = camera.eye();
+  const glm::dvec3 eyeAt = camera.eye();
+  const Vec3 eye(eyeAt.x, eyeAt.y, eyeAt.z);
   auto seenFromItsFreeSide = [&](const Obstacle& plane) {
-    return glm::dot(eye - glm::dvec3(toGlm(plane.point)), glm::dvec3(toGlm(plane.normal))) > 0;
+    return (eye - plane.point).dot(plane.normal) > 0;
   };
-  const bool belowTheGround = groundY && eye.y <= *groundY;
+  const bool belowTheGround = groundY && eye.y() <= *groundY;
   glEnable(GL_POLYGON_OFFSET_FILL);
   glPolygonOffset(1.0f, 1.0f);  // surfaces behind lines and shadows
   glUseProgram(r.flatProgram);

@@ -6,18 +6,9 @@
 # an OBJ frame sequence, printing where both are.
 set -euo pipefail
 # Paths are made absolute before the cd below, so that a path relative to where the command was
-# typed names the file it meant: arguments naming files (a scene, an OBJ, an --obstacle), and
-# what follows --screenshot and --log, which may not exist yet.
-ARGS=()
-previous=
-for arg in "$@"; do
-  if [ -f "$arg" ] || [ "$previous" = --screenshot ] || [ "$previous" = --log ]; then
-    ARGS+=("$(readlink -m "$arg")")
-  else
-    ARGS+=("$arg")
-  fi
-  previous=$arg
-done
+# typed names the file it meant.
+source "$(dirname "$0")/absolute_paths.sh"
+absolute_paths "$@"
 [ ${#ARGS[@]} -gt 0 ] || ARGS=(hanging)
 cd "$(dirname "$0")/.."
 scripts/setup.sh

@@ -12,12 +12,9 @@ APP=$(readlink -f "$1"); OUT=$(readlink -m "$2"); SEED=$3; SECONDS_TO_RUN=$4; sh
 for tool in Xvfb xdotool shuf; do
   command -v $tool > /dev/null || { echo "$tool is not installed (scripts/setup.sh installs it)"; exit 2; }
 done
-# The viewer runs in OUT: arguments naming files here (a scene, an OBJ, an --obstacle) are made
-# absolute first, so that a relative path opens the file it names.
-ARGS=()
-for arg in "$@"; do
-  if [ -f "$arg" ]; then ARGS+=("$(readlink -f "$arg")"); else ARGS+=("$arg"); fi
-done
+# The viewer runs in OUT: paths are made absolute first, so that a relative one names its file.
+source "$(dirname "$0")/absolute_paths.sh"
+absolute_paths "$@"
 rm -rf "$OUT" && mkdir -p "$OUT"
 source "$(dirname "$0")/../tests/gui/private_xvfb.sh"
 start_private_xvfb "$OUT"   # the recent-files list stays inside OUT

@@ -87,6 +87,16 @@ class RenderTest : public ::testing::Test {
     glFinish();
     return readPixels(kWidth, kHeight);
   }
+  // The snapshot drawn without the ground's grid, then with it (no markers).
+  std::pair<std::vector<unsigned char>, std::vector<unsigned char>> drawWithoutAndWithGrid(
+      Renderer& renderer, const Snapshot& snapshot, Camera& camera) {
+    RenderOptions options;
+    options.markers = false;
+    options.grid = false;
+    auto without = draw(renderer, snapshot, options, camera);
+    options.grid = true;
+    return {std::move(without), draw(renderer, snapshot, options, camera)};
+  }
   // Built-in `scene` after `steps` steps (the cloth's thickness changed to `thickness` where that
   // is not negative), drawn framed (written to `png` in the test output): the cloth triangles that
   // cut more than `depth` [m] into its first obstacle of `type`.
@@ -213,12 +223,7 @@ TEST_F(RenderTest, TheGroundGridDoesNotShowThroughClothLyingOnTheGround) {
   for (const double distance : {1.0, 4.0}) {
     Camera camera = framed(s);
     camera.distance *= distance;
-    RenderOptions options;
-    options.markers = false;
-    options.grid = false;
-    const auto without = draw(renderer, s, options, camera);
-    options.grid = true;
-    const auto with = draw(renderer, s, options, camera);
+    const auto [without, with] = drawWithoutAndWithGrid(renderer, s, camera);
     int cloth = 0, changed = 0, ground = 0;
     for (size_t i = 0; i < with.size(); i += 4) {
       const std::array<int, 3> c{without[i], without[i + 1], without[i + 2]};
@@ -250,12 +255,7 @@ TEST_F(RenderTest, FromBelowTheGroundTheClothIsSeenThroughItsGrid) {
   ASSERT_LT(camera.eye().y, *ground - 0.1) << "the eye is below the ground";
   Renderer renderer;
   ASSERT_FALSE(renderer.init());
-  RenderOptions options;
-  options.markers = false;
-  options.grid = false;
-  const auto without = draw(renderer, s, options, camera);
-  options.grid = true;
-  const auto px = draw(renderer, s, options, camera);
+  const auto [without, px] = drawWithoutAndWithGrid(renderer, s, camera);
   ASSERT_FALSE(
       writePng((std::filesystem::path(CLOTHLAB_TEST_OUTPUT) / "render_from_below.png").string(),
                kWidth, kHeight, px));
