@@ -453,10 +453,19 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
   const glm::vec3 center = toGlm(0.5 * (lo + hi));
   const glm::mat4 viewProj = camera.viewProjection(width, height);
   const glm::vec3 lightDir = glm::normalize(glm::vec3(0.35f, 1.0f, 0.45f));
+  const glm::dvec3 eyeAt = camera.eye();
+  const Vec3 eye(eyeAt.x, eyeAt.y, eyeAt.z);
+  const bool belowTheGround = groundY && eye.y() <= *groundY;
 
   glUseProgram(r.meshProgram);
-  r.setMeshView(r.meshProgram, viewProj, glm::vec3(camera.eye()));
-  r.setVec3(r.meshProgram, "uLightDir", lightDir);
+  r.setMeshView(r.meshProgram, viewProj, glm::vec3(eyeAt));
+  // From below the ground the lit meshes take the light mirrored in it, at half strength: the
+  // sun lights only the tops, and the cloth's underside, all that shows from there, would be
+  // one flat shade, while at full strength undersides would fade into the sky behind them.
+  // (mesh.frag takes the sky's side from the light's.)
+  r.setVec3(r.meshProgram, "uLightDir",
+            belowTheGround ? lightDir * glm::vec3(1.0f, -1.0f, 1.0f) : lightDir);
+  r.setFloat(r.meshProgram, "uLightStrength", belowTheGround ? 0.5f : 1.0f);
   r.setFloat(r.meshProgram, "uHeatMax", o.heatMax);
   r.setInt(r.meshProgram, "uShadowPass", 0);
   r.setFloat(r.meshProgram, "uAlpha", 1.0f);
@@ -491,12 +500,9 @@ void Renderer::draw(const Snapshot& s, const Camera& camera, const RenderOptions
   // expensive thing to shade in software rendering). A plane is the face of the solid half-space
   // behind it, so it is filled only where the eye is on its free side: orbited below the ground,
   // the camera sees the cloth from underneath through the ground's grid, not the ground's back.
-  const glm::dvec3 eyeAt = camera.eye();
-  const Vec3 eye(eyeAt.x, eyeAt.y, eyeAt.z);
   auto seenFromItsFreeSide = [&](const Obstacle& plane) {
     return (eye - plane.point).dot(plane.normal) > 0;
   };
-  const bool belowTheGround = groundY && eye.y() <= *groundY;
   glEnable(GL_POLYGON_OFFSET_FILL);
   glPolygonOffset(1.0f, 1.0f);  // surfaces behind lines and shadows
   glUseProgram(r.flatProgram);

@@ -11,7 +11,8 @@ in vec3 vMaterial;
 flat in int vRound;  // 0: plain flat coordinates; k: in uRound*[k - 1] (render/pattern.h)
 
 uniform vec3 uEye;
-uniform vec3 uLightDir;     // towards the light, unit
+uniform vec3 uLightDir;     // towards the light, unit; below the horizon when seen from below
+uniform float uLightStrength;  // the direct light's share: 1, less for the light seen from below
 uniform vec3 uFrontColor;
 uniform vec3 uBackColor;
 uniform bool uHeat;
@@ -106,11 +107,14 @@ void main() {
   if (uHeat) base = heat(vScalar / max(uHeatMax, 1e-12));
   if (uPattern == 1) base *= 1.0 - 0.3 * patternShade();
   if (uPattern == 2) base *= 1.0 - 0.6 * patternShade();
-  float diffuse = max(dot(n, uLightDir), 0.0);
-  float fill = max(dot(n, normalize(vec3(-uLightDir.x, 0.3, -uLightDir.z))), 0.0);
-  float hemi = 0.5 + 0.5 * n.y;
+  float diffuse = uLightStrength * max(dot(n, uLightDir), 0.0);
+  // The sky is on the light's side: above, unless the renderer mirrored the light to show
+  // the scene from below the ground.
+  float up = uLightDir.y < 0.0 ? -1.0 : 1.0;
+  float fill = max(dot(n, normalize(vec3(-uLightDir.x, 0.3 * up, -uLightDir.z))), 0.0);
+  float hemi = 0.5 + 0.5 * up * n.y;
   vec3 h = normalize(uLightDir + view);
-  float spec = pow(max(dot(n, h), 0.0), 48.0) * 0.18;
+  float spec = uLightStrength * pow(max(dot(n, h), 0.0), 48.0) * 0.18;
   vec3 color = base * (0.30 + 0.20 * hemi + 0.55 * diffuse + 0.15 * fill) + vec3(spec);
   fragColor = vec4(pow(color, vec3(1.0 / 1.1)), uAlpha);
 }

@@ -259,14 +259,19 @@ TEST_F(RenderTest, FromBelowTheGroundTheClothIsSeenThroughItsGrid) {
   ASSERT_FALSE(
       writePng((std::filesystem::path(CLOTHLAB_TEST_OUTPUT) / "render_from_below.png").string(),
                kWidth, kHeight, px));
-  // The front, or the blue-grey back: in shade from below (the light is above), darker than the
-  // ground's grey and the sky.
+  // The front, or the blue-grey back lit by the light mirrored in the ground: bluer than the
+  // sky behind it, and brighter than the flat shade the sun above would leave it in (a sum of
+  // about 170).
+  int lit = 0;
   const auto [cloth, sampled] =
-      verticesShowing(s, camera, without, [](const std::array<int, 3>& c) {
-        return clothFront(c) || (c[2] > c[0] + 10 && c[0] + c[1] + c[2] < 300);
+      verticesShowing(s, camera, without, [&lit](const std::array<int, 3>& c) {
+        const bool back = c[2] > c[0] + 40;
+        lit += back && c[0] + c[1] + c[2] > 400;
+        return clothFront(c) || back;
       });
   ASSERT_GT(sampled, 40);
   EXPECT_GT(cloth, 0.85 * sampled) << cloth << " of " << sampled << " vertices show the cloth";
+  EXPECT_GT(lit, 0.75 * sampled) << lit << " of " << sampled << " vertices show a lit back";
   int grid = 0;
   for (size_t i = 0; i < px.size(); i += 4)
     grid += px[i] != without[i] || px[i + 2] != without[i + 2];
