@@ -44,8 +44,12 @@ class CellGrid {
     each([&](int c, int item) { items_[fill[c]++] = item; });
   }
 
+  // Calls fn(item) for each item binned in a cell the box covers (once per such cell), only
+  // for items above `above`. A cell lists its items in increasing order, so the others are
+  // passed over by one search per cell: a search for pairs (each item against the higher ones)
+  // does not visit, one by one, the half it has already seen.
   template <class Fn>
-  void query(const Eigen::AlignedBox3d& box, Fn&& fn) const {
+  void query(const Eigen::AlignedBox3d& box, Fn&& fn, int above = -1) const {
     if (start_.empty()) return;
     Eigen::Vector3i lo, hi;
     range(box, lo, hi);
@@ -53,7 +57,9 @@ class CellGrid {
       for (int y = lo.y(); y <= hi.y(); ++y)
         for (int x = lo.x(); x <= hi.x(); ++x) {
           const int c = index(x, y, z);
-          for (int k = start_[c]; k < start_[c + 1]; ++k) fn(items_[k]);
+          const auto first = items_.begin() + start_[c], last = items_.begin() + start_[c + 1];
+          for (auto it = above < 0 ? first : std::upper_bound(first, last, above); it != last; ++it)
+            fn(*it);
         }
   }
 

@@ -295,6 +295,19 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
   PairCandidates pairs;
   const double cell = pairCell(start, edges, thickness);
   const int triangleCount = static_cast<int>(triangles.size()), vertexCount = static_cast<int>(start.rows());
+  // Two elements whose closest points start farther apart than their vertices' largest moves
+  // over the step, plus twice the thickness, never come within the thickness: not pairs. (Boxes
+  // of slanted elements overlap far more than the elements come near, and the mesh's neighbours
+  // all overlap. The second thickness is slack for the responses' own pushes within the sweeps,
+  // which the boxes too were taken without.)
+  Eigen::VectorXd motion(vertexCount);
+  for (int v = 0; v < vertexCount; ++v) motion[v] = (end.row(v) - start.row(v)).norm();
+  auto mostMotion = [&](std::initializer_list<int> vertices) {
+    double most = 0;
+    for (int v : vertices) most = std::max(most, motion[v]);
+    return most;
+  };
+  const double slack = 2 * thickness;
   std::vector<Eigen::AlignedBox3d> triangleBoxes(triangleCount);
   for (int t = 0; t < triangleCount; ++t) {
     const Tri& f = triangles[t];
@@ -310,6 +323,11 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
       const Tri& f = triangles[t];
       if (joins.meets(f, v) || !triangleBoxes[t].intersects(box)) return;
       if (w[f[0]] == 0 && w[f[1]] == 0 && w[f[2]] == 0 && w[v] == 0) return;
+      const Vec3 a = start.row(f[0]), b = start.row(f[1]), c = start.row(f[2]), p = start.row(v);
+      const Vec3 bary = closestBarycentric(a, b, c, p);
+      if ((bary[0] * a + bary[1] * b + bary[2] * c - p).norm() >
+          slack + motion[v] + mostMotion({f[0], f[1], f[2]}))
+        return;
       pairs.addVertexTriangle(triangles, start, v, t);
     });
   }
@@ -320,8 +338,8 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
   std::vector<int> seen(edgeCount, -1);
   for (int e = 0; e < edgeCount; ++e) {
     const auto& pe = edges[e];
-    edgeHash.query(edgeBoxes[e], [&](int f) {
-      if (f <= e || seen[f] == e) return;
+    auto visit = [&](int f) {
+      if (seen[f] == e) return;
       seen[f] = e;
       const auto& qe = edges[f];
       if (joins.meets(pe, qe)) return;
@@ -329,9 +347,12 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
       // Both boxes carry the thickness: edges that come within it overlap by at least that much.
       if (!edgeBoxes[e].intersects(edgeBoxes[f])) return;
       double s = 0, t = 0;
-      pairs.addEdgeEdge(e, f,
-                        segmentOffset(start.row(pe[0]), start.row(pe[1]), start.row(qe[0]), start.row(qe[1]), s, t));
-    });
+      const Vec3 offset = segmentOffset(start.row(pe[0]), start.row(pe[1]), start.row(qe[0]),
+                                        start.row(qe[1]), s, t);
+      if (offset.norm() > slack + mostMotion({pe[0], pe[1]}) + mostMotion({qe[0], qe[1]})) return;
+      pairs.addEdgeEdge(e, f, offset);
+    };
+    edgeHash.query(edgeBoxes[e], visit, e);  // the edges above e: each pair once
   }
   return pairs;
 }

@@ -4,8 +4,10 @@
 // solver; without self-collision it does intersect itself.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "sim/cell_grid.h"
 #include "sim/generators.h"
 #include "sim/scene_library.h"
 #include "sim/self_collision.h"
@@ -69,6 +71,58 @@ TEST(SelfCollision, CrossedVertexGoesBackAndClosePairsSeparate) {
   again.block(4, 0, 4, 3).col(2).array() -= 0.02;
   resolveSelfCollisions(mesh, topology, mesh.positions, again, pinned, 0.004);
   EXPECT_EQ(again.topRows(4), mesh.positions.topRows(4));
+}
+
+// Two 7 x 7-vertex grids of 1 m, one `gap` above the other, in one mesh.
+TriangleMesh twoSheets(double gap) {
+  const TriangleMesh sheet = makeGrid(1, 1, 6, 6, DiagonalPattern::Alternating, 1);
+  const int n = static_cast<int>(sheet.positions.rows());
+  TriangleMesh mesh;
+  mesh.positions.resize(2 * n, 3);
+  mesh.positions << sheet.positions, sheet.positions;
+  mesh.positions.bottomRows(n).col(2).array() += gap;
+  mesh.triangles = sheet.triangles;
+  for (const Tri& f : sheet.triangles) mesh.triangles.push_back({f[0] + n, f[1] + n, f[2] + n});
+  return mesh;
+}
+
+TEST(SelfCollision, PairsAreTheElementsThatCanComeWithinTheThickness) {
+  // The broad phase keeps a pair only where the elements start within twice the thickness plus
+  // their moves over the step: not the mesh's neighbours (their boxes all overlap), nor a sheet
+  // lying still 3 cm over another, but the sheets 5 mm apart, or moving towards each other.
+  const double thickness = 0.004;
+  const Eigen::VectorXd w = Eigen::VectorXd::Ones(98);
+  auto candidates = [&](double gap, double fall) {
+    const TriangleMesh mesh = twoSheets(gap);
+    Positions end = mesh.positions;
+    end.bottomRows(49).col(2).array() -= fall;
+    return resolveSelfCollisions(mesh, buildTopology(mesh), mesh.positions, end, w, thickness)
+        .candidates;
+  };
+  EXPECT_EQ(candidates(0.03, 0), 0);
+  EXPECT_EQ(candidates(0.03, 0.02), 0);  // 1 cm apart at the end: more than the thickness
+  EXPECT_GT(candidates(0.03, 0.028), 49);
+  EXPECT_GT(candidates(0.005, 0), 49);
+}
+
+TEST(CellGrid, QueriesForTheItemsAboveOneSkipTheRest) {
+  // Boxes along x, each 1.5 cells wide: every cell holds two or three items.
+  std::vector<Eigen::AlignedBox3d> boxes;
+  for (int i = 0; i < 20; ++i) boxes.emplace_back(Vec3(i, 0, 0), Vec3(i + 1.5, 0.5, 0.5));
+  const CellGrid grid(boxes, 1.0);
+  const Eigen::AlignedBox3d query(Vec3(5.2, 0, 0), Vec3(8.7, 0.5, 0.5));
+  std::vector<int> all, above;
+  grid.query(query, [&](int i) { all.push_back(i); });
+  grid.query(
+      query, [&](int i) { above.push_back(i); }, 6);
+  std::sort(all.begin(), all.end());
+  std::sort(above.begin(), above.end());
+  std::vector<int> expected;
+  for (int i : all)
+    if (i > 6) expected.push_back(i);
+  EXPECT_EQ(above, expected);  // once per cell shared, as without the bound
+  EXPECT_EQ(all.front(), 4);   // [4, 5.5] reaches the query's first cell
+  EXPECT_EQ(all.back(), 8);
 }
 
 TEST(SelfCollision, ContinuousTestCatchesTunnellingAndIgnoresPassingRoundAnEdge) {
