@@ -297,9 +297,9 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
   const int triangleCount = static_cast<int>(triangles.size()), vertexCount = static_cast<int>(start.rows());
   // Two elements whose closest points start farther apart than their vertices' largest moves
   // over the step, plus twice the thickness, never come within the thickness: not pairs. (Boxes
-  // of slanted elements overlap far more than the elements come near, and the mesh's neighbours
-  // all overlap. The second thickness is slack for the responses' own pushes within the sweeps,
-  // which the boxes too were taken without.)
+  // of slanted elements overlap far more than the elements come near, and the mesh's neighbours'
+  // boxes all overlap. The second thickness allows for the responses' own pushes within the
+  // sweeps, for which the boxes did not allow either.)
   Eigen::VectorXd motion(vertexCount);
   for (int v = 0; v < vertexCount; ++v) motion[v] = (end.row(v) - start.row(v)).norm();
   auto mostMotion = [&](std::initializer_list<int> vertices) {
