@@ -219,6 +219,20 @@ Eigen::AlignedBox3d sweptBox(const Positions& start, const Positions& end, doubl
   return b;
 }
 
+// The farthest any of the vertices moves over the step: an element of them stays within it of
+// where it started.
+double largestMove(const Positions& start, const Positions& end, std::initializer_list<int> vertices) {
+  double most = 0;
+  for (int v : vertices) most = std::max(most, (end.row(v) - start.row(v)).norm());
+  return most;
+}
+
+// The distance from p to triangle (a, b, c).
+double distanceToTriangle(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& p) {
+  const Vec3 bary = closestBarycentric(a, b, c, p);
+  return (bary[0] * a + bary[1] * b + bary[2] * c - p).norm();
+}
+
 struct VertexTriangle {
   int v, t;
   double side;  // +1 / -1: the side of the triangle's plane the vertex started on
@@ -303,13 +317,6 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
   // of slanted elements overlap far more than the elements come near, and the mesh's neighbours'
   // boxes all overlap. The second thickness allows for the responses' own pushes within the
   // sweeps, for which the boxes did not allow either.)
-  Eigen::VectorXd motion(vertexCount);
-  for (int v = 0; v < vertexCount; ++v) motion[v] = (end.row(v) - start.row(v)).norm();
-  auto mostMotion = [&](std::initializer_list<int> vertices) {
-    double most = 0;
-    for (int v : vertices) most = std::max(most, motion[v]);
-    return most;
-  };
   const double slack = 2 * thickness;
   std::vector<Eigen::AlignedBox3d> triangleBoxes(triangleCount);
   for (int t = 0; t < triangleCount; ++t) {
@@ -338,7 +345,7 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
         double s = 0, t = 0;
         const Vec3 offset = segmentOffset(start.row(pe[0]), start.row(pe[1]), start.row(qe[0]),
                                           start.row(qe[1]), s, t);
-        if (offset.norm() > slack + mostMotion({pe[0], pe[1]}) + mostMotion({qe[0], qe[1]})) return;
+        if (offset.norm() > slack + largestMove(start, end, {pe[0], pe[1]}) + largestMove(start, end, {qe[0], qe[1]})) return;
         found.addEdgeEdge(e, f, offset);
       };
       edgeHash.query(edgeBoxes[e], visit, e);  // the edges above e: each pair once
@@ -368,10 +375,8 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
       const Tri& f = triangles[t];
       if (joins.meets(f, v) || !triangleBoxes[t].intersects(box)) return;
       if (w[f[0]] == 0 && w[f[1]] == 0 && w[f[2]] == 0 && w[v] == 0) return;
-      const Vec3 a = start.row(f[0]), b = start.row(f[1]), c = start.row(f[2]), p = start.row(v);
-      const Vec3 bary = closestBarycentric(a, b, c, p);
-      if ((bary[0] * a + bary[1] * b + bary[2] * c - p).norm() >
-          slack + motion[v] + mostMotion({f[0], f[1], f[2]}))
+      if (distanceToTriangle(start.row(f[0]), start.row(f[1]), start.row(f[2]), start.row(v)) >
+          slack + largestMove(start, end, {v}) + largestMove(start, end, {f[0], f[1], f[2]}))
         return;
       pairs.addVertexTriangle(triangles, start, v, t);
     });
@@ -409,13 +414,6 @@ PairCandidates findFeaturePairs(const std::vector<Tri>& triangles, const std::ve
       staticEdges.push_back(e);
       edgeBoxes.push_back(sweptBox(start, end, grow, {edges[e][0], edges[e][1]}));
     }
-  // The farthest any of the vertices moves over the step: a moving element stays within it of
-  // where it started.
-  auto motion = [&](std::initializer_list<int> vertices) {
-    double most = 0;
-    for (int v : vertices) most = std::max(most, (end.row(v) - start.row(v)).norm());
-    return most;
-  };
   // A few cells per item at most: few features can span a large box.
   auto cellsFor = [](size_t items) { return 4096.0 + 64.0 * static_cast<double>(items); };
   if (!staticVertices.empty()) {
@@ -426,15 +424,14 @@ PairCandidates findFeaturePairs(const std::vector<Tri>& triangles, const std::ve
       if (w[f[0]] == 0 && w[f[1]] == 0 && w[f[2]] == 0) continue;
       const Eigen::AlignedBox3d box = sweptBox(start, end, grow, {f[0], f[1], f[2]});
       const Vec3 a = start.row(f[0]), b = start.row(f[1]), c = start.row(f[2]);
-      const double reach = grow + motion({f[0], f[1], f[2]});
+      const double reach = grow + largestMove(start, end, {f[0], f[1], f[2]});
       vertexHash.query(box, [&](int k) {
         if (stamp[k] == t) return;
         stamp[k] = t;
         const int v = staticVertices[k];
         if (f[0] == v || f[1] == v || f[2] == v || !box.intersects(vertexBoxes[k])) return;
         // Boxes of long or slanted elements overlap far more than the elements come near.
-        const Vec3 p = start.row(v), bary = closestBarycentric(a, b, c, p);
-        if ((bary[0] * a + bary[1] * b + bary[2] * c - p).norm() > reach) return;
+        if (distanceToTriangle(a, b, c, start.row(v)) > reach) return;
         pairs.addVertexTriangle(triangles, start, v, t);
       });
     }
@@ -447,7 +444,7 @@ PairCandidates findFeaturePairs(const std::vector<Tri>& triangles, const std::ve
       if (w[qe[0]] == 0 && w[qe[1]] == 0) continue;
       const Eigen::AlignedBox3d box = sweptBox(start, end, grow, {qe[0], qe[1]});
       const Vec3 q0 = start.row(qe[0]), q1 = start.row(qe[1]);
-      const double reach = grow + motion({qe[0], qe[1]});
+      const double reach = grow + largestMove(start, end, {qe[0], qe[1]});
       edgeHash.query(box, [&](int k) {
         if (stamp[k] == f) return;
         stamp[k] = f;
