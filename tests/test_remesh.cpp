@@ -5,6 +5,7 @@
 #include <Eigen/Geometry>
 #include <Eigen/SVD>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <set>
 
@@ -271,6 +272,67 @@ TEST(Remesh, CoarsensBackToTheClothsMeshOnceFlat) {
   EXPECT_NEAR(materialArea(coarse), materialArea(base), 1e-12);
 }
 
+// The sheet folded by 2.5 rad along a line between two columns of the grid's vertices (grid of
+// 9 columns), through the midpoints of the edges that cross it, where the refinement puts its
+// nodes.
+Positions sharplyFolded(const AdaptiveMesh& mesh, const AdaptiveMesh& base) {
+  const double crease = base.material().col(0).minCoeff() + 4.5 / 8;
+  Positions x(mesh.nodeCount(), 3);
+  for (int i = 0; i < x.rows(); ++i) {
+    const double across = mesh.material()(i, 0) - crease;
+    x.row(i) << std::min(across, 0.0) + crease + std::max(across, 0.0) * std::cos(2.5),
+        mesh.material()(i, 1), std::max(across, 0.0) * std::sin(2.5);
+  }
+  return x;
+}
+
+TEST(Remesh, EdgeStrainIsMeasuredOnTheRefinedMeshsEdges) {
+  Sheet s = sheet();
+  const AdaptiveMesh& base = s.mesh;
+  EXPECT_LT(base.maxEdgeStrain(folded(base, 0)), 1e-12);
+  Positions x = sharplyFolded(base, base), v = Positions::Zero(base.nodeCount(), 3);
+  RemeshCounts counts;
+  const AdaptiveMesh refined = base.remeshed(x, v, RemeshSizing{}, counts);
+  ASSERT_GT(counts.splits, 0);
+  // Folding is an isometry: every edge of the refined mesh keeps its length. The cloth's own
+  // edges across the crease are no edges of it, and their chords are up to two thirds shorter.
+  x = sharplyFolded(refined, base);
+  EXPECT_LT(refined.maxEdgeStrain(x), 1e-12);
+  const Positions surface = x.topRows(refined.preservedCount());
+  EXPECT_GT(maxEdgeStrain(s.cloth.mesh, s.cloth.topology, surface), 0.3);
+  // Stretched by 2% along the world's x axis (the unfolded half's warp): its edges by up to 2%.
+  x.col(0) *= 1.02;
+  EXPECT_NEAR(refined.maxEdgeStrain(x), 0.02, 1e-3);
+}
+
+TEST(Remesh, CollapsesDoNotCutAcrossAFold) {
+  Sheet s = sheet();
+  const AdaptiveMesh& base = s.mesh;
+  Positions x = sharplyFolded(base, base), v = Positions::Zero(base.nodeCount(), 3);
+  RemeshCounts counts;
+  const AdaptiveMesh refined = base.remeshed(x, v, RemeshSizing{}, counts);
+  // The fold stays, but the sizing no longer asks for it to be refined.
+  RemeshSizing coarser;
+  coarser.refineAngle = 3.1;
+  const auto coarsened = [&](double maxViolation, double& strain) {
+    coarser.maxNewFaceViolation = maxViolation;
+    Positions y = sharplyFolded(refined, base), w = Positions::Zero(y.rows(), 3);
+    RemeshCounts back;
+    const AdaptiveMesh out = refined.remeshed(y, w, coarser, back);
+    EXPECT_GT(back.collapses, 0);
+    strain = out.maxEdgeStrain(y);
+    return out.nodeCount();
+  };
+  double held = 0, free = 0;
+  const int heldNodes = coarsened(1e-3, held),
+            freeNodes = coarsened(std::numeric_limits<double>::infinity(), free);
+  // The nodes along the crease stay, and every face keeps its shape.
+  EXPECT_LT(held, 1e-3);
+  EXPECT_GT(heldNodes, freeNodes);
+  // Without the bound, faces cut across the crease: edges up to two thirds shorter.
+  EXPECT_GT(free, 0.3);
+}
+
 TEST(Remesh, StopsSplittingAtTheNodeCap) {
   Sheet s = sheet();
   Positions x = folded(s.mesh, 1.5), v = Positions::Zero(s.mesh.nodeCount(), 3);
@@ -307,6 +369,7 @@ TEST(RemeshSolver, AHangingSheetHoldsItsLimitsWhileItsMeshAdapts) {
     EXPECT_NEAR(reportedConstraintError(stats), stats.maxPositionError, 0);
     most = std::max(most, solver.mesh().nodeCount());
     collapses += stats.extra["collapses"].get<int>();
+    EXPECT_EQ(stats.maxEdgeStrain, solver.mesh().maxEdgeStrain(solver.nodes()));
     // The surface is the cloth's vertices, the first of the nodes.
     ASSERT_EQ(simulation->surface().rows(), base);
     ASSERT_TRUE(simulation->surface().isApprox(solver.nodes().topRows(base)));

@@ -78,6 +78,15 @@ void AdaptiveMesh::finish() {
   topology_ = buildTopology(rest_);
 }
 
+double AdaptiveMesh::maxEdgeStrain(const Positions& x) const {
+  double worst = 0;
+  for (const auto& e : topology_.edges) {
+    const double material = materialOffset(material_, e[0], e[1], wrap_).norm();
+    worst = std::max(worst, std::abs((x.row(e[1]) - x.row(e[0])).norm() / material - 1));
+  }
+  return worst;
+}
+
 Result<AdaptiveMesh> AdaptiveMesh::fromCloth(const TriangleMesh& rest, const FlatRest& flat) {
   AdaptiveMesh mesh;
   mesh.material_ = flat.coords;
@@ -255,6 +264,11 @@ struct RemeshWork {
     const double material = offset(a, b).norm();
     return std::abs((x[b] - x[a]).norm() - material) <= sizing.maxNewEdgeStrain * material;
   }
+  // How far face t lies beyond the strain limits in the world (faceLimitViolation).
+  double violation(const Tri& t) const {
+    const FaceRest face = faceRest(offset(t[0], t[1]), offset(t[0], t[2]));
+    return faceLimitViolation(faceStrain(face, x[t[0]], x[t[1]], x[t[2]]), sizing.limits);
+  }
   double materialArea(int a, int b, int c) const {
     return 0.5 * cross2(offset(a, b), offset(a, c));
   }
@@ -321,6 +335,9 @@ struct RemeshWork {
     if (materialArea(xa, y, w) <= minArea() || materialArea(z, w, y) <= minArea()) return false;
     const Vec3 n0 = faceNormal(x[xa], x[z], x[w]), n1 = faceNormal(x[z], x[xa], x[y]);
     if (n0.dot(n1) < kFlipMaxDihedralCos || !keepsLength(w, y)) return false;
+    const double before =
+        std::max({sizing.maxNewFaceViolation, violation(faces[f0]), violation(faces[f1])});
+    if (violation({xa, y, w}) > before || violation({z, w, y}) > before) return false;
     faces[f0] = {xa, y, w};
     faces[f1] = {z, w, y};
     removeFace(xa, f1);
@@ -409,6 +426,7 @@ struct RemeshWork {
       if (faceNormal(x[t[0]], x[t[1]], x[t[2]])
               .dot(faceNormal(x[after[0]], x[after[1]], x[after[2]])) <= 0)
         return false;
+      if (violation(after) > std::max(sizing.maxNewFaceViolation, violation(t))) return false;
       for (int k : after)
         if (k != j && metric(j, k) > kCollapseMetric) return false;
     }

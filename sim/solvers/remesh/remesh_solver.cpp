@@ -6,7 +6,6 @@
 #include "sim/air.h"
 #include "sim/format.h"
 #include "sim/material.h"
-#include "sim/metrics.h"
 #include "sim/self_collision.h"
 #include "sim/stitches.h"
 #include "sim/timing.h"
@@ -104,6 +103,8 @@ RemeshSizing RemeshParams::sizing() const {
   out.maxNodes = maxNodes;
   // New edges within half the tightest limit.
   out.maxNewEdgeStrain = 0.5 * std::min({-warpMin, warpMax, -weftMin, weftMax, -biasMin, biasMax});
+  out.limits = limits();
+  out.maxNewFaceViolation = tolerance;  // what the step hands on is held to the same
   return out;
 }
 
@@ -580,13 +581,55 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
     mesh_ =
         std::make_shared<const AdaptiveMesh>(mesh_->remeshed(x_, v_, params_.sizing(), remeshed));
     meshChanged();
-    // A node added at an edge's midpoint over a curved obstacle lies inside it by about l^2 / 8r:
-    // pushed out at once, so that no state handed on has a node inside.
+    // A node added at an edge's midpoint over a curved obstacle lies inside it by about l^2 / 8r
+    // (more over a box's edge): pushed out at once, so that no state handed on has a node
+    // inside. Where that moves faces beyond the limits (by up to 0.44 on a sheet draped over a
+    // box), they are projected again with the pushed nodes held outside, and what that moves
+    // inside is pushed out and held in turn (kContactRounds).
     if (!ctx.obstacles.empty() && remeshed.splits > 0) {
-      Positions correction;
-      resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x_, correction, h);
-      for (int i = mesh_->preservedCount(); i < x_.rows(); ++i) x_.row(i) += correction.row(i);
+      std::vector<char> still(x_.rows(), 0);
+      for (const auto& pin : ctx.pins) still[pin.first] = 1;
+      if (ctx.contactAllowance) {  // the cloth's vertices', on the new nodes
+        allowance = Eigen::VectorXd::Zero(x_.rows());
+        allowance.head(ctx.contactAllowance->size()) = *ctx.contactAllowance;
+      }
+      std::vector<ContactRow> pushed;
+      const Positions unprojected = x_;
+      bool projected = false;
+      for (int round = 0;; ++round) {
+        Positions push;
+        resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x_, push, h, &normals, nullptr,
+                        allowancePtr);
+        for (int i = 0; i < x_.rows(); ++i) {
+          if (still[i] || push.row(i).isZero() || normals.row(i).isZero()) continue;
+          x_.row(i) += push.row(i);
+          pushed.push_back({i, normals.row(i).normalized().transpose(), x_.row(i).transpose()});
+        }
+        double after = worstViolation(x_);
+        if (after <= params_.tolerance || round == kContactRounds) break;
+        int remeshSolves = 0;
+        if (auto e = project(x_, ctx.sim.density * areaShare_ + extraMass_, still, pushed, ctx,
+                             false, remeshSolves, after))
+          return restore(*e);
+        solves += remeshSolves;
+        projected = true;
+      }
+      // The projection moved the nodes as one step would: the pairs it brought together are
+      // pushed apart again.
+      if (projected) {
+        Eigen::VectorXd inverse = (ctx.sim.density * areaShare_ + extraMass_).cwiseInverse();
+        for (int i = 0; i < x_.rows(); ++i)
+          if (still[i]) inverse[i] = 0;
+        StepStats ignored;
+        resolveFeaturesAndSelfCollisions(mesh_->restMesh(), mesh_->topology(), unprojected, x_,
+                                         inverse, ctx.sim.thickness, ctx.sim.selfCollision,
+                                         ctx.obstacles, ignored, nullptr, allowancePtr,
+                                         &cloth_->stitches);
+      }
     }
+    // The state handed on is the new mesh's: its faces' violation counts.
+    if (remeshed.flips + remeshed.splits + remeshed.collapses > 0)
+      violation = std::max(violation, worstViolation(x_));
     msRemesh = msSince(t);
   }
   surface_ = x_.topRows(mesh_->preservedCount());
@@ -595,7 +638,7 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
   stats.maxPositionError = violation;
   stats.converged = violation <= params_.tolerance;
   stats.contacts = contacts;
-  stats.maxEdgeStrain = maxEdgeStrain(cloth_->mesh, cloth_->topology, surface_);
+  stats.maxEdgeStrain = mesh_->maxEdgeStrain(x_);
   stats.linearSolver = projection_ ? projection_->name() : "";
   stats.extra["max_strain_violation"] = violation;
   stats.extra["max_speed"] = speed;

@@ -30,8 +30,10 @@
 //   4. every `remesh_interval` steps, the remesher; the nodes it adds over an obstacle are
 //      pushed out of it.
 // Stats: position_iterations = Gauss-Newton solves; max_position_error = the largest violation
-// of a limit (dimensionless, also max_strain_violation); converged = within the tolerance;
-// extra: max_node_count, max_face_count, splits, flips, collapses, ms_remesh, remesh_capped.
+// of a limit (dimensionless, also max_strain_violation) by the state handed on, on the mesh it
+// is handed on with (after a remesh, the new one's); converged = within the tolerance;
+// max_edge_strain over the adaptive mesh's edges, against their material lengths; extra:
+// max_node_count, max_face_count, splits, flips, collapses, ms_remesh, remesh_capped.
 #include <array>
 #include <memory>
 
