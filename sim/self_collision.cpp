@@ -219,11 +219,18 @@ Eigen::AlignedBox3d sweptBox(const Positions& start, const Positions& end, doubl
   return b;
 }
 
-// The farthest any of the vertices moves over the step: an element of them stays within it of
-// where it started.
-double largestMove(const Positions& start, const Positions& end, std::initializer_list<int> vertices) {
+// How far each vertex moves over the step.
+Eigen::VectorXd vertexMoves(const Positions& start, const Positions& end) {
+  Eigen::VectorXd moves(start.rows());
+  for (Eigen::Index v = 0; v < start.rows(); ++v) moves[v] = (end.row(v) - start.row(v)).norm();
+  return moves;
+}
+
+// The farthest any of the vertices moves (`moves`, vertexMoves): an element of them stays within
+// it of where it started.
+double largestMove(const Eigen::VectorXd& moves, std::initializer_list<int> vertices) {
   double most = 0;
-  for (int v : vertices) most = std::max(most, (end.row(v) - start.row(v)).norm());
+  for (int v : vertices) most = std::max(most, moves[v]);
   return most;
 }
 
@@ -318,6 +325,7 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
   // boxes all overlap. The second thickness allows for the responses' own pushes within the
   // sweeps, for which the boxes did not allow either.)
   const double slack = 2 * thickness;
+  const Eigen::VectorXd moves = vertexMoves(start, end);
   std::vector<Eigen::AlignedBox3d> triangleBoxes(triangleCount);
   for (int t = 0; t < triangleCount; ++t) {
     const Tri& f = triangles[t];
@@ -345,7 +353,7 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
         double s = 0, t = 0;
         const Vec3 offset = segmentOffset(start.row(pe[0]), start.row(pe[1]), start.row(qe[0]),
                                           start.row(qe[1]), s, t);
-        if (offset.norm() > slack + largestMove(start, end, {pe[0], pe[1]}) + largestMove(start, end, {qe[0], qe[1]})) return;
+        if (offset.norm() > slack + largestMove(moves, {pe[0], pe[1]}) + largestMove(moves, {qe[0], qe[1]})) return;
         found.addEdgeEdge(e, f, offset);
       };
       edgeHash.query(edgeBoxes[e], visit, e);  // the edges above e: each pair once
@@ -376,7 +384,7 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
       if (joins.meets(f, v) || !triangleBoxes[t].intersects(box)) return;
       if (w[f[0]] == 0 && w[f[1]] == 0 && w[f[2]] == 0 && w[v] == 0) return;
       if (distanceToTriangle(start.row(f[0]), start.row(f[1]), start.row(f[2]), start.row(v)) >
-          slack + largestMove(start, end, {v}) + largestMove(start, end, {f[0], f[1], f[2]}))
+          slack + largestMove(moves, {v}) + largestMove(moves, {f[0], f[1], f[2]}))
         return;
       pairs.addVertexTriangle(triangles, start, v, t);
     });
@@ -402,6 +410,7 @@ PairCandidates findFeaturePairs(const std::vector<Tri>& triangles, const std::ve
   PairCandidates pairs;
   const double cell = pairCell(start, edges, thickness), grow = thickness + margin;
   const int vertexCount = static_cast<int>(start.rows()), edgeCount = static_cast<int>(edges.size());
+  const Eigen::VectorXd moves = vertexMoves(start, end);
   std::vector<int> staticVertices, staticEdges;
   std::vector<Eigen::AlignedBox3d> vertexBoxes, edgeBoxes;
   for (int v = 0; v < vertexCount; ++v)
@@ -424,7 +433,7 @@ PairCandidates findFeaturePairs(const std::vector<Tri>& triangles, const std::ve
       if (w[f[0]] == 0 && w[f[1]] == 0 && w[f[2]] == 0) continue;
       const Eigen::AlignedBox3d box = sweptBox(start, end, grow, {f[0], f[1], f[2]});
       const Vec3 a = start.row(f[0]), b = start.row(f[1]), c = start.row(f[2]);
-      const double reach = grow + largestMove(start, end, {f[0], f[1], f[2]});
+      const double reach = grow + largestMove(moves, {f[0], f[1], f[2]});
       vertexHash.query(box, [&](int k) {
         if (stamp[k] == t) return;
         stamp[k] = t;
@@ -444,7 +453,7 @@ PairCandidates findFeaturePairs(const std::vector<Tri>& triangles, const std::ve
       if (w[qe[0]] == 0 && w[qe[1]] == 0) continue;
       const Eigen::AlignedBox3d box = sweptBox(start, end, grow, {qe[0], qe[1]});
       const Vec3 q0 = start.row(qe[0]), q1 = start.row(qe[1]);
-      const double reach = grow + largestMove(start, end, {qe[0], qe[1]});
+      const double reach = grow + largestMove(moves, {qe[0], qe[1]});
       edgeHash.query(box, [&](int k) {
         if (stamp[k] == f) return;
         stamp[k] = f;

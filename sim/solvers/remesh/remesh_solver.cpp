@@ -480,9 +480,25 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
     return std::optional<std::string>(why);
   };
   const int n = mesh_->nodeCount();
-  const Eigen::VectorXd mass = ctx.sim.density * areaShare_ + extraMass_;
-  std::vector<char> fixed(n, 0);
-  for (const auto& pin : ctx.pins) fixed[pin.first] = 1;
+  // The nodes' masses, pins, inverse masses (0 where pinned) and contact allowances (the cloth's
+  // vertices'; added nodes have none), on the mesh of the moment: the step's, then a remesh's.
+  Eigen::VectorXd mass, inverseMass, allowance;
+  std::vector<char> fixed;
+  auto takeNodes = [&] {
+    const int nodes = mesh_->nodeCount();
+    mass = ctx.sim.density * areaShare_ + extraMass_;
+    fixed.assign(nodes, 0);
+    for (const auto& pin : ctx.pins) fixed[pin.first] = 1;
+    inverseMass = mass.cwiseInverse();
+    for (int i = 0; i < nodes; ++i)
+      if (fixed[i]) inverseMass[i] = 0;
+    if (ctx.contactAllowance) {
+      allowance = Eigen::VectorXd::Zero(nodes);
+      allowance.head(ctx.contactAllowance->size()) = *ctx.contactAllowance;
+    }
+  };
+  takeNodes();
+  const Eigen::VectorXd* allowancePtr = ctx.contactAllowance ? &allowance : nullptr;
 
   // 1. The air, bending and gravity; the candidate.
   auto t = Clock::now();
@@ -506,16 +522,6 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
 
   // 2. Strain limiting, the obstacles' contacts held in it: those of the candidate, then those of
   // the projection's result while it finds new ones (kContactRounds).
-  Eigen::VectorXd inverseMass = mass.cwiseInverse();
-  for (int i = 0; i < n; ++i)
-    if (fixed[i]) inverseMass[i] = 0;
-  // The allowance is the cloth's vertices'; added nodes have none.
-  Eigen::VectorXd allowance;
-  if (ctx.contactAllowance) {
-    allowance = Eigen::VectorXd::Zero(n);
-    allowance.head(ctx.contactAllowance->size()) = *ctx.contactAllowance;
-  }
-  const Eigen::VectorXd* allowancePtr = ctx.contactAllowance ? &allowance : nullptr;
   std::vector<ContactRow> contactRows;
   std::vector<char> held(n, 0);
   int solves = 0;
@@ -587,12 +593,7 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
     // box), they are projected again with the pushed nodes held outside, and what that moves
     // inside is pushed out and held in turn (kContactRounds).
     if (!ctx.obstacles.empty() && remeshed.splits > 0) {
-      std::vector<char> still(x_.rows(), 0);
-      for (const auto& pin : ctx.pins) still[pin.first] = 1;
-      if (ctx.contactAllowance) {  // the cloth's vertices', on the new nodes
-        allowance = Eigen::VectorXd::Zero(x_.rows());
-        allowance.head(ctx.contactAllowance->size()) = *ctx.contactAllowance;
-      }
+      takeNodes();
       std::vector<ContactRow> pushed;
       const Positions unprojected = x_;
       bool projected = false;
@@ -601,15 +602,14 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
         resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x_, push, h, &normals, nullptr,
                         allowancePtr);
         for (int i = 0; i < x_.rows(); ++i) {
-          if (still[i] || push.row(i).isZero() || normals.row(i).isZero()) continue;
+          if (fixed[i] || push.row(i).isZero() || normals.row(i).isZero()) continue;
           x_.row(i) += push.row(i);
           pushed.push_back({i, normals.row(i).normalized().transpose(), x_.row(i).transpose()});
         }
         double after = worstViolation(x_);
         if (after <= params_.tolerance || round == kContactRounds) break;
         int remeshSolves = 0;
-        if (auto e = project(x_, ctx.sim.density * areaShare_ + extraMass_, still, pushed, ctx,
-                             false, remeshSolves, after))
+        if (auto e = project(x_, mass, fixed, pushed, ctx, false, remeshSolves, after))
           return restore(*e);
         solves += remeshSolves;
         projected = true;
@@ -617,12 +617,9 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
       // The projection moved the nodes as one step would: the pairs it brought together are
       // pushed apart again.
       if (projected) {
-        Eigen::VectorXd inverse = (ctx.sim.density * areaShare_ + extraMass_).cwiseInverse();
-        for (int i = 0; i < x_.rows(); ++i)
-          if (still[i]) inverse[i] = 0;
         StepStats ignored;
         resolveFeaturesAndSelfCollisions(mesh_->restMesh(), mesh_->topology(), unprojected, x_,
-                                         inverse, ctx.sim.thickness, ctx.sim.selfCollision,
+                                         inverseMass, ctx.sim.thickness, ctx.sim.selfCollision,
                                          ctx.obstacles, ignored, nullptr, allowancePtr,
                                          &cloth_->stitches);
       }
