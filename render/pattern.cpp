@@ -71,9 +71,15 @@ double patternExtent(const ClothModel& cloth) {
   return x.rows() > 0 ? (x.colwise().maxCoeff() - x.colwise().minCoeff()).maxCoeff() : 0.0;
 }
 
-PatternCoordinates patternCoordinates(const ClothModel& cloth) {
+namespace {
+
+// The pattern's coordinates of points of `cloth` at `u` in its flat rest state (flatCoords's
+// frame), with rest positions `rest` for a pattern in space; the rounds are the cloth's, each
+// cone's sector read from the cloth's own vertices.
+PatternCoordinates coordinatesAt(const ClothModel& cloth, const Eigen::MatrixX2d& u,
+                                 const Positions& rest) {
   PatternCoordinates out;
-  const int n = cloth.mesh.vertexCount();
+  const Eigen::Index n = u.rows();
   out.coords.reserve(4 * static_cast<size_t>(n));
   auto put = [&out](double a, double b, double c, int round) {
     out.coords.push_back(static_cast<float>(a));
@@ -85,21 +91,23 @@ PatternCoordinates patternCoordinates(const ClothModel& cloth) {
       hasFlatRest(cloth) ? cloth.flatCoords->wrap.rounds() : std::vector<const MaterialWrap*>{};
   if (hasFlatRest(cloth) && wraps.size() <= static_cast<size_t>(kMaxPatternRounds)) {
     const MaterialWrap& wrap = cloth.flatCoords->wrap;
-    const Eigen::MatrixX2d& u = cloth.flatCoords->coords;
-    // Each vertex's round: 1 + its wrap's place in `wraps`, 0 where none holds.
-    std::vector<int> roundOf(n, 0);
-    for (int i = 0; i < n; ++i) {
-      const Eigen::Vector2d ui = u.row(i).transpose();
-      if (!wrap.holds(ui)) continue;
-      const auto it = std::find(wraps.begin(), wraps.end(), &wrap.at(ui));
-      if (it != wraps.end()) roundOf[i] = 1 + static_cast<int>(it - wraps.begin());
-    }
-    // A cone's vertices' angles from its cut round the apex are taken from the least of them (its
-    // sector's first side), so the vertices on that side are at 0, not at 2 pi by a rounding.
-    std::vector<double> first(wraps.size(), 0.0);
-    auto fromCut = [&](int i, const MaterialWrap& w) {
-      return w.angleFromCut(u.row(i).transpose());
+    // Each point's round: 1 + its wrap's place in `wraps`, 0 where none holds.
+    auto roundsOf = [&](const Eigen::MatrixX2d& points) {
+      std::vector<int> roundOf(static_cast<size_t>(points.rows()), 0);
+      for (Eigen::Index i = 0; i < points.rows(); ++i) {
+        const Eigen::Vector2d ui = points.row(i).transpose();
+        if (!wrap.holds(ui)) continue;
+        const auto it = std::find(wraps.begin(), wraps.end(), &wrap.at(ui));
+        if (it != wraps.end()) roundOf[i] = 1 + static_cast<int>(it - wraps.begin());
+      }
+      return roundOf;
     };
+    const Eigen::MatrixX2d& vertices = cloth.flatCoords->coords;
+    const std::vector<int> vertexRound = roundsOf(vertices), roundOf = roundsOf(u);
+    // A cone's points' angles from its cut round the apex are taken from the least of its
+    // vertices' (its sector's first side), so the vertices on that side are at 0, not at 2 pi by
+    // a rounding.
+    std::vector<double> first(wraps.size(), 0.0);
     for (size_t k = 0; k < wraps.size(); ++k) {
       const MaterialWrap& w = *wraps[k];
       PatternRound round;
@@ -111,16 +119,16 @@ PatternCoordinates patternCoordinates(const ClothModel& cloth) {
         round.angle = std::abs(w.angle);
         round.apex = w.apex;
         double least = 2 * std::numbers::pi;
-        for (int i = 0; i < n; ++i)
-          if (roundOf[i] == static_cast<int>(k) + 1 &&
-              (u.row(i).transpose() - w.apex).norm() > 1e-12)
-            least = std::min(least, fromCut(i, w));
+        for (Eigen::Index i = 0; i < vertices.rows(); ++i)
+          if (vertexRound[i] == static_cast<int>(k) + 1 &&
+              (vertices.row(i).transpose() - w.apex).norm() > 1e-12)
+            least = std::min(least, w.angleFromCut(vertices.row(i).transpose()));
         first[k] = least < 2 * std::numbers::pi ? least : 0.0;
         round.from = w.cut + first[k];
       }
       out.rounds.push_back(round);
     }
-    for (int i = 0; i < n; ++i) {
+    for (Eigen::Index i = 0; i < n; ++i) {
       if (roundOf[i] == 0) {
         put(u(i, 0), u(i, 1), 0, 0);
         continue;
@@ -131,7 +139,12 @@ PatternCoordinates patternCoordinates(const ClothModel& cloth) {
         put(r * std::cos(u(i, 0) / r), u(i, 1), r * std::sin(u(i, 0) / r), roundOf[i]);
       } else {
         const double r = (u.row(i).transpose() - round.apex).norm();
-        const double a = std::max(0.0, fromCut(i, *wraps[roundOf[i] - 1]) - first[roundOf[i] - 1]);
+        // From the first side; a point added before it (beside the cut, seen from a vertex on
+        // the last side) lies at a negative angle, which is its place once round. A vertex on
+        // the first side is at 0, not a rounding below it.
+        double a =
+            wraps[roundOf[i] - 1]->angleFromCut(u.row(i).transpose()) - first[roundOf[i] - 1];
+        if (a < 0 && a > -1e-9) a = 0;
         const double phi = 2 * std::numbers::pi * a / round.angle;
         put(r * std::cos(phi), r * std::sin(phi), 0, roundOf[i]);
       }
@@ -139,9 +152,21 @@ PatternCoordinates patternCoordinates(const ClothModel& cloth) {
     return out;
   }
   out.kind = PatternCoordinates::Kind::Solid;
-  const Positions& x = cloth.mesh.positions;
-  for (int i = 0; i < n; ++i) put(x(i, 0), x(i, 1), x(i, 2), 0);
+  for (Eigen::Index i = 0; i < n; ++i) put(rest(i, 0), rest(i, 1), rest(i, 2), 0);
   return out;
+}
+
+}  // namespace
+
+PatternCoordinates patternCoordinates(const ClothModel& cloth) {
+  if (hasFlatRest(cloth))
+    return coordinatesAt(cloth, cloth.flatCoords->coords, cloth.mesh.positions);
+  return coordinatesAt(cloth, Eigen::MatrixX2d::Zero(cloth.mesh.vertexCount(), 2),
+                       cloth.mesh.positions);
+}
+
+PatternCoordinates patternCoordinates(const ClothModel& cloth, const FineMesh& fine) {
+  return coordinatesAt(cloth, fine.flat, fine.rest);
 }
 
 double defaultPatternSize(double extent) {

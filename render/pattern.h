@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/scene.h"
+#include "sim/solver.h"
 
 namespace clothlab {
 
@@ -49,6 +50,9 @@ struct PatternCoordinates {
   std::vector<PatternRound> rounds;
 };
 PatternCoordinates patternCoordinates(const ClothModel& cloth);
+// The same for the nodes of a finer mesh the cloth is simulated on (sim/solver.h FineMesh): the
+// pattern printed on the same cloth, drawn on that mesh.
+PatternCoordinates patternCoordinates(const ClothModel& cloth, const FineMesh& fine);
 // The cloth's size for its default pattern cell [m]: the longest side of the flat rest state's
 // bounding box; a tube's girth or length; a cone's rest shape's, or the rest shape's where there
 // is no flat rest state. A cloth in several pieces: the rest shape of its largest piece.

@@ -1,24 +1,31 @@
 #include "render/picking.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <tuple>
+#include <vector>
 
 namespace clothlab {
 
-std::optional<SurfaceHit> pickSurface(const Snapshot& snapshot, const Ray& ray) {
-  if (!snapshot.triangles) return std::nullopt;
-  const Vec3 o(ray.origin.x, ray.origin.y, ray.origin.z), d(ray.direction.x, ray.direction.y, ray.direction.z);
-  const auto& tris = *snapshot.triangles;
+namespace {
+
+// The nearest intersection of the ray (o, d) with the triangles `tris` (3 indices each) over the
+// points `p` (x, y, z floats), both sides: Moller-Trumbore.
+std::optional<SurfaceHit> castRay(const std::vector<float>& p,
+                                  const std::vector<std::uint32_t>& tris, const Vec3& o,
+                                  const Vec3& d) {
+  auto point = [&p](std::uint32_t v) { return Vec3(p[3 * v], p[3 * v + 1], p[3 * v + 2]); };
   std::optional<SurfaceHit> best;
-  for (int t = 0; t < snapshot.triangleCount(); ++t) {
-    // Moller-Trumbore.
-    const Vec3 a = snapshot.vertex(static_cast<int>(tris[3 * t]));
-    const Vec3 e1 = snapshot.vertex(static_cast<int>(tris[3 * t + 1])) - a;
-    const Vec3 e2 = snapshot.vertex(static_cast<int>(tris[3 * t + 2])) - a;
-    const Vec3 p = d.cross(e2);
-    const double det = e1.dot(p);
+  for (size_t t = 0; 3 * t + 2 < tris.size(); ++t) {
+    const Vec3 a = point(tris[3 * t]);
+    const Vec3 e1 = point(tris[3 * t + 1]) - a;
+    const Vec3 e2 = point(tris[3 * t + 2]) - a;
+    const Vec3 q0 = d.cross(e2);
+    const double det = e1.dot(q0);
     if (std::abs(det) < 1e-14) continue;
     const Vec3 s = o - a;
-    const double u = s.dot(p) / det;
+    const double u = s.dot(q0) / det;
     if (u < 0 || u > 1) continue;
     const Vec3 q = s.cross(e1);
     const double v = d.dot(q) / det;
@@ -26,16 +33,83 @@ std::optional<SurfaceHit> pickSurface(const Snapshot& snapshot, const Ray& ray) 
     const double dist = e2.dot(q) / det;
     if (dist <= 0 || (best && dist >= best->distance)) continue;
     SurfaceHit hit;
-    hit.triangle = t;
+    hit.triangle = static_cast<int>(t);
     hit.barycentric = Vec3(1 - u - v, u, v);
     hit.distance = dist;
     hit.point = o + dist * d;
-    int corner = 0;
-    hit.barycentric.maxCoeff(&corner);
-    hit.nearestVertex = static_cast<int>(tris[3 * t + corner]);
     best = hit;
   }
   return best;
+}
+
+// The cloth triangle holding the flat point `m` (flatCoords's frame; each triangle taken round
+// its wrap where that brings it nearer), with `m`'s barycentric coordinates in it: the triangle
+// where the least of them is largest (a point on an edge, or a rounding outside, goes to either
+// neighbour).
+std::pair<int, Vec3> locateInCloth(const ClothModel& cloth, const Eigen::Vector2d& m) {
+  const Eigen::MatrixX2d& u = cloth.flatCoords->coords;
+  const MaterialWrap& wrap = cloth.flatCoords->wrap;
+  int best = 0;
+  Vec3 bestAt(1.0 / 3, 1.0 / 3, 1.0 / 3);
+  double bestLeast = -std::numeric_limits<double>::infinity();
+  for (size_t t = 0; t < cloth.mesh.triangles.size(); ++t) {
+    const Tri& tri = cloth.mesh.triangles[t];
+    // The corners as seen from m: the first one's nearest image, and the others as seen from
+    // it, so that the triangle stays whole where it crosses a seam.
+    const Eigen::Vector2d u0 = u.row(tri[0]).transpose();
+    const Eigen::Vector2d a = wrap.offset(m, u0),
+                          b = a + wrap.offset(u0, u.row(tri[1]).transpose()),
+                          c = a + wrap.offset(u0, u.row(tri[2]).transpose());
+    const double area = (b - a).x() * (c - a).y() - (b - a).y() * (c - a).x();
+    if (std::abs(area) < 1e-300) continue;
+    // Barycentric coordinates of the origin (m) in the triangle (a, b, c).
+    const double wa = (b.x() * c.y() - b.y() * c.x()) / area,
+                 wb = (c.x() * a.y() - c.y() * a.x()) / area, wc = 1 - wa - wb;
+    const double least = std::min({wa, wb, wc});
+    if (least > bestLeast) {
+      bestLeast = least;
+      best = static_cast<int>(t);
+      bestAt = Vec3(wa, wb, wc);
+    }
+  }
+  return {best, bestAt.cwiseMax(0.0) / bestAt.cwiseMax(0.0).sum()};
+}
+
+}  // namespace
+
+std::optional<SurfaceHit> pickSurface(const Snapshot& snapshot, const Ray& ray) {
+  if (!snapshot.triangles) return std::nullopt;
+  const Vec3 o(ray.origin.x, ray.origin.y, ray.origin.z),
+      d(ray.direction.x, ray.direction.y, ray.direction.z);
+  std::optional<SurfaceHit> hit;
+  const bool fine =
+      snapshot.fine && snapshot.cloth && snapshot.cloth->flatCoords &&
+      snapshot.cloth->flatCoords->coords.rows() == snapshot.vertexCount() &&
+      snapshot.finePositions.size() == 3 * static_cast<size_t>(snapshot.fine->nodeCount());
+  if (fine) {
+    // What is drawn is the finer mesh: the ray meets it, and the point it meets is named by its
+    // place in the cloth, the cloth triangle it lies in.
+    std::vector<std::uint32_t> tris;
+    tris.reserve(3 * snapshot.fine->triangles.size());
+    for (const Tri& t : snapshot.fine->triangles)
+      for (int k : t) tris.push_back(static_cast<std::uint32_t>(k));
+    hit = castRay(snapshot.finePositions, tris, o, d);
+    if (!hit) return std::nullopt;
+    const Tri& face = snapshot.fine->triangles[hit->triangle];
+    const MaterialWrap& wrap = snapshot.cloth->flatCoords->wrap;
+    const Eigen::Vector2d u0 = snapshot.fine->flat.row(face[0]).transpose();
+    const Eigen::Vector2d m =
+        u0 + hit->barycentric[1] * wrap.offset(u0, snapshot.fine->flat.row(face[1]).transpose()) +
+        hit->barycentric[2] * wrap.offset(u0, snapshot.fine->flat.row(face[2]).transpose());
+    std::tie(hit->triangle, hit->barycentric) = locateInCloth(*snapshot.cloth, m);
+  } else {
+    hit = castRay(snapshot.positions, *snapshot.triangles, o, d);
+    if (!hit) return std::nullopt;
+  }
+  int corner = 0;
+  hit->barycentric.maxCoeff(&corner);
+  hit->nearestVertex = static_cast<int>((*snapshot.triangles)[3 * hit->triangle + corner]);
+  return hit;
 }
 
 }  // namespace clothlab

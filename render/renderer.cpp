@@ -174,16 +174,17 @@ glm::vec3 toGlm(const Vec3& v) { return {float(v.x()), float(v.y()), float(v.z()
 struct Renderer::Impl {
   GLuint meshProgram = 0, flatProgram = 0, wireProgram = 0;
   GpuMesh cloth, sphere, cube;
-  // Each cloth's material coordinates for its pattern (attribute 3 of cloth.vao, enabled while
-  // they match the drawn surface), uploaded when a pattern is first drawn on that cloth (compare
-  // mode's panes each have one); dropped when the cloth is gone.
+  // The material coordinates for the pattern of each mesh a cloth is drawn with (attribute 3 of
+  // cloth.vao, enabled while they match the drawn surface): the cloth's own, or the finer mesh
+  // it is simulated on (Snapshot::fine; a new one after each remesh). Uploaded when a pattern is
+  // first drawn on that mesh (compare mode's panes each have one); dropped when it is gone.
   struct ClothPatternBuffer {
-    std::weak_ptr<const ClothModel> cloth;
-    PatternCoordinates pattern;  // without its coordinates once uploaded
+    std::weak_ptr<const void> mesh;  // the ClothModel or the FineMesh
+    PatternCoordinates pattern;      // without its coordinates once uploaded
     size_t vertices = 0;
     GLuint buffer = 0;
   };
-  std::map<const ClothModel*, ClothPatternBuffer> patterns;
+  std::map<const void*, ClothPatternBuffer> patterns;
   // Releases and erases the entries of `entries` whose owner is `gone`.
   template <class Map, class Gone, class Release>
   static void forgetGone(Map& entries, Gone gone, Release release) {
@@ -231,10 +232,11 @@ struct Renderer::Impl {
     return entry.mesh;
   }
   GLuint clothShadowVao = 0;
-  // Mean length of the cloth's edges when its triangles were uploaded [m] (inextensible cloth
+  // Mean length of the drawn cloth's edges when its triangles were uploaded [m] (inextensible cloth
   // keeps it).
   float meanEdge = 0;
-  std::shared_ptr<const std::vector<std::uint32_t>> clothTriangles;  // what `cloth` holds
+  std::shared_ptr<const void>
+      clothTriangles;  // what `cloth` holds: a snapshot's triangles or a FineMesh
   GLuint flatVao = 0, flatBuffer = 0;
   std::vector<FlatVertex> lines, points, bigPoints;
 
@@ -270,13 +272,15 @@ struct Renderer::Impl {
   const PatternCoordinates* preparePattern(const Snapshot& s) {
     if (!s.cloth) return nullptr;
     forgetGone(
-        patterns, [](ClothPatternBuffer& e) { return e.cloth.expired(); },
+        patterns, [](ClothPatternBuffer& e) { return e.mesh.expired(); },
         [](ClothPatternBuffer& e) { glDeleteBuffers(1, &e.buffer); });
-    auto [it, added] = patterns.try_emplace(s.cloth.get());
+    const std::shared_ptr<const void> mesh =
+        s.fine ? std::shared_ptr<const void>(s.fine) : std::shared_ptr<const void>(s.cloth);
+    auto [it, added] = patterns.try_emplace(mesh.get());
     ClothPatternBuffer& entry = it->second;
     if (added) {
-      entry.cloth = s.cloth;
-      entry.pattern = patternCoordinates(*s.cloth);
+      entry.mesh = mesh;
+      entry.pattern = s.fine ? patternCoordinates(*s.cloth, *s.fine) : patternCoordinates(*s.cloth);
       entry.vertices = entry.pattern.coords.size() / 4;
       glGenBuffers(1, &entry.buffer);
       glBindBuffer(GL_ARRAY_BUFFER, entry.buffer);
@@ -285,7 +289,8 @@ struct Renderer::Impl {
                    entry.pattern.coords.data(), GL_STATIC_DRAW);
       entry.pattern.coords = {};
     }
-    if (entry.vertices != static_cast<size_t>(s.vertexCount())) return nullptr;
+    if (entry.vertices != static_cast<size_t>(s.fine ? s.fine->nodeCount() : s.vertexCount()))
+      return nullptr;
     glBindVertexArray(cloth.vao);
     glBindBuffer(GL_ARRAY_BUFFER, entry.buffer);
     glVertexAttribPointer(3, 4, GL_FLOAT, GL_FALSE, 0, nullptr);
@@ -317,22 +322,30 @@ struct Renderer::Impl {
     glUniform2fv(glGetUniformLocation(meshProgram, "uRoundApex"), count, apex.data());
   }
 
+  // The cloth as drawn: the finer mesh it is simulated on where there is one, else its own.
   void uploadCloth(const Snapshot& s) {
-    cloth.upload(s.positions, s.normals, s.strain);
-    if (clothTriangles != s.triangles) {
-      clothTriangles = s.triangles;
-      cloth.uploadIndices(*s.triangles);
-      std::set<std::pair<std::uint32_t, std::uint32_t>> edges;
-      const auto& t = *s.triangles;
-      for (size_t i = 0; i + 2 < t.size(); i += 3)
-        for (int k = 0; k < 3; ++k) {
-          std::uint32_t a = t[i + k], b = t[i + (k + 1) % 3];
-          edges.emplace(std::min(a, b), std::max(a, b));
-        }
-      double total = 0;
-      for (const auto& [a, b] : edges) total += (s.vertex(a) - s.vertex(b)).norm();
-      meanEdge = edges.empty() ? 0.0f : static_cast<float>(total / static_cast<double>(edges.size()));
-    }
+    const std::vector<float>& p = s.fine ? s.finePositions : s.positions;
+    cloth.upload(p, s.fine ? s.fineNormals : s.normals, s.fine ? s.fineStrain : s.strain);
+    const std::shared_ptr<const void> triangles =
+        s.fine ? std::shared_ptr<const void>(s.fine) : std::shared_ptr<const void>(s.triangles);
+    if (clothTriangles == triangles) return;
+    clothTriangles = triangles;
+    std::vector<std::uint32_t> fineIndices;
+    if (s.fine)
+      for (const Tri& f : s.fine->triangles)
+        for (int k : f) fineIndices.push_back(static_cast<std::uint32_t>(k));
+    const std::vector<std::uint32_t>& t = s.fine ? fineIndices : *s.triangles;
+    cloth.uploadIndices(t);
+    std::set<std::pair<std::uint32_t, std::uint32_t>> edges;
+    for (size_t i = 0; i + 2 < t.size(); i += 3)
+      for (int k = 0; k < 3; ++k) {
+        std::uint32_t a = t[i + k], b = t[i + (k + 1) % 3];
+        edges.emplace(std::min(a, b), std::max(a, b));
+      }
+    auto vertex = [&p](std::uint32_t v) { return Vec3(p[3 * v], p[3 * v + 1], p[3 * v + 2]); };
+    double total = 0;
+    for (const auto& [a, b] : edges) total += (vertex(a) - vertex(b)).norm();
+    meanEdge = edges.empty() ? 0.0f : static_cast<float>(total / static_cast<double>(edges.size()));
   }
 
   // Lit draw of a mesh with a model matrix.

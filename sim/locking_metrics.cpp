@@ -20,7 +20,8 @@ const std::vector<MetricDefinition>& lockingMetricDefinitions() {
       {"bending_energy", "J",
        "hinge bending energy k_b/2 sum x^T Q x (toward the shape as loaded where bending_rest is "
        "loaded)"},
-      {"max_edge_strain", "1", "largest | |e|/|e0| - 1 | over mesh edges"},
+      {"max_edge_strain", "1",
+       "largest | |e|/|e0| - 1 | over mesh edges (the solver's finer mesh where it has one)"},
       {"residual", "m or 1",
        "the solver's own largest constraint error (mls-isometry: dimensionless)"},
       {"max_distance_increase", "1",
@@ -96,7 +97,8 @@ MetricProbe makeMetricProbe(const Simulation& simulation) {
 
 std::vector<double> measureLockingMetrics(const MetricProbe& probe, const ClothModel& cloth,
                                           const Positions& surface, const StepStats& last,
-                                          const SimParams& sim, double msPerStep) {
+                                          const SimParams& sim, double msPerStep,
+                                          const FineMesh* fine, const Positions* fineNodes) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   double sag = nan, tip = nan;
   if (probe.pinA >= 0) sag = pinnedSag(cloth.mesh, surface, probe.pinA, probe.pinB, probe.up);
@@ -108,7 +110,8 @@ std::vector<double> measureLockingMetrics(const MetricProbe& probe, const ClothM
           tip,
           shape ? shape->energy(surface, sim.bending)
                 : bendingEnergy(probe.hinge, sim.bending, surface),
-          maxEdgeStrain(cloth.mesh, cloth.topology, surface),
+          fine && fineNodes ? fine->maxEdgeStrain(*fineNodes)
+                            : maxEdgeStrain(cloth.mesh, cloth.topology, surface),
           residual,
           maxDistanceIncrease(cloth.mesh, cloth.topology, surface, probe.reference),
           cloth.stitches.empty() ? nan : stitchGaps(cloth.stitches, surface).maxCoeff(),

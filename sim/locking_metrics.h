@@ -13,7 +13,10 @@
 //                         bending toward flat; where the simulation bends toward the cloth's
 //                         shape as loaded (bending_rest "loaded"), that energy instead
 //                         (sim/bending.h RestBend::energy), zero in the shape as loaded
-//   max_edge_strain  [1]  largest | |e|/|e0| - 1 | over the mesh edges
+//   max_edge_strain  [1]  largest | |e|/|e0| - 1 | over the mesh edges; where the solver
+//                         simulates on a finer mesh (Solver::fineMesh, strain-limit-remesh),
+//                         over that mesh's edges against their material lengths (the cloth's
+//                         own edges' chords cut across its folds and read as compression)
 //   residual       [m|1]  the solver's own: mls-isometry's largest |c| (dimensionless), else the
 //                         largest constraint error [m]
 //   max_distance_increase [1]  largest relative increase of the distance from the reference
@@ -89,9 +92,12 @@ using MetricSeries = std::deque<std::pair<double, std::vector<double>>>;
 std::vector<MetricSummary> summarizeOverTime(const MetricSeries& series);
 
 // Values in the order of lockingMetricDefinitions(); `sim` gives the bending's stiffness and its
-// rest shape.
+// rest shape; `fine` and `fineNodes` the finer mesh the solver simulates on and its nodes'
+// positions, where it has one.
 std::vector<double> measureLockingMetrics(const MetricProbe& probe, const ClothModel& cloth,
                                           const Positions& surface, const StepStats& last,
-                                          const SimParams& sim, double msPerStep);
+                                          const SimParams& sim, double msPerStep,
+                                          const FineMesh* fine = nullptr,
+                                          const Positions* fineNodes = nullptr);
 
 }  // namespace clothlab

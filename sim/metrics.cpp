@@ -1,11 +1,12 @@
 #include "sim/metrics.h"
 
 #include <Eigen/SVD>
-
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <queue>
+
+#include "sim/solver.h"
 
 namespace clothlab {
 namespace {
@@ -15,6 +16,22 @@ double edgeStrain(const TriangleMesh& rest, const Positions& current, const std:
   return std::abs((current.row(e[1]) - current.row(e[0])).norm() / restLength - 1.0);
 }
 }  // namespace
+
+Eigen::VectorXd FineMesh::nodeStrain(const Positions& x) const {
+  Eigen::VectorXd strain = Eigen::VectorXd::Zero(nodeCount());
+  for (size_t k = 0; k < edges.size(); ++k) {
+    const auto& e = edges[k];
+    const double value = std::abs(
+        (x.row(e[1]) - x.row(e[0])).norm() / edgeLengths[static_cast<Eigen::Index>(k)] - 1);
+    strain[e[0]] = std::max(strain[e[0]], value);
+    strain[e[1]] = std::max(strain[e[1]], value);
+  }
+  return strain;
+}
+
+double FineMesh::maxEdgeStrain(const Positions& x) const {
+  return nodeCount() > 0 ? nodeStrain(x).maxCoeff() : 0.0;
+}
 
 double maxEdgeStrain(const TriangleMesh& rest, const MeshTopology& topology, const Positions& current) {
   double worst = 0;

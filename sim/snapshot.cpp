@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "sim/metrics.h"
+#include "sim/obj_io.h"
 #include "sim/simulation.h"
 
 namespace clothlab {
@@ -15,9 +16,12 @@ Vec3 Snapshot::surfacePoint(int t, const Vec3& b) const {
 
 void Snapshot::clothBounds(Vec3& lo, Vec3& hi) const {
   lo = hi = Vec3::Zero();
-  for (int v = 0; v < vertexCount(); ++v) {
-    lo = v == 0 ? vertex(v) : Vec3(lo.cwiseMin(vertex(v)));
-    hi = v == 0 ? vertex(v) : Vec3(hi.cwiseMax(vertex(v)));
+  // The finer mesh where it is drawn: its folds may reach beyond the cloth's vertices.
+  const std::vector<float>& drawn = finePositions.empty() ? positions : finePositions;
+  for (size_t v = 0; 3 * v + 2 < drawn.size(); ++v) {
+    const Vec3 p(drawn[3 * v], drawn[3 * v + 1], drawn[3 * v + 2]);
+    lo = v == 0 ? p : Vec3(lo.cwiseMin(p));
+    hi = v == 0 ? p : Vec3(hi.cwiseMax(p));
   }
 }
 
@@ -52,6 +56,17 @@ void appendRows(const Positions& rows, std::vector<float>& out) {
 }
 }  // namespace
 
+std::optional<std::string> writeDrawnSurface(const Snapshot& s, const std::string& path) {
+  if (!s.cloth) return path + ": no cloth to write";
+  const std::vector<float>& drawn = s.fine ? s.finePositions : s.positions;
+  Positions positions(static_cast<Eigen::Index>(drawn.size() / 3), 3);
+  for (Eigen::Index v = 0; v < positions.rows(); ++v)
+    for (int k = 0; k < 3; ++k) positions(v, k) = drawn[3 * v + k];
+  ObjTexcoords texcoords = surfaceTexcoords(*s.cloth);
+  if (s.fine && texcoords.uv) texcoords.uv = &s.fine->flat;
+  return writeObj(path, positions, s.fine ? s.fine->triangles : s.cloth->mesh.triangles, texcoords);
+}
+
 Snapshot makeSnapshot(const Simulation& simulation, bool overlay,
                       std::shared_ptr<const std::vector<std::uint32_t>> triangles, bool contacts) {
   const ClothModel& cloth = simulation.cloth();
@@ -75,6 +90,13 @@ Snapshot makeSnapshot(const Simulation& simulation, bool overlay,
     triangles = std::move(tris);
   }
   s.triangles = std::move(triangles);
+  Positions nodes;
+  if ((s.fine = simulation.solver().fineMesh(nodes))) {
+    appendRows(nodes, s.finePositions);
+    appendRows(vertexNormals(nodes, s.fine->triangles), s.fineNormals);
+    const Eigen::VectorXd fineStrain = s.fine->nodeStrain(nodes);
+    s.fineStrain.assign(fineStrain.data(), fineStrain.data() + fineStrain.size());
+  }
   if (overlay) {
     Positions points;
     std::vector<std::pair<int, int>> lines;

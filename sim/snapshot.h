@@ -27,6 +27,13 @@ struct Snapshot {
   std::vector<float> positions, normals, strain;
   std::shared_ptr<const std::vector<std::uint32_t>> triangles;
   std::shared_ptr<const ClothModel> cloth;  // the cloth the surface belongs to (rest state, flat coordinates)
+  // Where the solver simulates on a finer mesh than the cloth's own (strain-limit-remesh's
+  // adaptive mesh, sim/solver.h FineMesh): that mesh, and its nodes' positions, smooth normals and
+  // strain (per node, against the edges' material lengths), drawn in place of the surface's
+  // triangles. The surface above stays the cloth's own vertices (the mesh's first nodes), which
+  // pins, grabs, markers and picking name. Null and empty otherwise.
+  std::shared_ptr<const FineMesh> fine;
+  std::vector<float> finePositions, fineNormals, fineStrain;
   // Solver overlay (impulse solvers: NC particles and their distance constraints): points
   // (x, y, z) and index pairs into them. Empty when not requested or not offered by the solver.
   std::vector<float> overlayPoints;
@@ -61,9 +68,14 @@ struct Snapshot {
   Vec3 surfacePoint(int t, const Vec3& b) const;
   // Axis-aligned bounds of the surface, the obstacles (planes excluded) and the jellies [m].
   void bounds(Vec3& lo, Vec3& hi) const;
-  // The same of the surface alone; zero for an empty one.
+  // The same of the surface alone (of the finer mesh where there is one); zero for an empty one.
   void clothBounds(Vec3& lo, Vec3& hi) const;
 };
+
+// Writes the snapshot's surface as drawn to an OBJ (sim/obj_io.h writeObj): the finer mesh the
+// solver simulates on where it has one (Snapshot::fine), else the cloth's own, with the cloth's
+// flat rest state as texture coordinates where it has one.
+std::optional<std::string> writeDrawnSurface(const Snapshot& snapshot, const std::string& path);
 
 // Copies the simulation's current state. `triangles` may be passed to share the index list of an
 // earlier snapshot of the same simulation; `overlay` asks the solver for its debug geometry,

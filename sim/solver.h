@@ -107,6 +107,26 @@ struct SolverState {
   std::shared_ptr<const void> more;
 };
 
+// A finer mesh than the cloth's own on which a solver simulates the cloth (strain-limit-remesh's
+// adaptive mesh), for drawing and measuring what the solver simulates. Its first nodes are the
+// cloth's vertices, in their order; the others lie inside the cloth. One object per mesh: a new
+// object means a new mesh.
+struct FineMesh {
+  std::vector<Tri> triangles;  // over the nodes
+  // Each node's place in the cloth's flat rest state, in ClothModel::flatCoords's frame [m] (an
+  // added node beside a tube's seam may lie once round from the rest of its piece).
+  Eigen::MatrixX2d flat;
+  Positions rest;                         // each node's rest position [m]
+  std::vector<std::array<int, 2>> edges;  // the mesh's edges
+  Eigen::VectorXd edgeLengths;            // their material lengths [m]
+
+  int nodeCount() const { return static_cast<int>(flat.rows()); }
+  // Per node, the largest | |e| / |e0| - 1 | of its edges at the nodes' positions `x`.
+  Eigen::VectorXd nodeStrain(const Positions& x) const;
+  // The largest of them over the mesh.
+  double maxEdgeStrain(const Positions& x) const;
+};
+
 class Solver {
  public:
   virtual ~Solver() = default;
@@ -133,6 +153,12 @@ class Solver {
   virtual void debugGeometry(Positions& points, std::vector<std::pair<int, int>>& lines) const {
     points.resize(0, 3);
     lines.clear();
+  }
+  // The finer mesh the solver simulates on, with its nodes' positions in `nodes` [m]; null (and
+  // `nodes` untouched) where the solver simulates on the cloth's own mesh.
+  virtual std::shared_ptr<const FineMesh> fineMesh(Positions& nodes) const {
+    (void)nodes;
+    return nullptr;
   }
 };
 

@@ -12,6 +12,7 @@
 #include "sim/compare_presets.h"
 #include "sim/grab.h"
 #include "sim/locking_metrics.h"
+#include "sim/metrics.h"
 #include "sim/scene_library.h"
 #include "sim/simulation.h"
 #include "sim/solver_registry.h"
@@ -339,6 +340,38 @@ TEST(LockingMetrics, EveryMetricIsDefinedAndMeasuresWhatItSays) {
                                  cantilever->cloth().mesh.positions, stats, cantilever->sim(), 1);
   EXPECT_TRUE(std::isnan(values[0]));
   EXPECT_NEAR(values[1], 0, 1e-12);
+}
+
+// Where the solver simulates on a finer mesh (strain-limit-remesh), max_edge_strain is that
+// mesh's, as its own stats report it, not the chords of the cloth's edges across its folds.
+TEST(LockingMetrics, TheEdgeStrainOfASolverOnAFinerMeshIsThatMeshs) {
+  auto sim = create(test::builtinScene("hanging", "strain-limit-remesh"));
+  const MetricProbe probe = makeMetricProbe(*sim);
+  const size_t strain = lockingMetricIndex("max_edge_strain");
+  Positions nodes;
+  std::shared_ptr<const FineMesh> fine;
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_FALSE(sim->step());
+    fine = sim->solver().fineMesh(nodes);
+    ASSERT_TRUE(fine);
+    if (fine->nodeCount() > sim->cloth().mesh.vertexCount() + 20) break;
+  }
+  ASSERT_GT(fine->nodeCount(), sim->cloth().mesh.vertexCount() + 20) << "refined";
+  const auto measured = measureLockingMetrics(probe, sim->cloth(), sim->surface(), sim->lastStats(),
+                                              sim->sim(), 0, fine.get(), &nodes);
+  EXPECT_EQ(measured[strain], fine->maxEdgeStrain(nodes));
+  EXPECT_EQ(measured[strain], sim->lastStats().maxEdgeStrain);
+  const auto chords =
+      measureLockingMetrics(probe, sim->cloth(), sim->surface(), sim->lastStats(), sim->sim(), 0);
+  EXPECT_EQ(chords[strain],
+            maxEdgeStrain(sim->cloth().mesh, sim->cloth().topology, sim->surface()));
+  RecordProperty("fine_mesh_strain", std::to_string(measured[strain]));
+  RecordProperty("cloth_chord_strain", std::to_string(chords[strain]));
+  // The other metrics do not depend on it.
+  for (size_t m = 0; m < measured.size(); ++m)
+    if (m != strain && !std::isnan(measured[m])) {
+      EXPECT_EQ(measured[m], chords[m]) << m;
+    }
 }
 
 TEST(ComparePresets, EveryPaneBuildsAndPaneListsAreChecked) {

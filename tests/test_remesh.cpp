@@ -12,7 +12,9 @@
 #include "sim/generators.h"
 #include "sim/material.h"
 #include "sim/metrics.h"
+#include "sim/obj_io.h"
 #include "sim/scene_library.h"
+#include "sim/snapshot.h"
 #include "sim/solvers/remesh/adaptive_mesh.h"
 #include "sim/solvers/remesh/remesh_solver.h"
 #include "sim/solvers/remesh/strain_limit.h"
@@ -384,6 +386,124 @@ TEST(RemeshSolver, AHangingSheetHoldsItsLimitsWhileItsMeshAdapts) {
   EXPECT_LT(
       maxEdgeStrain(simulation->cloth().mesh, simulation->cloth().topology, simulation->surface()),
       0.06);
+}
+
+// What the viewer draws (sim/solver.h FineMesh, Snapshot::fine): the adaptive mesh, its nodes
+// where the solver has them, the cloth's vertices first; each node's place in the cloth's flat
+// rest state; its edges' strain against their material lengths, as the stats report it. One
+// object per mesh: the same while the mesh stays, a new one after a remesh changes it.
+TEST(RemeshSolver, ItsFineMeshIsTheAdaptiveMeshInTheClothsFlatCoordinates) {
+  auto simulation = test::makeSimulation(remeshHanging(4));
+  ASSERT_TRUE(simulation);
+  const auto& solver = dynamic_cast<const RemeshSolver&>(simulation->solver());
+  const ClothModel& cloth = simulation->cloth();
+  const int base = cloth.mesh.vertexCount();
+  Positions nodes;
+  std::shared_ptr<const FineMesh> fine = solver.fineMesh(nodes), last = fine;
+  ASSERT_TRUE(fine);
+  int kept = 0, renewed = 0;
+  for (int step = 0; step < 300 && fine->nodeCount() <= base + 20; ++step) {
+    ASSERT_FALSE(simulation->step());
+    fine = solver.fineMesh(nodes);
+    const bool same = solver.mesh().restMesh().triangles == last->triangles;
+    (fine == last ? kept : renewed) += 1;
+    if (fine != last) {
+      EXPECT_FALSE(same && fine->nodeCount() == last->nodeCount()) << step;
+    }
+    last = fine;
+  }
+  ASSERT_GT(fine->nodeCount(), base + 20) << "the sheet's folds were refined";
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(renewed, 0);
+  EXPECT_EQ(nodes, solver.nodes());
+  EXPECT_EQ(fine->triangles, solver.mesh().restMesh().triangles);
+  ASSERT_EQ(fine->flat.rows(), nodes.rows());
+  ASSERT_EQ(fine->rest.rows(), nodes.rows());
+  EXPECT_EQ(fine->flat.topRows(base), cloth.flatCoords->coords);
+  // The added nodes lie inside the sheet's flat rest state, on its rest plane.
+  const Eigen::RowVector2d lo = cloth.flatCoords->coords.colwise().minCoeff(),
+                           hi = cloth.flatCoords->coords.colwise().maxCoeff();
+  for (int i = base; i < fine->nodeCount(); ++i) {
+    EXPECT_TRUE((fine->flat.row(i).array() >= lo.array() - 1e-12).all() &&
+                (fine->flat.row(i).array() <= hi.array() + 1e-12).all())
+        << "node " << i;
+  }
+  const StepStats& stats = simulation->lastStats();
+  EXPECT_EQ(fine->maxEdgeStrain(nodes), stats.maxEdgeStrain);
+  EXPECT_EQ(fine->maxEdgeStrain(nodes), solver.mesh().maxEdgeStrain(nodes));
+  EXPECT_EQ(fine->nodeStrain(nodes).maxCoeff(), stats.maxEdgeStrain);
+
+  // The snapshot carries it, with the nodes' positions, normals and strain; the surface stays
+  // the cloth's vertices.
+  const Snapshot snapshot = makeSnapshot(*simulation, false);
+  EXPECT_EQ(snapshot.fine, fine);
+  EXPECT_EQ(snapshot.vertexCount(), base);
+  ASSERT_EQ(snapshot.finePositions.size(), 3u * nodes.rows());
+  ASSERT_EQ(snapshot.fineNormals.size(), 3u * nodes.rows());
+  ASSERT_EQ(snapshot.fineStrain.size(), static_cast<size_t>(nodes.rows()));
+  for (Eigen::Index i = 0; i < nodes.rows(); i += 7)
+    EXPECT_EQ(snapshot.finePositions[3 * i + 2], static_cast<float>(nodes(i, 2)));
+  EXPECT_FLOAT_EQ(*std::max_element(snapshot.fineStrain.begin(), snapshot.fineStrain.end()),
+                  static_cast<float>(stats.maxEdgeStrain));
+  // Written as drawn (the viewer's Export OBJ): the adaptive mesh, textured by the flat rest state.
+  const std::string path = ::testing::TempDir() + "clothlab_fine_mesh.obj";
+  ASSERT_FALSE(writeDrawnSurface(snapshot, path));
+  auto written = loadObj(path);
+  ASSERT_TRUE(written) << written.error();
+  ASSERT_EQ(written->mesh.vertexCount(), nodes.rows());
+  // The loader numbers vertices by their first use: each read back at its node's place.
+  std::vector<int> nodeOf(nodes.rows(), -1);
+  for (Eigen::Index i = 0; i < nodes.rows(); ++i)
+    for (Eigen::Index j = 0; j < nodes.rows(); ++j)
+      if ((written->mesh.positions.row(i) - nodes.row(j)).cwiseAbs().maxCoeff() < 1e-6)
+        nodeOf[i] = static_cast<int>(j);
+  ASSERT_EQ(std::count(nodeOf.begin(), nodeOf.end(), -1), 0);
+  ASSERT_EQ(written->mesh.triangles.size(), fine->triangles.size());
+  for (size_t f = 0; f < fine->triangles.size(); ++f)
+    for (int k = 0; k < 3; ++k)
+      EXPECT_EQ(nodeOf[written->mesh.triangles[f][k]], fine->triangles[f][k]) << f;
+  ASSERT_TRUE(written->texcoords) << written->texcoordsDropped;
+  const double size = (hi - lo).maxCoeff();
+  for (Eigen::Index i = 0; i < nodes.rows(); ++i)
+    EXPECT_LT(((written->texcoords->row(i) * size + lo) - fine->flat.row(nodeOf[i])).norm(), 1e-7)
+        << i;
+  // A solver on the cloth's own mesh has none.
+  Scene other = remeshHanging();
+  other.solverId = "xpbd";
+  other.solverParams = nlohmann::json::object();
+  auto plain = test::makeSimulation(other);
+  ASSERT_TRUE(plain);
+  const Snapshot plainSnapshot = makeSnapshot(*plain, false);
+  EXPECT_FALSE(plainSnapshot.fine);
+  EXPECT_TRUE(plainSnapshot.finePositions.empty());
+  ASSERT_FALSE(writeDrawnSurface(plainSnapshot, path));
+  written = loadObj(path);
+  ASSERT_TRUE(written) << written.error();
+  EXPECT_EQ(written->mesh.vertexCount(), base);
+  std::remove(path.c_str());
+}
+
+// A flattening that winds the other way round is mirrored inside the adaptive mesh (fromCloth),
+// and given back in the cloth's own frame.
+TEST(Remesh, TheFineMeshGivesAMirroredFlatteningBackAsTheClothHasIt) {
+  Sheet s = sheet();
+  TriangleMesh turned = s.cloth.mesh;
+  for (Tri& t : turned.triangles) std::swap(t[1], t[2]);
+  auto mesh = AdaptiveMesh::fromCloth(turned, *s.cloth.flatCoords);
+  ASSERT_TRUE(mesh.ok()) << mesh.error();
+  EXPECT_EQ(mesh->material().col(1), -s.cloth.flatCoords->coords.col(1)) << "mirrored inside";
+  const FineMesh fine = mesh->fineMesh();
+  EXPECT_EQ(fine.flat, s.cloth.flatCoords->coords);
+  EXPECT_EQ(fine.triangles, turned.triangles);
+  EXPECT_EQ(fine.edges.size(), mesh->topology().edges.size());
+  for (size_t k = 0; k < fine.edges.size(); ++k) {
+    const auto& e = fine.edges[k];
+    EXPECT_NEAR(
+        fine.edgeLengths[static_cast<Eigen::Index>(k)],
+        (s.cloth.flatCoords->coords.row(e[1]) - s.cloth.flatCoords->coords.row(e[0])).norm(),
+        1e-15);
+  }
+  EXPECT_EQ(fine.maxEdgeStrain(turned.positions), 0);
 }
 
 TEST(RemeshSolver, VelocityIsThePositionChangeOverTheStep) {

@@ -687,6 +687,54 @@ TEST(Pattern, EachPieceThatClosesRoundIsPrintedInItsOwnRound) {
   EXPECT_EQ(solid.coords[4 * 5 + 2], static_cast<float>(cloth.mesh.positions(5, 2)));
 }
 
+// The skirt (a cone) under strain-limit-remesh, until its adaptive mesh has at least ten nodes
+// more than the cloth; the simulation is kept in `sim`.
+Snapshot refinedSkirt(std::unique_ptr<Simulation>& sim) {
+  auto scene = resolveScene("skirt");
+  EXPECT_TRUE(scene) << scene.error();
+  scene->solverId = "strain-limit-remesh";
+  scene->solverParams = {{"remesh_interval", 2}};
+  auto created = Simulation::create(*scene);
+  EXPECT_TRUE(created) << created.error();
+  sim = std::move(*created);
+  const int base = sim->cloth().mesh.vertexCount();
+  Snapshot s;
+  for (int step = 0; step < 60 && (!s.fine || s.fine->nodeCount() < base + 10); ++step) {
+    EXPECT_FALSE(sim->step());
+    s = makeSnapshot(*sim, false);
+  }
+  return s;
+}
+
+// The refined skirt: the pattern on its adaptive mesh (Snapshot::fine) gives the cloth's vertices
+// what the cloth's own pattern gives them, and prints every added node at its place in the flat
+// rest state, also those added across the cone's cut.
+TEST(Pattern, AFineMeshsNodesArePrintedWhereTheyLieInTheCloth) {
+  std::unique_ptr<Simulation> sim;
+  const Snapshot s = refinedSkirt(sim);
+  const ClothModel& cloth = sim->cloth();
+  const int base = cloth.mesh.vertexCount();
+  ASSERT_TRUE(s.fine);
+  ASSERT_GE(s.fine->nodeCount(), base + 10) << "the skirt's folds were refined";
+  const PatternCoordinates own = patternCoordinates(cloth),
+                           fine = patternCoordinates(cloth, *s.fine);
+  EXPECT_EQ(fine.kind, PatternCoordinates::Kind::Flat);
+  ASSERT_EQ(fine.rounds.size(), 1u);
+  EXPECT_EQ(fine.rounds[0].from, own.rounds[0].from);
+  ASSERT_EQ(fine.coords.size(), 4u * s.fine->nodeCount());
+  EXPECT_TRUE(std::equal(own.coords.begin(), own.coords.end(), fine.coords.begin()));
+  const MaterialWrap& wrap = cloth.flatCoords->wrap;
+  int acrossTheCut = 0;
+  for (int i = base; i < s.fine->nodeCount(); ++i) {
+    const Eigen::Vector2d u = s.fine->flat.row(i).transpose();
+    EXPECT_EQ(fine.coords[4 * i + 3], 1.0f) << "node " << i;
+    EXPECT_TRUE(printsAt(printedAt(fine, i), u, wrap, 1e-5)) << "node " << i;
+    acrossTheCut += (printedAt(fine, i) - u).norm() > 1e-3;
+  }
+  RecordProperty("nodes_added", s.fine->nodeCount() - base);
+  RecordProperty("added_beyond_the_cut", acrossTheCut);
+}
+
 // A cloth in several pieces takes its default cell from its largest piece, not from all of them
 // as they lie apart.
 TEST(Pattern, SeveralPiecesAreSizedByTheLargest) {
@@ -813,6 +861,90 @@ TEST_F(RenderTest, TheWireframeShowsTheFrontLayersEdgesWholeAndNoneBehindIt) {
   ASSERT_GT(inside, 5000);
   EXPECT_EQ(behind, 0) << "the lower layer's edges show through";
   EXPECT_EQ(drawn, along) << "the top layer's diagonal is broken";
+}
+
+// Where the solver simulates on a finer mesh (Snapshot::fine), that mesh is drawn: here the
+// sheet's own triangles with its middle vertex raised into a tent, which the cloth's own surface
+// (flat on the ground) does not have. Seen from low over the ground, the tent's side shows the
+// cloth where, drawn without it, the sky or the ground shows.
+TEST_F(RenderTest, TheFinerMeshASolverSimulatesOnIsDrawn) {
+  auto sim = sheetOnTheGround(13);
+  Snapshot flat = makeSnapshot(*sim, false);
+  ASSERT_FALSE(flat.fine) << "xpbd simulates on the cloth's own mesh";
+  const ClothModel& cloth = sim->cloth();
+  auto fine = std::make_shared<FineMesh>();
+  fine->triangles = cloth.mesh.triangles;
+  fine->flat = cloth.flatCoords->coords;
+  fine->rest = cloth.mesh.positions;
+  fine->edges = cloth.topology.edges;
+  fine->edgeLengths = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(fine->edges.size()));
+  const int middle = 6 * 13 + 6;
+  Positions nodes = sim->surface();
+  nodes(middle, 1) += 0.4;
+  Snapshot tent = flat;
+  tent.fine = fine;
+  for (Eigen::Index i = 0; i < nodes.rows(); ++i)
+    for (int k = 0; k < 3; ++k) tent.finePositions.push_back(static_cast<float>(nodes(i, k)));
+  const Positions normals = vertexNormals(nodes, fine->triangles);
+  for (Eigen::Index i = 0; i < nodes.rows(); ++i)
+    for (int k = 0; k < 3; ++k) tent.fineNormals.push_back(static_cast<float>(normals(i, k)));
+  tent.fineStrain.assign(nodes.rows(), 0.0f);
+  Vec3 lo, hi;
+  tent.clothBounds(lo, hi);
+  EXPECT_NEAR(hi.y(), nodes(middle, 1), 1e-6) << "the tent is in the cloth's bounds";
+
+  Camera camera = framed(tent);
+  camera.pitch = 0.12;
+  Renderer renderer;
+  ASSERT_FALSE(renderer.init());
+  RenderOptions options;
+  options.markers = false;
+  options.shadows = false;
+  const auto withTent = draw(renderer, tent, options, camera);
+  ASSERT_FALSE(
+      writePng((std::filesystem::path(CLOTHLAB_TEST_OUTPUT) / "render_fine_mesh.png").string(),
+               kWidth, kHeight, withTent));
+  const auto without = draw(renderer, flat, options, camera);
+  // Points on the tent's faces, two thirds of the way up from their base edges.
+  auto isCloth = [](const std::array<int, 3>& c) { return clothFront(c) || c[2] > c[0] + 20; };
+  int shown = 0, hidden = 0, sampled = 0;
+  for (const Tri& t : fine->triangles) {
+    const int* at = std::find(t.begin(), t.end(), middle);
+    if (at == t.end()) continue;
+    Vec3 p = Vec3::Zero();
+    for (int k : t) p += (k == middle ? 0.7 : 0.15) * nodes.row(k).transpose();
+    const glm::dvec2 q = camera.project({p.x(), p.y(), p.z()}, kWidth, kHeight);
+    ++sampled;
+    shown += isCloth(pixel(withTent, static_cast<int>(q.x), static_cast<int>(q.y)));
+    hidden += !isCloth(pixel(without, static_cast<int>(q.x), static_cast<int>(q.y)));
+  }
+  ASSERT_GE(sampled, 6);
+  EXPECT_GE(shown, sampled - 1) << "of the tent's " << sampled << " faces, drawn";
+  EXPECT_GE(hidden, sampled - 1) << "of the same points off the cloth drawn without it";
+
+  // A click there picks the tent, and names the point by the cloth triangle it lies in (here the
+  // tent's face itself, whose flat coordinates are the cloth's) and its place in it.
+  int picked = 0;
+  for (size_t t = 0; t < fine->triangles.size(); ++t) {
+    const Tri& face = fine->triangles[t];
+    const int corner = static_cast<int>(std::find(face.begin(), face.end(), middle) - face.begin());
+    if (corner == 3) continue;
+    Vec3 weights = Vec3::Constant(0.15);
+    weights[corner] = 0.7;
+    Vec3 p = Vec3::Zero();
+    for (int k = 0; k < 3; ++k) p += weights[k] * nodes.row(face[k]).transpose();
+    const glm::dvec2 q = camera.project({p.x(), p.y(), p.z()}, kWidth, kHeight);
+    const Ray ray = camera.ray(q.x, q.y, kWidth, kHeight);
+    const auto hit = pickSurface(tent, ray);
+    if (!hit || (hit->point - p).norm() > 1e-5) continue;  // another face of the tent in front
+    ++picked;
+    EXPECT_EQ(hit->triangle, static_cast<int>(t));
+    EXPECT_LT((hit->barycentric - weights).cwiseAbs().maxCoeff(), 1e-5);  // float positions
+    EXPECT_EQ(hit->nearestVertex, middle);
+    const auto below = pickSurface(flat, ray);
+    EXPECT_TRUE(!below || (below->point - p).norm() > 0.1) << "the flat sheet is not there";
+  }
+  EXPECT_GE(picked, 3) << "of the tent's faces facing the camera";
 }
 
 // A scene's point masses are drawn as large dark dots where their vertices project.
@@ -1009,6 +1141,50 @@ TEST(Picking, RayThroughAProjectedPointHitsTheSurfaceThere) {
   }
   EXPECT_GT(hits, 0);
   EXPECT_FALSE(pickSurface(s, Ray{{0, 100, 0}, {0, 1, 0}}));  // pointing away from everything
+}
+
+// A click on the refined skirt (Snapshot::fine) names the point it meets by the cloth triangle
+// it lies in: that triangle's corners, weighed by the hit's barycentric coordinates, give back
+// the point's place in the flat rest state (once round the cone at most, across its cut), and the
+// corner named nearest is one of them.
+TEST(Picking, AHitOnTheFinerMeshIsNamedByItsPlaceInTheCloth) {
+  std::unique_ptr<Simulation> sim;
+  const Snapshot s = refinedSkirt(sim);
+  ASSERT_TRUE(s.fine);
+  const ClothModel& cloth = sim->cloth();
+  const MaterialWrap& wrap = cloth.flatCoords->wrap;
+  const Eigen::MatrixX2d& u = cloth.flatCoords->coords;
+  Camera camera = framed(s);
+  auto node = [&s](int i) {
+    return Vec3(s.finePositions[3 * i], s.finePositions[3 * i + 1], s.finePositions[3 * i + 2]);
+  };
+  int checked = 0, added = 0;
+  for (size_t f = 0; f < s.fine->triangles.size(); f += 3) {
+    const Tri& face = s.fine->triangles[f];
+    const Vec3 centre = (node(face[0]) + node(face[1]) + node(face[2])) / 3;
+    const glm::dvec2 q = camera.project({centre.x(), centre.y(), centre.z()}, kWidth, kHeight);
+    const auto hit = pickSurface(s, camera.ray(q.x, q.y, kWidth, kHeight));
+    ASSERT_TRUE(hit);
+    if ((hit->point - centre).norm() > 1e-5) continue;  // another part of the skirt in front
+    ++checked;
+    added += *std::max_element(face.begin(), face.end()) >= cloth.mesh.vertexCount();
+    const Eigen::Vector2d f0 = s.fine->flat.row(face[0]).transpose();
+    const Eigen::Vector2d m = f0 + (wrap.offset(f0, s.fine->flat.row(face[1]).transpose()) +
+                                    wrap.offset(f0, s.fine->flat.row(face[2]).transpose())) /
+                                       3;
+    const Tri& tri = cloth.mesh.triangles[hit->triangle];
+    const Eigen::Vector2d c0 = u.row(tri[0]).transpose();
+    const Eigen::Vector2d named = c0 +
+                                  hit->barycentric[1] * wrap.offset(c0, u.row(tri[1]).transpose()) +
+                                  hit->barycentric[2] * wrap.offset(c0, u.row(tri[2]).transpose());
+    EXPECT_TRUE(printsAt(named, m, wrap, 1e-6) || printsAt(m, named, wrap, 1e-6))
+        << "face " << f << ": (" << m.transpose() << ") named (" << named.transpose() << ")";
+    EXPECT_GE(hit->barycentric.minCoeff(), 0);
+    EXPECT_NEAR(hit->barycentric.sum(), 1, 1e-12);
+    EXPECT_NE(std::find(tri.begin(), tri.end(), hit->nearestVertex), tri.end());
+  }
+  EXPECT_GT(checked, 50);
+  EXPECT_GT(added, 5) << "faces with added nodes";
 }
 
 TEST(CameraMaths, ViewPlanePointProjectsBackToThePixel) {

@@ -43,9 +43,11 @@ void runPane(PaneRun& run, long steps, long window) {
   std::vector<double> stepMs;
   run.metrics.assign(definitions.size(), MetricSummary{});
   auto measure = [&] {
+    Positions nodes;
+    const std::shared_ptr<const FineMesh> fine = simulation.solver().fineMesh(nodes);
     const std::vector<double> values =
         measureLockingMetrics(probe, simulation.cloth(), simulation.surface(),
-                              simulation.lastStats(), simulation.sim(), nan);
+                              simulation.lastStats(), simulation.sim(), nan, fine.get(), &nodes);
     for (size_t m = 0; m < definitions.size(); ++m) run.metrics[m].add(values[m]);
     ++run.averaged;
   };

@@ -346,8 +346,15 @@ void Viewer::consumePanes() {
       for (int v = 0; v < latest->vertexCount(); ++v) surface.row(v) = latest->vertex(v).transpose();
       std::vector<double> ms(pane.stepMs.begin(), pane.stepMs.end());
       std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-      pane.metrics = measureLockingMetrics(pane.probe, *pane.cloth, surface, latest->stats,
-                                           latest->sim, ms[ms.size() / 2]);
+      Positions nodes;
+      if (latest->fine) {
+        nodes.resize(latest->fine->nodeCount(), 3);
+        for (int i = 0; i < nodes.rows(); ++i)
+          for (int k = 0; k < 3; ++k) nodes(i, k) = latest->finePositions[3 * i + k];
+      }
+      pane.metrics =
+          measureLockingMetrics(pane.probe, *pane.cloth, surface, latest->stats, latest->sim,
+                                ms[ms.size() / 2], latest->fine.get(), &nodes);
       // A restart (time running back) starts the window again.
       auto& recent = pane.recentMetrics;
       if (!recent.empty() && latest->time < recent.back().first) recent.clear();

@@ -764,7 +764,8 @@ void Viewer::drawViewSection() {
     ImGui::SameLine();
     if (ImGui::SmallButton("fit") && snapshot_) {
       float m = 0;
-      for (float s : snapshot_->strain) m = std::max(m, s);
+      for (float s : snapshot_->fine ? snapshot_->fineStrain : snapshot_->strain)
+        m = std::max(m, s);
       render_.heatMax = std::max(m, 1e-7f);
     }
     // Legend: the colour map from 0 to the range.

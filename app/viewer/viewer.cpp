@@ -937,15 +937,18 @@ void Viewer::listSavedScenes() {
 
 void Viewer::exportObj(const std::string& path) {
   if (!snapshot_ || !snapshot_->cloth) return;
-  Positions positions(snapshot_->vertexCount(), 3);
-  for (int v = 0; v < snapshot_->vertexCount(); ++v) positions.row(v) = snapshot_->vertex(v).transpose();
-  const ClothModel& cloth = *snapshot_->cloth;
-  if (auto e = writeObj(path, positions, cloth.mesh.triangles, surfaceTexcoords(cloth))) {
+  if (auto e = writeDrawnSurface(*snapshot_, path)) {
     message(RunnerMessage::Kind::Error, *e);
     return;
   }
-  log_.write("exported_obj", {{"path", path}, {"step", snapshot_->step}});
-  message(RunnerMessage::Kind::Info, "wrote the surface at step " + std::to_string(snapshot_->step) + " to " + path);
+  const bool fine = snapshot_->fine != nullptr;
+  log_.write("exported_obj",
+             {{"path", path},
+              {"step", snapshot_->step},
+              {"vertices", fine ? snapshot_->fine->nodeCount() : snapshot_->vertexCount()}});
+  message(RunnerMessage::Kind::Info, "wrote the surface at step " +
+                                         std::to_string(snapshot_->step) + " to " + path +
+                                         (fine ? " (the solver's adaptive mesh, as drawn)" : ""));
 }
 
 // ---- Scene, pins and parameters --------------------------------------------------------------

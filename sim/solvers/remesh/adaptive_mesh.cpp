@@ -78,13 +78,20 @@ void AdaptiveMesh::finish() {
   topology_ = buildTopology(rest_);
 }
 
-double AdaptiveMesh::maxEdgeStrain(const Positions& x) const {
-  double worst = 0;
-  for (const auto& e : topology_.edges) {
-    const double material = materialOffset(material_, e[0], e[1], wrap_).norm();
-    worst = std::max(worst, std::abs((x.row(e[1]) - x.row(e[0])).norm() / material - 1));
-  }
-  return worst;
+double AdaptiveMesh::maxEdgeStrain(const Positions& x) const { return fineMesh().maxEdgeStrain(x); }
+
+FineMesh AdaptiveMesh::fineMesh() const {
+  FineMesh fine;
+  fine.triangles = rest_.triangles;
+  fine.flat = material_;
+  if (mirrored_) fine.flat.col(1) *= -1;
+  fine.rest = rest_.positions;
+  fine.edges = topology_.edges;
+  fine.edgeLengths.resize(static_cast<Eigen::Index>(fine.edges.size()));
+  for (size_t k = 0; k < fine.edges.size(); ++k)
+    fine.edgeLengths[static_cast<Eigen::Index>(k)] =
+        materialOffset(material_, fine.edges[k][0], fine.edges[k][1], wrap_).norm();
+  return fine;
 }
 
 Result<AdaptiveMesh> AdaptiveMesh::fromCloth(const TriangleMesh& rest, const FlatRest& flat) {
@@ -99,6 +106,7 @@ Result<AdaptiveMesh> AdaptiveMesh::fromCloth(const TriangleMesh& rest, const Fla
   if (signedArea < 0) {  // the flattening winds the other way round: mirror it
     mesh.material_.col(1) *= -1;
     mesh.wrap_ = mesh.wrap_.mirrored();
+    mesh.mirrored_ = true;
     mesh.finish();
   }
   for (int f = 0; f < mesh.faceCount(); ++f)

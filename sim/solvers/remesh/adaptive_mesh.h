@@ -88,6 +88,11 @@ class AdaptiveMesh {
   // their chords cut across its folds.)
   double maxEdgeStrain(const Positions& x) const;
 
+  // The mesh for drawing and measuring (sim/solver.h FineMesh): its faces, edges and their
+  // material lengths, its nodes' rest positions, and their material coordinates in the frame of
+  // the flattening it was built from (mirrored back where fromCloth mirrored it).
+  FineMesh fineMesh() const;
+
   // The sizing metric of every face at the state (x, v).
   std::vector<Eigen::Matrix2d> faceSizing(const Positions& x, const Positions& v,
                                           const RemeshSizing& sizing) const;
@@ -105,6 +110,7 @@ class AdaptiveMesh {
   Eigen::MatrixX2d material_;  // u per node [m]
   MaterialWrap wrap_;          // how a tube closes round (a cylinder or a cone)
   int preserved_ = 0;
+  bool mirrored_ = false;  // material_ is the flattening mirrored (v -> -v)
   TriangleMesh rest_;
   MeshTopology topology_;
   std::vector<FaceRest> faceRests_;

@@ -141,6 +141,11 @@ void RemeshSolver::meshChanged() {
       std::make_unique<ImplicitBending>(hingeBendingRows(rest, mesh_->topology()), rest.positions);
   projection_.reset();
   buildPattern();
+  // A remesh that changed nothing keeps the object, so that the viewer keeps what it uploaded.
+  FineMesh fine = mesh_->fineMesh();
+  if (!fine_ || fine.triangles != fine_->triangles || fine.flat.rows() != fine_->flat.rows() ||
+      fine.flat != fine_->flat)
+    fine_ = std::make_shared<const FineMesh>(std::move(fine));
 }
 
 void RemeshSolver::buildPattern() {
@@ -226,6 +231,11 @@ void RemeshSolver::debugGeometry(Positions& points, std::vector<std::pair<int, i
   points = x_;
   lines.clear();
   for (const auto& e : mesh_->topology().edges) lines.emplace_back(e[0], e[1]);
+}
+
+std::shared_ptr<const FineMesh> RemeshSolver::fineMesh(Positions& nodes) const {
+  nodes = x_;
+  return fine_;
 }
 
 double RemeshSolver::worstViolation(const Positions& x) const {
@@ -635,7 +645,7 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
   stats.maxPositionError = violation;
   stats.converged = violation <= params_.tolerance;
   stats.contacts = contacts;
-  stats.maxEdgeStrain = mesh_->maxEdgeStrain(x_);
+  stats.maxEdgeStrain = fine_->maxEdgeStrain(x_);
   stats.linearSolver = projection_ ? projection_->name() : "";
   stats.extra["max_strain_violation"] = violation;
   stats.extra["max_speed"] = speed;

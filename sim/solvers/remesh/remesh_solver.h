@@ -81,6 +81,8 @@ class RemeshSolver final : public Solver {
   SolverCounts counts() const override;
   // The adaptive mesh's nodes and edges.
   void debugGeometry(Positions& points, std::vector<std::pair<int, int>>& lines) const override;
+  // The adaptive mesh, drawn in place of the cloth's own triangles.
+  std::shared_ptr<const FineMesh> fineMesh(Positions& nodes) const override;
 
   const AdaptiveMesh& mesh() const { return *mesh_; }
   const Positions& nodes() const { return x_; }
@@ -128,6 +130,7 @@ class RemeshSolver final : public Solver {
   std::shared_ptr<const ClothModel> cloth_;
   RemeshParams params_;
   std::shared_ptr<const AdaptiveMesh> mesh_;
+  std::shared_ptr<const FineMesh> fine_;  // mesh_'s, for drawing and its edge strain
   int stepsSinceRemesh_ = 0;
   double meanEdge_ = 0;  // the cloth's mean rest edge [m]
   Positions x_, v_, surface_;
