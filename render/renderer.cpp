@@ -176,8 +176,9 @@ struct Renderer::Impl {
   GpuMesh cloth, sphere, cube;
   // The material coordinates for the pattern of each mesh a cloth is drawn with (attribute 3 of
   // cloth.vao, enabled while they match the drawn surface): the cloth's own, or the finer mesh
-  // it is simulated on (Snapshot::fine; a new one after each remesh). Uploaded when a pattern is
-  // first drawn on that mesh (compare mode's panes each have one); dropped when it is gone.
+  // it is simulated on (Snapshot::fine; a new one after a remesh that changed it). Uploaded when a
+  // pattern is first drawn on that mesh (compare mode's panes each have one); dropped when it is
+  // gone.
   struct ClothPatternBuffer {
     std::weak_ptr<const void> mesh;  // the ClothModel or the FineMesh
     PatternCoordinates pattern;      // without its coordinates once uploaded
