@@ -56,15 +56,21 @@ void appendRows(const Positions& rows, std::vector<float>& out) {
 }
 }  // namespace
 
+std::optional<std::string> writeFineMesh(const std::string& path, const FineMesh& fine,
+                                         const Positions& nodes, const ClothModel& cloth) {
+  ObjTexcoords texcoords = surfaceTexcoords(cloth);
+  if (texcoords.uv) texcoords.uv = &fine.flat;
+  return writeObj(path, nodes, fine.triangles, texcoords);
+}
+
 std::optional<std::string> writeDrawnSurface(const Snapshot& s, const std::string& path) {
   if (!s.cloth) return path + ": no cloth to write";
   const std::vector<float>& drawn = s.fine ? s.finePositions : s.positions;
   Positions positions(static_cast<Eigen::Index>(drawn.size() / 3), 3);
   for (Eigen::Index v = 0; v < positions.rows(); ++v)
     for (int k = 0; k < 3; ++k) positions(v, k) = drawn[3 * v + k];
-  ObjTexcoords texcoords = surfaceTexcoords(*s.cloth);
-  if (s.fine && texcoords.uv) texcoords.uv = &s.fine->flat;
-  return writeObj(path, positions, s.fine ? s.fine->triangles : s.cloth->mesh.triangles, texcoords);
+  if (s.fine) return writeFineMesh(path, *s.fine, positions, *s.cloth);
+  return writeObj(path, positions, s.cloth->mesh.triangles, surfaceTexcoords(*s.cloth));
 }
 
 Snapshot makeSnapshot(const Simulation& simulation, bool overlay,

@@ -76,6 +76,9 @@ struct Snapshot {
 // solver simulates on where it has one (Snapshot::fine), else the cloth's own, with the cloth's
 // flat rest state as texture coordinates where it has one.
 std::optional<std::string> writeDrawnSurface(const Snapshot& snapshot, const std::string& path);
+// The same for a finer mesh and its nodes' positions `nodes` [m] (Solver::fineMesh) of `cloth`.
+std::optional<std::string> writeFineMesh(const std::string& path, const FineMesh& fine,
+                                         const Positions& nodes, const ClothModel& cloth);
 
 // Copies the simulation's current state. `triangles` may be passed to share the index list of an
 // earlier snapshot of the same simulation; `overlay` asks the solver for its debug geometry,

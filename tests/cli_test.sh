@@ -114,6 +114,17 @@ done
 check "run writes frames 0..4" test -f "$work/frames/frame_00004.obj" -a ! -f "$work/frames/frame_00005.obj"
 check "frames hold no NaN" bash -c "! grep -qi nan '$work'/frames/*.obj"
 check "frames carry the flat rest state as texture coordinates" grep -q '^f [0-9]*/[0-9]* ' "$work/frames/frame_00004.obj"
+# --out-fine: strain-limit-remesh's adaptive mesh, which refines the swinging sheet's folds; a
+# solver without one writes the cloth's own vertices
+"$cli" run hanging --solver strain-limit-remesh --steps 120 --every 120 --out "$work/fine" --out-fine --quiet
+check "run --out-fine exits 0" test $? -eq 0
+check "--out-fine frames start as the cloth and gain the nodes the remesher adds" \
+  test "$(grep -c '^v ' "$work/fine/frame_00001.obj")" -gt "$(grep -c '^v ' "$work/fine/frame_00000.obj")"
+check "--out-fine frames carry texture coordinates" grep -q '^f [0-9]*/[0-9]* ' "$work/fine/frame_00001.obj"
+"$cli" run hanging --solver xpbd --steps 2 --every 2 --out "$work/fine_xpbd" --out-fine --quiet
+check "--out-fine without a finer mesh writes the cloth" \
+  test "$(grep -c '^v ' "$work/fine_xpbd/frame_00001.obj")" -eq "$(grep -c '^v ' "$work/frames/frame_00000.obj")"
+check "--out-fine needs --out" expect_exit 2 "out-fine" -- run hanging --steps 1 --out-fine
 "$cli" run hanging --steps 5 --dt 0.0005 --tol 1e-5 --density 0.2 --bending 1e-5 --solver conforming \
   --stats "$work/overrides.jsonl" --quiet
 check "run accepts overrides" test "$(wc -l <"$work/overrides.jsonl")" -eq 5

@@ -4,7 +4,7 @@
 //   clothlab-cli info MESH.obj|SCENE [--solver ID]
 //   clothlab-cli run SCENE [--solver ID] [--steps N] [--dt S] [--tol M] [--density KG_PER_M2]
 //                [--bending K] [--bending-rest flat|loaded] [--air-density KG_PER_M3]
-//                [--wind X,Y,Z] [--stats FILE] [--out DIR] [--every K] [--quiet]
+//                [--wind X,Y,Z] [--stats FILE] [--out DIR [--out-fine]] [--every K] [--quiet]
 //   clothlab-cli bench [SCENE ...] [--steps N] [--json FILE]
 //   clothlab-cli compare SCENE|PRESET [--solvers ID[@SCENE],...] [--steps N] [--average N]
 //                [--jobs N] [--json F] [--csv F] [--out DIR]
@@ -31,6 +31,7 @@
 #include "sim/scene_library.h"
 #include "sim/self_collision.h"
 #include "sim/simulation.h"
+#include "sim/snapshot.h"
 #include "sim/solver_registry.h"
 
 namespace clothlab::cli {
@@ -150,6 +151,7 @@ struct RunOptions {
   std::vector<double> wind;  // empty: the scene's
   std::optional<int> substeps, maxSubsteps;
   int every = 1;
+  bool outFine = false;  // --out writes the solver's finer mesh where it has one
   bool quiet = false;
 };
 
@@ -259,7 +261,12 @@ int commandRun(const RunOptions& options) {
   long frames = 0;
   auto writeFrame = [&]() -> bool {
     const std::string path = (std::filesystem::path(options.outDir) / frameName(frames)).string();
-    if (auto e = writeObj(path, simulation.surface(), triangles, surfaceTexcoords(simulation.cloth()))) {
+    Positions nodes;
+    const std::shared_ptr<const FineMesh> fine =
+        options.outFine ? simulation.solver().fineMesh(nodes) : nullptr;
+    if (auto e = fine ? writeFineMesh(path, *fine, nodes, simulation.cloth())
+                      : writeObj(path, simulation.surface(), triangles,
+                                 surfaceTexcoords(simulation.cloth()))) {
       std::cerr << "clothlab-cli: " << *e << "\n";
       return false;
     }
@@ -378,8 +385,12 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->expected(1, 3);
   run->add_option("--stats", options.statsPath, "Per-step statistics, one JSON object per line");
-  run->add_option("--out", options.outDir, "Write surface OBJ frames to this folder");
+  auto* out = run->add_option("--out", options.outDir, "Write surface OBJ frames to this folder");
   run->add_option("--every", options.every, "Write a frame every K steps (default 1)");
+  run->add_flag("--out-fine", options.outFine,
+                "Frames of the finer mesh the solver simulates on, where it has one "
+                "(strain-limit-remesh's adaptive mesh, whose vertices change from frame to frame)")
+      ->needs(out);
   run->add_flag("--quiet", options.quiet, "No progress bar or summary");
 
   auto* bench = app.add_subcommand("bench", "Reproduce the paper's Table 1 timings");
