@@ -63,14 +63,18 @@ std::optional<std::string> writeFineMesh(const std::string& path, const FineMesh
   return writeObj(path, nodes, fine.triangles, texcoords);
 }
 
+Positions pointRows(const std::vector<float>& xyz) {
+  Positions rows(static_cast<Eigen::Index>(xyz.size() / 3), 3);
+  for (Eigen::Index v = 0; v < rows.rows(); ++v)
+    for (int k = 0; k < 3; ++k) rows(v, k) = xyz[3 * v + k];
+  return rows;
+}
+
 std::optional<std::string> writeDrawnSurface(const Snapshot& s, const std::string& path) {
   if (!s.cloth) return path + ": no cloth to write";
-  const std::vector<float>& drawn = s.fine ? s.finePositions : s.positions;
-  Positions positions(static_cast<Eigen::Index>(drawn.size() / 3), 3);
-  for (Eigen::Index v = 0; v < positions.rows(); ++v)
-    for (int k = 0; k < 3; ++k) positions(v, k) = drawn[3 * v + k];
-  if (s.fine) return writeFineMesh(path, *s.fine, positions, *s.cloth);
-  return writeObj(path, positions, s.cloth->mesh.triangles, surfaceTexcoords(*s.cloth));
+  if (s.fine) return writeFineMesh(path, *s.fine, pointRows(s.finePositions), *s.cloth);
+  return writeObj(path, pointRows(s.positions), s.cloth->mesh.triangles,
+                  surfaceTexcoords(*s.cloth));
 }
 
 Snapshot makeSnapshot(const Simulation& simulation, bool overlay,

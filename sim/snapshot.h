@@ -72,6 +72,9 @@ struct Snapshot {
   void clothBounds(Vec3& lo, Vec3& hi) const;
 };
 
+// Points given as x, y, z floats (Snapshot::positions, finePositions) as rows [m].
+Positions pointRows(const std::vector<float>& xyz);
+
 // Writes the snapshot's surface as drawn to an OBJ (sim/obj_io.h writeObj): the finer mesh the
 // solver simulates on where it has one (Snapshot::fine), else the cloth's own, with the cloth's
 // flat rest state as texture coordinates where it has one.

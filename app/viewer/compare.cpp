@@ -342,16 +342,10 @@ void Viewer::consumePanes() {
     while (pane.stepMs.size() > 200) pane.stepMs.pop_front();
     if (now - pane.metricsWall >= kMetricsInterval || pane.metrics.empty()) {
       pane.metricsWall = now;
-      Positions surface(latest->vertexCount(), 3);
-      for (int v = 0; v < latest->vertexCount(); ++v) surface.row(v) = latest->vertex(v).transpose();
+      const Positions surface = pointRows(latest->positions);
       std::vector<double> ms(pane.stepMs.begin(), pane.stepMs.end());
       std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-      Positions nodes;
-      if (latest->fine) {
-        nodes.resize(latest->fine->nodeCount(), 3);
-        for (int i = 0; i < nodes.rows(); ++i)
-          for (int k = 0; k < 3; ++k) nodes(i, k) = latest->finePositions[3 * i + k];
-      }
+      const Positions nodes = pointRows(latest->finePositions);
       pane.metrics =
           measureLockingMetrics(pane.probe, *pane.cloth, surface, latest->stats, latest->sim,
                                 ms[ms.size() / 2], latest->fine.get(), &nodes);
