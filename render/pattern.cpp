@@ -103,7 +103,8 @@ PatternCoordinates coordinatesAt(const ClothModel& cloth, const Eigen::MatrixX2d
       return roundOf;
     };
     const Eigen::MatrixX2d& vertices = cloth.flatCoords->coords;
-    const std::vector<int> vertexRound = roundsOf(vertices), roundOf = roundsOf(u);
+    const std::vector<int> vertexRound = roundsOf(vertices);
+    const std::vector<int> roundOf = &u == &vertices ? vertexRound : roundsOf(u);
     // A cone's points' angles from its cut round the apex are taken from the least of its
     // vertices' (its sector's first side), so the vertices on that side are at 0, not at 2 pi by
     // a rounding.

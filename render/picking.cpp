@@ -4,23 +4,25 @@
 #include <cmath>
 #include <limits>
 #include <tuple>
-#include <vector>
 
 namespace clothlab {
 
 namespace {
 
-// The nearest intersection of the ray (o, d) with the triangles `tris` (3 indices each) over the
-// points `p` (x, y, z floats), both sides: Moller-Trumbore.
-std::optional<SurfaceHit> castRay(const std::vector<float>& p,
-                                  const std::vector<std::uint32_t>& tris, const Vec3& o,
-                                  const Vec3& d) {
-  auto point = [&p](std::uint32_t v) { return Vec3(p[3 * v], p[3 * v + 1], p[3 * v + 2]); };
+// The nearest intersection of the ray (o, d) with `triangles` triangles over the points `p`
+// (x, y, z floats), corner k of triangle t at point corner(t, k), both sides: Moller-Trumbore.
+template <typename Corner>
+std::optional<SurfaceHit> castRay(const std::vector<float>& p, size_t triangles, Corner corner,
+                                  const Vec3& o, const Vec3& d) {
+  auto point = [&](size_t t, int k) {
+    const size_t v = static_cast<size_t>(corner(t, k));
+    return Vec3(p[3 * v], p[3 * v + 1], p[3 * v + 2]);
+  };
   std::optional<SurfaceHit> best;
-  for (size_t t = 0; 3 * t + 2 < tris.size(); ++t) {
-    const Vec3 a = point(tris[3 * t]);
-    const Vec3 e1 = point(tris[3 * t + 1]) - a;
-    const Vec3 e2 = point(tris[3 * t + 2]) - a;
+  for (size_t t = 0; t < triangles; ++t) {
+    const Vec3 a = point(t, 0);
+    const Vec3 e1 = point(t, 1) - a;
+    const Vec3 e2 = point(t, 2) - a;
     const Vec3 q0 = d.cross(e2);
     const double det = e1.dot(q0);
     if (std::abs(det) < 1e-14) continue;
@@ -89,11 +91,10 @@ std::optional<SurfaceHit> pickSurface(const Snapshot& snapshot, const Ray& ray) 
   if (fine) {
     // What is drawn is the finer mesh: the ray meets it, and the point it meets is named by its
     // place in the cloth, the cloth triangle it lies in.
-    std::vector<std::uint32_t> tris;
-    tris.reserve(3 * snapshot.fine->triangles.size());
-    for (const Tri& t : snapshot.fine->triangles)
-      for (int k : t) tris.push_back(static_cast<std::uint32_t>(k));
-    hit = castRay(snapshot.finePositions, tris, o, d);
+    const std::vector<Tri>& faces = snapshot.fine->triangles;
+    hit = castRay(
+        snapshot.finePositions, faces.size(), [&faces](size_t t, int k) { return faces[t][k]; }, o,
+        d);
     if (!hit) return std::nullopt;
     const Tri& face = snapshot.fine->triangles[hit->triangle];
     const MaterialWrap& wrap = snapshot.cloth->flatCoords->wrap;
@@ -103,7 +104,10 @@ std::optional<SurfaceHit> pickSurface(const Snapshot& snapshot, const Ray& ray) 
         hit->barycentric[2] * wrap.offset(u0, snapshot.fine->flat.row(face[2]).transpose());
     std::tie(hit->triangle, hit->barycentric) = locateInCloth(*snapshot.cloth, m);
   } else {
-    hit = castRay(snapshot.positions, *snapshot.triangles, o, d);
+    const std::vector<std::uint32_t>& tris = *snapshot.triangles;
+    hit = castRay(
+        snapshot.positions, tris.size() / 3, [&tris](size_t t, int k) { return tris[3 * t + k]; },
+        o, d);
     if (!hit) return std::nullopt;
   }
   int corner = 0;

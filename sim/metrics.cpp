@@ -10,23 +10,31 @@
 
 namespace clothlab {
 namespace {
-// | |e| / |e0| - 1 | of edge e.
-double edgeStrain(const TriangleMesh& rest, const Positions& current, const std::array<int, 2>& e) {
-  const double restLength = (rest.positions.row(e[1]) - rest.positions.row(e[0])).norm();
+// | |e| / |e0| - 1 | of edge e with rest length e0.
+double edgeStrain(const Positions& current, const std::array<int, 2>& e, double restLength) {
   return std::abs((current.row(e[1]) - current.row(e[0])).norm() / restLength - 1.0);
+}
+double edgeStrain(const TriangleMesh& rest, const Positions& current, const std::array<int, 2>& e) {
+  return edgeStrain(current, e, (rest.positions.row(e[1]) - rest.positions.row(e[0])).norm());
+}
+// Per vertex, the largest strain(k) of its edges `edges[k]`.
+template <typename Strain>
+Eigen::VectorXd vertexMaxima(Eigen::Index vertices, const std::vector<std::array<int, 2>>& edges,
+                             Strain strain) {
+  Eigen::VectorXd out = Eigen::VectorXd::Zero(vertices);
+  for (size_t k = 0; k < edges.size(); ++k) {
+    const double value = strain(k);
+    out[edges[k][0]] = std::max(out[edges[k][0]], value);
+    out[edges[k][1]] = std::max(out[edges[k][1]], value);
+  }
+  return out;
 }
 }  // namespace
 
 Eigen::VectorXd FineMesh::nodeStrain(const Positions& x) const {
-  Eigen::VectorXd strain = Eigen::VectorXd::Zero(nodeCount());
-  for (size_t k = 0; k < edges.size(); ++k) {
-    const auto& e = edges[k];
-    const double value = std::abs(
-        (x.row(e[1]) - x.row(e[0])).norm() / edgeLengths[static_cast<Eigen::Index>(k)] - 1);
-    strain[e[0]] = std::max(strain[e[0]], value);
-    strain[e[1]] = std::max(strain[e[1]], value);
-  }
-  return strain;
+  return vertexMaxima(nodeCount(), edges, [&](size_t k) {
+    return edgeStrain(x, edges[k], edgeLengths[static_cast<Eigen::Index>(k)]);
+  });
 }
 
 double FineMesh::maxEdgeStrain(const Positions& x) const {
@@ -41,13 +49,8 @@ double maxEdgeStrain(const TriangleMesh& rest, const MeshTopology& topology, con
 
 Eigen::VectorXd vertexEdgeStrain(const TriangleMesh& rest, const MeshTopology& topology,
                                  const Positions& current) {
-  Eigen::VectorXd strain = Eigen::VectorXd::Zero(rest.vertexCount());
-  for (const auto& e : topology.edges) {
-    const double value = edgeStrain(rest, current, e);
-    strain[e[0]] = std::max(strain[e[0]], value);
-    strain[e[1]] = std::max(strain[e[1]], value);
-  }
-  return strain;
+  return vertexMaxima(rest.vertexCount(), topology.edges,
+                      [&](size_t k) { return edgeStrain(rest, current, topology.edges[k]); });
 }
 
 double pinnedSag(const TriangleMesh& rest, const Positions& current, int pinA, int pinB,

@@ -78,8 +78,6 @@ void AdaptiveMesh::finish() {
   topology_ = buildTopology(rest_);
 }
 
-double AdaptiveMesh::maxEdgeStrain(const Positions& x) const { return fineMesh().maxEdgeStrain(x); }
-
 FineMesh AdaptiveMesh::fineMesh() const {
   FineMesh fine;
   fine.triangles = rest_.triangles;

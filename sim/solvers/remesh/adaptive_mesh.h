@@ -83,14 +83,11 @@ class AdaptiveMesh {
   const MeshTopology& topology() const { return topology_; }
   const std::vector<FaceRest>& faceRests() const { return faceRests_; }
 
-  // The largest | |x_b - x_a| / |u_b - u_a| - 1 | over the mesh's edges: its edges' strain
-  // against their material lengths. (The cloth's own edges are not edges of a refined mesh:
-  // their chords cut across its folds.)
-  double maxEdgeStrain(const Positions& x) const;
-
   // The mesh for drawing and measuring (sim/solver.h FineMesh): its faces, edges and their
   // material lengths, its nodes' rest positions, and their material coordinates in the frame of
-  // the flattening it was built from (mirrored back where fromCloth mirrored it).
+  // the flattening it was built from (mirrored back where fromCloth mirrored it). Its edge strain
+  // (FineMesh::maxEdgeStrain) is against the material lengths: the cloth's own edges are not
+  // edges of a refined mesh, and their chords cut across its folds.
   FineMesh fineMesh() const;
 
   // The sizing metric of every face at the state (x, v).

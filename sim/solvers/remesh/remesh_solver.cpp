@@ -141,11 +141,7 @@ void RemeshSolver::meshChanged() {
       std::make_unique<ImplicitBending>(hingeBendingRows(rest, mesh_->topology()), rest.positions);
   projection_.reset();
   buildPattern();
-  // A remesh that changed nothing keeps the object, so that the viewer keeps what it uploaded.
-  FineMesh fine = mesh_->fineMesh();
-  if (!fine_ || fine.triangles != fine_->triangles || fine.flat.rows() != fine_->flat.rows() ||
-      fine.flat != fine_->flat)
-    fine_ = std::make_shared<const FineMesh>(std::move(fine));
+  fine_ = std::make_shared<const FineMesh>(mesh_->fineMesh());
 }
 
 void RemeshSolver::buildPattern() {
@@ -594,9 +590,14 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
   if (params_.remesh && ++stepsSinceRemesh_ >= params_.remeshInterval) {
     t = Clock::now();
     stepsSinceRemesh_ = 0;
-    mesh_ =
-        std::make_shared<const AdaptiveMesh>(mesh_->remeshed(x_, v_, params_.sizing(), remeshed));
-    meshChanged();
+    AdaptiveMesh next = mesh_->remeshed(x_, v_, params_.sizing(), remeshed);
+    // A remesh that changed nothing keeps the mesh and what was built from it (the bending, the
+    // projection's analysis, the mesh the viewer uploaded).
+    const bool changed = remeshed.flips + remeshed.splits + remeshed.collapses > 0;
+    if (changed) {
+      mesh_ = std::make_shared<const AdaptiveMesh>(std::move(next));
+      meshChanged();
+    }
     // A node added at an edge's midpoint over a curved obstacle lies inside it by about l^2 / 8r
     // (more over a box's edge): pushed out at once, so that no state handed on has a node
     // inside. Where that moves faces beyond the limits (by up to 0.44 on a sheet draped over a
@@ -635,8 +636,7 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
       }
     }
     // The state handed on is the new mesh's: its faces' violation counts.
-    if (remeshed.flips + remeshed.splits + remeshed.collapses > 0)
-      violation = std::max(violation, worstViolation(x_));
+    if (changed) violation = std::max(violation, worstViolation(x_));
     msRemesh = msSince(t);
   }
   surface_ = x_.topRows(mesh_->preservedCount());
