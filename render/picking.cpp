@@ -1,9 +1,9 @@
 #include "render/picking.h"
 
-#include <algorithm>
 #include <cmath>
-#include <limits>
 #include <tuple>
+
+#include "sim/material.h"  // flatPointAt, locateFlatPoint
 
 namespace clothlab {
 
@@ -44,39 +44,6 @@ std::optional<SurfaceHit> castRay(const std::vector<float>& p, size_t triangles,
   return best;
 }
 
-// The cloth triangle holding the flat point `m` (flatCoords's frame; each triangle taken round
-// its wrap where that brings it nearer), with `m`'s barycentric coordinates in it: the triangle
-// where the least of them is largest (a point on an edge, or a rounding outside, goes to either
-// neighbour).
-std::pair<int, Vec3> locateInCloth(const ClothModel& cloth, const Eigen::Vector2d& m) {
-  const Eigen::MatrixX2d& u = cloth.flatCoords->coords;
-  const MaterialWrap& wrap = cloth.flatCoords->wrap;
-  int best = 0;
-  Vec3 bestAt(1.0 / 3, 1.0 / 3, 1.0 / 3);
-  double bestLeast = -std::numeric_limits<double>::infinity();
-  for (size_t t = 0; t < cloth.mesh.triangles.size(); ++t) {
-    const Tri& tri = cloth.mesh.triangles[t];
-    // The corners as seen from m: the first one's nearest image, and the others as seen from
-    // it, so that the triangle stays whole where it crosses a seam.
-    const Eigen::Vector2d u0 = u.row(tri[0]).transpose();
-    const Eigen::Vector2d a = wrap.offset(m, u0),
-                          b = a + wrap.offset(u0, u.row(tri[1]).transpose()),
-                          c = a + wrap.offset(u0, u.row(tri[2]).transpose());
-    const double area = (b - a).x() * (c - a).y() - (b - a).y() * (c - a).x();
-    if (std::abs(area) < 1e-300) continue;
-    // Barycentric coordinates of the origin (m) in the triangle (a, b, c).
-    const double wa = (b.x() * c.y() - b.y() * c.x()) / area,
-                 wb = (c.x() * a.y() - c.y() * a.x()) / area, wc = 1 - wa - wb;
-    const double least = std::min({wa, wb, wc});
-    if (least > bestLeast) {
-      bestLeast = least;
-      best = static_cast<int>(t);
-      bestAt = Vec3(wa, wb, wc);
-    }
-  }
-  return {best, bestAt.cwiseMax(0.0) / bestAt.cwiseMax(0.0).sum()};
-}
-
 }  // namespace
 
 std::optional<SurfaceHit> pickSurface(const Snapshot& snapshot, const Ray& ray) {
@@ -96,13 +63,11 @@ std::optional<SurfaceHit> pickSurface(const Snapshot& snapshot, const Ray& ray) 
         snapshot.finePositions, faces.size(), [&faces](size_t t, int k) { return faces[t][k]; }, o,
         d);
     if (!hit) return std::nullopt;
-    const Tri& face = snapshot.fine->triangles[hit->triangle];
-    const MaterialWrap& wrap = snapshot.cloth->flatCoords->wrap;
-    const Eigen::Vector2d u0 = snapshot.fine->flat.row(face[0]).transpose();
-    const Eigen::Vector2d m =
-        u0 + hit->barycentric[1] * wrap.offset(u0, snapshot.fine->flat.row(face[1]).transpose()) +
-        hit->barycentric[2] * wrap.offset(u0, snapshot.fine->flat.row(face[2]).transpose());
-    std::tie(hit->triangle, hit->barycentric) = locateInCloth(*snapshot.cloth, m);
+    const FlatRest& flat = *snapshot.cloth->flatCoords;
+    const Eigen::Vector2d m = flatPointAt(snapshot.fine->triangles[hit->triangle],
+                                          snapshot.fine->flat, flat.wrap, hit->barycentric);
+    std::tie(hit->triangle, hit->barycentric) =
+        locateFlatPoint(snapshot.cloth->mesh.triangles, flat.coords, flat.wrap, m);
   } else {
     const std::vector<std::uint32_t>& tris = *snapshot.triangles;
     hit = castRay(

@@ -3,24 +3,23 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <tuple>
 
-#include "sim/material.h"  // materialOffset, wrappedPieces
+#include "sim/material.h"  // materialOffset, wrappedPieces, flatPointAt, locateFlatPoint
 
 namespace clothlab {
 
-namespace {
-Vec3 pointAt(const Grab& grab, const Tri& tri, const Positions& x) {
+Vec3 grabbedPoint(const Grab& grab, const Tri& tri, const Positions& x) {
   Vec3 p = Vec3::Zero();
   for (int k = 0; k < 3; ++k) p += grab.barycentric[k] * x.row(tri[k]).transpose();
   return p;
 }
-}  // namespace
 
 std::vector<int> GrabPull::move(const Grab& grab, const Tri& tri, double h, const Positions& start,
                                 Positions& x, const std::function<bool(int)>& fixed) {
   const Vec3& b = grab.barycentric;
-  from_ = target_ = pointAt(grab, tri, start);
-  const Vec3 now = pointAt(grab, tri, x);
+  from_ = target_ = grabbedPoint(grab, tri, start);
+  const Vec3 now = grabbedPoint(grab, tri, x);
   double movable = 0;  // sum of b_k^2 over the corners that may move
   for (int k = 0; k < 3; ++k)
     if (!fixed(tri[k])) movable += b[k] * b[k];
@@ -40,11 +39,23 @@ std::vector<int> GrabPull::move(const Grab& grab, const Tri& tri, double h, cons
 void GrabPull::settle(const Grab& grab, const Tri& tri, const Positions& x, StepStats& stats) {
   const Vec3 push = target_ - from_;
   if (push.squaredNorm() > 0) {
-    const double followed = (pointAt(grab, tri, x) - from_).dot(push) / push.squaredNorm();
+    const double followed = (grabbedPoint(grab, tri, x) - from_).dot(push) / push.squaredNorm();
     const bool heldBack = followed < 0.5 && push.norm() > pushFloor_;
     gain_ = heldBack ? 0.5 * gain_ : std::min(1.0, 2 * gain_);
   }
   stats.extra["grab_gain"] = gain_;
+}
+
+std::optional<Grab> grabOnFineMesh(const ClothModel& cloth, const FineMesh& fine,
+                                   const Grab& grab) {
+  if (!cloth.flatCoords) return std::nullopt;
+  const FlatRest& flat = *cloth.flatCoords;
+  const Eigen::Vector2d m =
+      flatPointAt(cloth.mesh.triangles[grab.triangle], flat.coords, flat.wrap, grab.barycentric);
+  Grab onFine = grab;
+  std::tie(onFine.triangle, onFine.barycentric) =
+      locateFlatPoint(fine.triangles, fine.flat, flat.wrap, m);
+  return onFine;
 }
 
 Grab grabAtVertex(const ClothModel& cloth, int vertex, const Vec3& target) {

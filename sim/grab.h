@@ -19,6 +19,16 @@ namespace clothlab {
 // A grab of `vertex` (the first of its triangles, all the weight on the vertex) toward `target`.
 Grab grabAtVertex(const ClothModel& cloth, int vertex, const Vec3& target);
 
+// Where the grabbed point is: the grab's barycentric combination of `tri`'s corners in x [m].
+Vec3 grabbedPoint(const Grab& grab, const Tri& tri, const Positions& x);
+
+// The grab as it lies on a finer mesh a solver simulates on (Solver::fineMesh): `grab` with its
+// triangle and barycentric coordinates those of the fine face holding the grabbed point's place in
+// the cloth's flat rest state. So the grab pulls, and the viewer marks, the point of the drawn
+// surface, not the cloth triangle's chord across a fold refined within it. None where the cloth
+// has no flat rest state.
+std::optional<Grab> grabOnFineMesh(const ClothModel& cloth, const FineMesh& fine, const Grab& grab);
+
 // With weight 10 a dragged corner of ckv-corners lagged 23 mm behind the cursor, with 100 2 mm.
 constexpr double kGrabWeight = 100;
 

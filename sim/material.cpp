@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -15,6 +16,40 @@ namespace clothlab {
 
 Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, const MaterialWrap& wrap) {
   return wrap.offset(u.row(i).transpose(), u.row(j).transpose());
+}
+
+Eigen::Vector2d flatPointAt(const Tri& tri, const Eigen::MatrixX2d& u, const MaterialWrap& wrap,
+                            const Vec3& b) {
+  const Eigen::Vector2d u0 = u.row(tri[0]).transpose();
+  return u0 + b[1] * wrap.offset(u0, u.row(tri[1]).transpose()) +
+         b[2] * wrap.offset(u0, u.row(tri[2]).transpose());
+}
+
+std::pair<int, Vec3> locateFlatPoint(const std::vector<Tri>& triangles, const Eigen::MatrixX2d& u,
+                                     const MaterialWrap& wrap, const Eigen::Vector2d& m) {
+  int best = 0;
+  Vec3 bestAt(1.0 / 3, 1.0 / 3, 1.0 / 3);
+  double bestLeast = -std::numeric_limits<double>::infinity();
+  for (size_t t = 0; t < triangles.size(); ++t) {
+    const Tri& tri = triangles[t];
+    // The corners as seen from m: the first one's nearest image, and the others as seen from it.
+    const Eigen::Vector2d u0 = u.row(tri[0]).transpose();
+    const Eigen::Vector2d a = wrap.offset(m, u0),
+                          b = a + wrap.offset(u0, u.row(tri[1]).transpose()),
+                          c = a + wrap.offset(u0, u.row(tri[2]).transpose());
+    const double area = (b - a).x() * (c - a).y() - (b - a).y() * (c - a).x();
+    if (std::abs(area) < 1e-300) continue;
+    // Barycentric coordinates of the origin (m) in the triangle (a, b, c).
+    const double wa = (b.x() * c.y() - b.y() * c.x()) / area,
+                 wb = (c.x() * a.y() - c.y() * a.x()) / area, wc = 1 - wa - wb;
+    const double least = std::min({wa, wb, wc});
+    if (least > bestLeast) {
+      bestLeast = least;
+      best = static_cast<int>(t);
+      bestAt = Vec3(wa, wb, wc);
+    }
+  }
+  return {best, bestAt.cwiseMax(0.0) / bestAt.cwiseMax(0.0).sum()};
 }
 
 namespace {

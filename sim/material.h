@@ -2,6 +2,7 @@
 // The cloth's flat rest state in material coordinates: what mls-isometry's samples are placed by,
 // and what says how far apart two points of an inextensible cloth can get (sim/grab.h).
 #include <Eigen/Core>
+#include <utility>
 #include <vector>
 
 #include "sim/result.h"
@@ -11,6 +12,20 @@ namespace clothlab {
 
 // u_j - u_i, with u_j at its image nearest u_i (MaterialWrap::offset).
 Eigen::Vector2d materialOffset(const Eigen::MatrixX2d& u, int i, int j, const MaterialWrap& wrap);
+
+// The flat point at barycentric coordinates `b` in triangle `tri` over the flat coordinates `u`,
+// its corners seen from the first one (MaterialWrap::offset), so that a triangle across a tube's
+// cut stays whole.
+Eigen::Vector2d flatPointAt(const Tri& tri, const Eigen::MatrixX2d& u, const MaterialWrap& wrap,
+                            const Vec3& b);
+
+// The triangle of `triangles` (over the flat coordinates `u`) holding the flat point `m`, each
+// triangle taken round its wrap where that brings it nearer, with m's barycentric coordinates in
+// it: the triangle where the least of them is largest (a point on an edge, or a rounding outside,
+// goes to either neighbour; a point outside them all to the triangle where that least is largest,
+// clamped onto it). Scans every triangle.
+std::pair<int, Vec3> locateFlatPoint(const std::vector<Tri>& triangles, const Eigen::MatrixX2d& u,
+                                     const MaterialWrap& wrap, const Eigen::Vector2d& m);
 
 // The cloth's own material coordinates when they flatten the rest mesh up to a uniform scale
 // (checked on every edge, 1%), scaled to it with their period; else a plane fit of a mesh flat

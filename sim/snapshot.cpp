@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "sim/grab.h"
 #include "sim/metrics.h"
 #include "sim/obj_io.h"
 #include "sim/simulation.h"
@@ -139,7 +140,13 @@ Snapshot makeSnapshot(const Simulation& simulation, bool overlay,
   }
   s.pointMasses = simulation.cloth().pointMasses;
   s.grab = simulation.grab();
-  if (s.grab) s.grabPoint = s.surfacePoint(s.grab->triangle, s.grab->barycentric);
+  if (s.grab) {
+    s.grabPoint = s.surfacePoint(s.grab->triangle, s.grab->barycentric);
+    // On a finer mesh, the point the solver pulls: the drawn surface's at the grabbed place.
+    if (s.fine)
+      if (const auto onFine = grabOnFineMesh(simulation.cloth(), *s.fine, *s.grab))
+        s.grabPoint = grabbedPoint(*onFine, s.fine->triangles[onFine->triangle], nodes);
+  }
   s.obstacles = simulation.obstaclesAt(simulation.time());
   s.jellies = simulation.jellyObstacles();
   for (const JellyBody& jelly : simulation.jellies())

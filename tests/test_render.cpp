@@ -15,6 +15,7 @@
 #include "render/picking.h"
 #include "render/renderer.h"
 #include "sim/generators.h"
+#include "sim/grab.h"
 #include "sim/obstacles.h"
 #include "sim/scene_library.h"
 #include "sim/simulation.h"
@@ -1145,8 +1146,8 @@ TEST(Picking, RayThroughAProjectedPointHitsTheSurfaceThere) {
 
 // A click on the refined skirt (Snapshot::fine) names the point it meets by the cloth triangle
 // it lies in: that triangle's corners, weighed by the hit's barycentric coordinates, give back
-// the point's place in the flat rest state (once round the cone at most, across its cut), and the
-// corner named nearest is one of them.
+// the point's place in the flat rest state (once round the cone at most, across its cut), the
+// corner named nearest is one of them, and a grab so named lies where the click met the mesh.
 TEST(Picking, AHitOnTheFinerMeshIsNamedByItsPlaceInTheCloth) {
   std::unique_ptr<Simulation> sim;
   const Snapshot s = refinedSkirt(sim);
@@ -1158,6 +1159,7 @@ TEST(Picking, AHitOnTheFinerMeshIsNamedByItsPlaceInTheCloth) {
   auto node = [&s](int i) {
     return Vec3(s.finePositions[3 * i], s.finePositions[3 * i + 1], s.finePositions[3 * i + 2]);
   };
+  const Positions nodes = pointRows(s.finePositions);
   int checked = 0, added = 0;
   for (size_t f = 0; f < s.fine->triangles.size(); f += 3) {
     const Tri& face = s.fine->triangles[f];
@@ -1182,6 +1184,13 @@ TEST(Picking, AHitOnTheFinerMeshIsNamedByItsPlaceInTheCloth) {
     EXPECT_GE(hit->barycentric.minCoeff(), 0);
     EXPECT_NEAR(hit->barycentric.sum(), 1, 1e-12);
     EXPECT_NE(std::find(tri.begin(), tri.end(), hit->nearestVertex), tri.end());
+    // Grabbed there, the grab lies on the finer mesh where the click met it.
+    const auto onFine = grabOnFineMesh(cloth, *s.fine, Grab{hit->triangle, hit->barycentric});
+    ASSERT_TRUE(onFine);
+    EXPECT_LT(
+        (grabbedPoint(*onFine, s.fine->triangles[onFine->triangle], nodes) - hit->point).norm(),
+        1e-5)
+        << "face " << f;
   }
   EXPECT_GT(checked, 50);
   EXPECT_GT(added, 5) << "faces with added nodes";

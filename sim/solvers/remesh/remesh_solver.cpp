@@ -517,9 +517,13 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
   Positions x = x_ + h * v_;
   for (const auto& [vertex, target] : ctx.pins) x.row(vertex) = target.transpose();
   Eigen::VectorXd weight = mass;
-  if (ctx.grab) {
-    const auto moved = grabPull_.move(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], h, x_,
-                                      x, [&](int vertex) { return fixed[vertex] != 0; });
+  // The grab pulls the point of the adaptive mesh, the surface drawn and clicked on, at the
+  // grabbed point's place in the cloth (a fold refined within a cloth triangle lies off its chord).
+  const std::optional<Grab> grab =
+      ctx.grab ? grabOnFineMesh(*cloth_, *fine_, *ctx.grab) : std::nullopt;
+  if (grab) {
+    const auto moved = grabPull_.move(*grab, fine_->triangles[grab->triangle], h, x_, x,
+                                      [&](int vertex) { return fixed[vertex] != 0; });
     for (int vertex : moved) weight[vertex] *= kGrabWeight;
   } else {
     grabPull_.release();
@@ -580,7 +584,7 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
   const double speed = v.rowwise().norm().maxCoeff();
   if (speed > params_.maxSpeed)
     return restore(runawaySpeedMessage("a node", speed, params_.maxSpeed));
-  if (ctx.grab) grabPull_.settle(*ctx.grab, cloth_->mesh.triangles[ctx.grab->triangle], x, stats);
+  if (grab) grabPull_.settle(*grab, fine_->triangles[grab->triangle], x, stats);
   x_ = std::move(x);
   v_ = std::move(v);
 
