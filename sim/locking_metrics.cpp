@@ -19,7 +19,7 @@ const std::vector<MetricDefinition>& lockingMetricDefinitions() {
        "mean height of the vertices farthest from the pins, relative to the pins"},
       {"bending_energy", "J",
        "hinge bending energy k_b/2 sum x^T Q x (toward the shape as loaded where bending_rest is "
-       "loaded)"},
+       "loaded; the solver's finer mesh where it has one)"},
       {"max_edge_strain", "1",
        "largest | |e|/|e0| - 1 | over mesh edges (the solver's finer mesh where it has one)"},
       {"residual", "m or 1",
@@ -105,17 +105,20 @@ std::vector<double> measureLockingMetrics(const MetricProbe& probe, const ClothM
   if (!probe.tip.empty())
     tip = meanHeight(surface, probe.tip, probe.up) - meanHeight(surface, probe.pinned, probe.up);
   const double residual = reportedConstraintError(last);
-  const RestBend* shape = restShapeFor(sim.bendingRest, probe.restBend);
-  return {sag,
-          tip,
-          shape ? shape->energy(surface, sim.bending)
-                : bendingEnergy(probe.hinge, sim.bending, surface),
-          fine && fineNodes ? fine->maxEdgeStrain(*fineNodes)
-                            : maxEdgeStrain(cloth.mesh, cloth.topology, surface),
-          residual,
-          maxDistanceIncrease(cloth.mesh, cloth.topology, surface, probe.reference),
-          cloth.stitches.empty() ? nan : stitchGaps(cloth.stitches, surface).maxCoeff(),
-          msPerStep};
+  // On a finer mesh, its own bending and strain at its nodes.
+  const bool onFine = fine && fineNodes;
+  const Positions& bent = onFine ? *fineNodes : surface;
+  const RestBend* shape = restShapeFor(sim.bendingRest, onFine ? fine->restBend : probe.restBend);
+  return {
+      sag,
+      tip,
+      shape ? shape->energy(bent, sim.bending)
+            : bendingEnergy(onFine ? fine->hinge : probe.hinge, sim.bending, bent),
+      onFine ? fine->maxEdgeStrain(*fineNodes) : maxEdgeStrain(cloth.mesh, cloth.topology, surface),
+      residual,
+      maxDistanceIncrease(cloth.mesh, cloth.topology, surface, probe.reference),
+      cloth.stitches.empty() ? nan : stitchGaps(cloth.stitches, surface).maxCoeff(),
+      msPerStep};
 }
 
 }  // namespace clothlab

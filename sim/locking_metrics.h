@@ -12,7 +12,9 @@
 //   bending_energy   [J]  k_b/2 sum_d x_d^T Q x_d with the hinge Q of the rest mesh, the energy of
 //                         bending toward flat; where the simulation bends toward the cloth's
 //                         shape as loaded (bending_rest "loaded"), that energy instead
-//                         (sim/bending.h RestBend::energy), zero in the shape as loaded
+//                         (sim/bending.h RestBend::energy), zero in the shape as loaded; where
+//                         the solver simulates on a finer mesh, that mesh's own (FineMesh::hinge,
+//                         restBend) at its nodes
 //   max_edge_strain  [1]  largest | |e|/|e0| - 1 | over the mesh edges; where the solver
 //                         simulates on a finer mesh (Solver::fineMesh, strain-limit-remesh),
 //                         over that mesh's edges against their material lengths (the cloth's

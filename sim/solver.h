@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/bending.h"
 #include "sim/mesh.h"
 #include "sim/obstacles.h"
 #include "sim/scene.h"
@@ -119,6 +120,10 @@ struct FineMesh {
   Positions rest;                         // each node's rest position [m]
   std::vector<std::array<int, 2>> edges;  // the mesh's edges
   Eigen::VectorXd edgeLengths;            // their material lengths [m]
+  // The hinge bending the solver simulates on this mesh (sim/bending.h): Q, toward flat, and the
+  // rows' bends at the nodes' rest positions, toward the shape as loaded.
+  SparseMatrix hinge;
+  RestBend restBend;
 
   int nodeCount() const { return static_cast<int>(flat.rows()); }
   // Per node, the largest | |e| / |e0| - 1 | of its edges at the nodes' positions `x`.

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sim/bending.h"
 #include "sim/compare_presets.h"
 #include "sim/grab.h"
 #include "sim/locking_metrics.h"
@@ -343,11 +344,13 @@ TEST(LockingMetrics, EveryMetricIsDefinedAndMeasuresWhatItSays) {
 }
 
 // Where the solver simulates on a finer mesh (strain-limit-remesh), max_edge_strain is that
-// mesh's, as its own stats report it, not the chords of the cloth's edges across its folds.
-TEST(LockingMetrics, TheEdgeStrainOfASolverOnAFinerMeshIsThatMeshs) {
+// mesh's, as its own stats report it, not the chords of the cloth's edges across its folds, and
+// bending_energy is the hinge energy of that mesh, the bending the solver simulates.
+TEST(LockingMetrics, TheEdgeStrainAndBendingOfASolverOnAFinerMeshAreThatMeshs) {
   auto sim = create(test::builtinScene("hanging", "strain-limit-remesh"));
   const MetricProbe probe = makeMetricProbe(*sim);
   const size_t strain = lockingMetricIndex("max_edge_strain");
+  const size_t bending = lockingMetricIndex("bending_energy");
   Positions nodes;
   std::shared_ptr<const FineMesh> fine;
   for (int i = 0; i < 200; ++i) {
@@ -367,9 +370,21 @@ TEST(LockingMetrics, TheEdgeStrainOfASolverOnAFinerMeshIsThatMeshs) {
             maxEdgeStrain(sim->cloth().mesh, sim->cloth().topology, sim->surface()));
   RecordProperty("fine_mesh_strain", std::to_string(measured[strain]));
   RecordProperty("cloth_chord_strain", std::to_string(chords[strain]));
+  // The adaptive mesh's hinges, built here from its faces at its nodes' rest positions.
+  TriangleMesh rest;
+  rest.positions = fine->rest;
+  rest.triangles = fine->triangles;
+  const SparseMatrix hinge =
+      bendingMatrix(hingeBendingRows(rest, buildTopology(rest)), fine->nodeCount());
+  EXPECT_NEAR(measured[bending], bendingEnergy(hinge, sim->sim().bending, nodes),
+              1e-9 * measured[bending]);
+  EXPECT_GT(measured[bending], 0);
+  EXPECT_EQ(chords[bending], bendingEnergy(probe.hinge, sim->sim().bending, sim->surface()));
+  RecordProperty("fine_mesh_bending_energy", std::to_string(measured[bending]));
+  RecordProperty("cloth_chord_bending_energy", std::to_string(chords[bending]));
   // The other metrics do not depend on it.
   for (size_t m = 0; m < measured.size(); ++m)
-    if (m != strain && !std::isnan(measured[m])) {
+    if (m != strain && m != bending && !std::isnan(measured[m])) {
       EXPECT_EQ(measured[m], chords[m]) << m;
     }
 }

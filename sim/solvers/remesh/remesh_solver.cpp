@@ -141,7 +141,10 @@ void RemeshSolver::meshChanged() {
       std::make_unique<ImplicitBending>(hingeBendingRows(rest, mesh_->topology()), rest.positions);
   projection_.reset();
   buildPattern();
-  fine_ = std::make_shared<const FineMesh>(mesh_->fineMesh());
+  FineMesh fine = mesh_->fineMesh();
+  fine.hinge = bending_->hinge();
+  fine.restBend = bending_->restBend();
+  fine_ = std::make_shared<const FineMesh>(std::move(fine));
 }
 
 void RemeshSolver::buildPattern() {
