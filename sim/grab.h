@@ -1,7 +1,9 @@
 #pragma once
-// The grab as mls-isometry and xpbd apply it: the grabbed triangle's corners are put where the
-// grabbed point reaches its target, and their solver then moves them as if they weighed
-// kGrabWeight times their mass (mls-isometry: at least the whole cloth's, grabbedCornerMass).
+// The grab as mls-isometry, xpbd and strain-limit-remesh apply it: the grabbed triangle's corners
+// (strain-limit-remesh: the corners of its adaptive mesh's face there, grabOnFineMesh) are put
+// where the grabbed point reaches its target, and their solver then moves them as if they
+// weighed kGrabWeight times their mass (mls-isometry and strain-limit-remesh: at least the whole
+// cloth's, grabbedCornerMass).
 // They follow the mouse wherever the cloth can reach and stay behind where it cannot (beyond
 // the pins' reach) instead of stretching it; as constraints that had to be met, the grab and
 // the cloth's constraints had no common solution there.
@@ -32,14 +34,16 @@ std::optional<Grab> grabOnFineMesh(const ClothModel& cloth, const FineMesh& fine
 // With weight 10 a dragged corner of ckv-corners lagged 23 mm behind the cursor, with 100 2 mm.
 constexpr double kGrabWeight = 100;
 
-// The mass a grabbed corner moves with in mls-isometry's projection [kg]: kGrabWeight times its
-// own, and at least the whole cloth's (`clothMass`). A weight relative to the vertex's mass
-// shrinks with the mesh: torus-drape's 1500-triangle cloth, its corner dragged up and off the
-// torus at 1.9 m/s, pulled each push back by about half at 100 times the corner's mass, GrabPull
-// backed off, and the corner ended 0.37 m behind the cursor; with the cloth's mass 0.053 m.
-// (xpbd keeps kGrabWeight: its 20 sweeps leave a heavier grab's pull in the edges, stretched by
-// 0.096 instead of 0.073 when hanging's middle is dragged in reach, 0.115 instead of 0.064 out
-// of it, while it follows the torus drag within 0.056 m at 100.)
+// The mass a grabbed corner moves with in mls-isometry's and strain-limit-remesh's projections
+// [kg]: kGrabWeight times its own, and at least the whole cloth's (`clothMass`). A weight relative
+// to the vertex's mass shrinks with the mesh: torus-drape's 1500-triangle cloth, its corner dragged
+// up and off the torus at 1.9 m/s, pulled each push back by about half at 100 times the corner's
+// mass, GrabPull backed off, and the corner ended 0.37 m behind the cursor; with the cloth's mass
+// 0.053 m. strain-limit-remesh the same: the corner yanked 5.8 m (TorusYank) came 1.48 m nearer in
+// 0.2 s at 100 times its mass, every step ending beyond the limits and the pull halving to 1/32;
+// with the cloth's mass 3.87 m. (xpbd keeps kGrabWeight: its 20 sweeps leave a heavier grab's pull
+// in the edges, stretched by 0.096 instead of 0.073 when hanging's middle is dragged in reach,
+// 0.115 instead of 0.064 out of it, while it follows the torus drag within 0.056 m at 100.)
 inline double grabbedCornerMass(double mass, double clothMass) { return std::max(kGrabWeight * mass, clothMass); }
 
 // With 0.05 ckv-corners dragged out of reach took 60 iterations per frame, with 0.1 77, with 0.02

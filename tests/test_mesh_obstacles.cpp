@@ -425,7 +425,9 @@ TEST_P(TorusDrag, ClothDraggedOffTheTorusFollowsTheGrab) {
   EXPECT_LT(r.deepest, test::builtinScene("torus-drape", GetParam()).sim.thickness);
 }
 
-INSTANTIATE_TEST_SUITE_P(Solvers, TorusDrag, ::testing::Values("impulse-nc", "mls-isometry", "xpbd"));
+INSTANTIATE_TEST_SUITE_P(Solvers, TorusDrag,
+                         ::testing::Values("impulse-nc", "mls-isometry", "xpbd",
+                                           "strain-limit-remesh"));
 
 // Dragged up and across, the straight line to the cursor passes through the tube. impulse-nc's
 // grab rows draw the corner around the tube (0.062 m behind the cursor at the end, 80 of 200
@@ -451,6 +453,9 @@ TEST(TorusDragAcross, ImpulseNcDrawsTheCornerAroundTheTube) {
 // with OpenBLAS's Haswell kernels and the hand-over (0.45 with its SkylakeX kernels), and 1.14
 // once without the hand-over, in a trial that changed how the fallback picks its best state
 // (docs/measurements.md). So one step may exceed 1; tearing exceeds it step after step.
+// strain-limit-remesh came 1.48 m nearer while the grabbed corner weighed 100 times its mass (its
+// strain limits pulled each push back, and the pull halved down to 1/32); now it weighs the
+// cloth's mass, as mls-isometry's does: 3.87 m, edges stretched by 0.66 at most.
 class TorusYank : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(TorusYank, AYankedCornerPullsTheClothAlongWithoutTearingIt) {
@@ -478,7 +483,8 @@ TEST_P(TorusYank, AYankedCornerPullsTheClothAlongWithoutTearingIt) {
   EXPECT_GT(gained, 2.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Solvers, TorusYank, ::testing::Values("mls-isometry", "xpbd"));
+INSTANTIATE_TEST_SUITE_P(Solvers, TorusYank,
+                         ::testing::Values("mls-isometry", "xpbd", "strain-limit-remesh"));
 
 const fs::path kShared = CLOTHLAB_SHARED_TESTDATA;
 

@@ -527,7 +527,7 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
   if (grab) {
     const auto moved = grabPull_.move(*grab, fine_->triangles[grab->triangle], h, x_, x,
                                       [&](int vertex) { return fixed[vertex] != 0; });
-    for (int vertex : moved) weight[vertex] *= kGrabWeight;
+    for (int vertex : moved) weight[vertex] = grabbedCornerMass(weight[vertex], mass.sum());
   } else {
     grabPull_.release();
   }
