@@ -337,13 +337,20 @@ struct Renderer::Impl {
         for (int k : f) fineIndices.push_back(static_cast<std::uint32_t>(k));
     const std::vector<std::uint32_t>& t = s.fine ? fineIndices : *s.triangles;
     cloth.uploadIndices(t);
-    std::set<std::pair<std::uint32_t, std::uint32_t>> edges;
-    for (size_t i = 0; i + 2 < t.size(); i += 3)
-      for (int k = 0; k < 3; ++k) {
-        std::uint32_t a = t[i + k], b = t[i + (k + 1) % 3];
-        edges.emplace(std::min(a, b), std::max(a, b));
-      }
-    auto vertex = [&p](std::uint32_t v) { return Vec3(p[3 * v], p[3 * v + 1], p[3 * v + 2]); };
+    // The drawn mesh's edges: the finer mesh has its own; the cloth's from its triangles.
+    std::vector<std::array<int, 2>> edges;
+    if (s.fine) {
+      edges = s.fine->edges;
+    } else {
+      std::set<std::pair<std::uint32_t, std::uint32_t>> unique;
+      for (size_t i = 0; i + 2 < t.size(); i += 3)
+        for (int k = 0; k < 3; ++k) {
+          std::uint32_t a = t[i + k], b = t[i + (k + 1) % 3];
+          unique.emplace(std::min(a, b), std::max(a, b));
+        }
+      for (const auto& [a, b] : unique) edges.push_back({static_cast<int>(a), static_cast<int>(b)});
+    }
+    auto vertex = [&p](int v) { return Vec3(p[3 * v], p[3 * v + 1], p[3 * v + 2]); };
     double total = 0;
     for (const auto& [a, b] : edges) total += (vertex(a) - vertex(b)).norm();
     meanEdge = edges.empty() ? 0.0f : static_cast<float>(total / static_cast<double>(edges.size()));

@@ -31,7 +31,8 @@ struct Snapshot {
   // adaptive mesh, sim/solver.h FineMesh): that mesh, and its nodes' positions, smooth normals and
   // strain (per node, against the edges' material lengths), drawn in place of the surface's
   // triangles. The surface above stays the cloth's own vertices (the mesh's first nodes), which
-  // pins, grabs, markers and picking name. Null and empty otherwise.
+  // pins and grabs name; picking and the grab's marker (grabPoint) are on the finer mesh. Null
+  // and empty otherwise.
   std::shared_ptr<const FineMesh> fine;
   std::vector<float> finePositions, fineNormals, fineStrain;
   // Solver overlay (impulse solvers: NC particles and their distance constraints): points
