@@ -286,8 +286,7 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
   const StrainLimits limits = params_.limits();
   // Each face's penalty band (rowPenalty) in its rows' units: the strain band times sqrt(area).
   std::vector<double> bands(tris.size());
-  for (size_t f = 0; f < tris.size(); ++f)
-    bands[f] = params_.limitSmoothing * std::sqrt(rests[f].area);
+  for (size_t f = 0; f < tris.size(); ++f) bands[f] = params_.limitSmoothing * rests[f].root;
   std::array<double, 8> values;
   // Whether the smoothed penalty pulls some face's row from within its band of a limit, with no
   // multiplier yet, by more than kBandPullFloor tolerances (its slope is the shift it asks of the
@@ -298,7 +297,7 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
       const Tri& t = tris[f];
       faceLimitValues(rests[f], faceStrain(rests[f], at.row(t[0]), at.row(t[1]), at.row(t[2])),
                       limits, values);
-      const double floor = kBandPullFloor * params_.tolerance * std::sqrt(rests[f].area);
+      const double floor = kBandPullFloor * params_.tolerance * rests[f].root;
       for (double value : values)
         if (rowPenalty(value, bands[f]).slope > floor) return true;
     }
@@ -355,8 +354,9 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
         continue;
       }
       faceLimitDirections(rests[f], strain, limits, directions);
-      const double root = std::sqrt(rests[f].area);
-      Eigen::Matrix<double, 9, 9> block;
+      const double root = rests[f].root;
+      // The face's block for each pair of corners a <= b; the pair (b, a)'s is its transpose.
+      std::array<Eigen::Matrix3d, 6> block;
       bool any = false;
       for (int d = 0; d < 4; ++d) {
         const LimitDirection& limit = directions[d];
@@ -380,15 +380,24 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
         Eigen::Matrix3d m = mu * rests[f].area * (upper.curvature + lower.curvature) * normal;
         if (upper.curvature > 0 && limit.length > 0)
           m += mu * upper.slope * root / limit.length * (Eigen::Matrix3d::Identity() - normal);
-        if (!any) block.setZero();
+        if (!any)
+          for (Eigen::Matrix3d& b : block) b.setZero();
         any = true;
-        for (int p = 0; p < 3; ++p)
-          for (int q = 0; q < 3; ++q) block.block<3, 3>(3 * p, 3 * q) += c(p) * c(q) * m;
+        for (int a = 0, k = 0; a < 3; ++a)
+          for (int b = a; b < 3; ++b) block[k++] += c(a) * c(b) * m;
       }
       if (!any) continue;
+      // Each entry goes where the upper triangle holds it: at (a, b) or, transposed, at (b, a).
       const auto& where = pattern_.face[f];
-      for (int e = 0; e < 81; ++e)
-        if (where[e] >= 0) hessian[where[e]] += block(e / 9, e % 9);
+      for (int a = 0, k = 0; a < 3; ++a)
+        for (int b = a; b < 3; ++b, ++k)
+          for (int p = 0; p < 3; ++p)
+            for (int q = 0; q < 3; ++q) {
+              const int at = where[9 * (3 * a + p) + 3 * b + q];
+              const int mirrored = where[9 * (3 * b + q) + 3 * a + p];
+              if (at >= 0) hessian[at] += block[k](p, q);
+              if (a != b && mirrored >= 0) hessian[mirrored] += block[k](p, q);
+            }
     }
     for (size_t k = 0; k < stitchCount; ++k) {
       const Vec3 d = stitchVector(stitches[k], at);

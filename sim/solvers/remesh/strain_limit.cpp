@@ -30,69 +30,43 @@ FaceRest faceRest(const Eigen::Vector2d& d1, const Eigen::Vector2d& d2) {
   Eigen::Matrix2d dm;
   dm.col(0) = d1;
   dm.col(1) = d2;
-  return {dm.inverse(), 0.5 * dm.determinant()};
-}
-
-Eigen::Vector2d limitDirection(int direction) {
-  switch (direction) {
-    case 0:
-      return {1, 0};
-    case 1:
-      return {0, 1};
-    case 2:
-      return Eigen::Vector2d(1, 1) / std::sqrt(2.0);
-    default:
-      return Eigen::Vector2d(1, -1) / std::sqrt(2.0);
+  FaceRest rest;
+  rest.dmInverse = dm.inverse();
+  rest.area = 0.5 * dm.determinant();
+  rest.root = std::sqrt(rest.area);
+  // g_1 and g_2 are D_m^-1's rows, g_0 = -g_1 - g_2.
+  const Eigen::Vector2d g1 = rest.dmInverse.row(0).transpose(),
+                        g2 = rest.dmInverse.row(1).transpose(), g0 = -g1 - g2;
+  for (int direction = 0; direction < 4; ++direction) {
+    const Eigen::Vector2d d = limitDirection(direction);
+    rest.along[direction] = Eigen::Vector3d(g0.dot(d), g1.dot(d), g2.dot(d));
   }
-}
-
-double FaceStrain::stretch(int direction) const { return (F * limitDirection(direction)).norm(); }
-
-FaceStrain faceStrain(const FaceRest& rest, const Vec3& x0, const Vec3& x1, const Vec3& x2) {
-  FaceStrain out;
-  Eigen::Matrix<double, 3, 2> edges;
-  edges.col(0) = x1 - x0;
-  edges.col(1) = x2 - x0;
-  out.F = edges * rest.dmInverse;
-  out.g[1] = rest.dmInverse.row(0).transpose();
-  out.g[2] = rest.dmInverse.row(1).transpose();
-  out.g[0] = -out.g[1] - out.g[2];
-  return out;
+  return rest;
 }
 
 void faceLimitDirections(const FaceRest& rest, const FaceStrain& strain, const StrainLimits& limits,
                          std::array<LimitDirection, 4>& directions) {
-  const double root = std::sqrt(rest.area);
   for (int direction = 0; direction < 4; ++direction) {
-    const Eigen::Vector2d d = limitDirection(direction);
     LimitDirection& out = directions[direction];
-    const Vec3 w = strain.F * d;
+    const Vec3 w = strain.F * limitDirection(direction);
     out.length = w.norm();
     out.unit = out.length > 0 ? Vec3(w / out.length) : Vec3::Zero();
-    for (int n = 0; n < 3; ++n) out.along(n) = strain.g[n].dot(d);
-    out.upper = upperValue(root, out.length, limits, direction);
-    out.lower = lowerValue(root, out.length, limits, direction);
+    out.along = rest.along[direction];
+    out.upper = upperValue(rest.root, out.length, limits, direction);
+    out.lower = lowerValue(rest.root, out.length, limits, direction);
   }
 }
 
 double faceLimitValues(const FaceRest& rest, const FaceStrain& strain, const StrainLimits& limits,
                        std::array<double, 8>& values) {
-  const double root = std::sqrt(rest.area);
   double worst = 0;
   for (int direction = 0; direction < 4; ++direction) {
     const double length = strain.stretch(direction);
-    values[2 * direction] = upperValue(root, length, limits, direction);
-    values[2 * direction + 1] = lowerValue(root, length, limits, direction);
+    values[2 * direction] = upperValue(rest.root, length, limits, direction);
+    values[2 * direction + 1] = lowerValue(rest.root, length, limits, direction);
     worst = std::max(worst, violationAlong(length, limits, direction));
   }
   return worst;
-}
-
-RowPenalty rowPenalty(double shifted, double band) {
-  if (shifted <= -band) return {};
-  if (band <= 0 || shifted >= band) return {0.5 * shifted * shifted + band * band / 6, shifted, 1};
-  const double from = shifted + band;
-  return {from * from * from / (12 * band), from * from / (4 * band), from / (2 * band)};
 }
 
 double faceLimitViolation(const FaceStrain& strain, const StrainLimits& limits) {

@@ -20,6 +20,7 @@
 // Gauss-Newton solves, and the matrix failed to factorize (docs/measurements.md).
 #include <Eigen/Core>
 #include <array>
+#include <cmath>
 #include <vector>
 
 #include "sim/mesh.h"
@@ -33,25 +34,46 @@ struct StrainLimits {
          biasMax = 0.05;
 };
 
-// A face's material data: D_m^-1 and its rest area a [m^2].
+// A face's material data: D_m^-1, its rest area a [m^2], sqrt(a), and what the rest alone sets of
+// each limit direction d's gradients: c_n = g_n . d per corner (LimitDirection::along), in
+// limitDirection's order.
 struct FaceRest {
   Eigen::Matrix2d dmInverse;
   double area = 0;
+  double root = 0;
+  std::array<Eigen::Vector3d, 4> along;
 };
 // From the material offsets d1 = u1 - u0 and d2 = u2 - u0 (counter-clockwise: det > 0).
 FaceRest faceRest(const Eigen::Vector2d& d1, const Eigen::Vector2d& d2);
 
+// The material direction of each limit: warp, weft, (e1 + e2) / sqrt 2, (e1 - e2) / sqrt 2.
+// Inline, as the stretches below: the strain limiting's loops over every face call them in each
+// Gauss-Newton solve and line-search trial.
+inline Eigen::Vector2d limitDirection(int direction) {
+  switch (direction) {
+    case 0:
+      return {1, 0};
+    case 1:
+      return {0, 1};
+    case 2:
+      return Eigen::Vector2d(1, 1) / std::sqrt(2.0);
+    default:
+      return Eigen::Vector2d(1, -1) / std::sqrt(2.0);
+  }
+}
+
 // F = sum_n x_n g_n^T.
 struct FaceStrain {
   Eigen::Matrix<double, 3, 2> F;
-  std::array<Eigen::Vector2d, 3> g;
   // The stretch |F d| along the warp (0), the weft (1) and the bias directions (2, 3).
-  double stretch(int direction) const;
+  double stretch(int direction) const { return (F * limitDirection(direction)).norm(); }
 };
-FaceStrain faceStrain(const FaceRest& rest, const Vec3& x0, const Vec3& x1, const Vec3& x2);
-
-// The material direction of each limit: warp, weft, (e1 + e2) / sqrt 2, (e1 - e2) / sqrt 2.
-Eigen::Vector2d limitDirection(int direction);
+inline FaceStrain faceStrain(const FaceRest& rest, const Vec3& x0, const Vec3& x1, const Vec3& x2) {
+  Eigen::Matrix<double, 3, 2> edges;
+  edges.col(0) = x1 - x0;
+  edges.col(1) = x2 - x0;
+  return {edges * rest.dmInverse};
+}
 
 // One limit direction d of a face and its two inequalities g(x) <= 0 [m], the upper limit's and
 // the lower one's. With c_n = g_n . d and u = F d / |F d| their gradients share one form,
@@ -92,7 +114,12 @@ double faceLimitValues(const FaceRest& rest, const FaceStrain& strain, const Str
 struct RowPenalty {
   double value = 0, slope = 0, curvature = 0;
 };
-RowPenalty rowPenalty(double shifted, double band);
+inline RowPenalty rowPenalty(double shifted, double band) {
+  if (shifted <= -band) return {};
+  if (band <= 0 || shifted >= band) return {0.5 * shifted * shifted + band * band / 6, shifted, 1};
+  const double from = shifted + band;
+  return {from * from * from / (12 * band), from * from / (4 * band), from / (2 * band)};
+}
 
 // How far the face's stretches lie beyond their limits, dimensionless (0 within them).
 double faceLimitViolation(const FaceStrain& strain, const StrainLimits& limits);
