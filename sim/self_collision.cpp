@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "sim/cell_grid.h"
+#include "sim/material.h"
 #include "sim/obstacles.h"
 #include "sim/solver.h"
 #include "sim/steps_in_progress.h"
@@ -310,11 +311,30 @@ double pairCell(const Positions& start, const std::vector<std::array<int, 2>>& e
   return std::max(meanEdgeLength(start, edges), 2 * thickness);
 }
 
+// Where vertices lie in a flat rest state, as points of space (z = 0), seen from the first one.
+Vec3 flatFrom(const FlatNearness& flat, int from, int to) {
+  const Eigen::Vector2d offset = materialOffset(flat.material, from, to, flat.wrap);
+  return {offset.x(), offset.y(), 0};
+}
+// Whether vertex v and triangle f, or edges p and q, lie within flat->near of each other in the
+// flat rest state (never without one).
+bool flatNear(const FlatNearness* flat, int v, const Tri& f) {
+  return flat && distanceToTriangle(flatFrom(*flat, v, f[0]), flatFrom(*flat, v, f[1]),
+                                    flatFrom(*flat, v, f[2]), Vec3::Zero()) < flat->near;
+}
+bool flatNear(const FlatNearness* flat, const std::array<int, 2>& p, const std::array<int, 2>& q) {
+  if (!flat) return false;
+  double s = 0, t = 0;
+  return segmentOffset(Vec3::Zero(), flatFrom(*flat, p[0], p[1]), flatFrom(*flat, p[0], q[0]),
+                       flatFrom(*flat, p[0], q[1]), s, t)
+             .norm() < flat->near;
+}
+
 // Self-collision's broad phase: every triangle's and edge's box over the step, binned.
 PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
                              const std::vector<std::array<int, 2>>& edges, const Positions& start,
                              const Positions& end, const Eigen::VectorXd& w, double thickness,
-                             const std::vector<Stitch>* stitches) {
+                             const std::vector<Stitch>* stitches, const FlatNearness* flat) {
   const SeamJoins joins(stitches);
   PairCandidates pairs;
   const double cell = pairCell(start, edges, thickness);
@@ -354,6 +374,7 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
         const Vec3 offset = segmentOffset(start.row(pe[0]), start.row(pe[1]), start.row(qe[0]),
                                           start.row(qe[1]), s, t);
         if (offset.norm() > slack + largestMove(moves, {pe[0], pe[1]}) + largestMove(moves, {qe[0], qe[1]})) return;
+        if (flatNear(flat, pe, qe)) return;
         found.addEdgeEdge(e, f, offset);
       };
       edgeHash.query(edgeBoxes[e], visit, e);  // the edges above e: each pair once
@@ -386,6 +407,7 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
       if (distanceToTriangle(start.row(f[0]), start.row(f[1]), start.row(f[2]), start.row(v)) >
           slack + largestMove(moves, {v}) + largestMove(moves, {f[0], f[1], f[2]}))
         return;
+      if (flatNear(flat, v, f)) return;
       pairs.addVertexTriangle(triangles, start, v, t);
     });
   }
@@ -489,91 +511,112 @@ Vec3 projectedBarycentric(const Vec3& x, const Vec3& a, const Vec3& b, const Vec
 // pairs take over.
 bool interiorParameters(double s, double t) { return s > 1e-6 && s < 1 - 1e-6 && t > 1e-6 && t < 1 - 1e-6; }
 
+// A vertex-triangle pair's row at `end` (SelfCollisionRow, its gap left to the caller), when the
+// pair acts within `reach`: on its starting side within `reach` of the triangle's plane and over
+// the triangle, or on the other side having passed through the triangle during the step
+// (`crossed`), not round its edge.
+bool vertexTriangleRow(const VertexTriangle& pair, const std::vector<Tri>& triangles,
+                       const Positions& start, const Positions& end, double reach,
+                       SelfCollisionRow& row, bool& crossed) {
+  const Tri& f = triangles[pair.t];
+  const Vec3 x = end.row(pair.v), a = end.row(f[0]), b = end.row(f[1]), c = end.row(f[2]);
+  Vec3 n;
+  if (!unitNormal(a, b, c, n)) return false;
+  const double height = pair.side * (x - a).dot(n);  // > 0: on its starting side
+  if (height >= reach) return false;
+  // The barycentric coordinates of the projection: the pair acts only over the triangle.
+  Vec3 bary = projectedBarycentric(x, a, b, c, n);
+  crossed = height < 0;
+  if (!crossed) {
+    if (bary.minCoeff() < -1e-6) return false;  // beside the triangle: not this pair's business
+  } else {
+    const Vec3 x0[4] = {start.row(pair.v), start.row(f[0]), start.row(f[1]), start.row(f[2])};
+    const Vec3 x1[4] = {end.row(pair.v), end.row(f[0]), end.row(f[1]), end.row(f[2])};
+    if (!vertexTriangleHit(x0, x1)) return false;
+    bary = bary.cwiseMax(0.0);
+    bary /= bary.sum();
+  }
+  row.vertices = {pair.v, f[0], f[1], f[2]};
+  row.coefficients = {1, -bary[0], -bary[1], -bary[2]};
+  row.normal = pair.side * n;
+  row.separation = height;
+  return true;
+}
+
+// An edge-edge pair's row at `end` the same way: at interior closest points only, within `reach`
+// on the side the edges started on, or passed through each other during the step (`crossed`).
+bool edgeEdgeRow(const EdgeEdge& pair, const std::vector<std::array<int, 2>>& edges,
+                 const Positions& start, const Positions& end, double reach, SelfCollisionRow& row,
+                 bool& crossed) {
+  const auto& pe = edges[pair.a];
+  const auto& qe = edges[pair.b];
+  const Vec3 p0 = end.row(pe[0]), p1 = end.row(pe[1]), q0 = end.row(qe[0]), q1 = end.row(qe[1]);
+  double s = 0, t = 0;
+  const Vec3 d = segmentOffset(p0, p1, q0, q1, s, t);
+  if (!interiorParameters(s, t)) return false;
+  const double along = d.dot(pair.direction);
+  const double distance = d.norm();
+  crossed = along <= 0;
+  if (!crossed) {
+    if (distance >= reach) return false;
+    row.normal = distance > 1e-12 ? Vec3(d / distance) : pair.direction;
+    row.separation = distance;
+  } else {
+    const Vec3 x0[4] = {start.row(pe[0]), start.row(pe[1]), start.row(qe[0]), start.row(qe[1])};
+    const Vec3 x1[4] = {end.row(pe[0]), end.row(pe[1]), end.row(qe[0]), end.row(qe[1])};
+    if (!edgeEdgeHit(x0, x1)) return false;
+    row.normal = pair.direction;
+    row.separation = along;
+  }
+  row.vertices = {pe[0], pe[1], qe[0], qe[1]};
+  row.coefficients = {1 - s, s, -(1 - t), -t};
+  return true;
+}
+
+// The gap a pair restores: the thickness, less the largest allowance of its vertices
+// (StepContext::contactAllowance; the rows past the cloth's are static obstacle vertices).
+double restoredGap(double thickness, const Eigen::VectorXd* allowance,
+                   const std::array<int, 4>& vertices) {
+  double kept = thickness;
+  for (int v : vertices) kept = std::min(kept, thicknessKept(thickness, allowance, v));
+  return kept;
+}
+
 // The pairs' responses at `end`: `iterations` Gauss-Seidel sweeps, until one applies none.
 SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tri>& triangles,
                                const std::vector<std::array<int, 2>>& edges, const Positions& start, Positions& end,
                                const Eigen::VectorXd& w, double thickness, int iterations,
                                const Eigen::VectorXd* allowance = nullptr) {
   SelfCollisionResult result;
-  // The gap a pair restores: the thickness, less the largest allowance of its cloth vertices
-  // (StepContext::contactAllowance; the rows past the cloth's are static obstacle vertices).
-  auto restored = [&](std::initializer_list<int> vertices) {
-    double kept = thickness;
-    for (int v : vertices) kept = std::min(kept, thicknessKept(thickness, allowance, v));
-    return kept;
+  result.candidates = static_cast<int>(pairs.vt.size() + pairs.ee.size());
+  // Pushes a pair's row out to its gap along its normal, the move split by the vertices' weights.
+  auto push = [&](const SelfCollisionRow& row, bool crossed, int sweep) {
+    const double gap = restoredGap(thickness, allowance, row.vertices);
+    if (row.separation >= gap) return false;
+    if (crossed && sweep == 0) ++result.crossed;
+    const auto& c = row.coefficients;
+    const auto& v = row.vertices;
+    double weight = 0;
+    for (int k = 0; k < 4; ++k) weight += c[k] * c[k] * w[v[k]];
+    if (weight <= 0) return false;
+    const double lambda =
+        limitedImpulse(gap - row.separation, weight,
+                       {c[0] * w[v[0]], c[1] * w[v[1]], c[2] * w[v[2]], c[3] * w[v[3]]});
+    for (int k = 0; k < 4; ++k) end.row(v[k]) += (w[v[k]] * c[k] * lambda) * row.normal.transpose();
+    return true;
   };
-  const auto& vt = pairs.vt;
-  const auto& ee = pairs.ee;
-  result.candidates = static_cast<int>(vt.size() + ee.size());
   for (int sweep = 0; sweep < iterations; ++sweep) {
     int applied = 0;
-    for (const auto& pair : vt) {
-      const Tri& f = triangles[pair.t];
-      const Vec3 x = end.row(pair.v), a = end.row(f[0]), b = end.row(f[1]), c = end.row(f[2]);
-      Vec3 n;
-      if (!unitNormal(a, b, c, n)) continue;
-      const double height = pair.side * (x - a).dot(n);  // > 0: on its starting side
-      if (height >= thickness) continue;
-      const double gapRestored = restored({pair.v, f[0], f[1], f[2]});
-      if (height >= gapRestored) continue;
-      // The barycentric coordinates of the projection: the pair acts only over the triangle.
-      Vec3 bary = projectedBarycentric(x, a, b, c, n);
-      if (height >= 0) {
-        if (bary.minCoeff() < -1e-6) continue;  // beside the triangle: not this pair's business
-      } else {
-        // On the other side now: only if the vertex passed through the triangle during the step
-        // (continuous test), not round its edge.
-        const Vec3 x0[4] = {start.row(pair.v), start.row(f[0]), start.row(f[1]), start.row(f[2])};
-        const Vec3 x1[4] = {end.row(pair.v), end.row(f[0]), end.row(f[1]), end.row(f[2])};
-        if (!vertexTriangleHit(x0, x1)) continue;
-        bary = bary.cwiseMax(0.0);
-        bary /= bary.sum();
-        if (sweep == 0) ++result.crossed;
-      }
-      const Vec3 normal = pair.side * n;
-      const double weight = w[pair.v] + bary[0] * bary[0] * w[f[0]] + bary[1] * bary[1] * w[f[1]] + bary[2] * bary[2] * w[f[2]];
-      if (weight <= 0) continue;
-      const double lambda = limitedImpulse(gapRestored - height, weight,
-                                           {w[pair.v], bary[0] * w[f[0]], bary[1] * w[f[1]], bary[2] * w[f[2]]});
-      end.row(pair.v) += (w[pair.v] * lambda) * normal.transpose();
-      for (int k = 0; k < 3; ++k) end.row(f[k]) -= (w[f[k]] * bary[k] * lambda) * normal.transpose();
-      ++applied;
-    }
-    for (const auto& pair : ee) {
-      const auto& pe = edges[pair.a];
-      const auto& qe = edges[pair.b];
-      const Vec3 p0 = end.row(pe[0]), p1 = end.row(pe[1]), q0 = end.row(qe[0]), q1 = end.row(qe[1]);
-      double s = 0, t = 0;
-      const Vec3 d = segmentOffset(p0, p1, q0, q1, s, t);
-      if (!interiorParameters(s, t)) continue;
-      const double along = d.dot(pair.direction);
-      const double distance = d.norm();
-      Vec3 normal;
-      double gap;
-      if (along > 0) {  // on its starting side
-        if (distance >= thickness) continue;
-        normal = distance > 1e-12 ? Vec3(d / distance) : pair.direction;
-        gap = distance;
-      } else {  // on the other side now: back across, if they passed through each other
-        const Vec3 x0[4] = {start.row(pe[0]), start.row(pe[1]), start.row(qe[0]), start.row(qe[1])};
-        const Vec3 x1[4] = {end.row(pe[0]), end.row(pe[1]), end.row(qe[0]), end.row(qe[1])};
-        if (!edgeEdgeHit(x0, x1)) continue;
-        normal = pair.direction;
-        gap = along;
-        if (sweep == 0) ++result.crossed;
-      }
-      const double c[4] = {1 - s, s, -(1 - t), -t};
-      const int v[4] = {pe[0], pe[1], qe[0], qe[1]};
-      const double gapRestored = restored({v[0], v[1], v[2], v[3]});
-      if (gap >= gapRestored) continue;
-      double weight = 0;
-      for (int k = 0; k < 4; ++k) weight += c[k] * c[k] * w[v[k]];
-      if (weight <= 0) continue;
-      const double lambda =
-          limitedImpulse(gapRestored - gap, weight, {c[0] * w[v[0]], c[1] * w[v[1]], c[2] * w[v[2]], c[3] * w[v[3]]});
-      for (int k = 0; k < 4; ++k) end.row(v[k]) += (w[v[k]] * c[k] * lambda) * normal.transpose();
-      ++applied;
-    }
+    SelfCollisionRow row;
+    bool crossed = false;
+    for (const auto& pair : pairs.vt)
+      if (vertexTriangleRow(pair, triangles, start, end, thickness, row, crossed) &&
+          push(row, crossed, sweep))
+        ++applied;
+    for (const auto& pair : pairs.ee)
+      if (edgeEdgeRow(pair, edges, start, end, thickness, row, crossed) &&
+          push(row, crossed, sweep))
+        ++applied;
     result.resolved += applied;
     if (applied == 0) break;
   }
@@ -586,11 +629,56 @@ SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTo
                                           const Positions& start, Positions& end,
                                           const Eigen::VectorXd& w, double thickness,
                                           int iterations, const Eigen::VectorXd* allowance,
-                                          const std::vector<Stitch>* stitches) {
+                                          const std::vector<Stitch>* stitches,
+                                          const FlatNearness* flat) {
   if (mesh.triangles.empty() || !(thickness > 0)) return {};
   const PairCandidates pairs =
-      findSelfPairs(mesh.triangles, topology.edges, start, end, w, thickness, stitches);
+      findSelfPairs(mesh.triangles, topology.edges, start, end, w, thickness, stitches, flat);
   return solvePairs(pairs, mesh.triangles, topology.edges, start, end, w, thickness, iterations, allowance);
+}
+
+struct SelfCollisionPairs::Pairs {
+  const TriangleMesh& mesh;
+  const MeshTopology& topology;
+  Positions start;
+  Eigen::VectorXd weights;
+  double thickness, reach;
+  PairCandidates candidates;
+};
+
+SelfCollisionPairs::SelfCollisionPairs(const TriangleMesh& mesh, const MeshTopology& topology,
+                                       const Positions& start, const Positions& end,
+                                       const Eigen::VectorXd& inverseMass, double thickness,
+                                       double reach, const std::vector<Stitch>* stitches,
+                                       const FlatNearness* flat)
+    : pairs_(new Pairs{
+          mesh, topology, start, inverseMass, thickness, std::max(reach, thickness), {}}) {
+  if (!mesh.triangles.empty() && thickness > 0)
+    pairs_->candidates = findSelfPairs(mesh.triangles, topology.edges, start, end, inverseMass,
+                                       pairs_->reach, stitches, flat);
+}
+
+SelfCollisionPairs::~SelfCollisionPairs() = default;
+
+std::vector<SelfCollisionRow> SelfCollisionPairs::rows(const Positions& at,
+                                                       const Eigen::VectorXd* allowance) const {
+  const Pairs& p = *pairs_;
+  std::vector<SelfCollisionRow> rows;
+  SelfCollisionRow row;
+  bool crossed = false;
+  auto take = [&] {
+    row.gap = restoredGap(p.thickness, allowance, row.vertices);
+    for (int k = 0; k < 4; ++k)
+      if (p.weights[row.vertices[k]] > 0) {
+        rows.push_back(row);
+        return;
+      }
+  };
+  for (const auto& pair : p.candidates.vt)
+    if (vertexTriangleRow(pair, p.mesh.triangles, p.start, at, p.reach, row, crossed)) take();
+  for (const auto& pair : p.candidates.ee)
+    if (edgeEdgeRow(pair, p.topology.edges, p.start, at, p.reach, row, crossed)) take();
+  return rows;
 }
 
 Eigen::VectorXd selfDepthsWithinThickness(const TriangleMesh& mesh, const MeshTopology& topology,
@@ -598,8 +686,9 @@ Eigen::VectorXd selfDepthsWithinThickness(const TriangleMesh& mesh, const MeshTo
                                           const std::vector<Stitch>* stitches) {
   Eigen::VectorXd depth = Eigen::VectorXd::Zero(x.rows());
   if (!mesh.triangles.empty() && thickness > 0) {
-    const PairCandidates pairs = findSelfPairs(
-        mesh.triangles, topology.edges, x, x, Eigen::VectorXd::Ones(x.rows()), thickness, stitches);
+    const PairCandidates pairs =
+        findSelfPairs(mesh.triangles, topology.edges, x, x, Eigen::VectorXd::Ones(x.rows()),
+                      thickness, stitches, nullptr);
     auto deepen = [&](std::initializer_list<int> vertices, double gap) {
       for (int v : vertices) depth[v] = std::max(depth[v], thickness - gap);  // gap >= 0
     };
@@ -630,7 +719,8 @@ int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopolog
                                      bool selfCollision, const std::vector<Obstacle>& obstacles,
                                      StepStats& stats, const ObstacleFeaturePairs* found,
                                      const Eigen::VectorXd* allowance,
-                                     const std::vector<Stitch>* stitches) {
+                                     const std::vector<Stitch>* stitches,
+                                     const FlatNearness* flat) {
   int resolved =
       found && found->covers(end)
           ? found->resolve(end, 4, allowance).resolved
@@ -639,7 +729,7 @@ int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopolog
   if (selfCollision) {
     const auto selfStart = Clock::now();
     const SelfCollisionResult self = resolveSelfCollisions(mesh, topology, start, end, inverseMass,
-                                                           thickness, 4, allowance, stitches);
+                                                           thickness, 4, allowance, stitches, flat);
     recordSelfCollision(self, msSince(selfStart), stats);
     resolved += self.resolved;
   }

@@ -18,9 +18,11 @@
 // Those pairs held every closed seam a thickness open (5.8 mm on the pillowcase under xpbd).
 //
 // And an exact-predicate triangle-triangle intersection test for counting how tangled a mesh is.
+#include <array>
 #include <memory>
 #include <vector>
 
+#include "sim/material_wrap.h"
 #include "sim/mesh.h"
 #include "sim/obstacles.h"
 #include "sim/stitches.h"
@@ -35,6 +37,19 @@ struct SelfCollisionResult {
   int crossed = 0;     // pairs found on the wrong side of their starting side (first sweep)
 };
 
+// A cloth's flat rest state (its vertices' material coordinates, and how they close round a tube
+// or a cone): two elements whose places in it lie within `near` of each other are not a pair.
+// Points that near along the cloth cannot be a thickness apart across a fold of it: the two
+// layers of a fold at the thickness apart are joined by a half turn of radius thickness / 2,
+// pi / 2 thicknesses long. Pushed apart all the same, they stretch the faces between them by the
+// push over their size: on strain-limit-remesh's refined folds, faces 5 mm across, pushes of 2 to
+// 4 mm stretched them beyond their limits by strains of up to 3.3 (docs/measurements.md).
+struct FlatNearness {
+  const Eigen::MatrixX2d& material;
+  const MaterialWrap& wrap;
+  double near;  // [m]
+};
+
 // Adds the figures to a step's stats: extra self_candidates, self_resolved, self_crossed,
 // ms_self_collision.
 void recordSelfCollision(const SelfCollisionResult& result, double ms, StepStats& stats);
@@ -44,7 +59,54 @@ SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTo
                                           const Eigen::VectorXd& inverseMass, double thickness,
                                           int iterations = 4,
                                           const Eigen::VectorXd* allowance = nullptr,
-                                          const std::vector<Stitch>* stitches = nullptr);
+                                          const std::vector<Stitch>* stitches = nullptr,
+                                          const FlatNearness* flat = nullptr);
+// A self-collision pair as one linear row at the positions it was taken at: the separation
+// n . sum_k c_k x_k of its four vertices along a unit normal n, held fixed, which the pair asks to
+// be at least `gap`. Vertex-triangle: the vertex and the triangle's corners, c = (1, -b0, -b1,
+// -b2) with b the vertex's projection's barycentric coordinates; edge-edge: c = (1 - s, s,
+// -(1 - t), -t) at the closest points. n points to the side the pair started the step on.
+struct SelfCollisionRow {
+  std::array<int, 4> vertices{};
+  std::array<double, 4> coefficients{};
+  Vec3 normal = Vec3::Zero();
+  double gap = 0;         // the thickness less the largest allowance of its vertices [m]
+  double separation = 0;  // n . sum_k c_k x_k where taken [m]; negative: passed through
+
+  // gap - n . sum_k c_k x_k at `x` [m]: the row is met where it is at most 0.
+  double shortfall(const Positions& x) const {
+    double at = 0;
+    for (int k = 0; k < 4; ++k) at += coefficients[k] * normal.dot(x.row(vertices[k]).transpose());
+    return gap - at;
+  }
+};
+// The pairs resolveSelfCollisions finds over the step from `start` to `end`, for a solver that
+// holds them in its own projection (strain-limit-remesh, where the pass's pushes alone would
+// stretch its small faces) and takes them again at each result of it; with a `reach` beyond the
+// thickness, also the pairs that come that near, so that they are kept from closing. Found once:
+// searched again at each result, fold-drop's 300 steps came out the same and took 15% longer. It
+// refers to `mesh` and `topology`, which must outlive it.
+class SelfCollisionPairs {
+ public:
+  SelfCollisionPairs(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& start,
+                     const Positions& end, const Eigen::VectorXd& inverseMass, double thickness,
+                     double reach, const std::vector<Stitch>* stitches = nullptr,
+                     const FlatNearness* flat = nullptr);
+  ~SelfCollisionPairs();
+  SelfCollisionPairs(const SelfCollisionPairs&) = delete;
+  SelfCollisionPairs& operator=(const SelfCollisionPairs&) = delete;
+
+  // The pairs as rows at `at`: those on their starting side within the reach of each other, and
+  // those that passed through each other since `start`. Rows whose vertices all weigh 0 are left
+  // out.
+  std::vector<SelfCollisionRow> rows(const Positions& at,
+                                     const Eigen::VectorXd* allowance = nullptr) const;
+
+ private:
+  struct Pairs;
+  std::unique_ptr<Pairs> pairs_;
+};
+
 // How far within `thickness` of another part of the cloth each vertex lies at `x` (the pairs
 // resolveSelfCollisions pushes apart), in [0, thickness]. What a cloth laid folded on itself
 // starts with (Simulation's contact allowance, sim/obstacles.h).
@@ -97,14 +159,15 @@ SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const Mesh
 // `found`, when given, holds the features' pairs found for this step (the same start, weights
 // and thickness): where they cover `end` they are resolved instead of searching again.
 // `allowance` (StepContext::contactAllowance) goes to the features and the self-collisions,
-// `stitches` (a garment's, ClothModel::stitches) to the self-collisions.
+// `stitches` (a garment's, ClothModel::stitches) and `flat` to the self-collisions.
 int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology,
                                      const Positions& start, Positions& end,
                                      const Eigen::VectorXd& inverseMass, double thickness,
                                      bool selfCollision, const std::vector<Obstacle>& obstacles,
                                      StepStats& stats, const ObstacleFeaturePairs* found = nullptr,
                                      const Eigen::VectorXd* allowance = nullptr,
-                                     const std::vector<Stitch>* stitches = nullptr);
+                                     const std::vector<Stitch>* stitches = nullptr,
+                                     const FlatNearness* flat = nullptr);
 
 // Whether triangles (a0, a1, a2) and (b0, b1, b2) intersect (share a point), by orientation
 // signs; triangles that share a vertex index are the caller's to skip.

@@ -4,6 +4,7 @@
 
 #include <Eigen/Geometry>
 #include <Eigen/SVD>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -15,6 +16,7 @@
 #include "sim/metrics.h"
 #include "sim/obj_io.h"
 #include "sim/scene_library.h"
+#include "sim/self_collision.h"
 #include "sim/snapshot.h"
 #include "sim/solvers/remesh/adaptive_mesh.h"
 #include "sim/solvers/remesh/remesh_solver.h"
@@ -734,6 +736,35 @@ TEST(RemeshSolver, ASheetDrapedOverABoxHoldsItsLimits) {
   EXPECT_LE(smoothed, 12) << "of 200 steps above the tolerance; the largest violation " << worst;
   EXPECT_LT(worst, 0.05);
   EXPECT_GT(plain, 2 * smoothed + 10) << "the plain penalty; the largest violation " << plainWorst;
+}
+
+// fold-drop's pile: where the cloth's layers meet, the self-collision pairs are held in the
+// strain limiting's projection, and elements that lie near each other along the cloth (the refined
+// folds' small faces) are no pairs (sim/self_collision.h FlatNearness). Pushed apart after the
+// projection alone, faces 5 mm across were stretched by pushes of 2 to 4 mm: over steps 140 to
+// 200 the largest violation of a step was 0.92 in the median and 1.9 at most, and edges were
+// strained by up to 0.92.
+TEST(RemeshSolver, AFoldedPileKeepsItsLimitsWhereItsLayersMeet) {
+  auto simulation = test::makeSimulation(test::builtinScene("fold-drop", "strain-limit-remesh"));
+  ASSERT_TRUE(simulation);
+  const auto& solver = dynamic_cast<const RemeshSolver&>(simulation->solver());
+  std::vector<double> violations;
+  double edgeStrain = 0;
+  int candidates = 0;
+  for (int step = 0; step < 200; ++step) {
+    ASSERT_FALSE(simulation->step()) << "step " << step;
+    if (step < 140) continue;
+    const StepStats& stats = simulation->lastStats();
+    violations.push_back(stats.maxPositionError);
+    edgeStrain = std::max(edgeStrain, stats.maxEdgeStrain);
+    candidates = std::max(candidates, stats.extra["self_candidates"].get<int>());
+  }
+  EXPECT_GT(candidates, 1000) << "the layers meet";
+  std::sort(violations.begin(), violations.end());
+  EXPECT_LT(violations[violations.size() / 2], 0.2) << "the median step's largest violation";
+  EXPECT_LT(violations.back(), 1.0);
+  EXPECT_LT(edgeStrain, 0.5);
+  EXPECT_EQ(countSelfIntersections(solver.mesh().restMesh(), solver.nodes()), 0);
 }
 
 TEST(RemeshSolver, BadParametersAndAClothWithoutAFlatRestStateAreRefused) {

@@ -76,6 +76,71 @@ TEST(SelfCollision, CrossedVertexGoesBackAndClosePairsSeparate) {
   EXPECT_EQ(again.topRows(4), mesh.positions.topRows(4));
 }
 
+// SelfCollisionPairs hands a solver the pairs resolveSelfCollisions pushes, as rows: the
+// separation along a held normal, linear in four vertices, and the gap to restore; with a reach
+// beyond the thickness, the pairs that are near as well. FlatNearness leaves out elements that lie
+// near each other in the flat rest state (points that near along the cloth cannot be a thickness
+// apart across a fold), in the rows and in the pushes alike.
+TEST(SelfCollision, PairsAreRowsAndThoseNearAlongTheClothAreNone) {
+  // A small square 2 mm over a large one (one mesh), with a thickness of 4 mm.
+  TriangleMesh mesh;
+  mesh.positions.resize(8, 3);
+  mesh.positions << 0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0,                    // lower, z = 0
+      0.4, 0.4, 0.002, 0.6, 0.4, 0.002, 0.6, 0.6, 0.002, 0.4, 0.6, 0.002;  // upper, z = 2 mm
+  mesh.triangles = {{0, 1, 2}, {0, 2, 3}, {4, 5, 6}, {4, 6, 7}};
+  const MeshTopology topology = buildTopology(mesh);
+  const Eigen::VectorXd w = Eigen::VectorXd::Ones(8);
+  const double thickness = 0.004;
+  const Positions& x = mesh.positions;
+  const SelfCollisionPairs pairs(mesh, topology, x, x, w, thickness, thickness);
+  const std::vector<SelfCollisionRow> rows = pairs.rows(x);
+  int overTriangles = 0;
+  for (const SelfCollisionRow& row : rows) {
+    double separation = 0, sum = 0;
+    for (int k = 0; k < 4; ++k) {
+      separation += row.coefficients[k] * row.normal.dot(x.row(row.vertices[k]).transpose());
+      sum += row.coefficients[k];
+    }
+    EXPECT_NEAR(separation, row.separation, 1e-12);
+    EXPECT_NEAR(row.shortfall(x), row.gap - separation, 1e-15);
+    EXPECT_NEAR(sum, 0, 1e-12) << "a rigid move leaves the separation";
+    EXPECT_NEAR(row.normal.norm(), 1, 1e-12);
+    EXPECT_NEAR(std::abs(row.normal.z()), 1, 1e-9) << "the squares' normal";
+    EXPECT_NEAR(row.separation, 0.002, 1e-9);
+    EXPECT_EQ(row.gap, thickness);
+    overTriangles += row.coefficients[0] == 1 && row.vertices[0] >= 4 ? 1 : 0;
+  }
+  EXPECT_GE(overTriangles, 4) << "each upper corner over the lower square's triangles";
+  // At 5 mm the pairs are near, not within the thickness: rows only with a wider reach.
+  Positions apart = x;
+  apart.bottomRows(4).col(2).array() = 0.005;
+  EXPECT_TRUE(SelfCollisionPairs(mesh, topology, apart, apart, w, thickness, thickness)
+                  .rows(apart)
+                  .empty());
+  const auto near =
+      SelfCollisionPairs(mesh, topology, apart, apart, w, thickness, 1.5 * thickness).rows(apart);
+  ASSERT_FALSE(near.empty());
+  for (const SelfCollisionRow& row : near) EXPECT_LT(row.gap, row.separation);
+
+  // Material coordinates: the upper square laid beside the lower one, 2 m off, or over it.
+  Eigen::MatrixX2d beside = x.leftCols(2), over = x.leftCols(2);
+  beside.bottomRows(4).col(0).array() += 2;
+  const MaterialWrap plain;
+  const FlatNearness far{beside, plain, 2 * thickness}, close{over, plain, 2 * thickness};
+  EXPECT_EQ(SelfCollisionPairs(mesh, topology, x, x, w, thickness, thickness, nullptr, &far)
+                .rows(x)
+                .size(),
+            rows.size());
+  EXPECT_TRUE(SelfCollisionPairs(mesh, topology, x, x, w, thickness, thickness, nullptr, &close)
+                  .rows(x)
+                  .empty());
+  Positions kept = x, pushed = x;
+  resolveSelfCollisions(mesh, topology, x, kept, w, thickness, 4, nullptr, nullptr, &close);
+  EXPECT_EQ(kept, x) << "no pair to push";
+  resolveSelfCollisions(mesh, topology, x, pushed, w, thickness, 4, nullptr, nullptr, &far);
+  for (int v = 4; v < 8; ++v) EXPECT_GT(pushed(v, 2) - pushed(0, 2), thickness - 1e-6) << v;
+}
+
 // Two 7 x 7-vertex grids of 1 m, one `gap` above the other, in one mesh.
 TriangleMesh twoSheets(double gap) {
   const TriangleMesh sheet = makeGrid(1, 1, 6, 6, DiagonalPattern::Alternating, 1);

@@ -41,6 +41,7 @@
 #include "sim/grab.h"
 #include "sim/linear/spd_solver.h"
 #include "sim/params.h"
+#include "sim/self_collision.h"
 #include "sim/solver.h"
 #include "sim/solvers/remesh/adaptive_mesh.h"
 
@@ -107,9 +108,13 @@ class RemeshSolver final : public Solver {
   // while every limit held, was pulled back by up to 0.16 mm in one, and swung about that
   // (docs/measurements.md). The step passes it for its first projection only: for the later
   // contact rounds too, 15 drapes ended 186 steps above the tolerance instead of 148.
+  // The cloth's self-collision pairs (`pairs`, SelfCollisionPairs::rows) are held in it as
+  // inequalities gap - n . sum_k c_k x_k <= 0, met within the tolerance times the mean edge like
+  // the contacts.
   std::optional<std::string> project(Positions& x, const Eigen::VectorXd& mass,
                                      const std::vector<char>& fixed,
                                      const std::vector<ContactRow>& contacts,
+                                     const std::vector<SelfCollisionRow>& pairs,
                                      const StepContext& ctx, bool pullInBands, int& solves,
                                      double& violation);
   double worstViolation(const Positions& x) const;
