@@ -47,13 +47,20 @@ TEST(TriangleIntersection, ExactTestOnKnownCases) {
   EXPECT_GT(countSelfIntersections(grid, folded), 0);
 }
 
-TEST(SelfCollision, CrossedVertexGoesBackAndClosePairsSeparate) {
-  // Two parallel 2x2-vertex squares 1 cm apart (one mesh); the upper one's corner falls through.
+// Two parallel squares in one mesh: a 1 m one at z = 0 (vertices 0 to 3) and a 0.2 m one over
+// its middle at z = `height` (4 to 7).
+TriangleMesh squareOverSquare(double height) {
   TriangleMesh mesh;
   mesh.positions.resize(8, 3);
-  mesh.positions << 0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0,  // lower, z = 0
-      0.4, 0.4, 0.01, 0.6, 0.4, 0.01, 0.6, 0.6, 0.01, 0.4, 0.6, 0.01;  // upper, z = 1 cm
+  mesh.positions << 0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0,                        // lower
+      0.4, 0.4, height, 0.6, 0.4, height, 0.6, 0.6, height, 0.4, 0.6, height;  // upper
   mesh.triangles = {{0, 1, 2}, {0, 2, 3}, {4, 5, 6}, {4, 6, 7}};
+  return mesh;
+}
+
+TEST(SelfCollision, CrossedVertexGoesBackAndClosePairsSeparate) {
+  // The squares 1 cm apart; the upper one's corner falls through.
+  const TriangleMesh mesh = squareOverSquare(0.01);
   const MeshTopology topology = buildTopology(mesh);
   Positions end = mesh.positions;
   end.block(4, 0, 4, 3).col(2).array() -= 0.02;  // the whole upper square moved 2 cm down: through
@@ -82,12 +89,8 @@ TEST(SelfCollision, CrossedVertexGoesBackAndClosePairsSeparate) {
 // near each other in the flat rest state (points that near along the cloth cannot be a thickness
 // apart across a fold), in the rows and in the pushes alike.
 TEST(SelfCollision, PairsAreRowsAndThoseNearAlongTheClothAreNone) {
-  // A small square 2 mm over a large one (one mesh), with a thickness of 4 mm.
-  TriangleMesh mesh;
-  mesh.positions.resize(8, 3);
-  mesh.positions << 0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0,                    // lower, z = 0
-      0.4, 0.4, 0.002, 0.6, 0.4, 0.002, 0.6, 0.6, 0.002, 0.4, 0.6, 0.002;  // upper, z = 2 mm
-  mesh.triangles = {{0, 1, 2}, {0, 2, 3}, {4, 5, 6}, {4, 6, 7}};
+  // The small square 2 mm over the large one, with a thickness of 4 mm.
+  const TriangleMesh mesh = squareOverSquare(0.002);
   const MeshTopology topology = buildTopology(mesh);
   const Eigen::VectorXd w = Eigen::VectorXd::Ones(8);
   const double thickness = 0.004;

@@ -330,6 +330,12 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
   std::array<LimitDirection, 4> directions;
   auto evaluate = [&](const Positions& at, Eigen::VectorXd* gradient) {
     double* hessian = gradient ? pattern_.matrix.valuePtr() : nullptr;
+    // weight n n^T into node i's own block (its upper triangle).
+    const auto addAlong = [&](int i, double weight, const Vec3& normal) {
+      for (int p = 0; p < 3; ++p)
+        for (int q = p; q < 3; ++q)
+          hessian[pattern_.node[i][3 * p + q]] += weight * normal(p) * normal(q);
+    };
     double value = 0;
     for (int i = 0; i < n; ++i)
       if (!fixed[i]) value += 0.5 * scaled[i] * (at.row(i) - target.row(i)).squaredNorm();
@@ -351,9 +357,7 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
       value += mu * penalty.value;
       if (!gradient) continue;
       gradient->segment<3>(3 * row.node) -= mu * penalty.slope * row.normal;
-      for (int p = 0; p < 3; ++p)
-        for (int q = p; q < 3; ++q)
-          hessian[pattern_.node[row.node][3 * p + q]] += mu * row.normal(p) * row.normal(q);
+      addAlong(row.node, mu, row.normal);
     }
     // The pairs take the plain penalty as the contacts do. Their four nodes need not share a face,
     // so the pattern has no entries coupling them: each node's own block takes the diagonal
@@ -372,10 +376,7 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
         const int node = row.vertices[j];
         if (fixed[node]) continue;
         gradient->segment<3>(3 * node) -= mu * penalty.slope * row.coefficients[j] * row.normal;
-        const double weight = mu * std::abs(row.coefficients[j]) * sum;
-        for (int p = 0; p < 3; ++p)
-          for (int q = p; q < 3; ++q)
-            hessian[pattern_.node[node][3 * p + q]] += weight * row.normal(p) * row.normal(q);
+        addAlong(node, mu * std::abs(row.coefficients[j]) * sum, row.normal);
       }
     }
     for (size_t f = 0; f < tris.size(); ++f) {
@@ -518,13 +519,14 @@ std::optional<std::string> RemeshSolver::project(Positions& x, const Eigen::Vect
       contactLambda[c] = mu * rowPenalty(contactValue(x, c) + contactLambda[c] / mu, 0).slope;
     for (size_t k = 0; k < stitchCount; ++k)
       stitchLambda[k] = mu * rowPenalty(stitchValue(x, k) + stitchLambda[k] / mu, 0).slope;
-    for (size_t k = 0; k < pairs.size(); ++k)
-      pairLambda[k] = mu * rowPenalty(pairValue(x, k) + pairLambda[k] / mu, 0).slope;
-    if (violation <= params_.tolerance && rowsMet(x)) break;
     // The pairs' part in the penalty's growth: their worst row in mean edges, as a strain.
     double progress = violation;
-    for (size_t k = 0; k < pairs.size(); ++k)
-      progress = std::max(progress, pairValue(x, k) / meanEdge_);
+    for (size_t k = 0; k < pairs.size(); ++k) {
+      const double value = pairValue(x, k);
+      pairLambda[k] = mu * rowPenalty(value + pairLambda[k] / mu, 0).slope;
+      progress = std::max(progress, value / meanEdge_);
+    }
+    if (violation <= params_.tolerance && rowsMet(x)) break;
     if (progress > previous / 4) mu = std::min(mu * 10, kMaxPenalty);
     previous = progress;
   }
