@@ -648,6 +648,39 @@ TEST(RemeshSolver, DrapesOverASphereWithoutGoingThroughIt) {
   EXPECT_LT(lowestMean, centre.y()) << "hanging over its sides";
 }
 
+// The contacts a projection's result brings (the nodes it pushed onto the sphere) are projected
+// in a round with solves of its own. When the rounds shared the step's solves, the first
+// projection of a step in contact often spent them all; the friction pass then pushed out the
+// nodes left on the sphere's far side of their contact rows, stretching the faces round them.
+// With the rounds sharing, this drape ended 62 of its 120 steps above the tolerance, with
+// violations of up to 0.58 and edges strained by up to 0.53.
+TEST(RemeshSolver, ContactsFoundAtAProjectionsResultAreProjectedInSolvesOfTheirOwn) {
+  Scene scene = remeshHanging();
+  scene.pins.clear();
+  scene.transform.translate = Vec3(0, 0.6, 0);
+  scene.sim.dt = 5e-3;
+  scene.obstacles.push_back(test::sphereObstacle(Vec3(0, 0.3, 0), 0.15));
+  scene.solverParams = {{"min_edge", 0.02}};
+  auto simulation = test::makeSimulation(scene);
+  ASSERT_TRUE(simulation);
+  const int firstSolves = simulation->solver().params()["iterations"].get<int>();
+  int above = 0, moreThanTheFirst = 0;
+  double worst = 0, edgeStrain = 0;
+  const int steps = 120;
+  for (int step = 0; step < steps; ++step) {
+    ASSERT_FALSE(simulation->step()) << "step " << step;
+    const StepStats& stats = simulation->lastStats();
+    above += stats.converged ? 0 : 1;
+    worst = std::max(worst, stats.maxPositionError);
+    edgeStrain = std::max(edgeStrain, stats.maxEdgeStrain);
+    moreThanTheFirst += stats.positionIterations > firstSolves ? 1 : 0;
+  }
+  EXPECT_GT(moreThanTheFirst, 0) << "steps whose later rounds took solves beyond the first's";
+  EXPECT_LE(above, steps / 20) << "steps above the tolerance; the largest violation " << worst;
+  EXPECT_LT(worst, 0.02);
+  EXPECT_LT(edgeStrain, 0.06) << "the bias limit is 0.05";
+}
+
 // A sheet hanging from two corners settles smoothly. When the projection was skipped in every
 // step whose limits all held, the smoothing band's pull acted only now and then: beside each pin
 // a node fell freely for about ten steps, was pulled back by up to 0.16 mm in one, and swung
@@ -743,7 +776,10 @@ TEST(RemeshSolver, ASheetDrapedOverABoxHoldsItsLimits) {
 // folds' small faces) are no pairs (sim/self_collision.h FlatNearness). Pushed apart after the
 // projection alone, faces 5 mm across were stretched by pushes of 2 to 4 mm: over steps 140 to
 // 200 the largest violation of a step was 0.92 in the median and 1.9 at most, and edges were
-// strained by up to 0.92.
+// strained by up to 0.92. Held in the projection but with the contact rounds sharing one budget of
+// solves, the pairs and contacts found at the first projection's result went unprojected: 53 of
+// those 60 steps ended above the tolerance, the median at 0.053, the largest at 0.19, with edges
+// strained by up to 0.12.
 TEST(RemeshSolver, AFoldedPileKeepsItsLimitsWhereItsLayersMeet) {
   auto simulation = test::makeSimulation(test::builtinScene("fold-drop", "strain-limit-remesh"));
   ASSERT_TRUE(simulation);
@@ -760,10 +796,13 @@ TEST(RemeshSolver, AFoldedPileKeepsItsLimitsWhereItsLayersMeet) {
     candidates = std::max(candidates, stats.extra["self_candidates"].get<int>());
   }
   EXPECT_GT(candidates, 1000) << "the layers meet";
+  const double tolerance = solver.params()["tolerance"].get<double>();
   std::sort(violations.begin(), violations.end());
-  EXPECT_LT(violations[violations.size() / 2], 0.2) << "the median step's largest violation";
-  EXPECT_LT(violations.back(), 1.0);
-  EXPECT_LT(edgeStrain, 0.5);
+  const auto above =
+      violations.end() - std::upper_bound(violations.begin(), violations.end(), tolerance);
+  EXPECT_LE(above, 15) << "of 60 steps above the tolerance";
+  EXPECT_LT(violations.back(), 0.1);
+  EXPECT_LT(edgeStrain, 0.09);
   EXPECT_EQ(countSelfIntersections(solver.mesh().restMesh(), solver.nodes()), 0);
 }
 

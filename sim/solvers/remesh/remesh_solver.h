@@ -20,11 +20,12 @@
 //      tenfold when the violation does not fall to a quarter, until every face is within
 //      `tolerance` of its limits. The obstacles' contacts are held in it as
 //      inequalities n . (p - x) <= 0: those of the candidate, then those of its result while
-//      new ones appear. A garment's stitches (sim/stitches.h) are held the same way, as
-//      |d| - allowance <= 0 with d the stitch's point minus its vertex (the cloth's vertices keep
-//      their indices among the nodes), met within the tolerance times the mean edge. There is no
-//      elasticity inside the limits: the cloth is free between them (but for the smoothing's
-//      pull within its band of a limit), and inextensible at them.
+//      new ones appear, each such round in half as many solves as the first at most. A garment's
+//      stitches (sim/stitches.h) are held the same way, as |d| - allowance <= 0 with d the stitch's
+//      point minus its vertex (the cloth's vertices keep their indices among the nodes), met within
+//      the tolerance times the mean edge. There is no elasticity inside the limits: the cloth is
+//      free between them (but for the smoothing's pull within its band of a limit), and
+//      inextensible at them.
 //   3. the contacts once more (with friction), mesh features and self-collision on the nodes;
 //      v = (x - x_n) / h.
 //   4. every `remesh_interval` steps, the remesher; the nodes it adds over an obstacle are
@@ -53,7 +54,7 @@ struct RemeshParams {
   double biasMin = -0.05, biasMax = 0.05;  // ... along both diagonals
   double tolerance = 1e-3;      // allowed violation of a limit (dimensionless), [1e-6, 0.1]
   double limitSmoothing = 0.01;  // strain band over which a limit's pull sets in, [0, 0.1]
-  int iterations = 30;          // Gauss-Newton solves per step at most, [1, 1000]
+  int iterations = 30;           // Gauss-Newton solves per projection at most, [1, 1000]
   bool remesh = true;           // adapt the mesh (off: strain limits on the cloth's own mesh)
   int remeshInterval = 8;       // steps between remeshes, [1, 1000]
   double minEdge = 0.02;        // shortest edge the remesher makes [m], [1e-4, 10]
@@ -98,13 +99,13 @@ class RemeshSolver final : public Solver {
     int node;
     Vec3 normal, point;
   };
-  // Step 2: moves x (from x~) onto the limits, the contact rows held; adds the Gauss-Newton
-  // solves taken to `solves`; `violation` is x's worst (worstViolation) on entry and the
-  // result's on return; an error message if a factorization failed. It returns x unchanged when
-  // every limit, contact and stitch is met, unless `pullInBands` and the smoothing band pulls
-  // some face's row (kBandPullFloor): the band's pull is part of the problem, and steps that
-  // skipped it while others applied it pulled such rows only now and then. A sheet hanging from
-  // its corners never came to rest: beside each pin a node fell freely for about ten steps
+  // Step 2: moves x (from x~) onto the limits, the contact rows held, in `limit` Gauss-Newton
+  // solves at most; adds those taken to `solves`; `violation` is x's worst (worstViolation) on
+  // entry and the result's on return; an error message if a factorization failed. It returns x
+  // unchanged when every limit, contact and stitch is met, unless `pullInBands` and the smoothing
+  // band pulls some face's row (kBandPullFloor): the band's pull is part of the problem, and steps
+  // that skipped it while others applied it pulled such rows only now and then. A sheet hanging
+  // from its corners never came to rest: beside each pin a node fell freely for about ten steps
   // while every limit held, was pulled back by up to 0.16 mm in one, and swung about that
   // (docs/measurements.md). The step passes it for its first projection only: for the later
   // contact rounds too, 15 drapes ended 186 steps above the tolerance instead of 148.
@@ -115,8 +116,8 @@ class RemeshSolver final : public Solver {
                                      const std::vector<char>& fixed,
                                      const std::vector<ContactRow>& contacts,
                                      const std::vector<SelfCollisionRow>& pairs,
-                                     const StepContext& ctx, bool pullInBands, int& solves,
-                                     double& violation);
+                                     const StepContext& ctx, bool pullInBands, int limit,
+                                     int& solves, double& violation);
   double worstViolation(const Positions& x) const;
 
   // The Gauss-Newton matrix's upper triangle on the mesh's fixed pattern (every face's full
