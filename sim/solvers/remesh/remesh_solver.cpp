@@ -54,8 +54,8 @@ constexpr int kContactRounds = 3;
 // The Gauss-Newton solves of each contact round after the first at most, as a share of
 // `iterations` (the first's). When the rounds shared one budget, the first projection of a step
 // in contact spent it (on fold-drop's pile, 162 of 300 steps): the contacts and self-collision
-// pairs found at its result were never projected, and the friction pass pushed those nodes out by
-// 1 to 5 mm across faces a few millimetres wide. fold-drop ended 155 of 300 steps above the
+// pairs found at its result were never projected, and the friction pass pushed those nodes out, by
+// up to 12 mm, across faces a few millimetres wide. fold-drop ended 155 of 300 steps above the
 // tolerance and torus-drape 11, against 37 and 4 (docs/measurements.md).
 constexpr double kLaterRoundShare = 0.5;
 // The self-collision pairs held in the projection: those within this many thicknesses, so that
