@@ -689,26 +689,17 @@ Eigen::VectorXd selfDepthsWithinThickness(const TriangleMesh& mesh, const MeshTo
     const PairCandidates pairs =
         findSelfPairs(mesh.triangles, topology.edges, x, x, Eigen::VectorXd::Ones(x.rows()),
                       thickness, stitches, nullptr);
-    auto deepen = [&](std::initializer_list<int> vertices, double gap) {
-      for (int v : vertices) depth[v] = std::max(depth[v], thickness - gap);  // gap >= 0
+    // The pairs solvePairs would push: their rows within the thickness at x, taken from x (so
+    // none has passed through, and each row's separation is its distance).
+    SelfCollisionRow row;
+    bool crossed = false;
+    auto deepen = [&] {
+      for (int v : row.vertices) depth[v] = std::max(depth[v], thickness - row.separation);
     };
-    // The pairs solvePairs would push: a vertex over a triangle, edges at interior points.
-    for (const auto& pair : pairs.vt) {
-      const Tri& f = mesh.triangles[pair.t];
-      const Vec3 p = x.row(pair.v), a = x.row(f[0]), b = x.row(f[1]), c = x.row(f[2]);
-      Vec3 n;
-      if (!unitNormal(a, b, c, n)) continue;
-      const double height = std::abs((p - a).dot(n));
-      if (height < thickness && projectedBarycentric(p, a, b, c, n).minCoeff() >= -1e-6)
-        deepen({pair.v, f[0], f[1], f[2]}, height);
-    }
-    for (const auto& pair : pairs.ee) {
-      const auto& pe = topology.edges[pair.a];
-      const auto& qe = topology.edges[pair.b];
-      double s = 0, t = 0;
-      const double distance = segmentOffset(x.row(pe[0]), x.row(pe[1]), x.row(qe[0]), x.row(qe[1]), s, t).norm();
-      if (interiorParameters(s, t) && distance < thickness) deepen({pe[0], pe[1], qe[0], qe[1]}, distance);
-    }
+    for (const auto& pair : pairs.vt)
+      if (vertexTriangleRow(pair, mesh.triangles, x, x, thickness, row, crossed)) deepen();
+    for (const auto& pair : pairs.ee)
+      if (edgeEdgeRow(pair, topology.edges, x, x, thickness, row, crossed)) deepen();
   }
   return depth;
 }

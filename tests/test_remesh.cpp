@@ -360,6 +360,20 @@ Scene remeshHanging(int interval = 8) {
   return scene;
 }
 
+// remeshHanging's sheet unpinned and dropped from 0.6 m in steps of `dt` onto a sphere (centre
+// kDrapeCentre, radius kDrapeRadius), its mesh refined down to edges of `minEdge`.
+const Vec3 kDrapeCentre(0, 0.3, 0);
+constexpr double kDrapeRadius = 0.15;
+Scene remeshSphereDrape(double dt, double minEdge) {
+  Scene scene = remeshHanging();
+  scene.pins.clear();
+  scene.transform.translate = Vec3(0, 0.6, 0);
+  scene.sim.dt = dt;
+  scene.obstacles.push_back(test::sphereObstacle(kDrapeCentre, kDrapeRadius));
+  scene.solverParams = {{"min_edge", minEdge}};
+  return scene;
+}
+
 TEST(RemeshSolver, AHangingSheetHoldsItsLimitsWhileItsMeshAdapts) {
   auto simulation = test::makeSimulation(remeshHanging());
   ASSERT_TRUE(simulation);
@@ -618,15 +632,9 @@ TEST(RemeshSolver, AStepTakenAgainFromItsStateRemeshesTheSameWay) {
 }
 
 TEST(RemeshSolver, DrapesOverASphereWithoutGoingThroughIt) {
-  Scene scene = remeshHanging();
-  scene.pins.clear();
-  scene.transform.translate = Vec3(0, 0.6, 0);
-  scene.sim.dt = 2e-3;
-  const Vec3 centre(0, 0.3, 0);
-  const double radius = 0.15;
-  scene.obstacles.push_back(test::sphereObstacle(centre, radius));
-  scene.solverParams = {{"min_edge", 0.035}};
-  auto simulation = test::makeSimulation(scene);
+  const Vec3& centre = kDrapeCentre;
+  const double radius = kDrapeRadius;
+  auto simulation = test::makeSimulation(remeshSphereDrape(2e-3, 0.035));
   ASSERT_TRUE(simulation);
   const auto& solver = dynamic_cast<const RemeshSolver&>(simulation->solver());
   int most = 0;
@@ -655,13 +663,7 @@ TEST(RemeshSolver, DrapesOverASphereWithoutGoingThroughIt) {
 // With the rounds sharing, this drape ended 62 of its 120 steps above the tolerance, with
 // violations of up to 0.58 and edges strained by up to 0.53.
 TEST(RemeshSolver, ContactsFoundAtAProjectionsResultAreProjectedInSolvesOfTheirOwn) {
-  Scene scene = remeshHanging();
-  scene.pins.clear();
-  scene.transform.translate = Vec3(0, 0.6, 0);
-  scene.sim.dt = 5e-3;
-  scene.obstacles.push_back(test::sphereObstacle(Vec3(0, 0.3, 0), 0.15));
-  scene.solverParams = {{"min_edge", 0.02}};
-  auto simulation = test::makeSimulation(scene);
+  auto simulation = test::makeSimulation(remeshSphereDrape(5e-3, 0.02));
   ASSERT_TRUE(simulation);
   const int firstSolves = simulation->solver().params()["iterations"].get<int>();
   int above = 0, moreThanTheFirst = 0;

@@ -595,8 +595,12 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
   stats.msForces = msSince(t);
 
   // Where the nodes lie in the flat rest state: the self-collision pairs leave out elements that
-  // near along the cloth, which the refined folds' small faces bring within the thickness.
-  const FlatNearness flat{mesh_->material(), mesh_->wrap(), kFlatNear * ctx.sim.thickness};
+  // near along the cloth, which the refined folds' small faces bring within the thickness. It
+  // refers to the mesh of the moment, so a remesh takes it anew.
+  const auto flatNearness = [&] {
+    return FlatNearness{mesh_->material(), mesh_->wrap(), kFlatNear * ctx.sim.thickness};
+  };
+  const FlatNearness flat = flatNearness();
 
   // 2. Strain limiting, the obstacles' contacts held in it: those of the candidate, then those of
   // the projection's result while it finds new ones (kContactRounds), each round with solves of
@@ -724,8 +728,7 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
       // pushed apart again.
       if (projected) {
         StepStats ignored;
-        const FlatNearness remeshedFlat{mesh_->material(), mesh_->wrap(),
-                                        kFlatNear * ctx.sim.thickness};
+        const FlatNearness remeshedFlat = flatNearness();
         resolveFeaturesAndSelfCollisions(mesh_->restMesh(), mesh_->topology(), unprojected, x_,
                                          inverseMass, ctx.sim.thickness, ctx.sim.selfCollision,
                                          ctx.obstacles, ignored, nullptr, allowancePtr,
