@@ -18,15 +18,7 @@ class CellGrid {
   // Bins the boxes into cells of about `cell`, larger where the boxes' extent would take more
   // than `maxCells` cells.
   CellGrid(const std::vector<Eigen::AlignedBox3d>& boxes, double cell, double maxCells = 4e6) {
-    Eigen::AlignedBox3d bounds;
-    for (const auto& box : boxes) bounds.extend(box);
-    if (bounds.isEmpty()) return;
-    origin_ = bounds.min();
-    const Vec3 extent = bounds.sizes();
-    const double cells = ((extent / cell).array().floor().max(0.0) + 1.0).prod();
-    if (cells > maxCells) cell *= std::cbrt(cells / maxCells);
-    inverse_ = 1.0 / cell;
-    dims_ = ((extent * inverse_).array().floor().cast<int>() + 1).matrix();
+    if (!frame(boxes, cell, maxCells)) return;
     start_.assign(static_cast<size_t>(dims_.prod()) + 1, 0);
     auto each = [&](auto&& fn) {
       for (size_t i = 0; i < boxes.size(); ++i) {
@@ -42,6 +34,25 @@ class CellGrid {
     items_.resize(start_.back());
     std::vector<int> fill(start_.begin(), start_.end() - 1);
     each([&](int c, int item) { items_[fill[c]++] = item; });
+  }
+
+  // The cells such a grid would have, without the items: for firstSharedCell.
+  static CellGrid frameOf(const std::vector<Eigen::AlignedBox3d>& boxes, double cell,
+                          double maxCells = 4e6) {
+    CellGrid grid;
+    grid.frame(boxes, cell, maxCells);
+    return grid;
+  }
+
+  // The first cell that a query over box `a` visits among those an item of box `b` is binned in
+  // (boxes that meet): the order in which a query meets the items is that of this cell, then of
+  // the items' numbers.
+  int firstSharedCell(const Eigen::AlignedBox3d& a, const Eigen::AlignedBox3d& b) const {
+    Eigen::Vector3i aLo, aHi, bLo, bHi;
+    range(a, aLo, aHi);
+    range(b, bLo, bHi);
+    const Eigen::Vector3i lo = aLo.cwiseMax(bLo);
+    return index(lo.x(), lo.y(), lo.z());
   }
 
   // Calls fn(item) for each item binned in a cell the box covers (once per such cell), only
@@ -64,6 +75,20 @@ class CellGrid {
   }
 
  private:
+  CellGrid() = default;
+  // The grid's origin, cell size and dimensions over the boxes' extent; false where there is none.
+  bool frame(const std::vector<Eigen::AlignedBox3d>& boxes, double cell, double maxCells) {
+    Eigen::AlignedBox3d bounds;
+    for (const auto& box : boxes) bounds.extend(box);
+    if (bounds.isEmpty()) return false;
+    origin_ = bounds.min();
+    const Vec3 extent = bounds.sizes();
+    const double cells = ((extent / cell).array().floor().max(0.0) + 1.0).prod();
+    if (cells > maxCells) cell *= std::cbrt(cells / maxCells);
+    inverse_ = 1.0 / cell;
+    dims_ = ((extent * inverse_).array().floor().cast<int>() + 1).matrix();
+    return true;
+  }
   // The cells a box covers, clamped to the grid (an empty range when it misses the grid).
   void range(const Eigen::AlignedBox3d& box, Eigen::Vector3i& lo, Eigen::Vector3i& hi) const {
     const Eigen::Vector3d a = ((box.min() - origin_) * inverse_).array().floor(), b = ((box.max() - origin_) * inverse_).array().floor();

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <future>
+#include <optional>
 #include <system_error>
 
 #include "sim/cell_grid.h"
@@ -152,6 +153,7 @@ void recordSelfCollision(const SelfCollisionResult& result, double ms, StepStats
   stats.extra["self_candidates"] = result.candidates;
   stats.extra["self_resolved"] = result.resolved;
   stats.extra["self_crossed"] = result.crossed;
+  stats.extra["self_pairs_held"] = result.heldPairs;
   stats.extra["ms_self_collision"] = ms;
 }
 
@@ -207,6 +209,13 @@ double limitedImpulse(double gap, double weight, std::initializer_list<double> f
   return std::min(gap / weight, kMostMove * gap / largest);
 }
 
+// `box` grown by `by` on every side.
+Eigen::AlignedBox3d grownBox(Eigen::AlignedBox3d box, double by) {
+  box.min().array() -= by;
+  box.max().array() += by;
+  return box;
+}
+
 // Boxes of vertices over a step, grown by a margin.
 Eigen::AlignedBox3d sweptBox(const Positions& start, const Positions& end, double margin,
                              std::initializer_list<int> vertices) {
@@ -215,9 +224,7 @@ Eigen::AlignedBox3d sweptBox(const Positions& start, const Positions& end, doubl
     b.extend(Vec3(start.row(v)));
     b.extend(Vec3(end.row(v)));
   }
-  b.min().array() -= margin;
-  b.max().array() += margin;
-  return b;
+  return grownBox(b, margin);
 }
 
 // How far each vertex moves over the step.
@@ -330,33 +337,108 @@ bool flatNear(const FlatNearness* flat, const std::array<int, 2>& p, const std::
              .norm() < flat->near;
 }
 
-// Self-collision's broad phase: every triangle's and edge's box over the step, binned.
-PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
-                             const std::vector<std::array<int, 2>>& edges, const Positions& start,
-                             const Positions& end, const Eigen::VectorXd& w, double thickness,
-                             const std::vector<Stitch>* stitches, const FlatNearness* flat) {
-  const SeamJoins joins(stitches);
-  PairCandidates pairs;
-  const double cell = pairCell(start, edges, thickness);
-  const int triangleCount = static_cast<int>(triangles.size()), vertexCount = static_cast<int>(start.rows());
+// What a pair must meet at one step from `start` to `end`, besides what the mesh alone decides
+// (SeamJoins, flatNear), which does not change from step to step. The search and a
+// SelfPairCache's held pairs are both tested here, so that they find the same pairs.
+struct StepPairTests {
+  const std::vector<Tri>& triangles;
+  const std::vector<std::array<int, 2>>& edges;
+  const Positions& start;
+  const Positions& end;
+  const Eigen::VectorXd& w;
+  double thickness;
   // Two elements whose closest points start farther apart than their vertices' largest moves
   // over the step, plus twice the thickness, never come within the thickness: not pairs. (Boxes
   // of slanted elements overlap far more than the elements come near, and the mesh's neighbours'
   // boxes all overlap. The second thickness allows for the responses' own pushes within the
   // sweeps, for which the boxes did not allow either.)
-  const double slack = 2 * thickness;
-  const Eigen::VectorXd moves = vertexMoves(start, end);
-  std::vector<Eigen::AlignedBox3d> triangleBoxes(triangleCount);
-  for (int t = 0; t < triangleCount; ++t) {
-    const Tri& f = triangles[t];
-    triangleBoxes[t] = sweptBox(start, end, thickness, {f[0], f[1], f[2]});
+  double slack;
+  Eigen::VectorXd moves;
+  // The elements' boxes over the step, grown by the thickness.
+  std::vector<Eigen::AlignedBox3d> triangleBoxes, edgeBoxes;
+
+  StepPairTests(const std::vector<Tri>& triangles_, const std::vector<std::array<int, 2>>& edges_,
+                const Positions& start_, const Positions& end_, const Eigen::VectorXd& w_,
+                double thickness_)
+      : triangles(triangles_),
+        edges(edges_),
+        start(start_),
+        end(end_),
+        w(w_),
+        thickness(thickness_),
+        slack(2 * thickness_),
+        moves(vertexMoves(start_, end_)),
+        triangleBoxes(triangles_.size()),
+        edgeBoxes(edges_.size()) {
+    for (size_t t = 0; t < triangles.size(); ++t) {
+      const Tri& f = triangles[t];
+      triangleBoxes[t] = sweptBox(start, end, thickness, {f[0], f[1], f[2]});
+    }
+    for (size_t e = 0; e < edges.size(); ++e)
+      edgeBoxes[e] = sweptBox(start, end, thickness, {edges[e][0], edges[e][1]});
   }
-  const CellGrid triangleHash(triangleBoxes, cell);
+  // Vertex v (its box over the step, `box`) and triangle t.
+  bool vertexTriangle(int v, int t, const Eigen::AlignedBox3d& box) const {
+    const Tri& f = triangles[t];
+    if (!triangleBoxes[t].intersects(box)) return false;
+    if (w[f[0]] == 0 && w[f[1]] == 0 && w[f[2]] == 0 && w[v] == 0) return false;
+    return !(distanceToTriangle(start.row(f[0]), start.row(f[1]), start.row(f[2]), start.row(v)) >
+             slack + largestMove(moves, {v}) + largestMove(moves, {f[0], f[1], f[2]}));
+  }
+  // Edges e and f; `offset` their segmentOffset at the start.
+  bool edgeEdge(int e, int f, Vec3& offset) const {
+    const auto& pe = edges[e];
+    const auto& qe = edges[f];
+    if (w[pe[0]] == 0 && w[pe[1]] == 0 && w[qe[0]] == 0 && w[qe[1]] == 0) return false;
+    // Both boxes carry the thickness: edges that come within it overlap by at least that much.
+    if (!edgeBoxes[e].intersects(edgeBoxes[f])) return false;
+    double s = 0, t = 0;
+    offset =
+        segmentOffset(start.row(pe[0]), start.row(pe[1]), start.row(qe[0]), start.row(qe[1]), s, t);
+    return !(offset.norm() >
+             slack + largestMove(moves, {pe[0], pe[1]}) + largestMove(moves, {qe[0], qe[1]}));
+  }
+};
+
+// Pairs in the order searchSelfPairs finds them, whatever found them (the order of the responses'
+// sweeps): vertex-triangle pairs by vertex, edge pairs by their lower edge, and then each by the
+// first cell of the step's grid in which the search's query meets the other element, and its
+// number.
+void sortAsSearched(PairCandidates& pairs, const StepPairTests& step) {
+  const double cell = pairCell(step.start, step.edges, step.thickness);
+  const CellGrid triangleFrame = CellGrid::frameOf(step.triangleBoxes, cell),
+                 edgeFrame = CellGrid::frameOf(step.edgeBoxes, cell);
+  std::vector<std::pair<std::array<int, 3>, VertexTriangle>> vt;
+  vt.reserve(pairs.vt.size());
+  for (const VertexTriangle& p : pairs.vt) {
+    const Eigen::AlignedBox3d box = sweptBox(step.start, step.end, 0, {p.v});
+    vt.push_back({{p.v, triangleFrame.firstSharedCell(box, step.triangleBoxes[p.t]), p.t}, p});
+  }
+  std::vector<std::pair<std::array<int, 3>, EdgeEdge>> ee;
+  ee.reserve(pairs.ee.size());
+  for (const EdgeEdge& p : pairs.ee)
+    ee.push_back(
+        {{p.a, edgeFrame.firstSharedCell(step.edgeBoxes[p.a], step.edgeBoxes[p.b]), p.b}, p});
+  const auto byKey = [](const auto& x, const auto& y) { return x.first < y.first; };
+  std::sort(vt.begin(), vt.end(), byKey);
+  std::sort(ee.begin(), ee.end(), byKey);
+  for (size_t k = 0; k < vt.size(); ++k) pairs.vt[k] = vt[k].second;
+  for (size_t k = 0; k < ee.size(); ++k) pairs.ee[k] = ee[k].second;
+}
+
+// Self-collision's broad phase: every triangle's and edge's box over the step, binned.
+PairCandidates searchSelfPairs(const StepPairTests& step, const SeamJoins& joins,
+                               const FlatNearness* flat) {
+  const auto& triangles = step.triangles;
+  const auto& edges = step.edges;
+  const Positions& start = step.start;
+  PairCandidates pairs;
+  const double cell = pairCell(start, edges, step.thickness);
+  const int triangleCount = static_cast<int>(triangles.size()),
+            vertexCount = static_cast<int>(start.rows());
+  const CellGrid triangleHash(step.triangleBoxes, cell);
   const int edgeCount = static_cast<int>(edges.size());
-  std::vector<Eigen::AlignedBox3d> edgeBoxes(edgeCount);
-  for (int e = 0; e < edgeCount; ++e)
-    edgeBoxes[e] = sweptBox(start, end, thickness, {edges[e][0], edges[e][1]});
-  const CellGrid edgeHash(edgeBoxes, cell);
+  const CellGrid edgeHash(step.edgeBoxes, cell);
   // The pairs of the edges in [from, to), each with the edges above it, in `found`.
   auto edgePairs = [&](int from, int to, PairCandidates& found) {
     std::vector<int> seen(edgeCount, -1);
@@ -366,23 +448,16 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
         if (seen[f] == e) return;
         seen[f] = e;
         const auto& qe = edges[f];
-        if (joins.meets(pe, qe)) return;
-        if (w[pe[0]] == 0 && w[pe[1]] == 0 && w[qe[0]] == 0 && w[qe[1]] == 0) return;
-        // Both boxes carry the thickness: edges that come within it overlap by at least that much.
-        if (!edgeBoxes[e].intersects(edgeBoxes[f])) return;
-        double s = 0, t = 0;
-        const Vec3 offset = segmentOffset(start.row(pe[0]), start.row(pe[1]), start.row(qe[0]),
-                                          start.row(qe[1]), s, t);
-        if (offset.norm() > slack + largestMove(moves, {pe[0], pe[1]}) + largestMove(moves, {qe[0], qe[1]})) return;
-        if (flatNear(flat, pe, qe)) return;
+        Vec3 offset;
+        if (joins.meets(pe, qe) || !step.edgeEdge(e, f, offset) || flatNear(flat, pe, qe)) return;
         found.addEdgeEdge(e, f, offset);
       };
-      edgeHash.query(edgeBoxes[e], visit, e);  // the edges above e: each pair once
+      edgeHash.query(step.edgeBoxes[e], visit, e);  // the edges above e: each pair once
     }
   };
   // The edge search is most of the work. On a large cloth, while a hardware thread is free,
   // the upper three fifths of the edges are searched on a second thread, beside the vertices and
-  // the lower edges on this one; their pairs then follow in the order one thread finds them.
+  // the lower edges on this one.
   constexpr int kEdgesForTwoThreads = 1000;
   const int upperFrom = 2 * edgeCount / 5;
   int lowerTo = edgeCount;
@@ -397,17 +472,13 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
   }
   std::vector<int> stamp(triangleCount, -1);
   for (int v = 0; v < vertexCount; ++v) {
-    const Eigen::AlignedBox3d box = sweptBox(start, end, 0, {v});
+    const Eigen::AlignedBox3d box = sweptBox(start, step.end, 0, {v});
     triangleHash.query(box, [&](int t) {
       if (stamp[t] == v) return;
       stamp[t] = v;
-      const Tri& f = triangles[t];
-      if (joins.meets(f, v) || !triangleBoxes[t].intersects(box)) return;
-      if (w[f[0]] == 0 && w[f[1]] == 0 && w[f[2]] == 0 && w[v] == 0) return;
-      if (distanceToTriangle(start.row(f[0]), start.row(f[1]), start.row(f[2]), start.row(v)) >
-          slack + largestMove(moves, {v}) + largestMove(moves, {f[0], f[1], f[2]}))
+      if (joins.meets(triangles[t], v) || !step.vertexTriangle(v, t, box) ||
+          flatNear(flat, v, triangles[t]))
         return;
-      if (flatNear(flat, v, f)) return;
       pairs.addVertexTriangle(triangles, start, v, t);
     });
   }
@@ -417,6 +488,265 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
     pairs.ee.insert(pairs.ee.end(), upper.ee.begin(), upper.ee.end());
   }
   return pairs;
+}
+
+}  // namespace
+
+// The pairs a SelfPairCache holds: every vertex-triangle and edge pair that the mesh does not
+// rule out and that lay within `reach` at `at`, sorted, with what they were
+// found for, and the elements' boxes at `at` binned, to look up the pairs of elements that
+// have moved too far since.
+struct SelfPairCache::Held {
+  bool valid = false;
+  std::vector<Tri> triangles;
+  std::vector<std::array<int, 2>> edges;
+  const std::vector<Stitch>* stitches = nullptr;
+  size_t stitchCount = 0;
+  const Eigen::MatrixX2d* material = nullptr;  // the flat rest state's, or none
+  double near = 0;
+  Positions at;
+  double reach = 0;  // [m]
+  std::vector<std::pair<int, int>> vt, ee;
+  std::vector<Eigen::AlignedBox3d> vertexBoxes, triangleBoxes, edgeBoxes;  // at `at`, not grown
+  std::optional<CellGrid> vertexGrid, triangleGrid, edgeGrid;
+  int searches = 0, reuses = 0;
+
+  bool findsFor(const std::vector<Tri>& t, const std::vector<std::array<int, 2>>& e,
+                const std::vector<Stitch>* s, const FlatNearness* flat,
+                Eigen::Index vertices) const {
+    return valid && at.rows() == vertices && stitches == s && stitchCount == (s ? s->size() : 0) &&
+           material == (flat ? &flat->material : nullptr) && near == (flat ? flat->near : 0) &&
+           triangles == t && edges == e;
+  }
+};
+
+SelfPairCache::SelfPairCache() : held_(std::make_unique<Held>()) {}
+SelfPairCache::~SelfPairCache() = default;
+void SelfPairCache::clear() { held_->valid = false; }
+int SelfPairCache::searches() const { return held_->searches; }
+int SelfPairCache::reuses() const { return held_->reuses; }
+
+namespace {
+
+// A held set's reach beyond the search's own, in thicknesses: a vertex may move half as far in
+// all (in the step searched, and since the set was found) before its elements' pairs must be
+// looked up again.
+constexpr double kHeldSpare = 2;
+// A set is taken anew when more than this share of the vertices have moved too far since it was
+// found (their elements are looked up one by one), and not kept when as many move more than
+// kTakenMoveShare of that within the step alone: the cloth then moves too fast for one to serve a
+// few steps.
+constexpr double kUnsettledShare = 0.05;
+constexpr double kTakenMoveShare = 0.5;
+// Rounding in the distances: a held set's reach counts as short of itself by this share.
+constexpr double kHeldRounding = 1e-9;
+
+// Every pair within `reach` of each other at `at`, the mesh's exclusions aside, into `held`, and
+// its elements' boxes there.
+void findWithin(SelfPairCache::Held& held, const std::vector<Tri>& triangles,
+                const std::vector<std::array<int, 2>>& edges, const Positions& at, double reach,
+                const SeamJoins& joins, const FlatNearness* flat) {
+  held.vt.clear();
+  held.ee.clear();
+  const double cell = std::max(pairCell(at, edges, 0.0), reach);
+  const int vertexCount = static_cast<int>(at.rows()),
+            triangleCount = static_cast<int>(triangles.size()),
+            edgeCount = static_cast<int>(edges.size());
+  held.vertexBoxes.resize(vertexCount);
+  held.triangleBoxes.resize(triangleCount);
+  held.edgeBoxes.resize(edgeCount);
+  for (int v = 0; v < vertexCount; ++v) held.vertexBoxes[v] = sweptBox(at, at, 0, {v});
+  for (int t = 0; t < triangleCount; ++t)
+    held.triangleBoxes[t] =
+        sweptBox(at, at, 0, {triangles[t][0], triangles[t][1], triangles[t][2]});
+  for (int e = 0; e < edgeCount; ++e)
+    held.edgeBoxes[e] = sweptBox(at, at, 0, {edges[e][0], edges[e][1]});
+  held.vertexGrid.emplace(held.vertexBoxes, cell);
+  held.triangleGrid.emplace(held.triangleBoxes, cell);
+  held.edgeGrid.emplace(held.edgeBoxes, cell);
+  std::vector<int> stamp(triangleCount, -1);
+  for (int v = 0; v < vertexCount; ++v) {
+    const Eigen::AlignedBox3d around = grownBox(held.vertexBoxes[v], reach);
+    held.triangleGrid->query(around, [&](int t) {
+      if (stamp[t] == v) return;
+      stamp[t] = v;
+      const Tri& f = triangles[t];
+      if (joins.meets(f, v) || !held.triangleBoxes[t].intersects(around)) return;
+      if (distanceToTriangle(at.row(f[0]), at.row(f[1]), at.row(f[2]), at.row(v)) > reach) return;
+      if (!flatNear(flat, v, f)) held.vt.emplace_back(v, t);
+    });
+  }
+  std::vector<int> seen(edgeCount, -1);
+  for (int e = 0; e < edgeCount; ++e) {
+    const auto& pe = edges[e];
+    const Eigen::AlignedBox3d around = grownBox(held.edgeBoxes[e], reach);
+    held.edgeGrid->query(
+        around,
+        [&](int f) {
+          if (seen[f] == e) return;
+          seen[f] = e;
+          const auto& qe = edges[f];
+          if (joins.meets(pe, qe) || !held.edgeBoxes[f].intersects(around)) return;
+          double s = 0, u = 0;
+          if (segmentOffset(at.row(pe[0]), at.row(pe[1]), at.row(qe[0]), at.row(qe[1]), s, u)
+                  .norm() > reach)
+            return;
+          if (!flatNear(flat, pe, qe)) held.ee.emplace_back(e, f);
+        },
+        e);
+  }
+  std::sort(held.vt.begin(), held.vt.end());
+  std::sort(held.ee.begin(), held.ee.end());
+}
+
+// The step's pairs from a held set (its `reach` found at `at`). A vertex has settled while its
+// move since `at` plus its move in the step is at most `settled`: two elements whose vertices
+// have all settled and that are a pair at this step lay within the reach there, so the held set
+// has them. The elements with a vertex that has not are looked up against the held boxes of the
+// settled ones, grown by as much, and against each other one by one.
+PairCandidates heldPairs(const SelfPairCache::Held& held, const StepPairTests& step,
+                         const std::vector<char>& unsettled, double settled, const SeamJoins& joins,
+                         const FlatNearness* flat) {
+  const auto& triangles = step.triangles;
+  const auto& edges = step.edges;
+  const Positions& start = step.start;
+  const auto moved = [&](std::initializer_list<int> vertices) {
+    for (int v : vertices)
+      if (unsettled[v]) return true;
+    return false;
+  };
+  const auto triangleMoved = [&](int t) {
+    return moved({triangles[t][0], triangles[t][1], triangles[t][2]});
+  };
+  const auto edgeMoved = [&](int e) { return moved({edges[e][0], edges[e][1]}); };
+  PairCandidates pairs;
+  for (const auto& [v, t] : held.vt)
+    if (!unsettled[v] && !triangleMoved(t) &&
+        step.vertexTriangle(v, t, sweptBox(start, step.end, 0, {v})))
+      pairs.addVertexTriangle(triangles, start, v, t);
+  for (const auto& [e, f] : held.ee) {
+    Vec3 offset;
+    if (!edgeMoved(e) && !edgeMoved(f) && step.edgeEdge(e, f, offset))
+      pairs.addEdgeEdge(e, f, offset);
+  }
+  std::vector<int> movedVertices, movedTriangles, movedEdges;
+  for (int v = 0; v < start.rows(); ++v)
+    if (unsettled[v]) movedVertices.push_back(v);
+  for (int t = 0; t < static_cast<int>(triangles.size()); ++t)
+    if (triangleMoved(t)) movedTriangles.push_back(t);
+  for (int e = 0; e < static_cast<int>(edges.size()); ++e)
+    if (edgeMoved(e)) movedEdges.push_back(e);
+  // A settled element's box over the step lies within its held box grown by `settled` and the
+  // thickness its step box carries.
+  const double reachBack = settled + step.thickness;
+  const auto tryVertexTriangle = [&](int v, int t, const Eigen::AlignedBox3d& box) {
+    if (joins.meets(triangles[t], v) || !step.vertexTriangle(v, t, box) ||
+        flatNear(flat, v, triangles[t]))
+      return;
+    pairs.addVertexTriangle(triangles, start, v, t);
+  };
+  const auto tryEdgeEdge = [&](int e, int f) {
+    if (e > f) std::swap(e, f);
+    Vec3 offset;
+    if (joins.meets(edges[e], edges[f]) || !step.edgeEdge(e, f, offset) ||
+        flatNear(flat, edges[e], edges[f]))
+      return;
+    pairs.addEdgeEdge(e, f, offset);
+  };
+  std::vector<int> stamp(
+      std::max({start.rows(), Eigen::Index(triangles.size()), Eigen::Index(edges.size())}), -1);
+  int query = 0;
+  for (int v : movedVertices) {
+    const Eigen::AlignedBox3d box = sweptBox(start, step.end, 0, {v}),
+                              around = grownBox(box, reachBack);
+    ++query;
+    held.triangleGrid->query(around, [&](int t) {
+      if (stamp[t] == query || triangleMoved(t)) return;
+      stamp[t] = query;
+      if (held.triangleBoxes[t].intersects(around)) tryVertexTriangle(v, t, box);
+    });
+    for (int t : movedTriangles) tryVertexTriangle(v, t, box);
+  }
+  for (int t : movedTriangles) {
+    ++query;
+    const Eigen::AlignedBox3d around = grownBox(step.triangleBoxes[t], settled);
+    held.vertexGrid->query(around, [&](int v) {
+      if (stamp[v] == query || unsettled[v]) return;
+      stamp[v] = query;
+      if (held.vertexBoxes[v].intersects(around))
+        tryVertexTriangle(v, t, sweptBox(start, step.end, 0, {v}));
+    });
+  }
+  for (size_t k = 0; k < movedEdges.size(); ++k) {
+    const int e = movedEdges[k];
+    ++query;
+    const Eigen::AlignedBox3d around = grownBox(step.edgeBoxes[e], reachBack);
+    held.edgeGrid->query(around, [&](int f) {
+      if (stamp[f] == query || edgeMoved(f)) return;
+      stamp[f] = query;
+      if (held.edgeBoxes[f].intersects(around)) tryEdgeEdge(e, f);
+    });
+    for (size_t j = k + 1; j < movedEdges.size(); ++j) tryEdgeEdge(e, movedEdges[j]);
+  }
+  sortAsSearched(pairs, step);
+  return pairs;
+}
+
+// The search's pairs: with a cache, from the pairs it holds (taken anew where too many vertices
+// have moved too far since, and not held while the cloth moves too fast), else searched
+// (`held`: whether the cache's answered).
+PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
+                             const std::vector<std::array<int, 2>>& edges, const Positions& start,
+                             const Positions& end, const Eigen::VectorXd& w, double thickness,
+                             const std::vector<Stitch>* stitches, const FlatNearness* flat,
+                             SelfPairCache* cache = nullptr, bool* held = nullptr) {
+  const SeamJoins joins(stitches);
+  const StepPairTests step(triangles, edges, start, end, w, thickness);
+  if (held) *held = false;
+  if (!cache || start.rows() == 0) return searchSelfPairs(step, joins, flat);
+  SelfPairCache::Held& h = cache->held();
+  const Eigen::Index n = start.rows();
+  const double limit = static_cast<double>(n) * kUnsettledShare;
+  // The vertices that have not settled against a held set (their moves since it was found,
+  // `drift`, and in the step: more than `settled` in all).
+  std::vector<char> unsettled(n);
+  const auto unsettledCount = [&](const Eigen::VectorXd& drift, double settled) {
+    int count = 0;
+    for (Eigen::Index v = 0; v < n; ++v)
+      count += unsettled[v] = !(drift[v] + step.moves[v] <= settled);
+    return count;
+  };
+  const auto settledFor = [&](double reach) {
+    return ((1 - kHeldRounding) * reach - step.slack) / 2;
+  };
+  bool answered = false;
+  if (h.findsFor(triangles, edges, stitches, flat, n) && settledFor(h.reach) > 0) {
+    const Eigen::VectorXd drift = (start - h.at).rowwise().norm();
+    answered = unsettledCount(drift, settledFor(h.reach)) <= limit;
+  }
+  if (!answered) {
+    const double reach = step.slack + kHeldSpare * thickness;
+    if (unsettledCount(Eigen::VectorXd::Zero(n), kTakenMoveShare * settledFor(reach)) > limit) {
+      h.valid = false;
+      return searchSelfPairs(step, joins, flat);
+    }
+    h.valid = true;
+    h.triangles = triangles;
+    h.edges = edges;
+    h.stitches = stitches;
+    h.stitchCount = stitches ? stitches->size() : 0;
+    h.material = flat ? &flat->material : nullptr;
+    h.near = flat ? flat->near : 0;
+    h.at = start;
+    h.reach = reach;
+    findWithin(h, triangles, edges, start, h.reach, joins, flat);
+    unsettledCount(Eigen::VectorXd::Zero(n), settledFor(h.reach));
+    ++h.searches;
+  } else {
+    ++h.reuses;
+    if (held) *held = true;
+  }
+  return heldPairs(h, step, unsettled, settledFor(h.reach), joins, flat);
 }
 
 // The obstacles' features' broad phase: static vertices marked in `featureVertices` against
@@ -630,11 +960,15 @@ SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTo
                                           const Eigen::VectorXd& w, double thickness,
                                           int iterations, const Eigen::VectorXd* allowance,
                                           const std::vector<Stitch>* stitches,
-                                          const FlatNearness* flat) {
+                                          const FlatNearness* flat, SelfPairCache* cache) {
   if (mesh.triangles.empty() || !(thickness > 0)) return {};
-  const PairCandidates pairs =
-      findSelfPairs(mesh.triangles, topology.edges, start, end, w, thickness, stitches, flat);
-  return solvePairs(pairs, mesh.triangles, topology.edges, start, end, w, thickness, iterations, allowance);
+  bool held = false;
+  const PairCandidates pairs = findSelfPairs(mesh.triangles, topology.edges, start, end, w,
+                                             thickness, stitches, flat, cache, &held);
+  SelfCollisionResult result = solvePairs(pairs, mesh.triangles, topology.edges, start, end, w,
+                                          thickness, iterations, allowance);
+  result.heldPairs = held;
+  return result;
 }
 
 struct SelfCollisionPairs::Pairs {
@@ -650,12 +984,12 @@ SelfCollisionPairs::SelfCollisionPairs(const TriangleMesh& mesh, const MeshTopol
                                        const Positions& start, const Positions& end,
                                        const Eigen::VectorXd& inverseMass, double thickness,
                                        double reach, const std::vector<Stitch>* stitches,
-                                       const FlatNearness* flat)
+                                       const FlatNearness* flat, SelfPairCache* cache)
     : pairs_(new Pairs{
           mesh, topology, start, inverseMass, thickness, std::max(reach, thickness), {}}) {
   if (!mesh.triangles.empty() && thickness > 0)
     pairs_->candidates = findSelfPairs(mesh.triangles, topology.edges, start, end, inverseMass,
-                                       pairs_->reach, stitches, flat);
+                                       pairs_->reach, stitches, flat, cache);
 }
 
 SelfCollisionPairs::~SelfCollisionPairs() = default;
@@ -710,8 +1044,8 @@ int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopolog
                                      bool selfCollision, const std::vector<Obstacle>& obstacles,
                                      StepStats& stats, const ObstacleFeaturePairs* found,
                                      const Eigen::VectorXd* allowance,
-                                     const std::vector<Stitch>* stitches,
-                                     const FlatNearness* flat) {
+                                     const std::vector<Stitch>* stitches, const FlatNearness* flat,
+                                     SelfPairCache* cache) {
   int resolved =
       found && found->covers(end)
           ? found->resolve(end, 4, allowance).resolved
@@ -719,8 +1053,8 @@ int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopolog
                 .resolved;
   if (selfCollision) {
     const auto selfStart = Clock::now();
-    const SelfCollisionResult self = resolveSelfCollisions(mesh, topology, start, end, inverseMass,
-                                                           thickness, 4, allowance, stitches, flat);
+    const SelfCollisionResult self = resolveSelfCollisions(
+        mesh, topology, start, end, inverseMass, thickness, 4, allowance, stitches, flat, cache);
     recordSelfCollision(self, msSince(selfStart), stats);
     resolved += self.resolved;
   }

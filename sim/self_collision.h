@@ -35,6 +35,37 @@ struct SelfCollisionResult {
   int candidates = 0;  // pairs from the broad phase
   int resolved = 0;    // pair corrections applied (summed over sweeps)
   int crossed = 0;     // pairs found on the wrong side of their starting side (first sweep)
+  bool heldPairs = false;  // the broad phase took its pairs from a SelfPairCache's (below)
+};
+
+// What a solver keeps of the self-collision pair search from one step to the next. The search
+// bins every element of the cloth in a grid each time it runs: on `pillow` and `fold-drop` that
+// was two fifths of a step, at rest as much as in the fall. A cache holds, instead, every pair
+// that lay within a wider reach (two thicknesses more) at some earlier start, with the elements'
+// boxes there. A pair of elements whose vertices have all moved less than half that margin since
+// (their moves in the step counted) is one of the held pairs if it is a pair at all, so each
+// search tests the held pairs as it would test its own, and looks up only the elements of the
+// vertices that have moved farther, one by one. The pairs are the same either way, and put in the
+// order the search finds them in (by the cells of its grid at the step), so a step is the same to
+// the bit with or without a cache. The
+// held pairs are taken again when more than a twentieth of the vertices have moved that far, or
+// the cloth's mesh, stitches or flat rest state change, and none are held while the cloth moves
+// too fast for them to serve a few steps.
+class SelfPairCache {
+ public:
+  SelfPairCache();
+  ~SelfPairCache();
+  SelfPairCache(const SelfPairCache&) = delete;
+  SelfPairCache& operator=(const SelfPairCache&) = delete;
+  void clear();
+  int searches() const;  // pair sets taken anew
+  int reuses() const;    // searches answered from a held set
+
+  struct Held;  // sim/self_collision.cpp
+  Held& held() { return *held_; }
+
+ private:
+  std::unique_ptr<Held> held_;
 };
 
 // A cloth's flat rest state (its vertices' material coordinates, and how they close round a tube
@@ -51,16 +82,14 @@ struct FlatNearness {
 };
 
 // Adds the figures to a step's stats: extra self_candidates, self_resolved, self_crossed,
-// ms_self_collision.
+// self_pairs_held, ms_self_collision.
 void recordSelfCollision(const SelfCollisionResult& result, double ms, StepStats& stats);
 
-SelfCollisionResult resolveSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology,
-                                          const Positions& start, Positions& end,
-                                          const Eigen::VectorXd& inverseMass, double thickness,
-                                          int iterations = 4,
-                                          const Eigen::VectorXd* allowance = nullptr,
-                                          const std::vector<Stitch>* stitches = nullptr,
-                                          const FlatNearness* flat = nullptr);
+SelfCollisionResult resolveSelfCollisions(
+    const TriangleMesh& mesh, const MeshTopology& topology, const Positions& start, Positions& end,
+    const Eigen::VectorXd& inverseMass, double thickness, int iterations = 4,
+    const Eigen::VectorXd* allowance = nullptr, const std::vector<Stitch>* stitches = nullptr,
+    const FlatNearness* flat = nullptr, SelfPairCache* cache = nullptr);
 // A self-collision pair as one linear row at the positions it was taken at: the separation
 // n . sum_k c_k x_k of its four vertices along a unit normal n, held fixed, which the pair asks to
 // be at least `gap`. Vertex-triangle: the vertex and the triangle's corners, c = (1, -b0, -b1,
@@ -91,7 +120,7 @@ class SelfCollisionPairs {
   SelfCollisionPairs(const TriangleMesh& mesh, const MeshTopology& topology, const Positions& start,
                      const Positions& end, const Eigen::VectorXd& inverseMass, double thickness,
                      double reach, const std::vector<Stitch>* stitches = nullptr,
-                     const FlatNearness* flat = nullptr);
+                     const FlatNearness* flat = nullptr, SelfPairCache* cache = nullptr);
   ~SelfCollisionPairs();
   SelfCollisionPairs(const SelfCollisionPairs&) = delete;
   SelfCollisionPairs& operator=(const SelfCollisionPairs&) = delete;
@@ -167,7 +196,8 @@ int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopolog
                                      StepStats& stats, const ObstacleFeaturePairs* found = nullptr,
                                      const Eigen::VectorXd* allowance = nullptr,
                                      const std::vector<Stitch>* stitches = nullptr,
-                                     const FlatNearness* flat = nullptr);
+                                     const FlatNearness* flat = nullptr,
+                                     SelfPairCache* cache = nullptr);
 
 // Whether triangles (a0, a1, a2) and (b0, b1, b2) intersect (share a point), by orientation
 // signs; triangles that share a vertex index are the caller's to skip.

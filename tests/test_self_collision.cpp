@@ -208,6 +208,67 @@ TEST(SelfCollision, TheEdgeSearchOnASecondThreadFindsWhatOneThreadFinds) {
   EXPECT_TRUE(spared == taken);
 }
 
+TEST(SelfCollision, HeldPairsGiveTheSearchsResponsesStepByStep) {
+  // The folded sheet of the last test, 60 steps of small random moves (0.2 mm), while 20 of its
+  // 900 vertices run 2.5 mm a step through the other layer's neighbourhood (beyond the held
+  // margin after two steps: their elements are looked up alone), the whole sheet is moved by
+  // 1.5 cm at step 30 (the held pairs no longer serve) and by 3 mm a step for steps 40 to 44
+  // (too fast to hold any), and the mesh's diagonals are flipped at step 50 (another mesh). At
+  // every step the responses with a cache are those of the search, to the bit.
+  TriangleMesh mesh = makeGrid(1, 1, 30, 30, DiagonalPattern::Alternating, 3);
+  TriangleMesh flipped = makeGrid(1, 1, 30, 30, DiagonalPattern::Same, 3);
+  for (TriangleMesh* m : {&mesh, &flipped})
+    for (int v = 0; v < m->positions.rows(); ++v)
+      if (m->positions(v, 0) > 0) {
+        m->positions(v, 0) = -m->positions(v, 0);
+        m->positions(v, 2) = 0.005;
+      }
+  ASSERT_TRUE(mesh.positions == flipped.positions);
+  ASSERT_FALSE(mesh.triangles == flipped.triangles);
+  const MeshTopology topology = buildTopology(mesh), flippedTopology = buildTopology(flipped);
+  const int n = static_cast<int>(mesh.positions.rows());
+  const Eigen::VectorXd w = Eigen::VectorXd::Ones(n);
+  constexpr double kThickness = 0.004;
+  std::vector<int> runners;
+  for (int v = 0; v < n; v += 45) runners.push_back(v);
+  ASSERT_EQ(runners.size(), 20u);
+  SelfPairCache cache;
+  Positions start = mesh.positions;
+  int heldSteps = 0, heldWithRunnersAway = 0, candidates = 0;
+  std::srand(7);
+  for (int step = 0; step < 60; ++step) {
+    Positions end = start + 0.0002 * Positions::Random(n, 3);
+    for (int v : runners)
+      end.row(v) += Vec3(0.0018, 0.0012, step % 2 == 0 ? -0.0012 : 0.0012).transpose();
+    if (step == 30) end.col(1).array() += 0.015;
+    if (step >= 40 && step < 45) end.col(0).array() += 0.003;
+    const TriangleMesh& m = step >= 50 ? flipped : mesh;
+    const MeshTopology& t = step >= 50 ? flippedTopology : topology;
+    Positions searched = end, answered = end;
+    const SelfCollisionResult fresh = resolveSelfCollisions(m, t, start, searched, w, kThickness);
+    const SelfCollisionResult held = resolveSelfCollisions(m, t, start, answered, w, kThickness, 4,
+                                                           nullptr, nullptr, nullptr, &cache);
+    ASSERT_EQ(fresh.candidates, held.candidates) << "step " << step;
+    ASSERT_EQ(fresh.resolved, held.resolved) << "step " << step;
+    ASSERT_EQ(fresh.crossed, held.crossed) << "step " << step;
+    ASSERT_TRUE(searched == answered) << "step " << step;
+    EXPECT_FALSE(fresh.heldPairs);
+    if (held.heldPairs) {
+      ++heldSteps;
+      if (step >= 3 && step < 30) ++heldWithRunnersAway;
+    }
+    EXPECT_FALSE(held.heldPairs && step >= 40 && step < 45) << "step " << step;
+    EXPECT_FALSE(held.heldPairs && (step == 30 || step == 50)) << "step " << step;
+    candidates += held.candidates;
+    start = searched;
+  }
+  EXPECT_GT(candidates / 60, 1000);
+  EXPECT_GE(heldWithRunnersAway, 20);
+  EXPECT_GE(heldSteps, 40);
+  EXPECT_GE(cache.searches(), 3);
+  EXPECT_EQ(cache.reuses(), heldSteps);
+}
+
 TEST(CellGrid, QueriesForTheItemsAboveOneSkipTheRest) {
   // Boxes along x, each 1.5 cells wide: every cell holds two or three items.
   std::vector<Eigen::AlignedBox3d> boxes;

@@ -203,6 +203,8 @@ struct ImpulseSolver::Impl : RowStructure {
   // The step's factor as a pass's first correction (kMaxStartSkips): rejected that many times in a
   // row, steps left whose pass skips it, and the next run's length.
   int startRejections = 0, startSkipsLeft = 0, startSkipRun = 1;
+  // The self-collision pairs held from step to step, on the surface mesh.
+  SelfPairCache selfPairs;
 
   // The rows, pattern and factor without contacts, kept while a pass holds contact rows.
   std::optional<RowStructure> withoutContacts;
@@ -1347,10 +1349,11 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     if (features && (!featurePairs || !featurePairs->covers(corrected)))
       featurePairs.emplace(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights, ctx.sim.thickness,
                            ctx.obstacles, ctx.sim.thickness);
-    if (resolveFeaturesAndSelfCollisions(
-            cloth_->mesh, cloth_->topology, previousSurface, corrected, weights, ctx.sim.thickness,
-            self, features ? ctx.obstacles : std::vector<Obstacle>{}, stats,
-            features ? &*featurePairs : nullptr, ctx.contactAllowance, &cloth_->stitches) > 0) {
+    if (resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, previousSurface, corrected,
+                                         weights, ctx.sim.thickness, self,
+                                         features ? ctx.obstacles : std::vector<Obstacle>{}, stats,
+                                         features ? &*featurePairs : nullptr, ctx.contactAllowance,
+                                         &cloth_->stitches, nullptr, &s.selfPairs) > 0) {
       pairCorrection = corrected - surface_;
       correctPreview(pairCorrection);
     }

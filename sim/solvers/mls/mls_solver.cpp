@@ -1310,10 +1310,10 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   Eigen::VectorXd collisionWeights = mass.cwiseInverse();  // pins stay
   for (int i = 0; i < n; ++i)
     if (pinned[i]) collisionWeights[i] = 0;
-  const int separated =
-      resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, collisionWeights,
-                                       ctx.sim.thickness, ctx.sim.selfCollision, ctx.obstacles,
-                                       stats, nullptr, ctx.contactAllowance, &cloth_->stitches);
+  const int separated = resolveFeaturesAndSelfCollisions(
+      cloth_->mesh, cloth_->topology, x_, x, collisionWeights, ctx.sim.thickness,
+      ctx.sim.selfCollision, ctx.obstacles, stats, nullptr, ctx.contactAllowance, &cloth_->stitches,
+      nullptr, &selfPairs_);
   stats.msCollision += msSince(t);
   // The residual of the state handed on: evaluated again only when the corrections above moved it.
   if (pushedBack > 0 || separated > 0) m.evaluate(neighbourhoods_, x, c);

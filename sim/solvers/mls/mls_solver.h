@@ -62,6 +62,7 @@
 #include "sim/grab.h"
 #include "sim/linear/spd_solver.h"
 #include "sim/params.h"
+#include "sim/self_collision.h"
 #include "sim/solver.h"
 #include "sim/solvers/mls/mls_constraints.h"
 
@@ -155,6 +156,7 @@ class MlsSolver final : public VertexSolver {
   // Those whose samples take their 2-ring (none with lonePinRings 1).
   std::vector<int> twoRingPins_;
   GrabPull grabPull_;
+  SelfPairCache selfPairs_;  // the self-collision pairs held from step to step
 };
 
 

@@ -623,7 +623,7 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
       if (!found)
         found = std::make_unique<SelfCollisionPairs>(
             mesh_->restMesh(), mesh_->topology(), x_, x, inverseMass, ctx.sim.thickness,
-            kPairReach * ctx.sim.thickness, &cloth_->stitches, &flat);
+            kPairReach * ctx.sim.thickness, &cloth_->stitches, &flat, &selfPairs_);
       pairs = found->rows(x, allowancePtr);
       for (const SelfCollisionRow& row : pairs)
         if (row.shortfall(x) > params_.tolerance * meanEdge_) anew = true;
@@ -666,7 +666,7 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
   }
   resolveFeaturesAndSelfCollisions(mesh_->restMesh(), mesh_->topology(), x_, x, inverseMass,
                                    ctx.sim.thickness, ctx.sim.selfCollision, ctx.obstacles, stats,
-                                   nullptr, allowancePtr, &cloth_->stitches, &flat);
+                                   nullptr, allowancePtr, &cloth_->stitches, &flat, &selfPairs_);
   stats.msCollision = collisionMs + msSince(t);
   if (!ctx.obstacles.empty() || ctx.sim.selfCollision) violation = worstViolation(x);
 
@@ -732,7 +732,7 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
         resolveFeaturesAndSelfCollisions(mesh_->restMesh(), mesh_->topology(), unprojected, x_,
                                          inverseMass, ctx.sim.thickness, ctx.sim.selfCollision,
                                          ctx.obstacles, ignored, nullptr, allowancePtr,
-                                         &cloth_->stitches, &remeshedFlat);
+                                         &cloth_->stitches, &remeshedFlat, &selfPairs_);
       }
     }
     // The state handed on is the new mesh's: its faces' violation counts.

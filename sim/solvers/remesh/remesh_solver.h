@@ -145,6 +145,7 @@ class RemeshSolver final : public Solver {
   std::unique_ptr<SpdSolver> projection_;
   HessianPattern pattern_;
   GrabPull grabPull_;
+  SelfPairCache selfPairs_;  // the self-collision pairs held from step to step
 };
 
 }  // namespace clothlab

@@ -164,7 +164,7 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
     resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness,
                                      ctx.sim.selfCollision, ctx.obstacles, stats,
                                      features ? &*features : nullptr, ctx.contactAllowance,
-                                     &cloth_->stitches);
+                                     &cloth_->stitches, nullptr, &selfPairs_);
     collisionMs += msSince(featureStart);
   }
   stats.msCollision = collisionMs;

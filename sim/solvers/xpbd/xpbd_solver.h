@@ -26,6 +26,7 @@
 #include "sim/bending.h"
 #include "sim/grab.h"
 #include "sim/params.h"
+#include "sim/self_collision.h"
 #include "sim/solver.h"
 
 namespace clothlab {
@@ -58,6 +59,7 @@ class XpbdSolver final : public VertexSolver {
   Eigen::VectorXd areaShare_, extraMass_;
   Eigen::VectorXd restLength_;  // per topology edge [m]
   GrabPull grabPull_;
+  SelfPairCache selfPairs_;  // the self-collision pairs held from step to step
 };
 
 }  // namespace clothlab
