@@ -502,7 +502,10 @@ struct SelfPairCache::Held {
   std::vector<std::array<int, 2>> edges;
   const std::vector<Stitch>* stitches = nullptr;
   size_t stitchCount = 0;
-  const Eigen::MatrixX2d* material = nullptr;  // the flat rest state's, or none
+  // The flat rest state's places and wrap (none: no flat rest state), and its nearness.
+  bool flat = false;
+  Eigen::MatrixX2d material;
+  const MaterialWrap* wrap = nullptr;
   double near = 0;
   Positions at;
   double reach = 0;  // [m]
@@ -514,15 +517,17 @@ struct SelfPairCache::Held {
   bool findsFor(const std::vector<Tri>& t, const std::vector<std::array<int, 2>>& e,
                 const std::vector<Stitch>* s, const FlatNearness* flat,
                 Eigen::Index vertices) const {
+    const bool sameFlat = flat ? this->flat && near == flat->near && wrap == &flat->wrap &&
+                                     material.rows() == flat->material.rows() &&
+                                     material == flat->material
+                               : !this->flat;
     return valid && at.rows() == vertices && stitches == s && stitchCount == (s ? s->size() : 0) &&
-           material == (flat ? &flat->material : nullptr) && near == (flat ? flat->near : 0) &&
-           triangles == t && edges == e;
+           sameFlat && triangles == t && edges == e;
   }
 };
 
 SelfPairCache::SelfPairCache() : held_(std::make_unique<Held>()) {}
 SelfPairCache::~SelfPairCache() = default;
-void SelfPairCache::clear() { held_->valid = false; }
 int SelfPairCache::searches() const { return held_->searches; }
 int SelfPairCache::reuses() const { return held_->reuses; }
 
@@ -735,7 +740,9 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
     h.edges = edges;
     h.stitches = stitches;
     h.stitchCount = stitches ? stitches->size() : 0;
-    h.material = flat ? &flat->material : nullptr;
+    h.flat = flat != nullptr;
+    h.material = flat ? flat->material : Eigen::MatrixX2d();
+    h.wrap = flat ? &flat->wrap : nullptr;
     h.near = flat ? flat->near : 0;
     h.at = start;
     h.reach = reach;

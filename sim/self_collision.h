@@ -57,7 +57,6 @@ class SelfPairCache {
   ~SelfPairCache();
   SelfPairCache(const SelfPairCache&) = delete;
   SelfPairCache& operator=(const SelfPairCache&) = delete;
-  void clear();
   int searches() const;  // pair sets taken anew
   int reuses() const;    // searches answered from a held set
 
