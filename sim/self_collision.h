@@ -47,10 +47,9 @@ struct SelfCollisionResult {
 // search tests the held pairs as it would test its own, and looks up only the elements of the
 // vertices that have moved farther, one by one. The pairs are the same either way, and put in the
 // order the search finds them in (by the cells of its grid at the step), so a step is the same to
-// the bit with or without a cache. The
-// held pairs are taken again when more than a twentieth of the vertices have moved that far, or
-// the cloth's mesh, stitches or flat rest state change, and none are held while the cloth moves
-// too fast for them to serve a few steps.
+// the bit with or without a cache. The held pairs are taken again when more than a twentieth of
+// the vertices have moved that far, or the cloth's mesh, stitches or flat rest state change, and
+// none are held while the cloth moves too fast for them to serve a few steps.
 class SelfPairCache {
  public:
   SelfPairCache();
