@@ -354,8 +354,8 @@ struct StepPairTests {
   // sweeps, for which the boxes did not allow either.)
   double slack;
   Eigen::VectorXd moves;
-  // The elements' boxes over the step, grown by the thickness.
-  std::vector<Eigen::AlignedBox3d> triangleBoxes, edgeBoxes;
+  // The vertices' boxes over the step, and the triangles' and edges', grown by the thickness.
+  std::vector<Eigen::AlignedBox3d> vertexBoxes, triangleBoxes, edgeBoxes;
 
   StepPairTests(const std::vector<Tri>& triangles_, const std::vector<std::array<int, 2>>& edges_,
                 const Positions& start_, const Positions& end_, const Eigen::VectorXd& w_,
@@ -368,8 +368,11 @@ struct StepPairTests {
         thickness(thickness_),
         slack(2 * thickness_),
         moves(vertexMoves(start_, end_)),
+        vertexBoxes(start_.rows()),
         triangleBoxes(triangles_.size()),
         edgeBoxes(edges_.size()) {
+    for (Eigen::Index v = 0; v < start.rows(); ++v)
+      vertexBoxes[v] = sweptBox(start, end, 0, {static_cast<int>(v)});
     for (size_t t = 0; t < triangles.size(); ++t) {
       const Tri& f = triangles[t];
       triangleBoxes[t] = sweptBox(start, end, thickness, {f[0], f[1], f[2]});
@@ -400,6 +403,27 @@ struct StepPairTests {
   }
 };
 
+// The visits of a pair search in `grid` (items binned by their boxes): for each q in [from, to),
+// fn(q, item, box) once for each item binned in a cell that box = boxOf(q) covers; with
+// `pairsOnce`, only for the items above q (a set searched against itself: each pair once). The
+// items' own boxes are fn's to test.
+template <class BoxOf, class Fn>
+void queryEach(const CellGrid& grid, size_t items, int from, int to, BoxOf&& boxOf, Fn&& fn,
+               bool pairsOnce = false) {
+  std::vector<int> stamp(items, -1);
+  for (int q = from; q < to; ++q) {
+    const Eigen::AlignedBox3d box = boxOf(q);
+    grid.query(
+        box,
+        [&](int item) {
+          if (stamp[item] == q) return;
+          stamp[item] = q;
+          fn(q, item, box);
+        },
+        pairsOnce ? q : -1);
+  }
+}
+
 // Pairs in the order searchSelfPairs finds them, whatever found them (the order of the responses'
 // sweeps): vertex-triangle pairs by vertex, edge pairs by their lower edge, and then each by the
 // first cell of the step's grid in which the search's query meets the other element, and its
@@ -410,10 +434,10 @@ void sortAsSearched(PairCandidates& pairs, const StepPairTests& step) {
                  edgeFrame = CellGrid::frameOf(step.edgeBoxes, cell);
   std::vector<std::pair<std::array<int, 3>, VertexTriangle>> vt;
   vt.reserve(pairs.vt.size());
-  for (const VertexTriangle& p : pairs.vt) {
-    const Eigen::AlignedBox3d box = sweptBox(step.start, step.end, 0, {p.v});
-    vt.push_back({{p.v, triangleFrame.firstSharedCell(box, step.triangleBoxes[p.t]), p.t}, p});
-  }
+  for (const VertexTriangle& p : pairs.vt)
+    vt.push_back(
+        {{p.v, triangleFrame.firstSharedCell(step.vertexBoxes[p.v], step.triangleBoxes[p.t]), p.t},
+         p});
   std::vector<std::pair<std::array<int, 3>, EdgeEdge>> ee;
   ee.reserve(pairs.ee.size());
   for (const EdgeEdge& p : pairs.ee)
@@ -434,26 +458,22 @@ PairCandidates searchSelfPairs(const StepPairTests& step, const SeamJoins& joins
   const Positions& start = step.start;
   PairCandidates pairs;
   const double cell = pairCell(start, edges, step.thickness);
-  const int triangleCount = static_cast<int>(triangles.size()),
-            vertexCount = static_cast<int>(start.rows());
+  const int vertexCount = static_cast<int>(start.rows());
   const CellGrid triangleHash(step.triangleBoxes, cell);
   const int edgeCount = static_cast<int>(edges.size());
   const CellGrid edgeHash(step.edgeBoxes, cell);
   // The pairs of the edges in [from, to), each with the edges above it, in `found`.
   auto edgePairs = [&](int from, int to, PairCandidates& found) {
-    std::vector<int> seen(edgeCount, -1);
-    for (int e = from; e < to; ++e) {
-      const auto& pe = edges[e];
-      auto visit = [&](int f) {
-        if (seen[f] == e) return;
-        seen[f] = e;
-        const auto& qe = edges[f];
-        Vec3 offset;
-        if (joins.meets(pe, qe) || !step.edgeEdge(e, f, offset) || flatNear(flat, pe, qe)) return;
-        found.addEdgeEdge(e, f, offset);
-      };
-      edgeHash.query(step.edgeBoxes[e], visit, e);  // the edges above e: each pair once
-    }
+    queryEach(
+        edgeHash, edges.size(), from, to, [&](int e) { return step.edgeBoxes[e]; },
+        [&](int e, int f, const Eigen::AlignedBox3d&) {
+          Vec3 offset;
+          if (joins.meets(edges[e], edges[f]) || !step.edgeEdge(e, f, offset) ||
+              flatNear(flat, edges[e], edges[f]))
+            return;
+          found.addEdgeEdge(e, f, offset);
+        },
+        true);
   };
   // The edge search is most of the work. On a large cloth, while a hardware thread is free,
   // the upper three fifths of the edges are searched on a second thread, beside the vertices and
@@ -470,18 +490,14 @@ PairCandidates searchSelfPairs(const StepPairTests& step, const SeamJoins& joins
     } catch (const std::system_error&) {
     }
   }
-  std::vector<int> stamp(triangleCount, -1);
-  for (int v = 0; v < vertexCount; ++v) {
-    const Eigen::AlignedBox3d box = sweptBox(start, step.end, 0, {v});
-    triangleHash.query(box, [&](int t) {
-      if (stamp[t] == v) return;
-      stamp[t] = v;
-      if (joins.meets(triangles[t], v) || !step.vertexTriangle(v, t, box) ||
-          flatNear(flat, v, triangles[t]))
-        return;
-      pairs.addVertexTriangle(triangles, start, v, t);
-    });
-  }
+  queryEach(
+      triangleHash, triangles.size(), 0, vertexCount, [&](int v) { return step.vertexBoxes[v]; },
+      [&](int v, int t, const Eigen::AlignedBox3d& box) {
+        if (joins.meets(triangles[t], v) || !step.vertexTriangle(v, t, box) ||
+            flatNear(flat, v, triangles[t]))
+          return;
+        pairs.addVertexTriangle(triangles, start, v, t);
+      });
   edgePairs(0, lowerTo, pairs);
   if (worker.valid()) {
     worker.get();
@@ -496,7 +512,7 @@ PairCandidates searchSelfPairs(const StepPairTests& step, const SeamJoins& joins
 // rule out and that lay within `reach` at `at`, sorted, with what they were
 // found for, and the elements' boxes at `at` binned, to look up the pairs of elements that
 // have moved too far since.
-struct SelfPairCache::Held {
+struct HeldSelfPairs {
   bool valid = false;
   std::vector<Tri> triangles;
   std::vector<std::array<int, 2>> edges;
@@ -526,10 +542,11 @@ struct SelfPairCache::Held {
   }
 };
 
-SelfPairCache::SelfPairCache() : held_(std::make_unique<Held>()) {}
+SelfPairCache::SelfPairCache() : held_(std::make_unique<HeldSelfPairs>()) {}
 SelfPairCache::~SelfPairCache() = default;
 int SelfPairCache::searches() const { return held_->searches; }
 int SelfPairCache::reuses() const { return held_->reuses; }
+HeldSelfPairs& heldOf(SelfPairCache& cache) { return *cache.held_; }
 
 namespace {
 
@@ -548,7 +565,7 @@ constexpr double kHeldRounding = 1e-9;
 
 // Every pair within `reach` of each other at `at`, the mesh's exclusions aside, into `held`, and
 // its elements' boxes there.
-void findWithin(SelfPairCache::Held& held, const std::vector<Tri>& triangles,
+void findWithin(HeldSelfPairs& held, const std::vector<Tri>& triangles,
                 const std::vector<std::array<int, 2>>& edges, const Positions& at, double reach,
                 const SeamJoins& joins, const FlatNearness* flat) {
   held.vt.clear();
@@ -569,37 +586,28 @@ void findWithin(SelfPairCache::Held& held, const std::vector<Tri>& triangles,
   held.vertexGrid.emplace(held.vertexBoxes, cell);
   held.triangleGrid.emplace(held.triangleBoxes, cell);
   held.edgeGrid.emplace(held.edgeBoxes, cell);
-  std::vector<int> stamp(triangleCount, -1);
-  for (int v = 0; v < vertexCount; ++v) {
-    const Eigen::AlignedBox3d around = grownBox(held.vertexBoxes[v], reach);
-    held.triangleGrid->query(around, [&](int t) {
-      if (stamp[t] == v) return;
-      stamp[t] = v;
-      const Tri& f = triangles[t];
-      if (joins.meets(f, v) || !held.triangleBoxes[t].intersects(around)) return;
-      if (distanceToTriangle(at.row(f[0]), at.row(f[1]), at.row(f[2]), at.row(v)) > reach) return;
-      if (!flatNear(flat, v, f)) held.vt.emplace_back(v, t);
-    });
-  }
-  std::vector<int> seen(edgeCount, -1);
-  for (int e = 0; e < edgeCount; ++e) {
-    const auto& pe = edges[e];
-    const Eigen::AlignedBox3d around = grownBox(held.edgeBoxes[e], reach);
-    held.edgeGrid->query(
-        around,
-        [&](int f) {
-          if (seen[f] == e) return;
-          seen[f] = e;
-          const auto& qe = edges[f];
-          if (joins.meets(pe, qe) || !held.edgeBoxes[f].intersects(around)) return;
-          double s = 0, u = 0;
-          if (segmentOffset(at.row(pe[0]), at.row(pe[1]), at.row(qe[0]), at.row(qe[1]), s, u)
-                  .norm() > reach)
-            return;
-          if (!flatNear(flat, pe, qe)) held.ee.emplace_back(e, f);
-        },
-        e);
-  }
+  queryEach(
+      *held.triangleGrid, triangles.size(), 0, vertexCount,
+      [&](int v) { return grownBox(held.vertexBoxes[v], reach); },
+      [&](int v, int t, const Eigen::AlignedBox3d& around) {
+        const Tri& f = triangles[t];
+        if (joins.meets(f, v) || !held.triangleBoxes[t].intersects(around)) return;
+        if (distanceToTriangle(at.row(f[0]), at.row(f[1]), at.row(f[2]), at.row(v)) > reach) return;
+        if (!flatNear(flat, v, f)) held.vt.emplace_back(v, t);
+      });
+  queryEach(
+      *held.edgeGrid, edges.size(), 0, edgeCount,
+      [&](int e) { return grownBox(held.edgeBoxes[e], reach); },
+      [&](int e, int f, const Eigen::AlignedBox3d& around) {
+        const auto &pe = edges[e], &qe = edges[f];
+        if (joins.meets(pe, qe) || !held.edgeBoxes[f].intersects(around)) return;
+        double s = 0, u = 0;
+        if (segmentOffset(at.row(pe[0]), at.row(pe[1]), at.row(qe[0]), at.row(qe[1]), s, u).norm() >
+            reach)
+          return;
+        if (!flatNear(flat, pe, qe)) held.ee.emplace_back(e, f);
+      },
+      true);
   std::sort(held.vt.begin(), held.vt.end());
   std::sort(held.ee.begin(), held.ee.end());
 }
@@ -609,43 +617,38 @@ void findWithin(SelfPairCache::Held& held, const std::vector<Tri>& triangles,
 // have all settled and that are a pair at this step lay within the reach there, so the held set
 // has them. The elements with a vertex that has not are looked up against the held boxes of the
 // settled ones, grown by as much, and against each other one by one.
-PairCandidates heldPairs(const SelfPairCache::Held& held, const StepPairTests& step,
+PairCandidates heldPairs(const HeldSelfPairs& held, const StepPairTests& step,
                          const std::vector<char>& unsettled, double settled, const SeamJoins& joins,
                          const FlatNearness* flat) {
   const auto& triangles = step.triangles;
   const auto& edges = step.edges;
   const Positions& start = step.start;
-  const auto moved = [&](std::initializer_list<int> vertices) {
+  // The elements with a vertex that has not settled, flagged and listed.
+  const auto anyUnsettled = [&](std::initializer_list<int> vertices) -> char {
     for (int v : vertices)
-      if (unsettled[v]) return true;
-    return false;
+      if (unsettled[v]) return 1;
+    return 0;
   };
-  const auto triangleMoved = [&](int t) {
-    return moved({triangles[t][0], triangles[t][1], triangles[t][2]});
-  };
-  const auto edgeMoved = [&](int e) { return moved({edges[e][0], edges[e][1]}); };
-  PairCandidates pairs;
-  for (const auto& [v, t] : held.vt)
-    if (!unsettled[v] && !triangleMoved(t) &&
-        step.vertexTriangle(v, t, sweptBox(start, step.end, 0, {v})))
-      pairs.addVertexTriangle(triangles, start, v, t);
-  for (const auto& [e, f] : held.ee) {
-    Vec3 offset;
-    if (!edgeMoved(e) && !edgeMoved(f) && step.edgeEdge(e, f, offset))
-      pairs.addEdgeEdge(e, f, offset);
-  }
+  std::vector<char> triangleMoved(triangles.size()), edgeMoved(edges.size());
   std::vector<int> movedVertices, movedTriangles, movedEdges;
   for (int v = 0; v < start.rows(); ++v)
     if (unsettled[v]) movedVertices.push_back(v);
   for (int t = 0; t < static_cast<int>(triangles.size()); ++t)
-    if (triangleMoved(t)) movedTriangles.push_back(t);
+    if ((triangleMoved[t] = anyUnsettled({triangles[t][0], triangles[t][1], triangles[t][2]})))
+      movedTriangles.push_back(t);
   for (int e = 0; e < static_cast<int>(edges.size()); ++e)
-    if (edgeMoved(e)) movedEdges.push_back(e);
-  // A settled element's box over the step lies within its held box grown by `settled` and the
-  // thickness its step box carries.
-  const double reachBack = settled + step.thickness;
-  const auto tryVertexTriangle = [&](int v, int t, const Eigen::AlignedBox3d& box) {
-    if (joins.meets(triangles[t], v) || !step.vertexTriangle(v, t, box) ||
+    if ((edgeMoved[e] = anyUnsettled({edges[e][0], edges[e][1]}))) movedEdges.push_back(e);
+  PairCandidates pairs;
+  for (const auto& [v, t] : held.vt)
+    if (!unsettled[v] && !triangleMoved[t] && step.vertexTriangle(v, t, step.vertexBoxes[v]))
+      pairs.addVertexTriangle(triangles, start, v, t);
+  for (const auto& [e, f] : held.ee) {
+    Vec3 offset;
+    if (!edgeMoved[e] && !edgeMoved[f] && step.edgeEdge(e, f, offset))
+      pairs.addEdgeEdge(e, f, offset);
+  }
+  const auto tryVertexTriangle = [&](int v, int t) {
+    if (joins.meets(triangles[t], v) || !step.vertexTriangle(v, t, step.vertexBoxes[v]) ||
         flatNear(flat, v, triangles[t]))
       return;
     pairs.addVertexTriangle(triangles, start, v, t);
@@ -658,41 +661,36 @@ PairCandidates heldPairs(const SelfPairCache::Held& held, const StepPairTests& s
       return;
     pairs.addEdgeEdge(e, f, offset);
   };
-  std::vector<int> stamp(
-      std::max({start.rows(), Eigen::Index(triangles.size()), Eigen::Index(edges.size())}), -1);
-  int query = 0;
-  for (int v : movedVertices) {
-    const Eigen::AlignedBox3d box = sweptBox(start, step.end, 0, {v}),
-                              around = grownBox(box, reachBack);
-    ++query;
-    held.triangleGrid->query(around, [&](int t) {
-      if (stamp[t] == query || triangleMoved(t)) return;
-      stamp[t] = query;
-      if (held.triangleBoxes[t].intersects(around)) tryVertexTriangle(v, t, box);
-    });
-    for (int t : movedTriangles) tryVertexTriangle(v, t, box);
-  }
-  for (int t : movedTriangles) {
-    ++query;
-    const Eigen::AlignedBox3d around = grownBox(step.triangleBoxes[t], settled);
-    held.vertexGrid->query(around, [&](int v) {
-      if (stamp[v] == query || unsettled[v]) return;
-      stamp[v] = query;
-      if (held.vertexBoxes[v].intersects(around))
-        tryVertexTriangle(v, t, sweptBox(start, step.end, 0, {v}));
-    });
-  }
-  for (size_t k = 0; k < movedEdges.size(); ++k) {
-    const int e = movedEdges[k];
-    ++query;
-    const Eigen::AlignedBox3d around = grownBox(step.edgeBoxes[e], reachBack);
-    held.edgeGrid->query(around, [&](int f) {
-      if (stamp[f] == query || edgeMoved(f)) return;
-      stamp[f] = query;
-      if (held.edgeBoxes[f].intersects(around)) tryEdgeEdge(e, f);
-    });
-    for (size_t j = k + 1; j < movedEdges.size(); ++j) tryEdgeEdge(e, movedEdges[j]);
-  }
+  // A settled element's box over the step lies within its held box grown by `settled` and the
+  // thickness its step box carries.
+  const double reachBack = settled + step.thickness;
+  const int movedVertexCount = static_cast<int>(movedVertices.size()),
+            movedTriangleCount = static_cast<int>(movedTriangles.size()),
+            movedEdgeCount = static_cast<int>(movedEdges.size());
+  queryEach(
+      *held.triangleGrid, triangles.size(), 0, movedVertexCount,
+      [&](int k) { return grownBox(step.vertexBoxes[movedVertices[k]], reachBack); },
+      [&](int k, int t, const Eigen::AlignedBox3d& around) {
+        if (!triangleMoved[t] && held.triangleBoxes[t].intersects(around))
+          tryVertexTriangle(movedVertices[k], t);
+      });
+  for (int v : movedVertices)
+    for (int t : movedTriangles) tryVertexTriangle(v, t);
+  queryEach(
+      *held.vertexGrid, start.rows(), 0, movedTriangleCount,
+      [&](int k) { return grownBox(step.triangleBoxes[movedTriangles[k]], settled); },
+      [&](int k, int v, const Eigen::AlignedBox3d& around) {
+        if (!unsettled[v] && held.vertexBoxes[v].intersects(around))
+          tryVertexTriangle(v, movedTriangles[k]);
+      });
+  queryEach(
+      *held.edgeGrid, edges.size(), 0, movedEdgeCount,
+      [&](int k) { return grownBox(step.edgeBoxes[movedEdges[k]], reachBack); },
+      [&](int k, int f, const Eigen::AlignedBox3d& around) {
+        if (!edgeMoved[f] && held.edgeBoxes[f].intersects(around)) tryEdgeEdge(movedEdges[k], f);
+      });
+  for (int k = 0; k < movedEdgeCount; ++k)
+    for (int j = k + 1; j < movedEdgeCount; ++j) tryEdgeEdge(movedEdges[k], movedEdges[j]);
   sortAsSearched(pairs, step);
   return pairs;
 }
@@ -709,7 +707,7 @@ PairCandidates findSelfPairs(const std::vector<Tri>& triangles,
   const StepPairTests step(triangles, edges, start, end, w, thickness);
   if (held) *held = false;
   if (!cache || start.rows() == 0) return searchSelfPairs(step, joins, flat);
-  SelfPairCache::Held& h = cache->held();
+  HeldSelfPairs& h = heldOf(*cache);
   const Eigen::Index n = start.rows();
   const double limit = static_cast<double>(n) * kUnsettledShare;
   // The vertices that have not settled against a held set (their moves since it was found,

@@ -50,6 +50,7 @@ struct SelfCollisionResult {
 // the bit with or without a cache. The held pairs are taken again when more than a twentieth of
 // the vertices have moved that far, or the cloth's mesh, stitches or flat rest state change, and
 // none are held while the cloth moves too fast for them to serve a few steps.
+struct HeldSelfPairs;  // sim/self_collision.cpp
 class SelfPairCache {
  public:
   SelfPairCache();
@@ -59,11 +60,9 @@ class SelfPairCache {
   int searches() const;  // pair sets taken anew
   int reuses() const;    // searches answered from a held set
 
-  struct Held;  // sim/self_collision.cpp
-  Held& held() { return *held_; }
-
  private:
-  std::unique_ptr<Held> held_;
+  friend HeldSelfPairs& heldOf(SelfPairCache& cache);  // the pair search's, sim/self_collision.cpp
+  std::unique_ptr<HeldSelfPairs> held_;
 };
 
 // A cloth's flat rest state (its vertices' material coordinates, and how they close round a tube
