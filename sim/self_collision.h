@@ -6,7 +6,10 @@
 // Pairs: vertex-triangle (the vertex not a corner of the triangle) and edge-edge (no shared
 // vertex), found by a uniform spatial hash of boxes swept over the step and grown by the
 // thickness. For each pair, the side it was on at the start of the step is remembered: a pair
-// that ends closer than `thickness` on that side is pushed apart to the thickness; a pair that
+// that ends closer than `thickness` on that side is pushed apart to the thickness (a vertex beside
+// the triangle, as one under another layer's crease or tip is beside all its faces, from the
+// triangle's nearest edge or corner, unless the two lie within pi / 2 thicknesses in the rest
+// state); a pair that
 // ends on the other side is pushed back across to the thickness on its starting side if it passed
 // through during the step, by a continuous test (the times the four points are coplanar, the
 // roots of a cubic, and whether the vertex lies in the triangle, or the edges meet, then).
@@ -90,7 +93,8 @@ SelfCollisionResult resolveSelfCollisions(
 // A self-collision pair as one linear row at the positions it was taken at: the separation
 // n . sum_k c_k x_k of its four vertices along a unit normal n, held fixed, which the pair asks to
 // be at least `gap`. Vertex-triangle: the vertex and the triangle's corners, c = (1, -b0, -b1,
-// -b2) with b the vertex's projection's barycentric coordinates; edge-edge: c = (1 - s, s,
+// -b2) with b the vertex's projection's barycentric coordinates (beside the triangle, its nearest
+// point's); edge-edge: c = (1 - s, s,
 // -(1 - t), -t) at the closest points. n points to the side the pair started the step on.
 struct SelfCollisionRow {
   std::array<int, 4> vertices{};

@@ -83,6 +83,65 @@ TEST(SelfCollision, CrossedVertexGoesBackAndClosePairsSeparate) {
   EXPECT_EQ(again.topRows(4), mesh.positions.topRows(4));
 }
 
+// Two layers meeting tip to tip: a downward peak of the upper one (vertex 0, its four faces
+// sloping up at 45 degrees) over an upward peak of the lower one (vertex 5), `gap` below it. Each
+// tip lies beside every face of the other layer, and the edges meet only at their ends.
+TriangleMesh tipOverTip(double gap) {
+  TriangleMesh mesh;
+  mesh.positions.resize(10, 3);
+  const double r = 0.05;
+  mesh.positions << 0, 0, gap, r, 0, gap + r, 0, r, gap + r, -r, 0, gap + r, 0, -r,
+      gap + r,                                            // upper
+      0, 0, 0, r, 0, -r, 0, r, -r, -r, 0, -r, 0, -r, -r;  // lower
+  mesh.triangles = {{0, 1, 2}, {0, 2, 3}, {0, 3, 4}, {0, 4, 1},
+                    {5, 7, 6}, {5, 8, 7}, {5, 9, 8}, {5, 6, 9}};
+  return mesh;
+}
+
+// A vertex within the thickness of another layer's edge or corner, beside all its faces, is
+// pushed off to the thickness like one over a face. Without that, a vertex under a fold's crease
+// or tip was not held at all: fold-drop's piles kept vertices flicking by half a millimetre a step
+// (FoldDrop.ThePileComesToRestWithoutJitter).
+TEST(SelfCollision, AVertexBesideEveryFaceIsPushedOffTheNearestEdgeOrCorner) {
+  const double thickness = 0.006;
+  const TriangleMesh mesh = tipOverTip(0.05);  // at rest, the tips far apart along the cloth
+  const MeshTopology topology = buildTopology(mesh);
+  const Eigen::VectorXd w = Eigen::VectorXd::Ones(mesh.vertexCount());
+  const Positions start = tipOverTip(0.004).positions;
+  Positions end = start;
+  const SelfCollisionResult r = resolveSelfCollisions(mesh, topology, start, end, w, thickness);
+  EXPECT_GT(r.resolved, 0);
+  EXPECT_NEAR((end.row(0) - end.row(5)).norm(), thickness, 1e-6);
+  // Straight apart, the tips' pairs split the push between them.
+  EXPECT_NEAR(end(0, 0), 0, 1e-9);
+  EXPECT_NEAR(end(0, 1), 0, 1e-9);
+  EXPECT_GT(end(0, 2), 0.004);
+  EXPECT_LT(end(5, 2), 0);
+  // Farther apart than the thickness: left alone.
+  const Positions apart = tipOverTip(0.007).positions;
+  Positions still = apart;
+  EXPECT_EQ(resolveSelfCollisions(mesh, topology, apart, still, w, thickness).resolved, 0);
+  EXPECT_EQ(still, apart);
+  // As near in the rest state (a cloth's tips that close along it): not pushed either.
+  const TriangleMesh close = tipOverTip(0.004);
+  Positions kept = close.positions;
+  resolveSelfCollisions(close, buildTopology(close), close.positions, kept, w, thickness);
+  EXPECT_EQ(kept, close.positions);
+}
+
+// The pairs beside a face leave out the vertices next to its corners (as edge pairs need only
+// share no vertex): on a flat sheet whose edges are shorter than the thickness, a vertex lies
+// less than the thickness from the faces across its neighbours' edges, and would be pushed off
+// them at every step.
+TEST(SelfCollision, AFlatSheetFinerThanTheThicknessStaysPut) {
+  const TriangleMesh sheet = makeGrid(0.03, 0.03, 16, 16, DiagonalPattern::Alternating, 1);  // 2 mm
+  const MeshTopology topology = buildTopology(sheet);
+  const Eigen::VectorXd w = Eigen::VectorXd::Ones(sheet.vertexCount());
+  Positions end = sheet.positions;
+  resolveSelfCollisions(sheet, topology, sheet.positions, end, w, 0.006);
+  EXPECT_LT((end - sheet.positions).cwiseAbs().maxCoeff(), 1e-12);
+}
+
 // SelfCollisionPairs hands a solver the pairs resolveSelfCollisions pushes, as rows: the
 // separation along a held normal, linear in four vertices, and the gap to restore; with a reach
 // beyond the thickness, the pairs that are near as well. FlatNearness leaves out elements that lie
@@ -511,12 +570,18 @@ TEST(DragAcross, WithoutSelfCollisionTheFoldPassesThrough) {
 
 INSTANTIATE_TEST_SUITE_P(Solvers, DragAcross, ::testing::Values("impulse-nc", "mls-isometry", "xpbd"));
 
-
 // The pile left by fold-drop comes to rest: self-collision responses do not keep it jittering.
 // (xpbd: its vertices are the surface; the impulse solvers' particle speeds include their
 // nonconforming modes, and mls-isometry's its residual, with or without self-collision alike.)
-TEST(FoldDrop, ThePileComesToRestWithoutJitter) {
-  auto sim = Simulation::create(test::builtinScene("fold-drop", "xpbd"));
+// The scene's cloth (seed 21) and two more drops of it: before the pairs acted beside their
+// faces, seeds 24 and 31 ended their third second with vertices at 0.36 and 0.46 m/s (on 12
+// seeds from 21, 7 above 0.15 m/s then, and 1 now; docs/measurements.md).
+class FoldDropSeed : public ::testing::TestWithParam<int> {};
+
+TEST_P(FoldDropSeed, ThePileComesToRestWithoutJitter) {
+  Scene scene = test::builtinScene("fold-drop", "xpbd");
+  scene.cloth.seed = static_cast<std::uint64_t>(GetParam());
+  auto sim = Simulation::create(scene);
   ASSERT_TRUE(sim) << sim.error();
   double fastest = 0;
   int corrections = 0;
@@ -526,11 +591,15 @@ TEST(FoldDrop, ThePileComesToRestWithoutJitter) {
     fastest = std::max(fastest, (*sim)->solver().surfaceVelocities().rowwise().norm().maxCoeff());
     corrections = std::max(corrections, (*sim)->lastStats().extra.value("self_resolved", 0));
   }
-  std::printf("fold-drop, last 0.2 s: fastest vertex %.3f m/s, up to %d pair corrections per step\n", fastest,
-              corrections);
+  std::printf(
+      "fold-drop, seed %d, last 0.2 s: fastest vertex %.3f m/s, up to %d pair corrections per "
+      "step\n",
+      GetParam(), fastest, corrections);
   EXPECT_GT(corrections, 0);  // the layers are in contact ...
   EXPECT_LT(fastest, 0.15);   // ... and at rest
 }
+
+INSTANTIATE_TEST_SUITE_P(FoldDrop, FoldDropSeed, ::testing::Values(21, 24, 31));
 
 }  // namespace
 }  // namespace clothlab
