@@ -9,7 +9,7 @@
 // that ends closer than `thickness` on that side is pushed apart to the thickness (a vertex beside
 // the triangle, as one under another layer's crease or tip is beside all its faces, from the
 // triangle's nearest edge or corner, unless the two lie within pi / 2 thicknesses in the rest
-// state); a pair that
+// state, or a flat rest state is handed in); a pair that
 // ends on the other side is pushed back across to the thickness on its starting side if it passed
 // through during the step, by a continuous test (the times the four points are coplanar, the
 // roots of a cubic, and whether the vertex lies in the triangle, or the edges meet, then).
