@@ -129,10 +129,10 @@ TEST(SelfCollision, AVertexBesideEveryFaceIsPushedOffTheNearestEdgeOrCorner) {
   EXPECT_EQ(kept, close.positions);
 }
 
-// The pairs beside a face leave out the vertices next to its corners (as edge pairs need only
-// share no vertex): on a flat sheet whose edges are shorter than the thickness, a vertex lies
-// less than the thickness from the faces across its neighbours' edges, and would be pushed off
-// them at every step.
+// The pairs beside a face leave out a vertex and a triangle within pi/2 thicknesses of each other
+// in the rest state: on a flat sheet whose edges are shorter than the thickness, a vertex lies
+// less than the thickness from the faces round it, and would be pushed off them at every step
+// (by 24 mm at once here; leaving out only the vertices next to a triangle's corners, 22 mm).
 TEST(SelfCollision, AFlatSheetFinerThanTheThicknessStaysPut) {
   const TriangleMesh sheet = makeGrid(0.03, 0.03, 16, 16, DiagonalPattern::Alternating, 1);  // 2 mm
   const MeshTopology topology = buildTopology(sheet);
