@@ -893,23 +893,21 @@ bool vertexTriangleRow(const VertexTriangle& pair, const std::vector<Tri>& trian
   if (!unitNormal(a, b, c, n)) return false;
   const double height = pair.side * (x - a).dot(n);  // > 0: on its starting side
   if (height >= reach) return false;
-  // The barycentric coordinates of the projection: the pair acts only over the triangle.
+  // The barycentric coordinates of the projection: over the triangle, the row is along its
+  // normal.
   Vec3 bary = projectedBarycentric(x, a, b, c, n);
+  Vec3 normal = pair.side * n;
+  double separation = height;
   crossed = height < 0;
-  if (!crossed) {
-    if (bary.minCoeff() < -1e-6) {
-      if (!pair.beside) return false;
-      const Vec3 closest = closestBarycentric(a, b, c, x);
-      const Vec3 d = x - (closest[0] * a + closest[1] * b + closest[2] * c);
-      const double distance = d.norm();
-      if (distance >= reach || distance < 1e-12) return false;
-      row.vertices = {pair.v, f[0], f[1], f[2]};
-      row.coefficients = {1, -closest[0], -closest[1], -closest[2]};
-      row.normal = d / distance;
-      row.separation = distance;
-      return true;
-    }
-  } else {
+  if (!crossed && bary.minCoeff() < -1e-6) {
+    // Beside the triangle: along the way from its nearest point, where the pair acts there.
+    if (!pair.beside) return false;
+    bary = closestBarycentric(a, b, c, x);
+    const Vec3 d = x - (bary[0] * a + bary[1] * b + bary[2] * c);
+    separation = d.norm();
+    if (separation >= reach || separation < 1e-12) return false;
+    normal = d / separation;
+  } else if (crossed) {
     const Vec3 x0[4] = {start.row(pair.v), start.row(f[0]), start.row(f[1]), start.row(f[2])};
     const Vec3 x1[4] = {end.row(pair.v), end.row(f[0]), end.row(f[1]), end.row(f[2])};
     if (!vertexTriangleHit(x0, x1)) return false;
@@ -918,8 +916,8 @@ bool vertexTriangleRow(const VertexTriangle& pair, const std::vector<Tri>& trian
   }
   row.vertices = {pair.v, f[0], f[1], f[2]};
   row.coefficients = {1, -bary[0], -bary[1], -bary[2]};
-  row.normal = pair.side * n;
-  row.separation = height;
+  row.normal = normal;
+  row.separation = separation;
   return true;
 }
 
