@@ -899,7 +899,13 @@ bool vertexTriangleRow(const VertexTriangle& pair, const std::vector<Tri>& trian
   Vec3 normal = pair.side * n;
   double separation = height;
   crossed = height < 0;
-  if (!crossed && bary.minCoeff() < -1e-6) {
+  if (crossed) {
+    const Vec3 x0[4] = {start.row(pair.v), start.row(f[0]), start.row(f[1]), start.row(f[2])};
+    const Vec3 x1[4] = {end.row(pair.v), end.row(f[0]), end.row(f[1]), end.row(f[2])};
+    if (!vertexTriangleHit(x0, x1)) return false;
+    bary = bary.cwiseMax(0.0);
+    bary /= bary.sum();
+  } else if (bary.minCoeff() < -1e-6) {
     // Beside the triangle: along the way from its nearest point, where the pair acts there.
     if (!pair.beside) return false;
     bary = closestBarycentric(a, b, c, x);
@@ -907,12 +913,6 @@ bool vertexTriangleRow(const VertexTriangle& pair, const std::vector<Tri>& trian
     separation = d.norm();
     if (separation >= reach || separation < 1e-12) return false;
     normal = d / separation;
-  } else if (crossed) {
-    const Vec3 x0[4] = {start.row(pair.v), start.row(f[0]), start.row(f[1]), start.row(f[2])};
-    const Vec3 x1[4] = {end.row(pair.v), end.row(f[0]), end.row(f[1]), end.row(f[2])};
-    if (!vertexTriangleHit(x0, x1)) return false;
-    bary = bary.cwiseMax(0.0);
-    bary /= bary.sum();
   }
   row.vertices = {pair.v, f[0], f[1], f[2]};
   row.coefficients = {1, -bary[0], -bary[1], -bary[2]};
