@@ -961,7 +961,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     return std::optional<std::string>(why);
   };
 
-  // Surface corrections reach the particles through a right inverse of B.
+  // Surface corrections reach the particles through a right inverse of B: the obstacles' through
+  // the one collision_transfer names.
   auto toParticles = [&](const Positions& surfaceCorrection) -> Positions {
     if (model_.conforming) return surfaceCorrection;
     if (params_.collisionTransfer == "midpoint") return model_.midpointMap * surfaceCorrection;
@@ -969,6 +970,24 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     s.surfaceFactor->solve(lambda);
     return model_.surfaceMap.transpose() * lambda;
   };
+  // The cloth's own corrections (stitches, self-collision, and the mesh obstacles' features that
+  // the same sweeps resolve) are split between surface vertices by inverse mass, which keeps the
+  // surface's momentum sum_i m_i dx_i. Through the midpoint map the particles keep it too: an
+  // edge's particle moves by the mean of its two vertices' corrections, and half an edge's mass
+  // summed over a vertex's edges is the vertex's mass (both are a third of the area of each
+  // incident triangle; point masses aside). The paper's least-change transfer does not keep it:
+  // on `fold-drop`'s pile it left a tenth to a quarter of the momentum that the pushes made when
+  // they were also split evenly between the vertices (as here until 2026-12-05; the test
+  // ImpulseSolver.SelfCollisionKeepsTheMomentum, docs/measurements.md).
+  auto ownToParticles = [&](const Positions& surfaceCorrection) -> Positions {
+    if (model_.conforming) return surfaceCorrection;
+    return model_.midpointMap * surfaceCorrection;
+  };
+  const Eigen::VectorXd vertexInverseMass = [&] {
+    Eigen::VectorXd w = (ctx.sim.density * vertexAreaShare_ + vertexPointMass_).cwiseInverse();
+    for (const auto& pin : ctx.pins) w[pin.first] = 0;
+    return w;
+  }();
 
   // 1. A at x(t), one factorization.
   double shift = 0;
@@ -1046,11 +1065,9 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     if (ctx.stitchAllowance) {
       const Positions predicted = surface_ + h * surfaceFromParticles(model_, v_);
       Positions sewn = predicted;
-      Eigen::VectorXd w = (ctx.sim.density * vertexAreaShare_ + vertexPointMass_).cwiseInverse();
-      for (const auto& pin : ctx.pins) w[pin.first] = 0;
       for (int pass = 0; pass < kStitchPasses; ++pass)
-        projectStitches(cloth_->stitches, *ctx.stitchAllowance, w, sewn);
-      v_ += toParticles(sewn - predicted) / h;
+        projectStitches(cloth_->stitches, *ctx.stitchAllowance, vertexInverseMass, sewn);
+      v_ += ownToParticles(sewn - predicted) / h;
     }
     if (!ctx.obstacles.empty()) {
       const Positions predicted = surface_ + h * surfaceFromParticles(model_, v_);
@@ -1319,7 +1336,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
 
   // 6. Points the pass moved inside an obstacle (not just into the thickness band, which the
   // next step's prediction handles) are put back on its surface. 7. Mesh obstacles' features and
-  // self-collision on the ghost surface (uniform weights, pins held), sent back the same way.
+  // self-collision on the ghost surface (split by inverse mass, pins held), sent back through
+  // the midpoint map (ownToParticles).
   // Where these corrections break constraints that the pass met, the points they moved are held
   // (along the obstacle's normal, or the direction they were pushed) in a further pass, and the
   // corrections run again, up to contact_rounds passes.
@@ -1330,8 +1348,9 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   size_t heldRows = 0;  // the held points the rows were last built for
   int heldPasses = 0, heldPassFactorizations = 0;  // the passes after the first, and their full factorizations
   // A surface correction moves the preview (and so the velocity) through the particles.
-  auto correctPreview = [&](const Positions& surfaceCorrection) {
-    const Positions particleCorrection = toParticles(surfaceCorrection);
+  auto correctPreview = [&](const Positions& surfaceCorrection, bool own) {
+    const Positions particleCorrection =
+        own ? ownToParticles(surfaceCorrection) : toParticles(surfaceCorrection);
     preview += particleCorrection;
     v_ += particleCorrection / h;
     surface_ = surfaceFromParticles(model_, preview);
@@ -1342,8 +1361,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // move, and searched again where a point moved farther.
   std::optional<ObstacleFeaturePairs> featurePairs;
   auto correctPairs = [&](int round, bool features, bool self, Positions& pairCorrection) {
-    Eigen::VectorXd weights = Eigen::VectorXd::Ones(surface_.rows());
-    for (const auto& pin : ctx.pins) weights[pin.first] = 0;
+    const Eigen::VectorXd& weights = vertexInverseMass;
     Positions corrected = surface_;
     const double selfMs = stats.extra.value("ms_self_collision", 0.0);
     if (features && (!featurePairs || !featurePairs->covers(corrected)))
@@ -1355,9 +1373,10 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
                                          features ? &*featurePairs : nullptr, ctx.contactAllowance,
                                          &cloth_->stitches, nullptr, &s.selfPairs) > 0) {
       pairCorrection = corrected - surface_;
-      correctPreview(pairCorrection);
+      correctPreview(pairCorrection, /*own=*/true);
     }
-    if (round > 1 && self) stats.extra["ms_self_collision"] = selfMs + stats.extra.value("ms_self_collision", 0.0);
+    if (round > 1 && self)
+      stats.extra["ms_self_collision"] = selfMs + stats.extra.value("ms_self_collision", 0.0);
   };
   const bool features = hasMeshObstacle(ctx.obstacles);
   const bool holdFeatures = features && (params_.holdFeatureCorrections || params_.holdPairCorrections);
@@ -1374,7 +1393,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         resolveContacts(ctx.obstacles, 0.0, previousSurface, surface_, contactCorrection, h, &contactNormals,
                         &contactCache)
                 .contactCount > 0;
-    if (contacted) correctPreview(contactCorrection);
+    if (contacted) correctPreview(contactCorrection, /*own=*/false);
     if (holdPairs) correctPairs(round, holdFeatures, holdSelf, pairCorrection);
     if (!contacted && pairCorrection.rows() == 0) break;
     if (round >= params_.contactRounds || !passMet) break;

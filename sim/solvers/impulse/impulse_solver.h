@@ -19,8 +19,9 @@
 //   2. forces: v <- (M + h c R + h^2 k_b Q)^-1 (M (v + h g) - h k_b Q x): implicit bending and
 //      damping of nonconforming motion (R, see ImpulseModel), then linear damping
 //   3. a garment's stitches (sim/stitches.h) on the surface's preview x_c + h v_c: the
-//      velocity changes that bring each stitch within its allowance reach the particles through
-//      T (below), so the passes keep the constraints and a seam closes as far as the cloth lets it;
+//      velocity changes that bring each stitch within its allowance (split by inverse mass) reach
+//      the particles through the midpoint map M (below), so the passes keep the constraints and a
+//      seam closes as far as the cloth lets it;
 //      then contacts predicted on the surface (x_c + h v_c against the obstacles, with friction):
 //      the velocity changes that land those points on the obstacles reach the particles through a
 //      right inverse T of B (B T = I): the paper's least-change B^T (B B^T)^-1 with B B^T
@@ -33,7 +34,8 @@
 //      still above the tolerance while that pays
 //   6. x <- x~; surface points the pass left inside an obstacle are put back on it (through T);
 //      where that breaks constraints the pass met, the pass runs again holding those points on
-//      the obstacle (contact_rounds); then mesh features and self-collision
+//      the obstacle (contact_rounds); then mesh features and self-collision, split by inverse
+//      mass and sent through M, so that the cloth's pushes on itself keep its momentum
 //   Pulled by a grab: the push backs off while the pass is left far above the tolerance
 // A non-finite or runaway state restores the state before the step and reports the step.
 #include <memory>
@@ -53,9 +55,11 @@ struct ImpulseParams {
   std::string linearSolver = "cholmod";  // cholmod | eigen-ldlt
   bool boundaryConstraints = true;  // nonconforming boundary constraints (methods 1.3)
   double maxSpeed = 1000;        // speed treated as divergence [m/s], [1, 1e6]
-  // How surface contact corrections reach the NC particles: "midpoint" moves each particle by the
-  // mean correction of its edge's two vertices (a conforming displacement, B M = I); "bbt" is the
-  // paper's least-change transfer B^T (B B^T)^-1 dx_c. Both reproduce dx_c exactly on the surface.
+  // How the obstacles' contact corrections on the surface reach the NC particles: "midpoint" moves
+  // each particle by the mean correction of its edge's two vertices (a conforming displacement,
+  // B M = I); "bbt" is the paper's least-change transfer B^T (B B^T)^-1 dx_c. Both reproduce dx_c
+  // exactly on the surface. The cloth's own corrections (stitches, self-collision and the mesh
+  // features resolved with it) always take the midpoint map, the one that keeps the momentum.
   std::string collisionTransfer = "bbt";
   // When the position pass stalls (the correction cannot reduce the error because the constraint
   // directions at x(t) no longer describe the preview, e.g. in fast whips) or makes slow
