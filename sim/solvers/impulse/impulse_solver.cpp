@@ -976,8 +976,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // edge's particle moves by the mean of its two vertices' corrections, and half an edge's mass
   // summed over a vertex's edges is the vertex's mass (both are a third of the area of each
   // incident triangle; point masses aside). The paper's least-change transfer does not keep it:
-  // on `fold-drop`'s pile it left a tenth to a quarter of the momentum that the pushes made when
-  // they were also split evenly between the vertices (as here until 2026-12-05; the test
+  // on `fold-drop`'s pile it left a twentieth to a quarter of the momentum that the pushes made
+  // when they were also split evenly between the vertices (as here until 2026-12-05; the test
   // ImpulseSolver.SelfCollisionKeepsTheMomentum, docs/measurements.md).
   auto ownToParticles = [&](const Positions& surfaceCorrection) -> Positions {
     if (model_.conforming) return surfaceCorrection;
