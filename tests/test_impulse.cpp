@@ -40,6 +40,11 @@ ImpulseSolver& impulse(Simulation& simulation) {
   return dynamic_cast<ImpulseSolver&>(simulation.solver());
 }
 
+// The particles' linear momentum [kg m/s].
+Eigen::RowVector3d momentum(const ImpulseSolver& solver) {
+  return solver.inverseMasses().cwiseInverse().transpose() * solver.particleVelocities();
+}
+
 // A smooth non-planar warp of a flat mesh (bends it into a saddle-like shape).
 Positions warp(const Positions& p) {
   Positions out = p;
@@ -389,15 +394,14 @@ MomentumDrift momentumDrift(int resolution, double speed) {
   Positions v(solver.model().particleCount(), 3);
   for (Eigen::Index i = 0; i < v.size(); ++i) v.data()[i] = noise(rng);
   solver.setParticleState(solver.particlePositions(), v);
-  const Eigen::VectorXd mass = solver.inverseMasses().cwiseInverse();
-  const Eigen::RowVector3d before = mass.transpose() * solver.particleVelocities();
+  const Eigen::RowVector3d before = momentum(solver);
   MomentumDrift result;
   for (int i = 0; i < 20; ++i) {
     EXPECT_FALSE(simulation->step().has_value());
     result.stiffened += simulation->lastStats().extra["stiffened_factorizations"].get<int>();
     result.local += simulation->lastStats().extra["local_factorizations"].get<int>();
   }
-  const Eigen::RowVector3d after = mass.transpose() * solver.particleVelocities();
+  const Eigen::RowVector3d after = momentum(solver);
   result.drift = (after - before).norm() / std::max(1.0, before.norm());
   return result;
 }
@@ -440,14 +444,13 @@ TEST(ImpulseSolver, SelfCollisionKeepsTheMomentum) {
   ImpulseSolver& solver = impulse(*simulation);
   solver.setParticleState(impulse(*dropped).particlePositions(),
                           impulse(*dropped).particleVelocities());
-  const Eigen::VectorXd mass = solver.inverseMasses().cwiseInverse();
-  const Eigen::RowVector3d before = mass.transpose() * solver.particleVelocities();
+  const Eigen::RowVector3d before = momentum(solver);
   int pushes = 0;
   for (int i = 0; i < 60; ++i) {
     ASSERT_FALSE(simulation->step().has_value());
     pushes += simulation->lastStats().extra.value("self_resolved", 0);
   }
-  const Eigen::RowVector3d after = mass.transpose() * solver.particleVelocities();
+  const Eigen::RowVector3d after = momentum(solver);
   std::printf(
       "%d self-collision pushes in 60 steps, momentum %.2e kg m/s before, changed by %.2e\n",
       pushes, before.norm(), (after - before).norm());
@@ -465,15 +468,14 @@ TEST(ImpulseSolver, SewingKeepsTheMomentum) {
   pillow.obstacles.clear();
   auto simulation = make(pillow);
   ImpulseSolver& solver = impulse(*simulation);
-  const Eigen::VectorXd mass = solver.inverseMasses().cwiseInverse();
-  const Eigen::RowVector3d before = mass.transpose() * solver.particleVelocities();
+  const Eigen::RowVector3d before = momentum(solver);
   double firstGap = 0, lastGap = 0;
   for (int i = 0; i < 200; ++i) {
     ASSERT_FALSE(simulation->step().has_value());
     lastGap = simulation->lastStats().extra.value("max_stitch_gap", 0.0);
     if (i == 0) firstGap = lastGap;
   }
-  const Eigen::RowVector3d after = mass.transpose() * solver.particleVelocities();
+  const Eigen::RowVector3d after = momentum(solver);
   std::printf(
       "widest stitch %.3f m after the first step, %.3f m after 200; momentum changed by %.2e kg "
       "m/s\n",

@@ -962,26 +962,23 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   };
 
   // Surface corrections reach the particles through a right inverse of B: the obstacles' through
-  // the one collision_transfer names.
-  auto toParticles = [&](const Positions& surfaceCorrection) -> Positions {
+  // the one collision_transfer names, the cloth's own (`own`: stitches, self-collision, and the
+  // mesh obstacles' features that the same sweeps resolve) through the midpoint map M. Those are
+  // split between surface vertices by inverse mass, which keeps the surface's momentum
+  // sum_i m_i dx_i, and through M the particles keep it too: an edge's particle moves by the mean
+  // of its two vertices' corrections, and half an edge's mass summed over a vertex's edges is the
+  // vertex's mass (both are a third of the area of each incident triangle; point masses aside).
+  // The paper's least-change transfer does not keep it: on `fold-drop`'s pile it left a twentieth
+  // to a quarter of the momentum that the pushes made when they were also split evenly between
+  // the vertices (as here until 2026-12-05; the test ImpulseSolver.SelfCollisionKeepsTheMomentum,
+  // docs/measurements.md).
+  auto toParticles = [&](const Positions& surfaceCorrection, bool own) -> Positions {
     if (model_.conforming) return surfaceCorrection;
-    if (params_.collisionTransfer == "midpoint") return model_.midpointMap * surfaceCorrection;
+    if (own || params_.collisionTransfer == "midpoint")
+      return model_.midpointMap * surfaceCorrection;
     Eigen::MatrixXd lambda = surfaceCorrection;
     s.surfaceFactor->solve(lambda);
     return model_.surfaceMap.transpose() * lambda;
-  };
-  // The cloth's own corrections (stitches, self-collision, and the mesh obstacles' features that
-  // the same sweeps resolve) are split between surface vertices by inverse mass, which keeps the
-  // surface's momentum sum_i m_i dx_i. Through the midpoint map the particles keep it too: an
-  // edge's particle moves by the mean of its two vertices' corrections, and half an edge's mass
-  // summed over a vertex's edges is the vertex's mass (both are a third of the area of each
-  // incident triangle; point masses aside). The paper's least-change transfer does not keep it:
-  // on `fold-drop`'s pile it left a twentieth to a quarter of the momentum that the pushes made
-  // when they were also split evenly between the vertices (as here until 2026-12-05; the test
-  // ImpulseSolver.SelfCollisionKeepsTheMomentum, docs/measurements.md).
-  auto ownToParticles = [&](const Positions& surfaceCorrection) -> Positions {
-    if (model_.conforming) return surfaceCorrection;
-    return model_.midpointMap * surfaceCorrection;
   };
   const Eigen::VectorXd vertexInverseMass = [&] {
     Eigen::VectorXd w = (ctx.sim.density * vertexAreaShare_ + vertexPointMass_).cwiseInverse();
@@ -1067,7 +1064,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       Positions sewn = predicted;
       for (int pass = 0; pass < kStitchPasses; ++pass)
         projectStitches(cloth_->stitches, *ctx.stitchAllowance, vertexInverseMass, sewn);
-      v_ += ownToParticles(sewn - predicted) / h;
+      v_ += toParticles(sewn - predicted, /*own=*/true) / h;
     }
     if (!ctx.obstacles.empty()) {
       const Positions predicted = surface_ + h * surfaceFromParticles(model_, v_);
@@ -1076,7 +1073,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
           resolveContacts(ctx.obstacles, ctx.sim.thickness, previousSurface, predicted, correction, h, nullptr,
                           nullptr, ctx.contactAllowance);
       stats.contacts = contacts.contactCount;
-      if (contacts.contactCount > 0) v_ += toParticles(correction) / h;
+      if (contacts.contactCount > 0) v_ += toParticles(correction, /*own=*/false) / h;
     }
     stats.msCollision = msSince(t0);
     return std::nullopt;
@@ -1337,7 +1334,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // 6. Points the pass moved inside an obstacle (not just into the thickness band, which the
   // next step's prediction handles) are put back on its surface. 7. Mesh obstacles' features and
   // self-collision on the ghost surface (split by inverse mass, pins held), sent back through
-  // the midpoint map (ownToParticles).
+  // the midpoint map (toParticles).
   // Where these corrections break constraints that the pass met, the points they moved are held
   // (along the obstacle's normal, or the direction they were pushed) in a further pass, and the
   // corrections run again, up to contact_rounds passes.
@@ -1349,8 +1346,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   int heldPasses = 0, heldPassFactorizations = 0;  // the passes after the first, and their full factorizations
   // A surface correction moves the preview (and so the velocity) through the particles.
   auto correctPreview = [&](const Positions& surfaceCorrection, bool own) {
-    const Positions particleCorrection =
-        own ? ownToParticles(surfaceCorrection) : toParticles(surfaceCorrection);
+    const Positions particleCorrection = toParticles(surfaceCorrection, own);
     preview += particleCorrection;
     v_ += particleCorrection / h;
     surface_ = surfaceFromParticles(model_, preview);
