@@ -44,14 +44,17 @@ class CellGrid {
     return grid;
   }
 
-  // The first cell that a query over box `a` visits among those an item of box `b` is binned in
-  // (boxes that meet): the order in which a query meets the items is that of this cell, then of
-  // the items' numbers.
-  int firstSharedCell(const Eigen::AlignedBox3d& a, const Eigen::AlignedBox3d& b) const {
-    Eigen::Vector3i aLo, aHi, bLo, bHi;
-    range(a, aLo, aHi);
-    range(b, bLo, bHi);
-    const Eigen::Vector3i lo = aLo.cwiseMax(bLo);
+  // The lowest cell a box covers, as firstSharedCell takes it.
+  Eigen::Vector3i lowestCell(const Eigen::AlignedBox3d& box) const {
+    Eigen::Vector3i lo, hi;
+    range(box, lo, hi);
+    return lo;
+  }
+  // The first cell that a query over a box visits among those an item of another box is binned
+  // in (boxes that meet), from the two boxes' lowestCell: the order in which a query meets the
+  // items is that of this cell, then of the items' numbers.
+  int firstSharedCell(const Eigen::Vector3i& aLowest, const Eigen::Vector3i& bLowest) const {
+    const Eigen::Vector3i lo = aLowest.cwiseMax(bLowest);
     return index(lo.x(), lo.y(), lo.z());
   }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <future>
 #include <numbers>
+#include <numeric>
 #include <optional>
 #include <system_error>
 
@@ -447,30 +448,59 @@ void queryEach(const CellGrid& grid, size_t items, int from, int to, BoxOf&& box
   }
 }
 
+// `pairs` in the order of their keys, where the first `presorted` are already in the order of
+// their keys' first entries (a held set's pairs): each run of those with one first entry is
+// sorted, then the others, and the two merged. No two pairs share a key, so this is the order a
+// sort of them all gives.
+template <class Pair>
+void sortByKeys(std::vector<Pair>& pairs, const std::vector<std::array<int, 3>>& keys,
+                size_t presorted) {
+  std::vector<int> order(pairs.size());
+  std::iota(order.begin(), order.end(), 0);
+  const auto byKey = [&](int x, int y) { return keys[x] < keys[y]; };
+  for (size_t run = 0; run < presorted;) {
+    size_t next = run + 1;
+    while (next < presorted && keys[next][0] == keys[run][0]) ++next;
+    std::sort(order.begin() + run, order.begin() + next, byKey);
+    run = next;
+  }
+  std::sort(order.begin() + presorted, order.end(), byKey);
+  std::inplace_merge(order.begin(), order.begin() + presorted, order.end(), byKey);
+  std::vector<Pair> sorted;
+  sorted.reserve(pairs.size());
+  for (int k : order) sorted.push_back(pairs[k]);
+  pairs = std::move(sorted);
+}
+
 // Pairs in the order searchSelfPairs finds them, whatever found them (the order of the responses'
 // sweeps): vertex-triangle pairs by vertex, edge pairs by their lower edge, and then each by the
 // first cell of the step's grid in which the search's query meets the other element, and its
-// number.
-void sortAsSearched(PairCandidates& pairs, const StepPairTests& step) {
+// number. The first `heldVt` and `heldEe` pairs are in order of their vertex and lower edge.
+void sortAsSearched(PairCandidates& pairs, const StepPairTests& step, size_t heldVt,
+                    size_t heldEe) {
   const double cell = pairCell(step.start, step.edges, step.thickness);
   const CellGrid triangleFrame = CellGrid::frameOf(step.triangleBoxes, cell),
                  edgeFrame = CellGrid::frameOf(step.edgeBoxes, cell);
-  std::vector<std::pair<std::array<int, 3>, VertexTriangle>> vt;
-  vt.reserve(pairs.vt.size());
+  // Each element's lowest cell, once: most elements are in many pairs.
+  auto lowestCells = [](const CellGrid& frame, const std::vector<Eigen::AlignedBox3d>& boxes) {
+    std::vector<Eigen::Vector3i> lowest(boxes.size());
+    for (size_t k = 0; k < boxes.size(); ++k) lowest[k] = frame.lowestCell(boxes[k]);
+    return lowest;
+  };
+  const std::vector<Eigen::Vector3i> vertexLowest = lowestCells(triangleFrame, step.vertexBoxes),
+                                     triangleLowest =
+                                         lowestCells(triangleFrame, step.triangleBoxes),
+                                     edgeLowest = lowestCells(edgeFrame, step.edgeBoxes);
+  std::vector<std::array<int, 3>> keys;
+  keys.reserve(pairs.vt.size());
   for (const VertexTriangle& p : pairs.vt)
-    vt.push_back(
-        {{p.v, triangleFrame.firstSharedCell(step.vertexBoxes[p.v], step.triangleBoxes[p.t]), p.t},
-         p});
-  std::vector<std::pair<std::array<int, 3>, EdgeEdge>> ee;
-  ee.reserve(pairs.ee.size());
+    keys.push_back(
+        {p.v, triangleFrame.firstSharedCell(vertexLowest[p.v], triangleLowest[p.t]), p.t});
+  sortByKeys(pairs.vt, keys, heldVt);
+  keys.clear();
   for (const EdgeEdge& p : pairs.ee)
-    ee.push_back(
-        {{p.a, edgeFrame.firstSharedCell(step.edgeBoxes[p.a], step.edgeBoxes[p.b]), p.b}, p});
-  const auto byKey = [](const auto& x, const auto& y) { return x.first < y.first; };
-  std::sort(vt.begin(), vt.end(), byKey);
-  std::sort(ee.begin(), ee.end(), byKey);
-  for (size_t k = 0; k < vt.size(); ++k) pairs.vt[k] = vt[k].second;
-  for (size_t k = 0; k < ee.size(); ++k) pairs.ee[k] = ee[k].second;
+    keys.push_back({p.a, edgeFrame.firstSharedCell(edgeLowest[p.a], edgeLowest[p.b]), p.b});
+  sortByKeys(pairs.ee, keys, heldEe);
 }
 
 // Self-collision's broad phase: every triangle's and edge's box over the step, binned.
@@ -670,6 +700,7 @@ PairCandidates heldPairs(const HeldSelfPairs& held, const StepPairTests& step,
     if (!edgeMoved[e] && !edgeMoved[f] && step.edgeEdge(e, f, offset))
       pairs.addEdgeEdge(e, f, offset);
   }
+  const size_t heldVt = pairs.vt.size(), heldEe = pairs.ee.size();
   const auto tryVertexTriangle = [&](int v, int t) {
     if (joins.meets(triangles[t], v) || !step.vertexTriangle(v, t, step.vertexBoxes[v]) ||
         flatNear(flat, v, triangles[t]))
@@ -697,8 +728,22 @@ PairCandidates heldPairs(const HeldSelfPairs& held, const StepPairTests& step,
         if (!triangleMoved[t] && held.triangleBoxes[t].intersects(around))
           tryVertexTriangle(movedVertices[k], t);
       });
-  for (int v : movedVertices)
-    for (int t : movedTriangles) tryVertexTriangle(v, t);
+  // The moved elements against one another, through grids of their boxes over the step (pairs
+  // whose boxes do not meet fail the step's tests).
+  const double cell = pairCell(start, edges, step.thickness);
+  auto movedBoxes = [](const std::vector<int>& moved,
+                       const std::vector<Eigen::AlignedBox3d>& boxes) {
+    std::vector<Eigen::AlignedBox3d> out;
+    out.reserve(moved.size());
+    for (int k : moved) out.push_back(boxes[k]);
+    return out;
+  };
+  queryEach(
+      CellGrid(movedBoxes(movedTriangles, step.triangleBoxes), cell), movedTriangles.size(), 0,
+      movedVertexCount, [&](int k) { return step.vertexBoxes[movedVertices[k]]; },
+      [&](int k, int j, const Eigen::AlignedBox3d&) {
+        tryVertexTriangle(movedVertices[k], movedTriangles[j]);
+      });
   queryEach(
       *held.vertexGrid, start.rows(), 0, movedTriangleCount,
       [&](int k) { return grownBox(step.triangleBoxes[movedTriangles[k]], settled); },
@@ -712,9 +757,12 @@ PairCandidates heldPairs(const HeldSelfPairs& held, const StepPairTests& step,
       [&](int k, int f, const Eigen::AlignedBox3d& around) {
         if (!edgeMoved[f] && held.edgeBoxes[f].intersects(around)) tryEdgeEdge(movedEdges[k], f);
       });
-  for (int k = 0; k < movedEdgeCount; ++k)
-    for (int j = k + 1; j < movedEdgeCount; ++j) tryEdgeEdge(movedEdges[k], movedEdges[j]);
-  sortAsSearched(pairs, step);
+  queryEach(
+      CellGrid(movedBoxes(movedEdges, step.edgeBoxes), cell), movedEdges.size(), 0, movedEdgeCount,
+      [&](int k) { return step.edgeBoxes[movedEdges[k]]; },
+      [&](int k, int j, const Eigen::AlignedBox3d&) { tryEdgeEdge(movedEdges[k], movedEdges[j]); },
+      true);
+  sortAsSearched(pairs, step, heldVt, heldEe);
   return pairs;
 }
 
