@@ -777,8 +777,9 @@ PairCandidates heldPairs(const HeldSelfPairs& held, const StepPairTests& step,
 }
 
 // The search's pairs: with a cache, from the pairs it holds (taken anew where too many vertices
-// have moved too far since, and not held while the cloth moves too fast), else searched
-// (`held`: whether the cache's answered).
+// have moved too far since, and not held while the cloth moves too fast, or for a run of steps
+// after a set that served fewer than kMinServed), else searched (`held`: whether the cache's
+// answered).
 PairCandidates findSelfPairs(const TriangleMesh& mesh, const MeshTopology& topology,
                              const Positions& start, const Positions& end, const Eigen::VectorXd& w,
                              double thickness, const std::vector<Stitch>* stitches,
