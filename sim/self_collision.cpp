@@ -503,6 +503,24 @@ void sortAsSearched(PairCandidates& pairs, const StepPairTests& step, size_t hel
   sortByKeys(pairs.ee, keys, heldEe);
 }
 
+// The edge search is most of a pair search's work. On a cloth of kEdgesForTwoThreads edges or
+// more, while a hardware thread is free, the upper three fifths of the edges are searched on a
+// second thread (`search(from, to)` there, into `worker`), beside the rest of the search on the
+// calling one. Returns where the calling thread's share of the edges ends.
+constexpr int kEdgesForTwoThreads = 1000;
+template <class Search>
+int searchUpperEdgesAlongside(int edgeCount, std::future<void>& worker, Search& search) {
+  const int upperFrom = 2 * edgeCount / 5;
+  if (edgeCount < kEdgesForTwoThreads || !StepInProgress::threadToSpare()) return edgeCount;
+  try {
+    worker = std::async(std::launch::async,
+                        [&search, upperFrom, edgeCount] { search(upperFrom, edgeCount); });
+    return upperFrom;
+  } catch (const std::system_error&) {
+    return edgeCount;
+  }
+}
+
 // Self-collision's broad phase: every triangle's and edge's box over the step, binned.
 PairCandidates searchSelfPairs(const StepPairTests& step, const SeamJoins& joins,
                                const FlatNearness* flat) {
@@ -528,21 +546,10 @@ PairCandidates searchSelfPairs(const StepPairTests& step, const SeamJoins& joins
         },
         true);
   };
-  // The edge search is most of the work. On a large cloth, while a hardware thread is free,
-  // the upper three fifths of the edges are searched on a second thread, beside the vertices and
-  // the lower edges on this one.
-  constexpr int kEdgesForTwoThreads = 1000;
-  const int upperFrom = 2 * edgeCount / 5;
-  int lowerTo = edgeCount;
   PairCandidates upper;
+  auto searchUpper = [&](int from, int to) { edgePairs(from, to, upper); };
   std::future<void> worker;  // declared after what it uses: its destructor waits for it first
-  if (edgeCount >= kEdgesForTwoThreads && StepInProgress::threadToSpare()) {
-    try {
-      worker = std::async(std::launch::async, [&] { edgePairs(upperFrom, edgeCount, upper); });
-      lowerTo = upperFrom;
-    } catch (const std::system_error&) {
-    }
-  }
+  const int lowerTo = searchUpperEdgesAlongside(edgeCount, worker, searchUpper);
   queryEach(
       triangleHash, triangles.size(), 0, vertexCount, [&](int v) { return step.vertexBoxes[v]; },
       [&](int v, int t, const Eigen::AlignedBox3d& box) {
@@ -649,6 +656,28 @@ void findWithin(HeldSelfPairs& held, const std::vector<Tri>& triangles,
   held.vertexGrid.emplace(held.vertexBoxes, cell);
   held.triangleGrid.emplace(held.triangleBoxes, cell);
   held.edgeGrid.emplace(held.edgeBoxes, cell);
+  // The edges in [from, to), each with the edges above it, into `found`; the upper ones on a
+  // second thread where one is free, beside the vertices and the lower edges (the pairs are
+  // sorted at the end, so the threads' shares give the same set).
+  auto edgePairs = [&](int from, int to, std::vector<std::pair<int, int>>& found) {
+    queryEach(
+        *held.edgeGrid, edges.size(), from, to,
+        [&](int e) { return grownBox(held.edgeBoxes[e], reach); },
+        [&](int e, int f, const Eigen::AlignedBox3d& around) {
+          const auto &pe = edges[e], &qe = edges[f];
+          if (joins.meets(pe, qe) || !held.edgeBoxes[f].intersects(around)) return;
+          double s = 0, u = 0;
+          if (segmentOffset(at.row(pe[0]), at.row(pe[1]), at.row(qe[0]), at.row(qe[1]), s, u)
+                  .norm() > reach)
+            return;
+          if (!flatNear(flat, pe, qe)) found.emplace_back(e, f);
+        },
+        true);
+  };
+  std::vector<std::pair<int, int>> upper;
+  auto searchUpper = [&](int from, int to) { edgePairs(from, to, upper); };
+  std::future<void> worker;  // declared after what it uses: its destructor waits for it first
+  const int lowerTo = searchUpperEdgesAlongside(edgeCount, worker, searchUpper);
   queryEach(
       *held.triangleGrid, triangles.size(), 0, vertexCount,
       [&](int v) { return grownBox(held.vertexBoxes[v], reach); },
@@ -658,19 +687,11 @@ void findWithin(HeldSelfPairs& held, const std::vector<Tri>& triangles,
         if (distanceToTriangle(at.row(f[0]), at.row(f[1]), at.row(f[2]), at.row(v)) > reach) return;
         if (!flatNear(flat, v, f)) held.vt.emplace_back(v, t);
       });
-  queryEach(
-      *held.edgeGrid, edges.size(), 0, edgeCount,
-      [&](int e) { return grownBox(held.edgeBoxes[e], reach); },
-      [&](int e, int f, const Eigen::AlignedBox3d& around) {
-        const auto &pe = edges[e], &qe = edges[f];
-        if (joins.meets(pe, qe) || !held.edgeBoxes[f].intersects(around)) return;
-        double s = 0, u = 0;
-        if (segmentOffset(at.row(pe[0]), at.row(pe[1]), at.row(qe[0]), at.row(qe[1]), s, u).norm() >
-            reach)
-          return;
-        if (!flatNear(flat, pe, qe)) held.ee.emplace_back(e, f);
-      },
-      true);
+  edgePairs(0, lowerTo, held.ee);
+  if (worker.valid()) {
+    worker.get();
+    held.ee.insert(held.ee.end(), upper.begin(), upper.end());
+  }
   std::sort(held.vt.begin(), held.vt.end());
   std::sort(held.ee.begin(), held.ee.end());
 }
