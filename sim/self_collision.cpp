@@ -475,10 +475,10 @@ void sortByKeys(std::vector<Pair>& pairs, const std::vector<std::array<int, 3>>&
 // Pairs in the order searchSelfPairs finds them, whatever found them (the order of the responses'
 // sweeps): vertex-triangle pairs by vertex, edge pairs by their lower edge, and then each by the
 // first cell of the step's grid in which the search's query meets the other element, and its
-// number. The first `heldVt` and `heldEe` pairs are in order of their vertex and lower edge.
-void sortAsSearched(PairCandidates& pairs, const StepPairTests& step, size_t heldVt,
+// number (`cell`: the step's pairCell). The first `heldVt` and `heldEe` pairs are in order of
+// their vertex and lower edge.
+void sortAsSearched(PairCandidates& pairs, const StepPairTests& step, double cell, size_t heldVt,
                     size_t heldEe) {
-  const double cell = pairCell(step.start, step.edges, step.thickness);
   const CellGrid triangleFrame = CellGrid::frameOf(step.triangleBoxes, cell),
                  edgeFrame = CellGrid::frameOf(step.edgeBoxes, cell);
   // Each element's lowest cell, once: most elements are in many pairs.
@@ -793,7 +793,7 @@ PairCandidates heldPairs(const HeldSelfPairs& held, const StepPairTests& step,
       [&](int k) { return step.edgeBoxes[movedEdges[k]]; },
       [&](int k, int j, const Eigen::AlignedBox3d&) { tryEdgeEdge(movedEdges[k], movedEdges[j]); },
       true);
-  sortAsSearched(pairs, step, heldVt, heldEe);
+  sortAsSearched(pairs, step, cell, heldVt, heldEe);
   return pairs;
 }
 
