@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <future>
 #include <numbers>
 #include <numeric>
 #include <optional>
-#include <system_error>
 
+#include "sim/alongside.h"
 #include "sim/cell_grid.h"
 #include "sim/material.h"
 #include "sim/obstacles.h"
@@ -504,21 +503,17 @@ void sortAsSearched(PairCandidates& pairs, const StepPairTests& step, double cel
 }
 
 // The edge search is most of a pair search's work. On a cloth of kEdgesForTwoThreads edges or
-// more, while a hardware thread is free, the upper three fifths of the edges are searched on a
-// second thread (`search(from, to)` there, into `worker`), beside the rest of the search on the
-// calling one. Returns where the calling thread's share of the edges ends.
+// more, while a hardware thread is free, the upper three fifths of the edges are offered to a
+// second thread (`search(from, to)`, into `worker`), beside the rest of the search on the calling
+// one, which searches them too if no helper has begun by then (sim/alongside.h). Returns where the
+// calling thread's own share of the edges ends.
 constexpr int kEdgesForTwoThreads = 1000;
 template <class Search>
-int searchUpperEdgesAlongside(int edgeCount, std::future<void>& worker, Search& search) {
+int searchUpperEdgesAlongside(int edgeCount, Alongside<void>& worker, Search& search) {
   const int upperFrom = 2 * edgeCount / 5;
   if (edgeCount < kEdgesForTwoThreads || !StepInProgress::threadToSpare()) return edgeCount;
-  try {
-    worker = std::async(std::launch::async,
-                        [&search, upperFrom, edgeCount] { search(upperFrom, edgeCount); });
-    return upperFrom;
-  } catch (const std::system_error&) {
-    return edgeCount;
-  }
+  worker = Alongside<void>([&search, upperFrom, edgeCount] { search(upperFrom, edgeCount); });
+  return worker.valid() ? upperFrom : edgeCount;
 }
 
 // Self-collision's broad phase: every triangle's and edge's box over the step, binned.
@@ -548,7 +543,7 @@ PairCandidates searchSelfPairs(const StepPairTests& step, const SeamJoins& joins
   };
   PairCandidates upper;
   auto searchUpper = [&](int from, int to) { edgePairs(from, to, upper); };
-  std::future<void> worker;  // declared after what it uses: its destructor waits for it first
+  Alongside<void> worker;  // declared after what it uses: its destructor waits for it first
   const int lowerTo = searchUpperEdgesAlongside(edgeCount, worker, searchUpper);
   queryEach(
       triangleHash, triangles.size(), 0, vertexCount, [&](int v) { return step.vertexBoxes[v]; },
@@ -676,7 +671,7 @@ void findWithin(HeldSelfPairs& held, const std::vector<Tri>& triangles,
   };
   std::vector<std::pair<int, int>> upper;
   auto searchUpper = [&](int from, int to) { edgePairs(from, to, upper); };
-  std::future<void> worker;  // declared after what it uses: its destructor waits for it first
+  Alongside<void> worker;  // declared after what it uses: its destructor waits for it first
   const int lowerTo = searchUpperEdgesAlongside(edgeCount, worker, searchUpper);
   queryEach(
       *held.triangleGrid, triangles.size(), 0, vertexCount,

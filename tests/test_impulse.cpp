@@ -573,6 +573,29 @@ TEST(ImpulseSolver, ForcesAlongsideTheFactorizationGiveTheSameBits) {
   EXPECT_EQ(0, std::memcmp(alongside.data(), crowded.data(), sizeof(double) * alongside.size()));
 }
 
+// Forces offered to a helper that has not begun them by the end of the factorization (another
+// process holds the core, sim/alongside.h) are run by the step's own thread instead of waited
+// for: the same bits as one after the other.
+TEST(ImpulseSolver, ForcesNoHelperHasBegunAreTakenBackWithTheSameBits) {
+  if (std::thread::hardware_concurrency() < 2)
+    GTEST_SKIP() << "one hardware thread: no second thread is offered";
+  auto run = [](bool parallel) {
+    auto simulation = makeWithTriangles("tablecloth", 1200, {{"parallel_forces", parallel}});
+    test::BusyHelpers busy;
+    EXPECT_TRUE(busy.ready());
+    for (int i = 0; simulation && i < 150; ++i) {
+      EXPECT_FALSE(simulation->step().has_value());
+      EXPECT_EQ(parallel, simulation->lastStats().extra.value("forces_alongside", false));
+      EXPECT_EQ(parallel, simulation->lastStats().extra.value("forces_taken_back", false));
+    }
+    return simulation ? Positions(simulation->surface()) : Positions();
+  };
+  const Positions takenBack = run(true), sequential = run(false);
+  ASSERT_EQ(takenBack.size(), sequential.size());
+  ASSERT_GT(takenBack.size(), 0);
+  EXPECT_EQ(0, std::memcmp(takenBack.data(), sequential.data(), sizeof(double) * takenBack.size()));
+}
+
 TEST(ImpulseSolver, DivergenceIsCaughtAtTheStepAndNothingNonFiniteEscapes) {
   Scene scene = test::hangingScene(ClothSource::Kind::Grid, 8, "impulse-nc");
   scene.solverParams["max_speed"] = 1.0;  // the falling cloth passes 1 m/s after ~0.1 s

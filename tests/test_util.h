@@ -4,12 +4,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "sim/alongside.h"
 #include "sim/generators.h"
 #include "sim/scene.h"
 #include "sim/scene_library.h"
@@ -198,5 +203,42 @@ inline Scene hangingScene(ClothSource::Kind kind, int resolution, const std::str
   scene.solverId = solver;
   return scene;
 }
+
+// Every helper thread of sim/alongside.h held by a task of its own until this is destroyed, so
+// that whatever is offered meanwhile is taken back by the thread that offered it. `ready()` is
+// false (a test failure) if the helpers did not all begin within 10 s.
+class BusyHelpers {
+ public:
+  BusyHelpers() {
+    const int count = alongside_detail::helperLimit();
+    for (int k = 0; k < count; ++k)
+      tasks_.emplace_back([this] {
+        std::unique_lock lock(mutex_);
+        ++begun_;
+        changed_.notify_all();
+        changed_.wait(lock, [this] { return released_; });
+      });
+    std::unique_lock lock(mutex_);
+    ready_ = changed_.wait_for(lock, std::chrono::seconds(10), [&] { return begun_ == count; });
+    EXPECT_TRUE(ready_) << begun_ << " of " << count << " helpers began";
+  }
+  ~BusyHelpers() {
+    {
+      std::lock_guard lock(mutex_);
+      released_ = true;
+    }
+    changed_.notify_all();
+    for (auto& task : tasks_)
+      if (task.valid()) task.get();
+  }
+  bool ready() const { return ready_; }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int begun_ = 0;
+  bool released_ = false, ready_ = false;
+  std::vector<Alongside<void>> tasks_;  // last: destroyed (waited for) first
+};
 
 }  // namespace clothlab::test

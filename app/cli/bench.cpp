@@ -44,6 +44,7 @@ struct BenchRow {
   double freeTotal = 0;        // median total of the other steps [ms]
   int contactAboveTolerance = 0;
   int forcesAlongside = 0;  // impulse solvers: steps whose forces and contacts ran on a second thread
+  int forcesTakenBack = 0;  // of those, steps whose own thread ran them, no helper having begun
   // Impulse solvers: factorizations of the whole constraint matrix and local ones per step,
   // over all steps and over those that touched an obstacle (-1: the solver reports none).
   double factorizations = -1, localFactorizations = -1, contactFactorizations = -1, contactLocalFactorizations = -1;
@@ -142,6 +143,7 @@ BenchRow benchScene(const Scene& base, const std::string& backend, int steps) {
     }
     if (s.extra.contains("fallback_used") && s.extra["fallback_used"].get<bool>()) ++row.fallbacks;
     if (s.extra.value("forces_alongside", false)) ++row.forcesAlongside;
+    if (s.extra.value("forces_taken_back", false)) ++row.forcesTakenBack;
     if (s.extra.contains("factorizations")) {
       countsFactorizations = true;
       for (int k = 0; k < (s.contacts > 0 ? 2 : 1); ++k) {
@@ -290,10 +292,14 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
                     row->iterations, row->maxError);
         if (row->forcesAlongside > 0)
           std::printf(
-              "%-*s   on %d of %d steps forces and collision (the contact prediction) ran on a "
-              "second "
-              "thread alongside asm+fact (parallel_forces): total is less than the columns' sum\n",
-              kSceneColumn, row->scene.c_str(), row->forcesAlongside, row->steps);
+              "%-*s   on %d of %d steps forces and collision (the contact prediction) were offered "
+              "to a "
+              "second thread alongside asm+fact (parallel_forces): total is less than the columns' "
+              "sum; on %d of them no helper had begun by the end of asm+fact, and the step ran "
+              "them "
+              "itself\n",
+              kSceneColumn, row->scene.c_str(), row->forcesAlongside, row->steps,
+              row->forcesTakenBack);
         if (row->substeps > 1)
           std::printf(
               "%-*s   one step of h = %g s is %d solver steps of %.3g s; figures are per step of "
@@ -348,6 +354,7 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
            {"dt", row->dt},
            {"substeps", row->substeps},
            {"steps_forces_alongside", row->forcesAlongside},
+           {"steps_forces_taken_back", row->forcesTakenBack},
            {"ms_factor", row->factor},
            {"ms_position", row->position},
            {"ms_velocity", row->velocity},

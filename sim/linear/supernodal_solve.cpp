@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <future>
-#include <system_error>
+
+#include "sim/alongside.h"
 
 namespace clothlab {
 namespace {
@@ -123,16 +123,12 @@ void backward(const SupernodalLayout& L, int begin, int end, double* const* x, d
   }
 }
 
-// Runs `second` on another thread where `allowed` and one can be started, else after `first`.
+// Offers `second` to another thread where `allowed` (sim/alongside.h), and runs `first` here;
+// `second` runs here after `first` where no helper could be reached or none has begun by then.
 template <class First, class Second>
 void inParallel(bool allowed, First first, Second second) {
-  std::future<void> other;
-  if (allowed) {
-    try {
-      other = std::async(std::launch::async, second);
-    } catch (const std::system_error&) {
-    }
-  }
+  Alongside<void> other;
+  if (allowed) other = Alongside<void>(second);
   first();
   if (other.valid()) other.get();
   else second();

@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <future>
 #include <map>
-#include <system_error>
 
 #include "sim/air.h"
+#include "sim/alongside.h"
 #include "sim/bending.h"
 #include "sim/format.h"
 #include "sim/grab.h"  // kGrabPushFloor
@@ -1079,19 +1078,17 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     return std::nullopt;
   };
 
-  // 1 on this thread, 2 and 3 on a second one at the same time (they touch disjoint state),
-  // while a hardware thread is free (other simulations may be stepping beside this one); one
-  // after the other otherwise, or when no thread can be started.
-  std::future<std::optional<std::string>> worker;
-  if (params_.parallelForces && StepInProgress::threadToSpare()) {
-    try {
-      worker = std::async(std::launch::async, forcesAndContacts);
-    } catch (const std::system_error&) {
-    }
-  }
+  // 1 on this thread, 2 and 3 offered to a second one at the same time (they touch disjoint
+  // state), while a hardware thread is free (other simulations may be stepping beside this one);
+  // one after the other otherwise, when no thread can be reached, or when no helper has begun 2
+  // and 3 by the time 1 is done (sim/alongside.h: this thread then takes them back).
+  Alongside<std::optional<std::string>> worker;
+  if (params_.parallelForces && StepInProgress::threadToSpare())
+    worker = Alongside<std::optional<std::string>>(forcesAndContacts);
   const std::optional<std::string> linearizeError = linearizeAtStart();
   const bool forcesAlongside = worker.valid();
   const std::optional<std::string> forcesError = forcesAlongside ? worker.get() : forcesAndContacts();
+  const bool forcesTakenBack = forcesAlongside && !worker.ranByHelper();
   if (linearizeError) return restore(*linearizeError);
   if (forcesError) return restore(*forcesError);
   stats.regularization = shift;
@@ -1475,6 +1472,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   if (startCorrection) stats.extra["start_correction"] = startCorrection;
   if (maskedCorrection) stats.extra["masked_correction"] = maskedCorrection;
   stats.extra["forces_alongside"] = forcesAlongside;
+  stats.extra["forces_taken_back"] = forcesTakenBack;
   stats.extra["factorizations"] = 1 + refactorizations;
   stats.extra["stiffened_factorizations"] = stiffenedFactorizations;
   stats.extra["local_factorizations"] = localFactorizations;
