@@ -6,8 +6,8 @@
 // process's simulations (StepInProgress). Another process, or the viewer's own drawing under
 // software OpenGL, may still hold that core: a thread started then waited up to a scheduler time
 // slice before it ran, and the step waited for it (`diagonal-corners` under `impulse-nc` beside a
-// compile: 23 ms per step instead of 4). Here the helper threads claim a task before running it,
-// and so does get(): whichever comes first runs it, so a step never waits for a helper that has
+// compile: steps of 23 ms instead of 2 to 4). Here the helper threads claim a task before running
+// it, and so does get(): whichever comes first runs it, so a step never waits for a helper that has
 // not begun, and a helper that is late finds the task taken and leaves it. The result is the
 // same whichever thread runs the task.
 //
