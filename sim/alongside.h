@@ -73,16 +73,17 @@ int helperLimit();
 
 }  // namespace alongside_detail
 
-// `Result fn()` offered to a helper thread; get() returns its result (or throws its exception),
-// running it on the calling thread if no helper has started it. Destroyed before get(), it still
-// waits for a helper that has started (the task may use the caller's locals), and keeps one that
-// has not from starting.
+// `Result fn()`, offered to a helper thread where `offer` is true; get() returns its result (or
+// throws its exception), running it on the calling thread if no helper has started it, or if it
+// was not offered (or no helper could be reached). Destroyed before get(), it still waits for a
+// helper that has started (the task may use the caller's locals), and keeps one that has not from
+// starting.
 template <class Result>
 class Alongside {
  public:
   Alongside() = default;
   template <class Fn>
-  explicit Alongside(Fn fn)
+  explicit Alongside(Fn fn, bool offer = true)
       : task_(std::make_shared<alongside_detail::Task>()),
         result_(std::make_shared<std::optional<Stored>>()) {
     auto result = result_;
@@ -92,21 +93,24 @@ class Alongside {
       else
         result->emplace(fn());
     };
-    if (!alongside_detail::offer(task_)) task_.reset();
+    offered_ = offer && alongside_detail::offer(task_);
   }
   Alongside(Alongside&&) noexcept = default;
   Alongside& operator=(Alongside&& other) noexcept {
     finish();
     task_ = std::move(other.task_);
     result_ = std::move(other.result_);
+    offered_ = other.offered_;
     return *this;
   }
   Alongside(const Alongside&) = delete;
   Alongside& operator=(const Alongside&) = delete;
   ~Alongside() { finish(); }
 
-  // Whether the task was offered (a helper could be reached) and its result not yet taken.
+  // Whether there is a task whose result is not yet taken.
   bool valid() const { return task_ != nullptr; }
+  // Whether the task was handed to a helper thread (asked for, and one could be reached).
+  bool offered() const { return offered_; }
 
   Result get() {
     auto task = std::exchange(task_, nullptr);
@@ -132,6 +136,7 @@ class Alongside {
   using Stored = std::conditional_t<std::is_void_v<Result>, char, Result>;
   std::shared_ptr<alongside_detail::Task> task_;
   std::shared_ptr<std::optional<Stored>> result_;
+  bool offered_ = false;
   bool ranByHelper_ = false;
 };
 

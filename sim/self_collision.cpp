@@ -502,18 +502,32 @@ void sortAsSearched(PairCandidates& pairs, const StepPairTests& step, double cel
   sortByKeys(pairs.ee, keys, heldEe);
 }
 
-// The edge search is most of a pair search's work. On a cloth of kEdgesForTwoThreads edges or
-// more, while a hardware thread is free, the upper three fifths of the edges are offered to a
-// second thread (`search(from, to)`, into `worker`), beside the rest of the search on the calling
-// one, which searches them too if no helper has begun by then (sim/alongside.h). Returns where the
-// calling thread's own share of the edges ends.
+// The edge pairs an edge search found on a second thread, after those of the calling thread.
+void appendEdgePairs(PairCandidates& into, const PairCandidates& more) {
+  into.ee.insert(into.ee.end(), more.ee.begin(), more.ee.end());
+}
+void appendEdgePairs(std::vector<std::pair<int, int>>& into,
+                     const std::vector<std::pair<int, int>>& more) {
+  into.insert(into.end(), more.begin(), more.end());
+}
+
+// The edge search is most of a pair search's work. `edgePairs(from, to, found)` puts the pairs
+// of the edges in [from, to), each with the edges above it, into `found`. Here the upper three
+// fifths of the edges are offered to a second thread on a cloth of kEdgesForTwoThreads edges or
+// more while a hardware thread is free, and `meanwhile()` and the lower edges run on the calling
+// thread, which also takes the upper ones where they were not offered or no helper has begun them
+// (sim/alongside.h). Their pairs follow the lower ones' in `found`, as one search finds them.
 constexpr int kEdgesForTwoThreads = 1000;
-template <class Search>
-int searchUpperEdgesAlongside(int edgeCount, Alongside<void>& worker, Search& search) {
+template <class Found, class EdgePairs, class Meanwhile>
+void searchEdgesAlongside(int edgeCount, EdgePairs& edgePairs, Found& found, Meanwhile meanwhile) {
   const int upperFrom = 2 * edgeCount / 5;
-  if (edgeCount < kEdgesForTwoThreads || !StepInProgress::threadToSpare()) return edgeCount;
-  worker = Alongside<void>([&search, upperFrom, edgeCount] { search(upperFrom, edgeCount); });
-  return worker.valid() ? upperFrom : edgeCount;
+  Found upper;
+  Alongside<void> worker([&] { edgePairs(upperFrom, edgeCount, upper); },
+                         edgeCount >= kEdgesForTwoThreads && StepInProgress::threadToSpare());
+  meanwhile();
+  edgePairs(0, upperFrom, found);
+  worker.get();
+  appendEdgePairs(found, upper);
 }
 
 // Self-collision's broad phase: every triangle's and edge's box over the step, binned.
@@ -541,23 +555,16 @@ PairCandidates searchSelfPairs(const StepPairTests& step, const SeamJoins& joins
         },
         true);
   };
-  PairCandidates upper;
-  auto searchUpper = [&](int from, int to) { edgePairs(from, to, upper); };
-  Alongside<void> worker;  // declared after what it uses: its destructor waits for it first
-  const int lowerTo = searchUpperEdgesAlongside(edgeCount, worker, searchUpper);
-  queryEach(
-      triangleHash, triangles.size(), 0, vertexCount, [&](int v) { return step.vertexBoxes[v]; },
-      [&](int v, int t, const Eigen::AlignedBox3d& box) {
-        if (joins.meets(triangles[t], v) || !step.vertexTriangle(v, t, box) ||
-            flatNear(flat, v, triangles[t]))
-          return;
-        pairs.addVertexTriangle(triangles, start, v, t, step.besideToo(v, t));
-      });
-  edgePairs(0, lowerTo, pairs);
-  if (worker.valid()) {
-    worker.get();
-    pairs.ee.insert(pairs.ee.end(), upper.ee.begin(), upper.ee.end());
-  }
+  searchEdgesAlongside(edgeCount, edgePairs, pairs, [&] {
+    queryEach(
+        triangleHash, triangles.size(), 0, vertexCount, [&](int v) { return step.vertexBoxes[v]; },
+        [&](int v, int t, const Eigen::AlignedBox3d& box) {
+          if (joins.meets(triangles[t], v) || !step.vertexTriangle(v, t, box) ||
+              flatNear(flat, v, triangles[t]))
+            return;
+          pairs.addVertexTriangle(triangles, start, v, t, step.besideToo(v, t));
+        });
+  });
   return pairs;
 }
 
@@ -651,9 +658,8 @@ void findWithin(HeldSelfPairs& held, const std::vector<Tri>& triangles,
   held.vertexGrid.emplace(held.vertexBoxes, cell);
   held.triangleGrid.emplace(held.triangleBoxes, cell);
   held.edgeGrid.emplace(held.edgeBoxes, cell);
-  // The edges in [from, to), each with the edges above it, into `found`; the upper ones on a
-  // second thread where one is free, beside the vertices and the lower edges (the pairs are
-  // sorted at the end, so the threads' shares give the same set).
+  // The edges in [from, to), each with the edges above it, into `found` (searchEdgesAlongside;
+  // the pairs are sorted at the end).
   auto edgePairs = [&](int from, int to, std::vector<std::pair<int, int>>& found) {
     queryEach(
         *held.edgeGrid, edges.size(), from, to,
@@ -669,24 +675,18 @@ void findWithin(HeldSelfPairs& held, const std::vector<Tri>& triangles,
         },
         true);
   };
-  std::vector<std::pair<int, int>> upper;
-  auto searchUpper = [&](int from, int to) { edgePairs(from, to, upper); };
-  Alongside<void> worker;  // declared after what it uses: its destructor waits for it first
-  const int lowerTo = searchUpperEdgesAlongside(edgeCount, worker, searchUpper);
-  queryEach(
-      *held.triangleGrid, triangles.size(), 0, vertexCount,
-      [&](int v) { return grownBox(held.vertexBoxes[v], reach); },
-      [&](int v, int t, const Eigen::AlignedBox3d& around) {
-        const Tri& f = triangles[t];
-        if (joins.meets(f, v) || !held.triangleBoxes[t].intersects(around)) return;
-        if (distanceToTriangle(at.row(f[0]), at.row(f[1]), at.row(f[2]), at.row(v)) > reach) return;
-        if (!flatNear(flat, v, f)) held.vt.emplace_back(v, t);
-      });
-  edgePairs(0, lowerTo, held.ee);
-  if (worker.valid()) {
-    worker.get();
-    held.ee.insert(held.ee.end(), upper.begin(), upper.end());
-  }
+  searchEdgesAlongside(edgeCount, edgePairs, held.ee, [&] {
+    queryEach(
+        *held.triangleGrid, triangles.size(), 0, vertexCount,
+        [&](int v) { return grownBox(held.vertexBoxes[v], reach); },
+        [&](int v, int t, const Eigen::AlignedBox3d& around) {
+          const Tri& f = triangles[t];
+          if (joins.meets(f, v) || !held.triangleBoxes[t].intersects(around)) return;
+          if (distanceToTriangle(at.row(f[0]), at.row(f[1]), at.row(f[2]), at.row(v)) > reach)
+            return;
+          if (!flatNear(flat, v, f)) held.vt.emplace_back(v, t);
+        });
+  });
   std::sort(held.vt.begin(), held.vt.end());
   std::sort(held.ee.begin(), held.ee.end());
 }

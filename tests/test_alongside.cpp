@@ -21,6 +21,21 @@ TEST(Alongside, GivesTheTasksResultOrItsException) {
   EXPECT_THROW(failing.get(), std::runtime_error);
 }
 
+// A task not offered runs on the thread that asks for its result.
+TEST(Alongside, ATaskNotOfferedRunsInGet) {
+  std::thread::id ranOn;
+  Alongside<int> here(
+      [&] {
+        ranOn = std::this_thread::get_id();
+        return 5;
+      },
+      false);
+  EXPECT_FALSE(here.offered());
+  EXPECT_EQ(5, here.get());
+  EXPECT_EQ(std::this_thread::get_id(), ranOn);
+  EXPECT_FALSE(here.ranByHelper());
+}
+
 // With every helper busy, get() does not wait for one: the calling thread runs the task.
 TEST(Alongside, ATaskNoHelperHasBegunRunsOnTheThreadThatAsks) {
   test::BusyHelpers busy;

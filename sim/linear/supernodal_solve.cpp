@@ -124,14 +124,12 @@ void backward(const SupernodalLayout& L, int begin, int end, double* const* x, d
 }
 
 // Offers `second` to another thread where `allowed` (sim/alongside.h), and runs `first` here;
-// `second` runs here after `first` where no helper could be reached or none has begun by then.
+// `second` runs here after `first` where it was not offered or no helper has begun it by then.
 template <class First, class Second>
 void inParallel(bool allowed, First first, Second second) {
-  Alongside<void> other;
-  if (allowed) other = Alongside<void>(second);
+  Alongside<void> other(second, allowed);
   first();
-  if (other.valid()) other.get();
-  else second();
+  other.get();
 }
 
 }  // namespace

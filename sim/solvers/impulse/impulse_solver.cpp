@@ -1082,13 +1082,12 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // state), while a hardware thread is free (other simulations may be stepping beside this one);
   // one after the other otherwise, when no thread can be reached, or when no helper has begun 2
   // and 3 by the time 1 is done (sim/alongside.h: this thread then takes them back).
-  Alongside<std::optional<std::string>> worker;
-  if (params_.parallelForces && StepInProgress::threadToSpare())
-    worker = Alongside<std::optional<std::string>>(forcesAndContacts);
+  Alongside<std::optional<std::string>> worker(
+      forcesAndContacts, params_.parallelForces && StepInProgress::threadToSpare());
   const std::optional<std::string> linearizeError = linearizeAtStart();
-  const bool forcesAlongside = worker.valid();
-  const std::optional<std::string> forcesError = forcesAlongside ? worker.get() : forcesAndContacts();
-  const bool forcesTakenBack = forcesAlongside && !worker.ranByHelper();
+  const std::optional<std::string> forcesError = worker.get();
+  const bool forcesAlongside = worker.offered(),
+             forcesTakenBack = forcesAlongside && !worker.ranByHelper();
   if (linearizeError) return restore(*linearizeError);
   if (forcesError) return restore(*forcesError);
   stats.regularization = shift;
