@@ -140,21 +140,28 @@ std::string bentSheetObj(int columns = 13, int rows = 9) {
 
 // Floating free without gravity, a bent sheet opens out when it bends toward flat and keeps its
 // shape when it bends toward its shape as loaded, under every solver: on the mesh, on its edge
-// midpoints, and on strain-limit-remesh's nodes, here refined where the sheet bends (its added
-// nodes take their shape as loaded on the chords between the cloth's vertices).
+// midpoints (impulse-nc's own energy, or the surface's hinges through B), and on
+// strain-limit-remesh's nodes, here refined where the sheet bends (its added nodes take their
+// shape as loaded on the chords between the cloth's vertices).
 TEST(Bending, ABentSheetKeepsItsShapeWhenItBendsTowardItsLoadedShape) {
   const int columns = 13, rows = 9, middleRow = 4;
   const std::string path = test::writeFile("bent_sheet.obj", bentSheetObj(columns, rows));
   const int left = middleRow * columns, right = left + columns - 1;
-  for (const char* solver :
-       {"impulse-nc", "conforming", "mls-isometry", "xpbd", "strain-limit-remesh"}) {
+  const std::pair<const char*, nlohmann::json> solvers[] = {
+      {"impulse-nc", nlohmann::json::object()},
+      {"impulse-nc", {{"bending_model", "surface"}}},
+      {"conforming", nlohmann::json::object()},
+      {"mls-isometry", nlohmann::json::object()},
+      {"xpbd", nlohmann::json::object()},
+      // Each hinge across the bend turns by 0.13 rad at rest: the remesher splits edges there.
+      {"strain-limit-remesh", {{"refine_angle", 0.05}, {"remesh_interval", 4}}}};
+  for (const auto& [solver, params] : solvers) {
     const bool remeshes = std::string(solver) == "strain-limit-remesh";
     for (const char* rest : {"flat", "loaded"}) {
-      SCOPED_TRACE(std::string(solver) + ", bending toward " + rest);
+      SCOPED_TRACE(std::string(solver) + " " + params.dump() + ", bending toward " + rest);
       Scene scene = sceneForObj(path);
       scene.solverId = solver;
-      // Each hinge across the bend turns by 0.13 rad at rest: the remesher splits edges there.
-      if (remeshes) scene.solverParams = {{"refine_angle", 0.05}, {"remesh_interval", 4}};
+      scene.solverParams = params;
       scene.sim.gravity.setZero();
       scene.sim.bending = 1e-2;
       scene.sim.damping = 1;

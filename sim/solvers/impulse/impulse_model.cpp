@@ -99,8 +99,7 @@ ImpulseModel buildNonconformingModel(const TriangleMesh& rest, const MeshTopolog
   }
   model.midpointMap.resize(particleCount, rest.vertexCount());
   model.midpointMap.setFromTriplets(midpoints.begin(), midpoints.end());
-  model.bending = crBendingMatrix(rest, topology);
-  model.restBend = RestBend(crBendingRows(rest, topology), model.restPositions);
+  setBendingModel(model, "crouzeix-raviart", rest, topology);
 
   std::vector<Eigen::Triplet<double>> difference;  // rows: (vertex, triangle) pairs
   int row = 0;
@@ -145,6 +144,42 @@ ImpulseModel buildConformingModel(const TriangleMesh& rest, const MeshTopology& 
   model.bending = bendingMatrix(rows, rest.vertexCount());
   model.restBend = RestBend(std::move(rows), model.restPositions);
   return model;
+}
+
+void setBendingModel(ImpulseModel& model, const std::string& bendingModel, const TriangleMesh& rest,
+                     const MeshTopology& topology) {
+  if (model.conforming) return;
+  model.bendingOnSurface = bendingModel == "surface";
+  if (model.bendingOnSurface) {
+    model.bending = SparseMatrix(model.particleCount(), model.particleCount());
+    model.restBend = RestBend();
+  } else {
+    model.bending = crBendingMatrix(rest, topology);
+    model.restBend = RestBend(crBendingRows(rest, topology), model.restPositions);
+  }
+}
+
+std::unique_ptr<ImplicitBending> surfaceBending(const TriangleMesh& rest,
+                                                const MeshTopology& topology) {
+  // Its solves call no BLAS, so that they run alongside the factorization of A (parallel_forces)
+  // without waiting for the BLAS lock it holds, as the force solve's do.
+  return std::make_unique<ImplicitBending>(
+      hingeBendingRows(rest, topology), rest.positions,
+      rest.vertexCount() < 15000 ? "cholmod-simplicial" : "cholmod-blas-free-solves");
+}
+
+std::optional<std::string> bendSurface(const ImpulseModel& model, ImplicitBending& bending,
+                                       const Eigen::VectorXd& vertexMass, double stiffness,
+                                       double h, const std::string& bendingRest, const Positions& x,
+                                       Positions& v) {
+  const Positions surfaceVelocity = model.surfaceMap * v;
+  Positions bent;
+  if (auto e = bending.velocities(vertexMass, stiffness, h, Vec3::Zero(), model.surfaceMap * x,
+                                  surfaceVelocity, {}, bent,
+                                  restShapeFor(bendingRest, bending.restBend())))
+    return e;
+  v += model.midpointMap * (bent - surfaceVelocity);
+  return std::nullopt;
 }
 
 Positions surfaceFromParticles(const ImpulseModel& model, const Positions& particles) {

@@ -8,6 +8,9 @@
 // surface ("ghost conforming mesh") is x_c = B x_nc, where vertex i averages the predictions
 // x_j + x_k - x_opposite of its incident triangles.
 // Conforming: particles at vertices, one distance constraint per edge, B = identity. It locks.
+#include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/bending.h"
@@ -34,6 +37,9 @@ struct ImpulseModel {
   SparseMatrix midpointMap;             // M: particleCount x vertexCount, edge midpoints; B M = I
   SparseMatrix bending;                 // Q: particleCount x particleCount
   RestBend restBend;                    // Q's rows, bent as the rest state is (sim/bending.h)
+  // The hinge energy of the surface the user sees in place of Q (setBendingModel: Q is then zero,
+  // and bendSurface bends the surface).
+  bool bendingOnSurface = false;
   // R = sum over vertices i and incident triangles t of (P_ti - B_i)^T (P_ti - B_i), P_ti the
   // row of triangle t's own prediction of vertex i. R u = 0 exactly when u is the midpoint field
   // of a conforming field, so -R v damps only nonconforming motion (empty if conforming).
@@ -44,6 +50,31 @@ struct ImpulseModel {
 ImpulseModel buildNonconformingModel(const TriangleMesh& rest, const MeshTopology& topology,
                                      bool boundaryConstraints);
 ImpulseModel buildConformingModel(const TriangleMesh& rest, const MeshTopology& topology);
+
+// The bending of a nonconforming model: "crouzeix-raviart" (crBendingMatrix on the particles, as
+// built) or "surface" (the hinge energy of the surface x_c = B x, bendSurface). The CR energy
+// equals the hinge energy only where the particles are the midpoints of a conforming surface;
+// elsewhere it can be lower, and a clamped cantilever creases beyond its clamp
+// (docs/measurements.md). A conforming model's bending is the hinge already.
+void setBendingModel(ImpulseModel& model, const std::string& bendingModel, const TriangleMesh& rest,
+                     const MeshTopology& topology);
+
+// The surface's implicit hinge bending (bending_model "surface"), after the particles' force
+// solve: the surface's velocities v_c = B v take the vertex solvers' implicit step at x_c = B x
+// (ImplicitBending with the vertices' masses, no gravity, no pins: the pins are the constraints'),
+// and the particles change by the midpoint map of that change, a conforming field that moves
+// the surface by exactly it and carries its momentum (B M = I, and the particles' masses summed
+// through M are the vertices'). A V x V system factorized once: on the particles the same energy,
+// B^T Q_hinge B, couples particles three rings apart and made `tablecloth`'s force solve three
+// times as costly. `bendingRest` as SimParams::bendingRest. An error if the factorization fails.
+// `bending` holds the surface's hinge rows (surfaceBending).
+std::optional<std::string> bendSurface(const ImpulseModel& model, ImplicitBending& bending,
+                                       const Eigen::VectorXd& vertexMass, double stiffness,
+                                       double h, const std::string& bendingRest, const Positions& x,
+                                       Positions& v);
+// The implicit step of the hinge energy on the mesh's vertices, for bendSurface.
+std::unique_ptr<ImplicitBending> surfaceBending(const TriangleMesh& rest,
+                                                const MeshTopology& topology);
 
 // Surface positions from particle positions (B x, or x itself when conforming).
 Positions surfaceFromParticles(const ImpulseModel& model, const Positions& particles);

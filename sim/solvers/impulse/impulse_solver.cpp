@@ -55,6 +55,8 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
        &ImpulseParams::nonconformingDamping, 0, 1e4, false},
       {"collision_transfer", "", "contact corrections to NC particles",
        &ImpulseParams::collisionTransfer, 0, 0, false, {"midpoint", "bbt"}},
+      {"bending_model", "", "bending energy: Crouzeix-Raviart on the particles, or the hinges of the surface drawn",
+       &ImpulseParams::bendingModel, 0, 0, false, {"crouzeix-raviart", "surface"}},
   };
   return table;
 }
@@ -221,6 +223,7 @@ struct ImpulseSolver::Impl : RowStructure {
 
   // Forces: factor of M + h c R + h^2 k_b Q, refreshed when k_b, h, density or c change.
   std::unique_ptr<SpdSolver> bendingFactor;
+  std::unique_ptr<ImplicitBending> surfaceBending;  // bending_model "surface" (bendSurface)
   double bendingKey[4] = {-1, -1, -1, -1};
   // Collision transfer: factor of B B^T (nonconforming only).
   std::unique_ptr<SpdSolver> surfaceFactor;
@@ -854,6 +857,7 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
   model_ = mode_ == Mode::Nonconforming
                ? buildNonconformingModel(cloth_->mesh, cloth_->topology, params_.boundaryConstraints)
                : buildConformingModel(cloth_->mesh, cloth_->topology);
+  setBendingModel(model_, params_.bendingModel, cloth_->mesh, cloth_->topology);
   x_ = model_.restPositions;
   v_ = Positions::Zero(x_.rows(), 3);
   // Point masses: on the vertex itself (conforming), or shared by the midpoints of its edges.
@@ -874,6 +878,8 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
   grabGain_ = 1;
   meanEdgeLength_ = meanEdgeLength(cloth_->mesh.positions, cloth_->topology.edges);
   impl_ = std::make_unique<Impl>();
+  if (model_.bendingOnSurface)
+    impl_->surfaceBending = surfaceBending(cloth_->mesh, cloth_->topology);
   inverseMass_ = (sim.density * model_.areaShare + extraMass_).cwiseInverse();
   if (!model_.conforming) {
     // Simplicial: its solves call no BLAS, so they run alongside the factorization of A
@@ -893,6 +899,13 @@ std::optional<std::string> ImpulseSolver::setParams(const nlohmann::json& params
   if (auto e = readParams(params, ImpulseParams::table(), parsed, "solver")) return e;
   const bool rebuild = parsed.boundaryConstraints != params_.boundaryConstraints;
   if (parsed.linearSolver != params_.linearSolver || rebuild) impl_->structureDirty = true;
+  if (parsed.bendingModel != params_.bendingModel) {
+    // A new pattern for the force system: analysed and factorized again at the next step.
+    setBendingModel(model_, parsed.bendingModel, cloth_->mesh, cloth_->topology);
+    impl_->bendingFactor.reset();
+    impl_->surfaceBending =
+        model_.bendingOnSurface ? surfaceBending(cloth_->mesh, cloth_->topology) : nullptr;
+  }
   params_ = parsed;
   if (rebuild && mode_ == Mode::Nonconforming) {
     ImpulseModel rebuilt =
@@ -1048,6 +1061,12 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         rest->addForce(x_, h * ctx.sim.bending, rhs);
       s.bendingFactor->solve(rhs);
       v_ = rhs;
+      if (model_.bendingOnSurface && ctx.sim.bending > 0) {
+        const Eigen::VectorXd vertexMass = ctx.sim.density * vertexAreaShare_ + vertexPointMass_;
+        if (auto e = bendSurface(model_, *s.surfaceBending, vertexMass, ctx.sim.bending, h,
+                                 ctx.sim.bendingRest, x_, v_))
+          return e;
+      }
     } else {
       v_.rowwise() += gravityStep;
     }
