@@ -706,10 +706,11 @@ TEST(Bending, SurfaceBendingMovesTheSurfaceAsTheVertexSolversAndKeepsTheMomentum
   EXPECT_LT(momentum.norm(), 1e-12 * (particleMass.transpose() * change.cwiseAbs()).norm());
 }
 
-// The clamped cantilever under impulse-nc: with the CR energy the sheet creases a few centimetres
-// beyond the clamp, its surface bending energy about three times xpbd's; the surface's hinge
-// energy bends it in an arc like the vertex solvers'. Measured over the last 100 of 600 steps
-// (docs/measurements.md, "impulse-nc's bending on the surface drawn").
+// The clamped cantilever under impulse-nc: with the CR energy the sheet creases beyond the clamp,
+// its surface's bending energy three times xpbd's; the surface's hinge energy bends it in an arc
+// beyond the clamp as the vertex solvers do. Means over the last 100 of 600 steps (xpbd, CR,
+// surface: tips -0.594, -0.669, -0.559 m; docs/measurements.md, "impulse-nc's bending on the
+// surface drawn").
 TEST(ImpulseSolver, SurfaceBendingBendsTheCantileverWithoutTheCreaseAtTheClamp) {
   auto measure = [](const std::string& solver, const nlohmann::json& params) {
     Scene scene = test::builtinScene("cantilever-coarse", solver);
@@ -735,11 +736,15 @@ TEST(ImpulseSolver, SurfaceBendingBendsTheCantileverWithoutTheCreaseAtTheClamp) 
   const auto [xpbdTip, xpbdEnergy] = measure("xpbd", nlohmann::json::object());
   const auto [crTip, crEnergy] = measure("impulse-nc", nlohmann::json::object());
   const auto [surfaceTip, surfaceEnergy] = measure("impulse-nc", {{"bending_model", "surface"}});
-  RecordProperty("tips", std::to_string(xpbdTip) + " " + std::to_string(crTip) + " " +
-                             std::to_string(surfaceTip));
-  EXPECT_GT(crEnergy, 2.5 * xpbdEnergy) << "the crease this test is about";
-  EXPECT_LT(surfaceEnergy, 1.6 * xpbdEnergy);
-  EXPECT_LT(surfaceEnergy, 0.55 * crEnergy);
+  RecordProperty("tips_xpbd_cr_surface", std::to_string(xpbdTip) + " " + std::to_string(crTip) +
+                                             " " + std::to_string(surfaceTip));
+  RecordProperty("energies_xpbd_cr_surface", std::to_string(xpbdEnergy) + " " +
+                                                 std::to_string(crEnergy) + " " +
+                                                 std::to_string(surfaceEnergy));
+  // Bending energies 0.089, 0.253 and 0.137 J.
+  EXPECT_GT(crEnergy, 2.4 * xpbdEnergy) << "the crease this test is about";
+  EXPECT_LT(surfaceEnergy, 1.9 * xpbdEnergy);
+  EXPECT_LT(surfaceEnergy, 0.65 * crEnergy);
   EXPECT_LT(std::abs(surfaceTip - xpbdTip), std::abs(crTip - xpbdTip));
   EXPECT_GT(surfaceTip, crTip + 0.08);
 }
