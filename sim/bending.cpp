@@ -220,16 +220,11 @@ double RestBend::energy(const Positions& x, double bendingStiffness) const {
 namespace clothlab {
 
 ImplicitBending::ImplicitBending(std::vector<BendingRow> rows, const Positions& rest,
-                                 const std::string& solverKind)
+                                 bool blasFreeSolves)
     : hinge_(bendingMatrix(rows, static_cast<int>(rest.rows()))),  // before rows move on
       rest_(std::move(rows), rest),
-      solverKind_(solverKind),
-      solver_(newSolver()) {}
-
-std::unique_ptr<SpdSolver> ImplicitBending::newSolver() const {
-  return solverKind_.empty() ? makeSolveOftenSpdSolver(static_cast<int>(hinge_.rows()))
-                             : makeSpdSolver(solverKind_);
-}
+      blasFreeSolves_(blasFreeSolves),
+      solver_(makeSolveOftenSpdSolver(static_cast<int>(rest.rows()), blasFreeSolves)) {}
 
 std::optional<std::string> ImplicitBending::velocities(
     const Eigen::VectorXd& mass, double bending, double h, const Vec3& gravity, const Positions& x,
@@ -269,7 +264,7 @@ std::optional<std::string> ImplicitBending::velocities(
     std::string message;
     if (solver_->factorize(system_, &message) != SpdSolver::Status::Ok) {
       // A fresh solver next time: a failed factor is not reused.
-      solver_ = newSolver();
+      solver_ = makeSolveOftenSpdSolver(static_cast<int>(hinge_.rows()), blasFreeSolves_);
       return "bending system: " + message +
              bendingOutweighsMass(scaled, mass, bending, h, "vertex");
     }

@@ -99,10 +99,9 @@ namespace clothlab {
 // (mls-isometry, xpbd, and strain-limit-remesh on its nodes).
 class ImplicitBending {
  public:
-  // Q from `rows` (bendingMatrix), and their bends at `rest` for restBend(). `solverKind`: the
-  // makeSpdSolver id of the factor (empty: makeSolveOftenSpdSolver's choice).
-  ImplicitBending(std::vector<BendingRow> rows, const Positions& rest,
-                  const std::string& solverKind = {});
+  // Q from `rows` (bendingMatrix), and their bends at `rest` for restBend(). The factor is
+  // makeSolveOftenSpdSolver's, with `blasFreeSolves`.
+  ImplicitBending(std::vector<BendingRow> rows, const Positions& rest, bool blasFreeSolves = false);
   // v* for the given state; an error message if the factorization fails. With `rest`, the
   // bending pulls toward that rest shape (RestBend) instead of toward flat.
   std::optional<std::string> velocities(const Eigen::VectorXd& mass, double bending, double h,
@@ -114,10 +113,9 @@ class ImplicitBending {
   const RestBend& restBend() const { return rest_; }
 
  private:
-  std::unique_ptr<SpdSolver> newSolver() const;
   SparseMatrix hinge_;
   RestBend rest_;
-  std::string solverKind_;
+  bool blasFreeSolves_ = false;
   std::unique_ptr<SpdSolver> solver_;
   SparseMatrix system_, coupling_;
   double key_[2] = {-1, -1};  // k_b, h of the factorization

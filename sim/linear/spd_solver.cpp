@@ -364,8 +364,9 @@ std::unique_ptr<SpdSolver> makeSpdSolver(const std::string& id) {
   return nullptr;
 }
 
-std::unique_ptr<SpdSolver> makeSolveOftenSpdSolver(int rows) {
-  return makeSpdSolver(rows < 15000 ? "cholmod-simplicial" : "cholmod");
+std::unique_ptr<SpdSolver> makeSolveOftenSpdSolver(int rows, bool blasFreeSolves) {
+  if (rows < 15000) return makeSpdSolver("cholmod-simplicial");
+  return makeSpdSolver(blasFreeSolves ? "cholmod-blas-free-solves" : "cholmod");
 }
 
 }  // namespace clothlab

@@ -88,6 +88,8 @@ std::unique_ptr<SpdSolver> makeSpdSolver(const std::string& id);
 // implicit bending of mls-isometry and xpbd): simplicial LL' solves are cheaper for small
 // systems, supernodal (BLAS) ones for large. Measured on the impulse solver's force system (which
 // now takes "cholmod-blas-free-solves"): 1.48 vs 1.73 ms at 7k rows, 12.5 vs 11 ms at 30k.
-std::unique_ptr<SpdSolver> makeSolveOftenSpdSolver(int rows);
+// `blasFreeSolves`: the large ones' solves call no BLAS ("cholmod-blas-free-solves"), so that they
+// run beside a factorization holding the BLAS lock (impulse-nc's surface bending).
+std::unique_ptr<SpdSolver> makeSolveOftenSpdSolver(int rows, bool blasFreeSolves = false);
 
 }  // namespace clothlab

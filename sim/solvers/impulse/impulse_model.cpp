@@ -163,20 +163,18 @@ std::unique_ptr<ImplicitBending> surfaceBending(const TriangleMesh& rest,
                                                 const MeshTopology& topology) {
   // Its solves call no BLAS, so that they run alongside the factorization of A (parallel_forces)
   // without waiting for the BLAS lock it holds, as the force solve's do.
-  return std::make_unique<ImplicitBending>(
-      hingeBendingRows(rest, topology), rest.positions,
-      rest.vertexCount() < 15000 ? "cholmod-simplicial" : "cholmod-blas-free-solves");
+  return std::make_unique<ImplicitBending>(hingeBendingRows(rest, topology), rest.positions,
+                                           /*blasFreeSolves=*/true);
 }
 
 std::optional<std::string> bendSurface(const ImpulseModel& model, ImplicitBending& bending,
                                        const Eigen::VectorXd& vertexMass, double stiffness,
-                                       double h, const std::string& bendingRest, const Positions& x,
-                                       Positions& v) {
+                                       double h, const std::string& bendingRest,
+                                       const Positions& surface, Positions& v) {
   const Positions surfaceVelocity = model.surfaceMap * v;
   Positions bent;
-  if (auto e = bending.velocities(vertexMass, stiffness, h, Vec3::Zero(), model.surfaceMap * x,
-                                  surfaceVelocity, {}, bent,
-                                  restShapeFor(bendingRest, bending.restBend())))
+  if (auto e = bending.velocities(vertexMass, stiffness, h, Vec3::Zero(), surface, surfaceVelocity,
+                                  {}, bent, restShapeFor(bendingRest, bending.restBend())))
     return e;
   v += model.midpointMap * (bent - surfaceVelocity);
   return std::nullopt;

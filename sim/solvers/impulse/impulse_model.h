@@ -60,18 +60,18 @@ void setBendingModel(ImpulseModel& model, const std::string& bendingModel, const
                      const MeshTopology& topology);
 
 // The surface's implicit hinge bending (bending_model "surface"), after the particles' force
-// solve: the surface's velocities v_c = B v take the vertex solvers' implicit step at x_c = B x
-// (ImplicitBending with the vertices' masses, no gravity, no pins: the pins are the constraints'),
-// and the particles change by the midpoint map of that change, a conforming field that moves
-// the surface by exactly it and carries its momentum (B M = I, and the particles' masses summed
-// through M are the vertices'). A V x V system factorized once: on the particles the same energy,
-// B^T Q_hinge B, couples particles three rings apart and made `tablecloth`'s force solve three
-// times as costly. `bendingRest` as SimParams::bendingRest. An error if the factorization fails.
-// `bending` holds the surface's hinge rows (surfaceBending).
+// solve: the surface's velocities v_c = B v take the vertex solvers' implicit step at `surface`
+// (x_c = B x; ImplicitBending with the vertices' masses, no gravity, no pins: the pins are the
+// constraints'), and the particles change by the midpoint map of that change, a conforming field
+// that moves the surface by exactly it and carries its momentum (B M = I, and the particles'
+// masses summed through M are the vertices'). A V x V system factorized once: on the particles
+// the same energy, B^T Q_hinge B, couples particles three rings apart and made `tablecloth`'s
+// force solve three times as costly. `bendingRest` as SimParams::bendingRest; `bending` holds the
+// surface's hinge rows (surfaceBending). An error if the factorization fails.
 std::optional<std::string> bendSurface(const ImpulseModel& model, ImplicitBending& bending,
                                        const Eigen::VectorXd& vertexMass, double stiffness,
-                                       double h, const std::string& bendingRest, const Positions& x,
-                                       Positions& v);
+                                       double h, const std::string& bendingRest,
+                                       const Positions& surface, Positions& v);
 // The implicit step of the hinge energy on the mesh's vertices, for bendSurface.
 std::unique_ptr<ImplicitBending> surfaceBending(const TriangleMesh& rest,
                                                 const MeshTopology& topology);

@@ -854,10 +854,9 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
   if (auto e = readParams(params, ImpulseParams::table(), parsed, "solver")) return e;
   params_ = parsed;
   cloth_ = std::move(cloth);
-  model_ = mode_ == Mode::Nonconforming
-               ? buildNonconformingModel(cloth_->mesh, cloth_->topology, params_.boundaryConstraints)
-               : buildConformingModel(cloth_->mesh, cloth_->topology);
-  setBendingModel(model_, params_.bendingModel, cloth_->mesh, cloth_->topology);
+  model_ = mode_ == Mode::Nonconforming ? buildNonconformingModel(cloth_->mesh, cloth_->topology,
+                                                                  params_.boundaryConstraints)
+                                        : buildConformingModel(cloth_->mesh, cloth_->topology);
   x_ = model_.restPositions;
   v_ = Positions::Zero(x_.rows(), 3);
   // Point masses: on the vertex itself (conforming), or shared by the midpoints of its edges.
@@ -878,8 +877,7 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
   grabGain_ = 1;
   meanEdgeLength_ = meanEdgeLength(cloth_->mesh.positions, cloth_->topology.edges);
   impl_ = std::make_unique<Impl>();
-  if (model_.bendingOnSurface)
-    impl_->surfaceBending = surfaceBending(cloth_->mesh, cloth_->topology);
+  useBendingModel();
   inverseMass_ = (sim.density * model_.areaShare + extraMass_).cwiseInverse();
   if (!model_.conforming) {
     // Simplicial: its solves call no BLAS, so they run alongside the factorization of A
@@ -899,14 +897,9 @@ std::optional<std::string> ImpulseSolver::setParams(const nlohmann::json& params
   if (auto e = readParams(params, ImpulseParams::table(), parsed, "solver")) return e;
   const bool rebuild = parsed.boundaryConstraints != params_.boundaryConstraints;
   if (parsed.linearSolver != params_.linearSolver || rebuild) impl_->structureDirty = true;
-  if (parsed.bendingModel != params_.bendingModel) {
-    // A new pattern for the force system: analysed and factorized again at the next step.
-    setBendingModel(model_, parsed.bendingModel, cloth_->mesh, cloth_->topology);
-    impl_->bendingFactor.reset();
-    impl_->surfaceBending =
-        model_.bendingOnSurface ? surfaceBending(cloth_->mesh, cloth_->topology) : nullptr;
-  }
+  const bool bendingChanged = parsed.bendingModel != params_.bendingModel;
   params_ = parsed;
+  if (bendingChanged) useBendingModel();
   if (rebuild && mode_ == Mode::Nonconforming) {
     ImpulseModel rebuilt =
         buildNonconformingModel(cloth_->mesh, cloth_->topology, params_.boundaryConstraints);
@@ -915,6 +908,14 @@ std::optional<std::string> ImpulseSolver::setParams(const nlohmann::json& params
     model_.duplicateBoundaryConstraints = rebuilt.duplicateBoundaryConstraints;
   }
   return std::nullopt;
+}
+
+void ImpulseSolver::useBendingModel() {
+  setBendingModel(model_, params_.bendingModel, cloth_->mesh, cloth_->topology);
+  // A new pattern for the force system: analysed and factorized again at the next step.
+  impl_->bendingFactor.reset();
+  impl_->surfaceBending =
+      model_.bendingOnSurface ? surfaceBending(cloth_->mesh, cloth_->topology) : nullptr;
 }
 
 void ImpulseSolver::setParticleState(const Positions& x, const Positions& v) {
@@ -992,8 +993,11 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     s.surfaceFactor->solve(lambda);
     return model_.surfaceMap.transpose() * lambda;
   };
+  // The surface vertices' masses (the air and the surface's bending) and inverse masses, 0 at
+  // pins (the cloth's own corrections).
+  const Eigen::VectorXd vertexMass = ctx.sim.density * vertexAreaShare_ + vertexPointMass_;
   const Eigen::VectorXd vertexInverseMass = [&] {
-    Eigen::VectorXd w = (ctx.sim.density * vertexAreaShare_ + vertexPointMass_).cwiseInverse();
+    Eigen::VectorXd w = vertexMass.cwiseInverse();
     for (const auto& pin : ctx.pins) w[pin.first] = 0;
     return w;
   }();
@@ -1017,7 +1021,6 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     if (ctx.sim.airDensity > 0) {
       // The air's change of the surface's velocities (sim/air.h), to the particles at the edges'
       // midpoints.
-      const Eigen::VectorXd vertexMass = ctx.sim.density * vertexAreaShare_ + vertexPointMass_;
       const Positions dv =
           airVelocityChange(cloth_->mesh, surface_, surfaceFromParticles(model_, v_), vertexMass,
                             ctx.sim, h, ctx.pins);
@@ -1062,9 +1065,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       s.bendingFactor->solve(rhs);
       v_ = rhs;
       if (model_.bendingOnSurface && ctx.sim.bending > 0) {
-        const Eigen::VectorXd vertexMass = ctx.sim.density * vertexAreaShare_ + vertexPointMass_;
         if (auto e = bendSurface(model_, *s.surfaceBending, vertexMass, ctx.sim.bending, h,
-                                 ctx.sim.bendingRest, x_, v_))
+                                 ctx.sim.bendingRest, surface_, v_))
           return e;
       }
     } else {

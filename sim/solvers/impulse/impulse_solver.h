@@ -181,6 +181,9 @@ class ImpulseSolver final : public Solver {
   // Runs `inspect` on the current rows, with the rows holding `held` appended while it runs.
   template <typename Inspect>
   auto inspectRows(const std::vector<std::pair<int, Vec3>>& held, Inspect inspect) const;
+  // Takes params_.bendingModel: the model's bending (setBendingModel), the surface's implicit
+  // step where it bends the surface, and a new force factor.
+  void useBendingModel();
   std::unique_ptr<Impl> impl_;
   Mode mode_;
   ImpulseParams params_;
