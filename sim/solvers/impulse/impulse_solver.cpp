@@ -53,6 +53,8 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
        &ImpulseParams::localRelinearization},
       {"nonconforming_damping", "1/s", "damping of nonconforming (zig-zag) motion",
        &ImpulseParams::nonconformingDamping, 0, 1e4, false},
+      {"nonconforming_stiffness", "", "bending_model surface: stiffness of nonconforming shapes, in k_b / (mean edge)^2",
+       &ImpulseParams::nonconformingStiffness, 0, 1e4, false},
       {"collision_transfer", "", "contact corrections to NC particles",
        &ImpulseParams::collisionTransfer, 0, 0, false, {"midpoint", "bbt"}},
       {"bending_model", "", "bending energy: Crouzeix-Raviart on the particles, or the hinges of the surface drawn",
@@ -221,10 +223,11 @@ struct ImpulseSolver::Impl : RowStructure {
     withoutContacts.reset();
   }
 
-  // Forces: factor of M + h c R + h^2 k_b Q, refreshed when k_b, h, density or c change.
+  // Forces: factor of M + h c R + h^2 (k_b Q + k_nc R), refreshed when k_b, h, density, c or
+  // k_nc change.
   std::unique_ptr<SpdSolver> bendingFactor;
   std::unique_ptr<ImplicitBending> surfaceBending;  // bending_model "surface" (bendSurface)
-  double bendingKey[4] = {-1, -1, -1, -1};
+  double bendingKey[5] = {-1, -1, -1, -1, -1};
   // Collision transfer: factor of B B^T (nonconforming only).
   std::unique_ptr<SpdSolver> surfaceFactor;
 
@@ -1028,16 +1031,23 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     }
     const Eigen::RowVector3d gravityStep = h * ctx.sim.gravity.transpose();
     const double ncDamping = model_.conforming ? 0.0 : params_.nonconformingDamping;
+    // The surface's hinge energy does not see the particles' nonconformity, which the CR energy
+    // holds; under it the stiffness below does (ImpulseParams::nonconformingStiffness).
+    const double ncStiffness =
+        model_.bendingOnSurface
+            ? params_.nonconformingStiffness * ctx.sim.bending / (meanEdgeLength_ * meanEdgeLength_)
+            : 0.0;
     if (ctx.sim.bending > 0 || ncDamping > 0) {
       // A supernodal factor solved without BLAS (SupernodalSolve, on this thread): alongside
       // the factorization of A, which holds the BLAS lock (lockBlas: the serial OpenBLAS has
       // none), it does not wait for the lock, and on sphere-drop it takes 13.4 to 13.7 ms
       // instead of the simplicial factor's 15.2 to 15.7. The same solver with and without
       // parallel_forces, so that the results never depend on other simulations.
-      const double key[4] = {ctx.sim.bending, h, ctx.sim.density, ncDamping};
+      const double key[5] = {ctx.sim.bending, h, ctx.sim.density, ncDamping, ncStiffness};
       const Eigen::VectorXd mass = ctx.sim.density * model_.areaShare + extraMass_;
-      if (!s.bendingFactor || !std::equal(key, key + 4, s.bendingKey)) {
-        const SparseMatrix scaledBending = (h * h * ctx.sim.bending) * model_.bending;
+      if (!s.bendingFactor || !std::equal(key, key + 5, s.bendingKey)) {
+        SparseMatrix scaledBending = (h * h * ctx.sim.bending) * model_.bending;
+        if (ncStiffness > 0) scaledBending += (h * h * ncStiffness) * model_.nonconformity;
         SparseMatrix system = scaledBending;
         if (ncDamping > 0) system += (h * ncDamping * mass.mean()) * model_.nonconformity;
         system += SparseMatrix(mass.asDiagonal());
@@ -1052,13 +1062,15 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         std::string message;
         if (s.bendingFactor->factorize(upper, &message) != SpdSolver::Status::Ok) {
           s.bendingFactor.reset();
-          return "force system (M + h c R + h^2 k_b Q) factorization failed: " + message +
+          return "force system (M + h c R + h^2 (k_b Q + k_nc R)) factorization failed: " +
+                 message +
                  bendingOutweighsMass(scaledBending, mass, ctx.sim.bending, h, "particle");
         }
-        std::copy(key, key + 4, s.bendingKey);
+        std::copy(key, key + 5, s.bendingKey);
       }
       Eigen::MatrixXd rhs = mass.asDiagonal() * (v_.rowwise() + gravityStep);
       if (ctx.sim.bending > 0) rhs -= (h * ctx.sim.bending) * (model_.bending * x_);
+      if (ncStiffness > 0) rhs -= (h * ncStiffness) * (model_.nonconformity * x_);
       if (const RestBend* rest = restShapeFor(ctx.sim.bendingRest, model_.restBend);
           rest && ctx.sim.bending > 0)
         rest->addForce(x_, h * ctx.sim.bending, rhs);

@@ -18,8 +18,8 @@
 //   1. assemble A at x, factorize (CHOLMOD supernodal; shift grows, then LDL', if needed)
 //   2. forces: v <- (M + h c R + h^2 k_b Q)^-1 (M (v + h g) - h k_b Q x): implicit bending and
 //      damping of nonconforming motion (R, see ImpulseModel); with bending_model "surface" Q is
-//      zero and the surface's own implicit hinge bending follows (bendSurface); then linear
-//      damping
+//      zero, R takes a stiffness k_nc as well (h^2 k_nc R in the matrix, h k_nc R x on the right),
+//      and the surface's own implicit hinge bending follows (bendSurface); then linear damping
 //   3. a garment's stitches (sim/stitches.h) on the surface's preview x_c + h v_c: the
 //      velocity changes that bring each stitch within its allowance (split by inverse mass) reach
 //      the particles through the midpoint map M (below), so the passes keep the constraints and a
@@ -126,6 +126,14 @@ struct ImpulseParams {
   // zero on conforming motion, so smooth motion and equilibria are unchanged while the spurious
   // zig-zag modes of the edge-midpoint mesh die out. [1/s], [0, 1e4]
   double nonconformingDamping = 100;
+  // Under bending_model "surface": a stiffness k_nc = this * k_b / (mean rest edge)^2 on the
+  // nonconforming shapes, energy k_nc / 2 x^T R x (zero on every midpoint field of a conforming
+  // surface). The surface's hinge energy does not see them; the CR energy holds them itself. Left
+  // free, the position passes' corrections pile them up: a strip sewn into a loop strained its
+  // surface's edges by 0.87 (0.031 at 3, the CR energy's 0.012), and the cantilevers' edges by up
+  // to 0.23 (0.13). Nothing is added to the force system's pattern: R is the damping's.
+  // [k_b / m^2], [0, 1e4]
+  double nonconformingStiffness = 3;
   // The bending energy (impulse-nc; setBendingModel in impulse_model.h): "crouzeix-raviart" on
   // the particles (methods 1.10), or "surface", the hinge energy of the surface the user sees,
   // taken implicitly on the surface's vertices after the force solve (bendSurface). On the
