@@ -140,7 +140,8 @@ class Solver {
   // unknown keys and bad values are errors naming the key.
   virtual std::optional<std::string> reset(std::shared_ptr<const ClothModel> cloth,
                                            const SimParams& sim, const nlohmann::json& params) = 0;
-  // Replaces solver parameters between steps (validated; nothing changes on error).
+  // Replaces solver parameters between steps (validated; nothing changes on error). Before reset
+  // it only checks and keeps them (the CLI checks its flags so); reset's own then replace them.
   virtual std::optional<std::string> setParams(const nlohmann::json& params) = 0;
   virtual nlohmann::json params() const = 0;
   // Advances one step of ctx.sim.dt. On divergence (non-finite or runaway state) or a failed

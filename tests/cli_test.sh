@@ -141,6 +141,17 @@ check "--wind within its range" expect_exit 2 "--wind: 500 is outside the valid 
   run hanging --wind 0,0,500
 check "--air-density within its range" expect_exit 2 "--air-density: must be between 0 and 10" -- \
   run hanging --air-density 20
+# --param: a solver parameter over the scene's (the keys of a scene file's "solver" object).
+"$cli" run cantilever-coarse --solver impulse-nc --steps 40 --out "$work/cr" --every 40 --quiet
+"$cli" run cantilever-coarse --solver impulse-nc --steps 40 --param bending_model=surface \
+  --param nonconforming_stiffness=3 --out "$work/surf" --every 40 --quiet
+check "--param reaches the solver" test -f "$work/surf/frame_00001.obj" -a -f "$work/cr/frame_00001.obj"
+check "--param changes the run" bash -c "! cmp -s '$work/cr/frame_00001.obj' '$work/surf/frame_00001.obj'"
+check "--param: not KEY=VALUE" expect_exit 2 "--param: solver parameter 'bending_model': expected KEY=VALUE" -- \
+  run hanging --param bending_model
+check "--param: a value the solver refuses is named" expect_exit 2 "--param: .*bending_model.*hinge" -- \
+  run hanging --param bending_model=hinge
+check "--param: an unknown key is named" expect_exit 2 "--param: .*magic" -- run hanging --param magic=1
 "$cli" run hanging --steps 2 --dt 0.002 --substeps 4 --stats "$work/substeps.jsonl" --quiet
 check "substeps reach the run" grep -q '"substeps":4' "$work/substeps.jsonl"
 check "a sub-stepped step advances dt" grep -q '"t":0.004' "$work/substeps.jsonl"
@@ -296,6 +307,20 @@ check "compare: bad input writes nothing" test ! -e "$work/none3.json"
 check "compare: an unknown scene after @ is named with its entry" expect_exit 2 \
   "entry 2: nosuch: no such built-in scene" -- compare hanging --solvers conforming,xpbd@nosuch
 check "compare: preset or solvers required" expect_exit 2 "give --solvers" -- compare hanging
+# One solver beside itself with another parameter (ID:KEY=VALUE).
+"$cli" compare cantilever-coarse --solvers impulse-nc,impulse-nc:bending_model=surface --steps 40 \
+  --json "$work/bm.json" --out "$work/bm" >"$work/bm.txt" 2>&1
+check "compare runs one solver beside itself with another parameter" python3 -c "
+import json,sys
+d=json.load(open('$work/bm.json'))['solvers']
+sys.exit(0 if [s['params'] for s in d]==[{},{'bending_model':'surface'}] and d[0]['values']['bending_energy']!=d[1]['values']['bending_energy'] else 1)"
+check "compare labels the pane with its parameters" grep -q "impulse-nc:bending_model=surface@cantilever-coarse" "$work/bm.txt"
+check "compare writes each pane's surface" \
+  test -f "$work/bm/impulse-nc_bending_model_surface_cantilever-coarse.obj" -a -f "$work/bm/impulse-nc_cantilever-coarse.obj"
+check "compare: a parameter the solver refuses is named with its pane" \
+  expect_exit 2 "impulse-nc:bending_model=hinge@hanging: .*bending_model" -- compare hanging --solvers xpbd,impulse-nc:bending_model=hinge
+check "compare: a parameter not KEY=VALUE is named with its entry" \
+  expect_exit 2 "entry 2: solver parameter 'tolerance': expected KEY=VALUE" -- compare hanging --solvers xpbd,impulse-nc:tolerance
 # --average: the metrics' means over the last N steps are the means of the values measured after
 # each of those steps (runs of 58, 59 and 60 steps against one of 60 averaged over 3), with their
 # range; --average 1 is the plain measurement.

@@ -397,6 +397,10 @@ TEST(ComparePresets, EveryPaneBuildsAndPaneListsAreChecked) {
       auto scene = resolveScene(pane.scene);
       ASSERT_TRUE(scene) << preset.name << ": " << scene.error();
       EXPECT_NE(findSolver(pane.solver), nullptr) << preset.name;
+      applyPaneSolver(pane, *scene);  // the pane's own parameters are the solver's
+      const auto built = Simulation::create(*scene);
+      if (!built)
+        ADD_FAILURE() << preset.name << ", " << paneSolverLabel(pane) << ": " << built.error();
     }
   }
   auto parsed = parsePaneList("conforming,mls-isometry@cantilever-fine", "cantilever-coarse");
@@ -406,6 +410,48 @@ TEST(ComparePresets, EveryPaneBuildsAndPaneListsAreChecked) {
   EXPECT_EQ(parsed.panes[1].scene, "cantilever-fine");
   EXPECT_NE(parsePaneList("conforming,nope", "x").error.find("entry 2: unknown solver 'nope'"), std::string::npos);
   EXPECT_NE(parsePaneList("conforming,,xpbd", "x").error.find("entry 2 is empty"), std::string::npos);
+}
+
+// A pane list sets solver parameters per pane (one solver beside itself), read as JSON where
+// they are JSON and as text otherwise, and says which entry and which parameter are wrong.
+TEST(ComparePresets, PaneListsSetSolverParameters) {
+  auto parsed = parsePaneList(
+      "impulse-nc,impulse-nc:bending_model=surface:tolerance=1e-7@cantilever-fine,xpbd:iterations="
+      "40",
+      "cantilever-coarse");
+  ASSERT_TRUE(parsed.error.empty()) << parsed.error;
+  ASSERT_EQ(parsed.panes.size(), 3u);
+  EXPECT_TRUE(parsed.panes[0].params.empty());
+  EXPECT_EQ(parsed.panes[1].solver, "impulse-nc");
+  EXPECT_EQ(parsed.panes[1].scene, "cantilever-fine");
+  EXPECT_EQ(parsed.panes[1].params,
+            (nlohmann::json{{"bending_model", "surface"}, {"tolerance", 1e-7}}));
+  EXPECT_EQ(parsed.panes[2].params, (nlohmann::json{{"iterations", 40}}));
+  EXPECT_EQ(paneSolverLabel(parsed.panes[1]), "impulse-nc:bending_model=surface:tolerance=1e-07");
+  EXPECT_EQ(paneSolverLabel(parsed.panes[0]), "impulse-nc");
+  // Applied over the scene's own parameters, and checked by the solver when the pane is built.
+  Scene scene = test::builtinScene("cantilever-coarse", "impulse-nc");
+  applyPaneSolver(parsed.panes[1], scene);
+  EXPECT_EQ(scene.solverParams["bending_model"], "surface");
+  EXPECT_TRUE(static_cast<bool>(Simulation::create(scene)));
+  ComparePane bad = parsed.panes[1];
+  bad.params["bending_model"] = "hinge";
+  applyPaneSolver(bad, scene);
+  const auto refused = Simulation::create(scene);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().find("bending_model"), std::string::npos) << refused.error();
+  auto error = [](const std::string& list) { return parsePaneList(list, "hanging").error; };
+  EXPECT_NE(error("xpbd,impulse-nc:bending_model")
+                .find("entry 2: solver parameter 'bending_model': expected KEY=VALUE"),
+            std::string::npos)
+      << error("xpbd,impulse-nc:bending_model");
+  EXPECT_NE(error("impulse-nc:=3").find("entry 1: solver parameter '=3': expected KEY=VALUE"),
+            std::string::npos);
+  EXPECT_NE(error("impulse-nc:tolerance=").find("no value after '='"), std::string::npos);
+  EXPECT_NE(error("impulse-nc:tolerance=1:tolerance=2").find("'tolerance' is given twice"),
+            std::string::npos);
+  EXPECT_NE(error(":tolerance=1").find("entry 1: no solver id before ':'"), std::string::npos);
+  EXPECT_NE(error("magic:tolerance=1").find("unknown solver 'magic'"), std::string::npos);
 }
 
 // methods 2.8 metric 2: cantilever droop on jittered meshes at three resolutions. mls-isometry's

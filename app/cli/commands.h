@@ -15,7 +15,7 @@ double median(std::vector<double> values);
 
 struct CompareOptions {
   std::string scene;    // built-in scene, scene .json or compare preset name
-  std::string solvers;  // "ID[@SCENE],..." (empty: the preset's panes)
+  std::string solvers;  // "ID[:KEY=VALUE...][@SCENE],..." (empty: the preset's panes)
   std::optional<long> steps;
   // Metrics averaged over this many last steps (each measured after every one of them), with
   // their range; unset: measured once, after the last step.

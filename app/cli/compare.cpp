@@ -68,7 +68,9 @@ void runPane(PaneRun& run, long steps, long window) {
     }
 }
 
-std::string paneLabel(const PaneRun& run) { return run.pane.solver + "@" + run.scene.name; }
+std::string paneLabel(const PaneRun& run) {
+  return paneSolverLabel(run.pane) + "@" + run.scene.name;
+}
 
 nlohmann::json metricValue(double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(); }
 
@@ -103,7 +105,7 @@ int runCompare(const CompareOptions& options) {
                                                  : "--solvers entry " + std::to_string(i + 1) + ": " + scene.error());
     runs[i].pane = panes[i];
     runs[i].scene = *scene;
-    useSolver(runs[i].scene, panes[i].solver);
+    applyPaneSolver(panes[i], runs[i].scene);
     auto created = Simulation::create(runs[i].scene);
     if (!created) return bad(paneLabel(runs[i]) + ": " + created.error());
     runs[i].simulation = std::move(*created);
@@ -213,6 +215,7 @@ int runCompare(const CompareOptions& options) {
                                       metricValue(run.metrics[m].highest())};
       }
       out["solvers"].push_back({{"solver", run.pane.solver},
+                                {"params", run.pane.params},
                                 {"scene", run.scene.name},
                                 {"vertices", run.simulation->cloth().mesh.vertexCount()},
                                 {"steps", run.steps},
@@ -230,7 +233,7 @@ int runCompare(const CompareOptions& options) {
     for (const auto& d : definitions) csv << "," << d.key;
     csv << "\n";
     for (const auto& run : runs) {
-      csv << run.pane.solver << "," << run.scene.name << ","
+      csv << paneSolverLabel(run.pane) << "," << run.scene.name << ","
           << run.simulation->cloth().mesh.vertexCount() << "," << run.steps << "," << run.averaged;
       for (const MetricSummary& metric : run.metrics) {
         csv << ",";
@@ -241,8 +244,13 @@ int runCompare(const CompareOptions& options) {
   }
   if (!options.outDir.empty()) {
     for (const auto& run : runs) {
-      const std::string path =
-          (std::filesystem::path(options.outDir) / (run.pane.solver + "_" + run.scene.name + ".obj")).string();
+      // A pane's parameters name its file too
+      // ("impulse-nc_bending_model_surface_cantilever-coarse.obj"), so that one solver beside
+      // itself writes two files.
+      std::string name = paneSolverLabel(run.pane) + "_" + run.scene.name;
+      std::replace_if(
+          name.begin(), name.end(), [](char c) { return c == ':' || c == '='; }, '_');
+      const std::string path = (std::filesystem::path(options.outDir) / (name + ".obj")).string();
       if (auto e = writeObj(path, run.simulation->surface(), run.simulation->cloth().mesh.triangles,
                             surfaceTexcoords(run.simulation->cloth())))
         return bad(*e);

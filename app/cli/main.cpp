@@ -4,10 +4,11 @@
 //   clothlab-cli info MESH.obj|SCENE [--solver ID]
 //   clothlab-cli run SCENE [--solver ID] [--steps N] [--dt S] [--tol M] [--density KG_PER_M2]
 //                [--bending K] [--bending-rest flat|loaded] [--air-density KG_PER_M3]
-//                [--wind X,Y,Z] [--stats FILE] [--out DIR [--out-fine]] [--every K] [--quiet]
+//                [--wind X,Y,Z] [--param KEY=VALUE]... [--stats FILE] [--out DIR [--out-fine]]
+//                [--every K] [--quiet]
 //   clothlab-cli bench [SCENE ...] [--steps N] [--json FILE]
-//   clothlab-cli compare SCENE|PRESET [--solvers ID[@SCENE],...] [--steps N] [--average N]
-//                [--jobs N] [--json F] [--csv F] [--out DIR]
+//   clothlab-cli compare SCENE|PRESET [--solvers ID[:KEY=VALUE...][@SCENE],...]
+//                [--steps N] [--average N] [--jobs N] [--json F] [--csv F] [--out DIR]
 // Exit codes: 0 success, 2 bad input (message on stderr), 3 the simulation diverged.
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include <tuple>
 
 #include "app/cli/commands.h"
+#include "sim/compare_presets.h"
 #include "sim/format.h"
 #include "sim/json_text.h"
 #include "sim/linear/runtime.h"
@@ -149,6 +151,7 @@ struct RunOptions {
   std::optional<long> steps;
   std::optional<double> dt, tolerance, density, bending, airDensity;
   std::vector<double> wind;  // empty: the scene's
+  std::vector<std::string> params;  // --param KEY=VALUE, the solver's parameters over the scene's
   std::optional<int> substeps, maxSubsteps;
   int every = 1;
   bool outFine = false;  // --out writes the solver's finer mesh where it has one
@@ -217,6 +220,10 @@ int commandRun(const RunOptions& options) {
     if (auto e = validateWind(scene.sim.wind, "--wind")) return fail(*e);
   }
   if (options.tolerance) scene.solverParams["tolerance"] = *options.tolerance;
+  nlohmann::json params = nlohmann::json::object();
+  for (const std::string& param : options.params)
+    if (auto e = parseSolverParam(param, params)) return fail("--param: " + *e);
+  scene.solverParams.update(params);
   // The flags have the ranges of the keys they set, and an error names the flag, not the scene
   // file whose value it replaced.
   using Flag = std::tuple<const char*, const char*, std::optional<double>>;
@@ -236,6 +243,7 @@ int commandRun(const RunOptions& options) {
   if (!solver) return fail("--solver: unknown solver '" + scene.solverId + "' (known: " + solverIdList() + ")");
   if (options.tolerance)
     if (auto e = solver->setParams({{"tolerance", *options.tolerance}})) return fail("--tol: " + *e);
+  if (auto e = solver->setParams(params)) return fail("--param: " + *e);
   if (options.every < 1) return fail("--every: must be at least 1");
   const long steps = options.steps.value_or(std::max(1L, std::lround(1.0 / scene.sim.dt)));
   if (steps < 0) return fail("--steps: must not be negative");
@@ -375,6 +383,11 @@ int main(int argc, char** argv) {
   run->add_option("--max-substeps", options.maxSubsteps,
                   "Adaptive: a step above tolerance is taken again in twice as many sub-steps, up to this many");
   run->add_option("--tol", options.tolerance, "Solver tolerance (impulse solvers: metres)");
+  run->add_option(
+         "--param", options.params,
+         "A solver parameter KEY=VALUE over the scene's, e.g. --param bending_model=surface "
+         "(repeatable; the keys: the viewer's solver panel, README)")
+      ->allow_extra_args(false);  // one KEY=VALUE per --param
   run->add_option("--density", options.density, "Areal density [kg/m^2]");
   run->add_option("--bending", options.bending, "Bending stiffness [N m]");
   run->add_option("--bending-rest", options.bendingRest,
@@ -411,7 +424,8 @@ int main(int argc, char** argv) {
                    "Built-in scene, scene .json, cloth .obj, or a compare preset")
       ->required();
   compare->add_option("--solvers", compareOptions.solvers,
-                      "Comma-separated solver ids; ID@SCENE runs another scene (mesh variant)");
+                      "Comma-separated solver ids; ID@SCENE runs another scene (mesh variant), "
+                      "ID:KEY=VALUE sets a solver parameter (impulse-nc:bending_model=surface)");
   compare->add_option("--steps", compareOptions.steps, "Steps per solver (default: 2 s of simulated time)");
   compare->add_option(
       "--average", compareOptions.average,

@@ -31,9 +31,9 @@ Result<Scene> paneScene(const ComparePane& spec) {
 Result<std::unique_ptr<Simulation>> buildPaneSimulation(const ComparePane& spec) {
   auto scene = paneScene(spec);
   if (!scene) return Error{scene.error()};
-  useSolver(*scene, spec.solver);
+  applyPaneSolver(spec, *scene);
   auto simulation = Simulation::create(*scene);
-  if (!simulation) return Error{spec.solver + ": " + simulation.error()};
+  if (!simulation) return Error{paneSolverLabel(spec) + ": " + simulation.error()};
   return std::move(*simulation);
 }
 
@@ -97,7 +97,9 @@ void Viewer::installPanes(std::vector<BuiltPane> built, const std::string& name)
     if (presets[i].name == name) comparePreset_ = static_cast<int>(i);
   sceneIdentity_ = nullptr;  // the first snapshot frames the camera
   nlohmann::json list = nlohmann::json::array();
-  for (const auto& pane : panes_) list.push_back({{"solver", pane.spec.solver}, {"scene", pane.spec.scene}});
+  for (const auto& pane : panes_)
+    list.push_back(
+        {{"solver", pane.spec.solver}, {"params", pane.spec.params}, {"scene", pane.spec.scene}});
   log_.write("compare_start", {{"preset", name}, {"panes", list}});
   message(RunnerMessage::Kind::Info,
           "compare " + name + ": " + std::to_string(panes_.size()) + " panes");
@@ -204,11 +206,10 @@ void Viewer::restartOtherPanesInStep(int pane, const std::string& why) {
 void Viewer::stopCompare() {
   if (panes_.empty()) return;
   // The active pane's simulation carries on alone: rebuilt from its scene as it stands now.
-  const std::string solver = panes_[activePane_].spec.solver;
   auto resolved = paneScene(panes_[activePane_].spec);
   std::unique_ptr<Simulation> simulation;
   if (resolved) {
-    useSolver(*resolved, solver);
+    applyPaneSolver(panes_[activePane_].spec, *resolved);
     if (auto created = Simulation::create(*resolved)) simulation = std::move(*created);
   }
   if (!simulation) {  // cannot happen for a scene that ran a moment ago; keep a window anyway
@@ -328,7 +329,7 @@ void Viewer::consumePanes() {
   std::vector<std::string> names;
   for (size_t i = 0; i < panes_.size(); ++i) {
     sent.push_back(panes_[i].runner->takeMessages());
-    names.push_back(panes_[i].spec.solver + " (pane " + std::to_string(i + 1) + ")");
+    names.push_back(paneSolverLabel(panes_[i].spec) + " (pane " + std::to_string(i + 1) + ")");
   }
   for (const RunnerMessage& m : mergePaneMessages(sent, names)) message(m.kind, m.text);
   for (size_t i = 0; i < panes_.size(); ++i) {
@@ -481,7 +482,8 @@ void Viewer::drawCompareSection() {
   if (ImGui::BeginCombo("pane scene", active.spec.scene.c_str())) {
     for (const auto& entry : builtinScenes()) {
       if (ImGui::Selectable(entry.name.c_str(), entry.name == active.spec.scene) && entry.name != active.spec.scene) {
-        if (auto e = rebuildPane(activePane_, {active.spec.solver, entry.name}))
+        if (auto e = rebuildPane(activePane_,
+                                 {active.spec.solver, entry.name, nullptr, active.spec.params}))
           message(RunnerMessage::Kind::Error, "compare: " + *e);
         break;  // the pane was replaced
       }
@@ -516,8 +518,10 @@ void Viewer::drawCompareSection() {
   tooltip("on: the panes' labels and the metrics table show each metric's mean over the last 2 s of "
           "simulated time (hover a value in the table for its lowest and highest): a swinging or "
           "fluttering sheet's sag changes from moment to moment; off: the latest value");
-  ImGui::TextWrapped("active pane: %d (%s); click a pane to make it active: the Solver and parameter sections "
-                     "below show it", activePane_ + 1, panes_[activePane_].spec.solver.c_str());
+  ImGui::TextWrapped(
+      "active pane: %d (%s); click a pane to make it active: the Solver and parameter sections "
+      "below show it",
+      activePane_ + 1, paneSolverLabel(panes_[activePane_].spec).c_str());
   hint("drags and pins act on the same material point in every pane");
 }
 
@@ -569,7 +573,12 @@ void Viewer::drawCompareOverlay() {
     auto add = [&](const std::vector<std::string>& parts, const char* separator, ImU32 colour) {
       for (const std::string& row : packIntoRows(parts, separator, width, textWidth)) rows.push_back({row, colour});
     };
-    add({std::to_string(i + 1) + "  " + s.solverId}, "", IM_COL32(255, 255, 255, 255));
+    // The parameters the pane was started with (a preset's, a pane list's), at their values now.
+    std::vector<std::string> name{std::to_string(i + 1) + "  " + s.solverId};
+    for (const auto& [key, started] : pane.spec.params.items())
+      if (const auto now = s.solverParams.find(key); now != s.solverParams.end())
+        name.push_back(key + " " + (now->is_string() ? now->get<std::string>() : now->dump()));
+    add(name, ", ", IM_COL32(255, 255, 255, 255));
     add(setup, ", ", IM_COL32(210, 215, 225, 255));
     std::vector<std::string> measured{"sag " + metricText(pane, kSag) + " m",
                                       "tip " + metricText(pane, kTip) + " m",
@@ -621,7 +630,7 @@ void Viewer::drawCompareOverlay() {
     const bool scenesDiffer = std::any_of(panes_.begin(), panes_.end(),
                                           [&](const Pane& pane) { return sceneName(pane) != sceneName(panes_[0]); });
     for (size_t i = 0; i < panes_.size(); ++i) {
-      std::string header = std::to_string(i + 1) + " " + panes_[i].spec.solver;
+      std::string header = std::to_string(i + 1) + " " + paneSolverLabel(panes_[i].spec);
       if (scenesDiffer && !sceneName(panes_[i]).empty()) header += " @ " + sceneName(panes_[i]);
       ImGui::TableSetupColumn(header.c_str());
     }

@@ -370,7 +370,11 @@ void Viewer::drawSolverSection() {
     for (const auto& entry : solverRegistry()) {
       if (ImGui::Selectable(entry.id.c_str(), entry.id == snapshot_->solverId) && entry.id != snapshot_->solverId) {
         runner_->switchSolver(entry.id);  // compare mode: the active pane's solver
-        if (!panes_.empty()) panes_[activePane_].spec.solver = entry.id;
+        if (!panes_.empty()) {
+          // The pane's parameters were its old solver's.
+          panes_[activePane_].spec.solver = entry.id;
+          panes_[activePane_].spec.params = nlohmann::json::object();
+        }
         log_.write("solver", {{"id", entry.id}, {"pane", panes_.empty() ? -1 : activePane_}});
         if (!panes_.empty() && keepPanesInStep_) {
           // Restarted after the switch too: had the switch failed, this pane would keep its time

@@ -82,6 +82,17 @@ open_typed() {
   sleep 0.3
   xdotool mousemove --window "$WID" "$ox" "$oy" sleep 0.3 click 1
 }
+# wait_for_snapshot LOG LINE PATTERN: waits (up to 20 s) until a snapshot logged after line LINE
+# of LOG matches PATTERN; a check after it then sees that step, however slowly the scene steps.
+wait_for_snapshot() {
+  local end=$((SECONDS + 20))
+  while [ "$SECONDS" -lt "$end" ]; do
+    tail -n +"$(($2 + 1))" "$1" | grep '"event":"snapshot"' | grep -q -- "$3" && return 0
+    sleep 0.2
+  done
+  echo "no snapshot matching $3 within 20 s"
+}
+
 # scroll_panel_to NAME APP_OUT [BELOW]: scrolls the panel (wheel over it) until the widget NAME
 # lies between the panel's title bar and the window's top BELOW pixels (700 unless given): down
 # while it lies below, up while it lies above, scrolled out of sight.
@@ -201,10 +212,17 @@ print('undone:', undone)
 sys.exit(0 if undone[-2:] == ['self_collision', 'self_collision'] else 1)"
 # The bending's rest shape, a choice: "loaded" (the second item) reaches the simulation, and
 # Ctrl+Z puts "flat" back.
+# The scene then takes 58 sub-steps a step (60 to 120 ms alone, several times that beside other
+# tests on two cores): the undo waits for a step that ran with the choice, and the check for one
+# after the undo.
 read -r bx by <<< "$(layout sim.bending_rest "$OUT/hanging.out")"
+mark=$(wc -l <"$LOG")
 xdotool mousemove --window "$WID" "$bx" "$by" sleep 0.3 click 1 sleep 0.5 \
-  mousemove --window "$WID" "$bx" $((by + 24 + 17)) sleep 0.3 click 1 sleep 1 \
-  mousemove --window "$WID" 900 700 sleep 0.2 key ctrl+z sleep 1
+  mousemove --window "$WID" "$bx" $((by + 24 + 17)) sleep 0.3 click 1 sleep 1
+wait_for_snapshot "$LOG" "$mark" '"bending_rest":"loaded"'
+mark=$(wc -l <"$LOG")
+xdotool mousemove --window "$WID" 900 700 sleep 0.2 key ctrl+z sleep 1
+wait_for_snapshot "$LOG" "$mark" '"bending_rest":"flat"'
 check "choice: the bending's rest shape reaches the simulation and is undone" \
   python3 "$HERE/check_log.py" bending_rest "$LOG"
 

@@ -898,6 +898,10 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
 std::optional<std::string> ImpulseSolver::setParams(const nlohmann::json& params) {
   ImpulseParams parsed = params_;
   if (auto e = readParams(params, ImpulseParams::table(), parsed, "solver")) return e;
+  if (!cloth_) {  // before reset: nothing built yet to change
+    params_ = parsed;
+    return std::nullopt;
+  }
   const bool rebuild = parsed.boundaryConstraints != params_.boundaryConstraints;
   if (parsed.linearSolver != params_.linearSolver || rebuild) impl_->structureDirty = true;
   const bool bendingChanged = parsed.bendingModel != params_.bendingModel;

@@ -808,8 +808,9 @@ std::optional<std::string> MlsSolver::settle(const SimParams& sim) {
 std::optional<std::string> MlsSolver::setParams(const nlohmann::json& params) {
   MlsParams parsed = params_;
   if (auto e = readParams(params, MlsParams::table(), parsed, "solver")) return e;
-  if (parsed.neighbourhood != params_.neighbourhood || parsed.radius != params_.radius ||
-      parsed.weighting != params_.weighting || parsed.lonePinRings != params_.lonePinRings) {
+  if (cloth_ &&
+      (parsed.neighbourhood != params_.neighbourhood || parsed.radius != params_.radius ||
+       parsed.weighting != params_.weighting || parsed.lonePinRings != params_.lonePinRings)) {
     const MlsNeighbourhoods previous = neighbourhoods_;
     const std::vector<int> previousTwoRing = twoRingPins_;
     // Turned on, the lone pins' 2-rings are weighed against their neighbourhoods without them.
