@@ -415,10 +415,10 @@ TEST(ComparePresets, EveryPaneBuildsAndPaneListsAreChecked) {
 // A pane list sets solver parameters per pane (one solver beside itself), read as JSON where
 // they are JSON and as text otherwise, and says which entry and which parameter are wrong.
 TEST(ComparePresets, PaneListsSetSolverParameters) {
-  auto parsed = parsePaneList(
-      "impulse-nc,impulse-nc:bending_model=surface:tolerance=1e-7@cantilever-fine,xpbd:iterations="
-      "40",
-      "cantilever-coarse");
+  const std::string list =
+      "impulse-nc,impulse-nc:bending_model=surface:tolerance=1e-7@cantilever-fine,"
+      "xpbd:iterations=40";
+  auto parsed = parsePaneList(list, "cantilever-coarse");
   ASSERT_TRUE(parsed.error.empty()) << parsed.error;
   ASSERT_EQ(parsed.panes.size(), 3u);
   EXPECT_TRUE(parsed.panes[0].params.empty());

@@ -130,7 +130,7 @@ struct ImpulseParams {
   // nonconforming shapes, energy k_nc / 2 x^T R x (zero on every midpoint field of a conforming
   // surface). The surface's hinge energy does not see them; the CR energy holds them itself. Left
   // free, the position passes' corrections pile them up: a strip sewn into a loop strained its
-  // surface's edges by 0.87 (0.031 at 3, the CR energy's 0.012), and the cantilevers' edges by up
+  // surface's edges by 0.87 (0.040 at 3, the CR energy's 0.012), and the cantilevers' edges by up
   // to 0.23 (0.13). Nothing is added to the force system's pattern: R is the damping's.
   // [k_b / m^2], [0, 1e4]
   double nonconformingStiffness = 3;
