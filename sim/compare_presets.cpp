@@ -125,8 +125,14 @@ PaneListResult parsePaneList(const std::string& list, const std::string& scene) 
       }
       start = next;
     }
-    if (!findSolver(pane.solver)) {
+    const SolverEntry* solver = findSolver(pane.solver);
+    if (!solver) {
       result.error = where + ": unknown solver '" + pane.solver + "' (known: " + solverIdList() + ")";
+      return result;
+    }
+    // Checked here, so that the error names the entry, not the scene file the pane runs.
+    if (auto e = solver->create()->setParams(pane.params)) {
+      result.error = where + ": " + *e;
       return result;
     }
     if (pane.scene.empty()) {

@@ -47,8 +47,8 @@ std::string comparePresetNames();
 
 // Parses a pane list "ID[:KEY=VALUE...][@SCENE],..." where a pane without @SCENE runs `scene`
 // and each KEY=VALUE sets one of its solver's parameters (parseSolverParam). Errors name the
-// entry that is wrong (unknown solver, empty entry, a parameter not KEY=VALUE, fewer than 1 or
-// more than 8).
+// entry that is wrong (unknown solver, empty entry, a parameter not KEY=VALUE or one its solver
+// refuses, fewer than 1 or more than 8).
 struct PaneListResult {
   std::vector<ComparePane> panes;
   std::string error;  // empty when valid

@@ -452,6 +452,11 @@ TEST(ComparePresets, PaneListsSetSolverParameters) {
             std::string::npos);
   EXPECT_NE(error(":tolerance=1").find("entry 1: no solver id before ':'"), std::string::npos);
   EXPECT_NE(error("magic:tolerance=1").find("unknown solver 'magic'"), std::string::npos);
+  // The solver's own check, named by entry (not by the scene file the pane would run).
+  EXPECT_NE(error("xpbd,impulse-nc:nonconforming_stiffness=-1")
+                .find("entry 2: solver.nonconforming_stiffness: -1 is outside the valid range"),
+            std::string::npos)
+      << error("xpbd,impulse-nc:nonconforming_stiffness=-1");
 }
 
 // methods 2.8 metric 2: cantilever droop on jittered meshes at three resolutions. mls-isometry's
