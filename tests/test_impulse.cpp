@@ -677,7 +677,7 @@ TEST(Bending, SurfaceBendingMovesTheSurfaceAsTheVertexSolversAndKeepsTheMomentum
   const TriangleMesh mesh = makeIrregularRectangle(1, 1, 400, 9);
   const MeshTopology topo = buildTopology(mesh);
   ImpulseModel nc = buildNonconformingModel(mesh, topo, true);
-  setBendingModel(nc, "surface", mesh, topo);
+  setBendingModel(nc, "surface", 0, mesh, topo);
   ASSERT_TRUE(nc.bendingOnSurface);
   EXPECT_EQ(nc.bending.nonZeros(), 0);
   const double density = 0.2, kb = 0.05, h = 0.01;

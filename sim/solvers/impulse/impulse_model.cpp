@@ -99,7 +99,6 @@ ImpulseModel buildNonconformingModel(const TriangleMesh& rest, const MeshTopolog
   }
   model.midpointMap.resize(particleCount, rest.vertexCount());
   model.midpointMap.setFromTriplets(midpoints.begin(), midpoints.end());
-  setBendingModel(model, "crouzeix-raviart", rest, topology);
 
   std::vector<Eigen::Triplet<double>> difference;  // rows: (vertex, triangle) pairs
   int row = 0;
@@ -125,6 +124,7 @@ ImpulseModel buildNonconformingModel(const TriangleMesh& rest, const MeshTopolog
   const SparseMatrix d = predictions - select * model.surfaceMap;
   model.nonconformity = SparseMatrix(d.transpose()) * d;
   model.nonconformity.prune(1e-14);
+  setBendingModel(model, "crouzeix-raviart", 0, rest, topology);
   return model;
 }
 
@@ -146,12 +146,17 @@ ImpulseModel buildConformingModel(const TriangleMesh& rest, const MeshTopology& 
   return model;
 }
 
-void setBendingModel(ImpulseModel& model, const std::string& bendingModel, const TriangleMesh& rest,
+void setBendingModel(ImpulseModel& model, const std::string& bendingModel,
+                     double nonconformingStiffness, const TriangleMesh& rest,
                      const MeshTopology& topology) {
   if (model.conforming) return;
   model.bendingOnSurface = bendingModel == "surface";
   if (model.bendingOnSurface) {
-    model.bending = SparseMatrix(model.particleCount(), model.particleCount());
+    const double edge = meanEdgeLength(rest.positions, topology.edges);
+    model.bending =
+        nonconformingStiffness > 0
+            ? SparseMatrix((nonconformingStiffness / (edge * edge)) * model.nonconformity)
+            : SparseMatrix(model.particleCount(), model.particleCount());
     model.restBend = RestBend();
   } else {
     model.bending = crBendingMatrix(rest, topology);

@@ -37,8 +37,8 @@ struct ImpulseModel {
   SparseMatrix midpointMap;             // M: particleCount x vertexCount, edge midpoints; B M = I
   SparseMatrix bending;                 // Q: particleCount x particleCount
   RestBend restBend;                    // Q's rows, bent as the rest state is (sim/bending.h)
-  // The hinge energy of the surface the user sees in place of Q (setBendingModel: Q is then zero,
-  // and bendSurface bends the surface).
+  // The hinge energy of the surface the user sees in place of the CR energy (setBendingModel: Q
+  // then only holds the nonconformity, and bendSurface bends the surface).
   bool bendingOnSurface = false;
   // R = sum over vertices i and incident triangles t of (P_ti - B_i)^T (P_ti - B_i), P_ti the
   // row of triangle t's own prediction of vertex i. R u = 0 exactly when u is the midpoint field
@@ -56,7 +56,11 @@ ImpulseModel buildConformingModel(const TriangleMesh& rest, const MeshTopology& 
 // equals the hinge energy only where the particles are the midpoints of a conforming surface;
 // elsewhere it can be lower, and a clamped cantilever creases beyond its clamp
 // (docs/measurements.md). A conforming model's bending is the hinge already.
-void setBendingModel(ImpulseModel& model, const std::string& bendingModel, const TriangleMesh& rest,
+// Under "surface" Q is nonconformingStiffness / (mean rest edge)^2 R (ImpulseParams::
+// nonconformingStiffness; empty at 0), so that k_b Q holds the nonconformity that the surface's
+// hinge energy does not see, where the CR energy held it; under CR the stiffness is not used.
+void setBendingModel(ImpulseModel& model, const std::string& bendingModel,
+                     double nonconformingStiffness, const TriangleMesh& rest,
                      const MeshTopology& topology);
 
 // The surface's implicit hinge bending (bending_model "surface"), after the particles' force

@@ -223,11 +223,11 @@ struct ImpulseSolver::Impl : RowStructure {
     withoutContacts.reset();
   }
 
-  // Forces: factor of M + h c R + h^2 (k_b Q + k_nc R), refreshed when k_b, h, density, c or
-  // k_nc change.
+  // Forces: factor of M + h c R + h^2 k_b Q, refreshed when k_b, h, density or c change (and
+  // dropped when Q changes: useBendingModel).
   std::unique_ptr<SpdSolver> bendingFactor;
   std::unique_ptr<ImplicitBending> surfaceBending;  // bending_model "surface" (bendSurface)
-  double bendingKey[5] = {-1, -1, -1, -1, -1};
+  double bendingKey[4] = {-1, -1, -1, -1};
   // Collision transfer: factor of B B^T (nonconforming only).
   std::unique_ptr<SpdSolver> surfaceFactor;
 
@@ -904,7 +904,8 @@ std::optional<std::string> ImpulseSolver::setParams(const nlohmann::json& params
   }
   const bool rebuild = parsed.boundaryConstraints != params_.boundaryConstraints;
   if (parsed.linearSolver != params_.linearSolver || rebuild) impl_->structureDirty = true;
-  const bool bendingChanged = parsed.bendingModel != params_.bendingModel;
+  const bool bendingChanged = parsed.bendingModel != params_.bendingModel ||
+                              parsed.nonconformingStiffness != params_.nonconformingStiffness;
   params_ = parsed;
   if (bendingChanged) useBendingModel();
   if (rebuild && mode_ == Mode::Nonconforming) {
@@ -918,7 +919,8 @@ std::optional<std::string> ImpulseSolver::setParams(const nlohmann::json& params
 }
 
 void ImpulseSolver::useBendingModel() {
-  setBendingModel(model_, params_.bendingModel, cloth_->mesh, cloth_->topology);
+  setBendingModel(model_, params_.bendingModel, params_.nonconformingStiffness, cloth_->mesh,
+                  cloth_->topology);
   // A new pattern for the force system: analysed and factorized again at the next step.
   impl_->bendingFactor.reset();
   impl_->surfaceBending =
@@ -1035,23 +1037,16 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     }
     const Eigen::RowVector3d gravityStep = h * ctx.sim.gravity.transpose();
     const double ncDamping = model_.conforming ? 0.0 : params_.nonconformingDamping;
-    // The surface's hinge energy does not see the particles' nonconformity, which the CR energy
-    // holds; under it the stiffness below does (ImpulseParams::nonconformingStiffness).
-    const double ncStiffness =
-        model_.bendingOnSurface
-            ? params_.nonconformingStiffness * ctx.sim.bending / (meanEdgeLength_ * meanEdgeLength_)
-            : 0.0;
     if (ctx.sim.bending > 0 || ncDamping > 0) {
       // A supernodal factor solved without BLAS (SupernodalSolve, on this thread): alongside
       // the factorization of A, which holds the BLAS lock (lockBlas: the serial OpenBLAS has
       // none), it does not wait for the lock, and on sphere-drop it takes 13.4 to 13.7 ms
       // instead of the simplicial factor's 15.2 to 15.7. The same solver with and without
       // parallel_forces, so that the results never depend on other simulations.
-      const double key[5] = {ctx.sim.bending, h, ctx.sim.density, ncDamping, ncStiffness};
+      const double key[4] = {ctx.sim.bending, h, ctx.sim.density, ncDamping};
       const Eigen::VectorXd mass = ctx.sim.density * model_.areaShare + extraMass_;
-      if (!s.bendingFactor || !std::equal(key, key + 5, s.bendingKey)) {
-        SparseMatrix scaledBending = (h * h * ctx.sim.bending) * model_.bending;
-        if (ncStiffness > 0) scaledBending += (h * h * ncStiffness) * model_.nonconformity;
+      if (!s.bendingFactor || !std::equal(key, key + 4, s.bendingKey)) {
+        const SparseMatrix scaledBending = (h * h * ctx.sim.bending) * model_.bending;
         SparseMatrix system = scaledBending;
         if (ncDamping > 0) system += (h * ncDamping * mass.mean()) * model_.nonconformity;
         system += SparseMatrix(mass.asDiagonal());
@@ -1066,15 +1061,13 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         std::string message;
         if (s.bendingFactor->factorize(upper, &message) != SpdSolver::Status::Ok) {
           s.bendingFactor.reset();
-          return "force system (M + h c R + h^2 (k_b Q + k_nc R)) factorization failed: " +
-                 message +
+          return "force system (M + h c R + h^2 k_b Q) factorization failed: " + message +
                  bendingOutweighsMass(scaledBending, mass, ctx.sim.bending, h, "particle");
         }
-        std::copy(key, key + 5, s.bendingKey);
+        std::copy(key, key + 4, s.bendingKey);
       }
       Eigen::MatrixXd rhs = mass.asDiagonal() * (v_.rowwise() + gravityStep);
       if (ctx.sim.bending > 0) rhs -= (h * ctx.sim.bending) * (model_.bending * x_);
-      if (ncStiffness > 0) rhs -= (h * ncStiffness) * (model_.nonconformity * x_);
       if (const RestBend* rest = restShapeFor(ctx.sim.bendingRest, model_.restBend);
           rest && ctx.sim.bending > 0)
         rest->addForce(x_, h * ctx.sim.bending, rhs);

@@ -18,8 +18,8 @@
 //   1. assemble A at x, factorize (CHOLMOD supernodal; shift grows, then LDL', if needed)
 //   2. forces: v <- (M + h c R + h^2 k_b Q)^-1 (M (v + h g) - h k_b Q x): implicit bending and
 //      damping of nonconforming motion (R, see ImpulseModel); with bending_model "surface" Q is
-//      zero, R takes a stiffness k_nc as well (h^2 k_nc R in the matrix, h k_nc R x on the right),
-//      and the surface's own implicit hinge bending follows (bendSurface); then linear damping
+//      only the nonconformity's stiffness (nonconforming_stiffness / mean edge^2 R), and the
+//      surface's own implicit hinge bending follows (bendSurface); then linear damping
 //   3. a garment's stitches (sim/stitches.h) on the surface's preview x_c + h v_c: the
 //      velocity changes that bring each stitch within its allowance (split by inverse mass) reach
 //      the particles through the midpoint map M (below), so the passes keep the constraints and a
