@@ -3,10 +3,12 @@
 #include <Eigen/Dense>
 #include <Eigen/Geometry>
 #include <cmath>
+#include <filesystem>
 #include <numbers>
 #include <string>
 
 #include "sim/format.h"
+#include "sim/json_text.h"
 
 namespace clothlab {
 
@@ -150,6 +152,28 @@ Result<Vec3> layFlatRotation(const Scene& scene, const Positions& rest) {
   // No -1e-14 (or -0) in the panel.
   for (int d = 0; d < 3; ++d) degrees[d] = std::round(degrees[d] * 1e9) / 1e9 + 0.0;
   return degrees;
+}
+
+PlacedObstacle meshObstacleUnderCloth(TriangleMesh mesh, const std::string& path,
+                                      const Vec3& clothLo, const Vec3& clothHi, double friction) {
+  const Positions& p = mesh.positions;
+  const Vec3 lo = p.colwise().minCoeff(), hi = p.colwise().maxCoeff();
+  PlacedObstacle placed;
+  const double clothSize = std::max((clothHi - clothLo).maxCoeff(), 0.1);
+  placed.scale = 0.6 * clothSize / std::max((hi - lo).maxCoeff(), 1e-9);
+  const Vec3 centre = 0.5 * (lo + hi);
+  Transform transform;
+  transform.scale = placed.scale;
+  transform.translate = Vec3(0.5 * (clothLo.x() + clothHi.x()) - placed.scale * centre.x(),
+                             clothLo.y() - 0.02 - placed.scale * hi.y(),
+                             0.5 * (clothLo.z() + clothHi.z()) - placed.scale * centre.z());
+  const nlohmann::json spec = {
+      {"type", "mesh"},
+      {"obj", std::filesystem::absolute(path).lexically_normal().string()},
+      {"transform", {{"scale", transform.scale}, {"translate", vecJson(transform.translate)}}}};
+  placed.obstacle.friction = friction;
+  placeMeshObstacle(std::move(mesh), transform, spec, placed.obstacle);
+  return placed;
 }
 
 }  // namespace clothlab

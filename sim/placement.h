@@ -51,4 +51,17 @@ Result<Vec3> layFlatRotation(const Scene& scene, const Positions& rest);
 // gravity.
 bool standsOnEdge(const Positions& placed, const Vec3& gravity);
 
+// An OBJ's mesh `mesh` (loaded from `path`) added as a mesh obstacle under the cloth (the
+// viewer's and clothlab-cli's `--obstacle`, the panel's "an .obj is: obstacle"): scaled to 60% of
+// the cloth's largest extent (at least 0.1 m) and centred under it, its top 2 cm below the
+// cloth's lowest point, since an OBJ's own units and origin are arbitrary. `clothLo`, `clothHi`:
+// the cloth's bounds where it is now. The obstacle's `meshSpec` is what a scene file holds for it
+// (the OBJ's absolute path and the transform), so a saved scene opens with it in the same place.
+struct PlacedObstacle {
+  Obstacle obstacle;
+  double scale = 1;  // the OBJ's own units to the scene's
+};
+PlacedObstacle meshObstacleUnderCloth(TriangleMesh mesh, const std::string& path,
+                                      const Vec3& clothLo, const Vec3& clothHi, double friction);
+
 }  // namespace clothlab

@@ -152,6 +152,31 @@ check "--param: not KEY=VALUE" expect_exit 2 "--param: solver parameter 'bending
 check "--param: a value the solver refuses is named" expect_exit 2 "--param: .*bending_model.*hinge" -- \
   run hanging --param bending_model=hinge
 check "--param: an unknown key is named" expect_exit 2 "--param: .*magic" -- run hanging --param magic=1
+# --obstacle: an OBJ in its own units (an octahedron 20 units across, centred 50 units up) is
+# scaled to 60% of the cloth and put under it, as the viewer's --obstacle does: the hanging cloth
+# falls onto it, where without it nothing touches.
+printf 'v 0 60 0\nv 0 40 0\nv 10 50 0\nv -10 50 0\nv 0 50 10\nv 0 50 -10\nf 1 3 5\nf 1 5 4\nf 1 4 6\nf 1 6 3\nf 2 5 3\nf 2 4 5\nf 2 6 4\nf 2 3 6\n' >"$work/octahedron.obj"
+"$cli" run hanging --solver xpbd --steps 300 --stats "$work/plain.jsonl" --quiet
+"$cli" run hanging --solver xpbd --steps 300 --obstacle "$work/octahedron.obj" --stats "$work/octa.jsonl" --quiet
+most_contacts() { python3 -c "import json,sys; print(max(json.loads(l)['contacts'] for l in open(sys.argv[1])))" "$1"; }
+check "without --obstacle the hanging cloth touches nothing" test "$(most_contacts "$work/plain.jsonl")" -eq 0
+check "--obstacle puts the OBJ under the cloth, which lands on it" test "$(most_contacts "$work/octa.jsonl")" -gt 0
+check "--obstacle: a missing file is named" expect_exit 2 "--obstacle: .*nosuch.obj" -- \
+  run hanging --obstacle "$work/nosuch.obj" --stats "$work/none-obstacle.jsonl"
+check "--obstacle: bad input writes nothing" test ! -e "$work/none-obstacle.jsonl"
+printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n' >"$work/badface.obj"
+check "--obstacle: a malformed OBJ is named with its line" expect_exit 2 "--obstacle: .*badface.obj.*line 4" -- \
+  run hanging --obstacle "$work/badface.obj"
+"$cli" compare hanging --solvers xpbd,impulse-nc --steps 300 --json "$work/plain-compare.json" >/dev/null 2>&1
+"$cli" compare hanging --solvers xpbd,impulse-nc --steps 300 --obstacle "$work/octahedron.obj" \
+  --json "$work/octa-compare.json" >/dev/null 2>&1
+check "compare --obstacle puts it under every solver's cloth" python3 -c "
+import json,sys
+tips=lambda f:[s['values']['tip_height'] for s in json.load(open(f))['solvers']]
+plain,octa=tips('$work/plain-compare.json'),tips('$work/octa-compare.json')
+sys.exit(0 if len(octa)==2 and all(o>p+0.05 for o,p in zip(octa,plain)) else 1)"
+check "compare --obstacle: a missing file is named with the pane" expect_exit 2 "xpbd@hanging: --obstacle: .*nosuch.obj" -- \
+  compare hanging --solvers xpbd --obstacle "$work/nosuch.obj"
 "$cli" run hanging --steps 2 --dt 0.002 --substeps 4 --stats "$work/substeps.jsonl" --quiet
 check "substeps reach the run" grep -q '"substeps":4' "$work/substeps.jsonl"
 check "a sub-stepped step advances dt" grep -q '"t":0.004' "$work/substeps.jsonl"

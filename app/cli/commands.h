@@ -4,6 +4,10 @@
 #include <string>
 #include <vector>
 
+namespace clothlab {
+class Simulation;
+}
+
 namespace clothlab::cli {
 
 constexpr int kExitOk = 0;
@@ -13,6 +17,13 @@ constexpr int kExitDiverged = 3;
 // Median of the values (0 for none).
 double median(std::vector<double> values);
 
+// Adds each OBJ in `paths` to `simulation` as a mesh obstacle, scaled to 60% of the cloth and
+// placed under it as the viewer's --obstacle does (sim/placement.h meshObstacleUnderCloth). Fails
+// with a message that starts "--obstacle: " and names the file (and line) or the obstacle the
+// simulation refuses; nothing is added then. The files' warnings go to stderr.
+std::optional<std::string> addObstaclesUnderCloth(Simulation& simulation,
+                                                  const std::vector<std::string>& paths);
+
 struct CompareOptions {
   std::string scene;    // built-in scene, scene .json or compare preset name
   std::string solvers;  // "ID[:KEY=VALUE...][@SCENE],..." (empty: the preset's panes)
@@ -21,6 +32,7 @@ struct CompareOptions {
   // their range; unset: measured once, after the last step.
   std::optional<long> average;
   int jobs = 0;         // solvers run at a time
+  std::vector<std::string> obstacles;  // --obstacle: OBJs placed under each pane's cloth
   std::string jsonPath, csvPath, outDir;
 };
 int runCompare(const CompareOptions& options);

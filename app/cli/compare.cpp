@@ -109,6 +109,8 @@ int runCompare(const CompareOptions& options) {
     auto created = Simulation::create(runs[i].scene);
     if (!created) return bad(paneLabel(runs[i]) + ": " + created.error());
     runs[i].simulation = std::move(*created);
+    if (auto e = addObstaclesUnderCloth(*runs[i].simulation, options.obstacles))
+      return bad(paneLabel(runs[i]) + ": " + *e);
   }
   // Default: 2 s of simulated time of each pane's scene.
   auto stepsFor = [&](const PaneRun& run) {

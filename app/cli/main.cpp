@@ -4,11 +4,13 @@
 //   clothlab-cli info MESH.obj|SCENE [--solver ID]
 //   clothlab-cli run SCENE [--solver ID] [--steps N] [--dt S] [--tol M] [--density KG_PER_M2]
 //                [--bending K] [--bending-rest flat|loaded] [--air-density KG_PER_M3]
-//                [--wind X,Y,Z] [--param KEY=VALUE]... [--stats FILE] [--out DIR [--out-fine]]
+//                [--wind X,Y,Z] [--param KEY=VALUE]... [--obstacle OBJ]... [--stats FILE]
+//                [--out DIR [--out-fine]]
 //                [--every K] [--quiet]
 //   clothlab-cli bench [SCENE ...] [--steps N] [--json FILE]
 //   clothlab-cli compare SCENE|PRESET [--solvers ID[:KEY=VALUE...][@SCENE],...]
-//                [--steps N] [--average N] [--jobs N] [--json F] [--csv F] [--out DIR]
+//                [--obstacle OBJ]... [--steps N] [--average N] [--jobs N] [--json F] [--csv F]
+//                [--out DIR]
 // Exit codes: 0 success, 2 bad input (message on stderr), 3 the simulation diverged.
 #include <unistd.h>
 
@@ -152,6 +154,7 @@ struct RunOptions {
   std::optional<double> dt, tolerance, density, bending, airDensity;
   std::vector<double> wind;  // empty: the scene's
   std::vector<std::string> params;  // --param KEY=VALUE, the solver's parameters over the scene's
+  std::vector<std::string> obstacles;  // --obstacle: OBJs placed under the cloth
   std::optional<int> substeps, maxSubsteps;
   int every = 1;
   bool outFine = false;  // --out writes the solver's finer mesh where it has one
@@ -253,6 +256,7 @@ int commandRun(const RunOptions& options) {
   Simulation& simulation = **created;
   for (const std::string& warning : simulation.cloth().warnings)
     std::cerr << "warning: " << warning << "\n";
+  if (auto e = addObstaclesUnderCloth(simulation, options.obstacles)) return fail(*e);
 
   // Outputs are opened only after everything above was valid.
   std::ofstream stats;
@@ -388,6 +392,10 @@ int main(int argc, char** argv) {
          "A solver parameter KEY=VALUE over the scene's, e.g. --param bending_model=surface "
          "(repeatable; the keys: the viewer's solver panel, README)")
       ->allow_extra_args(false);  // one KEY=VALUE per --param
+  run->add_option("--obstacle", options.obstacles,
+                  "Add an OBJ as a mesh obstacle, scaled to 60% of the cloth and placed under it, "
+                  "as the viewer's --obstacle (repeatable)")
+      ->allow_extra_args(false);
   run->add_option("--density", options.density, "Areal density [kg/m^2]");
   run->add_option("--bending", options.bending, "Bending stiffness [N m]");
   run->add_option("--bending-rest", options.bendingRest,
@@ -426,6 +434,11 @@ int main(int argc, char** argv) {
   compare->add_option("--solvers", compareOptions.solvers,
                       "Comma-separated solver ids; ID@SCENE runs another scene (mesh variant), "
                       "ID:KEY=VALUE sets a solver parameter (impulse-nc:bending_model=surface)");
+  compare
+      ->add_option(
+          "--obstacle", compareOptions.obstacles,
+          "Add an OBJ as a mesh obstacle under each solver's cloth, as run --obstacle (repeatable)")
+      ->allow_extra_args(false);
   compare->add_option("--steps", compareOptions.steps, "Steps per solver (default: 2 s of simulated time)");
   compare->add_option(
       "--average", compareOptions.average,

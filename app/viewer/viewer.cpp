@@ -869,25 +869,14 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
   const bool sphere = as == ObjAs::ObstacleSphere;
   std::string what = sphere ? "a bounding-sphere obstacle" : "a bounding-box obstacle";
   if (as == ObjAs::ObstacleMesh) {
-    // Scaled to 60% of the cloth's size and placed centred under it, its top 2 cm below the
-    // cloth's lowest point (an OBJ's own units and origin are arbitrary).
     Vec3 clothLo = Vec3::Zero(), clothHi = Vec3::Zero();
     if (snapshot_) snapshot_->clothBounds(clothLo, clothHi);
-    const double clothSize = std::max((clothHi - clothLo).maxCoeff(), 0.1);
-    const double scale = 0.6 * clothSize / std::max((hi - lo).maxCoeff(), 1e-9);
-    const Vec3 centre = 0.5 * (lo + hi);
-    const Vec3 translate(0.5 * (clothLo.x() + clothHi.x()) - scale * centre.x(), clothLo.y() - 0.02 - scale * hi.y(),
-                         0.5 * (clothLo.z() + clothHi.z()) - scale * centre.z());
-    Transform placement;
-    placement.scale = scale;
-    placement.translate = translate;
-    placeMeshObstacle(std::move(mesh->mesh), placement,
-                      {{"type", "mesh"},
-                       {"obj", fs::absolute(path).lexically_normal().string()},
-                       {"transform", {{"scale", scale}, {"translate", vecJson(translate)}}}},
-                      ob);
+    PlacedObstacle placed =
+        meshObstacleUnderCloth(std::move(mesh->mesh), path, clothLo, clothHi, sim_.friction);
+    ob = std::move(placed.obstacle);
     what = "a mesh obstacle (" + std::to_string(ob.shape->mesh().triangleCount()) + " triangles, " +
-           (ob.shape->closed() ? "closed" : "open") + ", scaled by " + std::to_string(scale).substr(0, 6) + ")";
+           (ob.shape->closed() ? "closed" : "open") + ", scaled by " +
+           std::to_string(placed.scale).substr(0, 6) + ")";
   } else if (sphere) {
     ob.type = Obstacle::Type::Sphere;
     ob.radius = 0;
