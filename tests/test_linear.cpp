@@ -285,6 +285,43 @@ TEST(SpdSolver, AddedRowsFollowTheirLastNeighbourInTheBaseOrdering) {
   expectFactorizesAndSolves(*solver, upper, Eigen::MatrixXd::Random(upper.rows(), 1));
 }
 
+// Of several orderings, the analysis keeps the one whose factorization takes the fewest flops
+// (mls-isometry's J W J^T with many edge rows: its rows after their neighbours, or AMD of the
+// whole): on a grid, AMD's against the natural one (a band), given in either order.
+TEST(SpdSolver, TheOrderingWithTheFewestFlopsIsKept) {
+  const SparseMatrix upper = laplacian(30, 0.3);
+  const int n = static_cast<int>(upper.rows());
+  std::vector<int> natural(n);
+  for (int i = 0; i < n; ++i) natural[i] = i;
+  const std::vector<int> amd = amdOrdering(upper);
+  ASSERT_EQ(amd.size(), static_cast<size_t>(n));
+  auto solver = makeSpdSolver("cholmod");
+  ASSERT_FALSE(solver->analyze(upper, natural, "natural").has_value());
+  const double naturalFlops = solver->factorFlops();
+  ASSERT_FALSE(solver->analyze(upper, amd, "AMD").has_value());
+  const double amdFlops = solver->factorFlops();
+  ASSERT_GT(amdFlops, 0);
+  ASSERT_LT(amdFlops, 0.5 * naturalFlops);  // a band of 30 against a fill of about n log n
+  const Eigen::MatrixXd rhs = Eigen::MatrixXd::Random(n, 1);
+  const NamedOrdering naturalNamed{natural, "natural"}, amdNamed{amd, "AMD"};
+  for (const auto& candidates : {std::vector<NamedOrdering>{naturalNamed, amdNamed},
+                                 std::vector<NamedOrdering>{amdNamed, naturalNamed}}) {
+    const auto chosen = analyzeFewestFlops(*solver, upper, candidates);
+    ASSERT_TRUE(chosen) << chosen.error();
+    EXPECT_EQ(candidates[*chosen].method, "AMD");
+    EXPECT_EQ(solver->ordering(), amd);
+    EXPECT_EQ(solver->orderingMethod(), "AMD");
+    EXPECT_EQ(solver->factorFlops(), amdFlops);
+    expectFactorizesAndSolves(*solver, upper, rhs);
+  }
+  // An empty ordering is passed over; none at all is an error.
+  const auto onlyNatural = analyzeFewestFlops(*solver, upper, {{{}, "none"}, naturalNamed});
+  ASSERT_TRUE(onlyNatural) << onlyNatural.error();
+  EXPECT_EQ(*onlyNatural, 1u);
+  EXPECT_EQ(solver->ordering(), natural);
+  EXPECT_FALSE(analyzeFewestFlops(*solver, upper, {{{}, "none"}}));
+}
+
 // The largest systems (sphere-drop's A: 59 398 rows) are ordered by nested dissection where that
 // fills L less than AMD, as it does on a large grid; below kNestedDissectionRows rows only CHOLMOD's
 // usual choice is tried.

@@ -118,6 +118,7 @@ class CholmodSolver final : public SpdSolver {
 
   std::vector<int> ordering() const override { return perm_; }
   std::string orderingMethod() const override { return method_; }
+  double factorFlops() const override { return flops_; }
 
   bool analysedFor(const SparseMatrix& upper) const override {
     const Eigen::Index n = pattern_.rows(), nnz = pattern_.nonZeros();
@@ -217,6 +218,7 @@ class CholmodSolver final : public SpdSolver {
     factor_ = cholmod_analyze(&permuted, &common_);
     if (!factor_ || common_.status < CHOLMOD_OK)
       return "CHOLMOD symbolic analysis failed (status " + std::to_string(common_.status) + ")";
+    flops_ = common_.fl;
     const int* identity = static_cast<const int*>(factor_->Perm);
     for (int i = 0; i < static_cast<int>(perm_.size()); ++i)
       if (identity[i] != i) return "CHOLMOD symbolic analysis: the natural ordering was permuted";
@@ -278,6 +280,7 @@ class CholmodSolver final : public SpdSolver {
   cholmod_dense *x_ = nullptr, *y_ = nullptr, *e_ = nullptr;  // solve workspaces, reused
   SparseMatrix pattern_;
   std::string method_;  // orderingMethod()
+  double flops_ = 0;    // factorFlops(), of the last analysis
   std::vector<int> perm_;  // row i of the permuted matrix is row perm_[i] of the given one
   std::vector<int> permutedStarts_, permutedRows_, slot_;
   std::vector<double> permutedValues_;
@@ -353,6 +356,29 @@ std::vector<int> orderingWithRowsAfterNeighbours(const SparseMatrix& upper, cons
     for (; next != later.end() && next->first == p; ++next) ordering.push_back(next->second);
   }
   return ordering;
+}
+
+Result<size_t> analyzeFewestFlops(SpdSolver& solver, const SparseMatrix& upper,
+                                  const std::vector<NamedOrdering>& candidates) {
+  std::optional<size_t> best, analysed;
+  double bestFlops = 0;
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    if (candidates[c].ordering.empty()) continue;
+    if (auto e = solver.analyze(upper, candidates[c].ordering, candidates[c].method))
+      return Error{*e};
+    analysed = c;
+    const double flops = solver.factorFlops();
+    if (!best || flops < bestFlops) {
+      best = c;
+      bestFlops = flops;
+    }
+    if (flops <= 0) break;  // the back end cannot tell
+  }
+  if (!best) return Error{"no ordering to analyse"};
+  if (*best != *analysed)
+    if (auto e = solver.analyze(upper, candidates[*best].ordering, candidates[*best].method))
+      return Error{*e};
+  return *best;
 }
 
 std::unique_ptr<SpdSolver> makeSpdSolver(const std::string& id) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/result.h"
+
 namespace clothlab {
 
 using SparseMatrix = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
@@ -41,6 +43,9 @@ class SpdSolver {
     (void)upper;
     return false;
   }
+  // Floating-point operations of one factorization of the last analysed pattern, in its
+  // ordering (0 where the back end cannot tell): what orderings are compared by.
+  virtual double factorFlops() const { return 0; }
   // Numeric factorization of a matrix with the analysed pattern.
   virtual Status factorize(const SparseMatrix& upper, std::string* message) = 0;
   // Overwrites each column of rhs with the solution.
@@ -74,6 +79,18 @@ std::vector<int> amdOrdering(const SparseMatrix& upper);
 // last, they do not fill in a dense block among themselves (every later row is coupled to all
 // the others through the base rows eliminated before it).
 std::vector<int> orderingWithRowsAfterNeighbours(const SparseMatrix& upper, const std::vector<int>& base);
+
+// An ordering of `upper` (in analyze's convention) and the search it came from.
+struct NamedOrdering {
+  std::vector<int> ordering;
+  std::string method;
+};
+// Analyses `upper` in each of `candidates` (skipping empty ones) and leaves `solver` analysed in
+// the one whose factorization takes the fewest flops (the first of equals; the first, for a back
+// end that cannot tell: factorFlops() 0). Returns its index. Fails with the analysis' message,
+// or where no candidate has an ordering.
+Result<size_t> analyzeFewestFlops(SpdSolver& solver, const SparseMatrix& upper,
+                                  const std::vector<NamedOrdering>& candidates);
 
 // id: "cholmod" (supernodal LL', ordered as kNestedDissectionRows says; simplicial
 // LDL' as fallback: for matrices factorized every step), "cholmod-simplicial" (simplicial LL':

@@ -350,9 +350,19 @@ struct MlsSolver::Impl {
   // rows the samples' rows keep the ordering found for them alone, and each limit row is
   // eliminated right after the last of the samples' rows it shares a vertex with: no search for
   // an ordering each time the held edges change (ckv-corners hanging with the limit 0.1: 24.8
-  // instead of 27.3 ms per frame).
+  // instead of 27.3 ms per frame). Many limit rows side by side fill in more that way than in
+  // AMD's ordering of the whole matrix (no search either): a cloth draped over Codim-IPC's bunny
+  // held 400 to 1000 edge rows, and each factorization took 12.5 ms instead of 7. Which of the
+  // two factorizes in fewer flops is found by analysing both. That costs as much as a few
+  // factorizations, and with limit rows under a twentieth of the samples' the two differ by a
+  // few per cent (ckv-corners-fine, ckv-drape-fine: 1 to 30 rows, whose patterns change up to 6
+  // times a step, and which ran 5 to 10% slower for the comparisons), so the rows after their
+  // neighbours are kept there. From a twentieth on, the two are compared again only when the
+  // number of limit rows has changed by a quarter since they last were.
   std::vector<int> sampleOrdering;  // of the samples' rows alone, once known
   std::string sampleOrderingMethod;  // the search that found it
+  bool wholeOrdering = false;    // AMD's of the whole matrix had the fewer flops when last compared
+  int comparedAtLimitRows = -1;  // how many limit rows there were then (-1: not yet compared)
   std::optional<std::string> analyzeSchur() {
     if (schurAnalyzed) return std::nullopt;
     const int sampleRows = rows - static_cast<int>(limitRows.size());
@@ -361,10 +371,29 @@ struct MlsSolver::Impl {
       if (limitRows.empty()) {
         sampleOrdering = schurSolver->ordering();
         sampleOrderingMethod = schurSolver->orderingMethod();
+        comparedAtLimitRows = -1;
       }
     } else {
-      const std::vector<int> ordering = orderingWithRowsAfterNeighbours(schur, sampleOrdering);
-      if (auto e = schurSolver->analyze(schur, ordering, sampleOrderingMethod)) return e;
+      const int limits = static_cast<int>(limitRows.size());
+      const NamedOrdering afterNeighbours{orderingWithRowsAfterNeighbours(schur, sampleOrdering),
+                                          sampleOrderingMethod};
+      if (20 * limits < sampleRows) {
+        wholeOrdering = false;
+        comparedAtLimitRows = -1;
+        if (auto e = schurSolver->analyze(schur, afterNeighbours.ordering, afterNeighbours.method))
+          return e;
+      } else if (comparedAtLimitRows < 0 ||
+                 4 * std::abs(limits - comparedAtLimitRows) > comparedAtLimitRows) {
+        auto chosen =
+            analyzeFewestFlops(*schurSolver, schur, {afterNeighbours, {amdOrdering(schur), "AMD"}});
+        if (!chosen) return chosen.error();
+        wholeOrdering = *chosen == 1;
+        comparedAtLimitRows = limits;
+      } else if (auto e = wholeOrdering ? schurSolver->analyze(schur, amdOrdering(schur), "AMD")
+                                        : schurSolver->analyze(schur, afterNeighbours.ordering,
+                                                               afterNeighbours.method)) {
+        return e;
+      }
     }
     schurAnalyzed = true;
     return std::nullopt;
