@@ -67,10 +67,13 @@ std::string comparePresetNames() {
   return names;
 }
 
+std::string solverParamText(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
 std::string paneSolverLabel(const ComparePane& pane) {
   std::string label = pane.solver;
-  for (const auto& [key, value] : pane.params.items())
-    label += ":" + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  for (const auto& [key, value] : pane.params.items()) label += ":" + key + "=" + solverParamText(value);
   return label;
 }
 

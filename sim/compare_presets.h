@@ -22,6 +22,10 @@ struct ComparePane {
   nlohmann::json params = nlohmann::json::object();
 };
 
+// A solver parameter's value as a pane list writes it: a string bare (surface), anything else as
+// JSON (1e-07, true).
+std::string solverParamText(const nlohmann::json& value);
+
 // The pane's solver and its parameters as written in a pane list: "impulse-nc" or
 // "impulse-nc:bending_model=surface" (keys in order).
 std::string paneSolverLabel(const ComparePane& pane);

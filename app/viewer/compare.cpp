@@ -577,7 +577,7 @@ void Viewer::drawCompareOverlay() {
     std::vector<std::string> name{std::to_string(i + 1) + "  " + s.solverId};
     for (const auto& [key, started] : pane.spec.params.items())
       if (const auto now = s.solverParams.find(key); now != s.solverParams.end())
-        name.push_back(key + " " + (now->is_string() ? now->get<std::string>() : now->dump()));
+        name.push_back(key + " " + solverParamText(*now));
     add(name, ", ", IM_COL32(255, 255, 255, 255));
     add(setup, ", ", IM_COL32(210, 215, 225, 255));
     std::vector<std::string> measured{"sag " + metricText(pane, kSag) + " m",

@@ -375,23 +375,19 @@ struct MlsSolver::Impl {
       }
     } else {
       const int limits = static_cast<int>(limitRows.size());
+      const bool few = 20 * limits < sampleRows;
+      if (few) comparedAtLimitRows = -1;
       const NamedOrdering afterNeighbours{orderingWithRowsAfterNeighbours(schur, sampleOrdering),
                                           sampleOrderingMethod};
-      if (20 * limits < sampleRows) {
-        wholeOrdering = false;
-        comparedAtLimitRows = -1;
-        if (auto e = schurSolver->analyze(schur, afterNeighbours.ordering, afterNeighbours.method))
-          return e;
-      } else if (comparedAtLimitRows < 0 ||
-                 4 * std::abs(limits - comparedAtLimitRows) > comparedAtLimitRows) {
+      if (!few && (comparedAtLimitRows < 0 || 4 * std::abs(limits - comparedAtLimitRows) > comparedAtLimitRows)) {
         auto chosen =
             analyzeFewestFlops(*schurSolver, schur, {afterNeighbours, {amdOrdering(schur), "AMD"}});
         if (!chosen) return chosen.error();
         wholeOrdering = *chosen == 1;
         comparedAtLimitRows = limits;
-      } else if (auto e = wholeOrdering ? schurSolver->analyze(schur, amdOrdering(schur), "AMD")
-                                        : schurSolver->analyze(schur, afterNeighbours.ordering,
-                                                               afterNeighbours.method)) {
+      } else if (auto e = !few && wholeOrdering
+                              ? schurSolver->analyze(schur, amdOrdering(schur), "AMD")
+                              : schurSolver->analyze(schur, afterNeighbours.ordering, afterNeighbours.method)) {
         return e;
       }
     }
