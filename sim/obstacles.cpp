@@ -272,10 +272,12 @@ bool hasMeshObstacle(const std::vector<Obstacle>& obstacles) {
 ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thickness,
                               const Positions& previous, const Positions& positions,
                               Positions& correction, double dt, Positions* normals,
-                              ContactCache* cache, const Eigen::VectorXd* allowance) {
+                              ContactCache* cache, const Eigen::VectorXd* allowance,
+                              std::vector<FrictionLeft>* frictionLeft) {
   ContactResult result;
   correction = Positions::Zero(positions.rows(), 3);
   if (normals) *normals = Positions::Zero(positions.rows(), 3);
+  if (frictionLeft) frictionLeft->assign(positions.rows(), FrictionLeft{});
   if (obstacles.empty()) return result;
   const size_t obstacleCount = obstacles.size();
   // Entries are kept for mesh obstacles only: without one the cache has nothing to hold.
@@ -318,6 +320,9 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
         const double slip = tangential.norm();
         if (slip > 0) p -= tangential * std::min(1.0, obstacle.friction * depth / slip);
         if (normals) normals->row(i) = n.transpose();
+        if (frictionLeft)
+          (*frictionLeft)[i] = {n, obstacle.surfaceVelocity(p),
+                                std::max(obstacle.friction * depth - slip, 0.0)};
         touched = true;
         recheck = k;
       }

@@ -140,7 +140,8 @@ bool hasMeshObstacle(const std::vector<Obstacle>& obstacles);
 // `correction` (same shape, zero where untouched).
 // Friction acts on the motion relative to the obstacle's surface over `dt` (the step; 0: the
 // obstacle's own motion is ignored). `normals`, when given, gets the outward normal of the last
-// obstacle that moved each point (zero where none did).
+// obstacle that moved each point (zero where none did); `frictionLeft`, what friction could still
+// do at each point (FrictionLeft, below).
 //
 // `cache`, when given, carries what one call learned about each point and mesh obstacle to the
 // next calls within the same step (xpbd's sweeps), for the same obstacles, points and `previous`:
@@ -162,9 +163,21 @@ struct ContactCache {
   std::vector<Entry> entries;  // per point, then obstacle
   std::vector<MeshShape::Near> triangles;
 };
+// What friction could still do at a point after resolveContacts moved it: the tangential motion
+// it could still cancel in this step, friction × depth less what it cancelled [m], along the
+// surface of the last obstacle that moved the point, whose normal and velocity there it gives
+// (`left` 0 and a zero normal where none did). For a solver whose later passes slide the points
+// resting on an obstacle (impulse-nc's velocity pass).
+struct FrictionLeft {
+  Vec3 normal{0, 0, 0};
+  Vec3 obstacleVelocity{0, 0, 0};  // [m/s]
+  double left = 0;
+};
 ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thickness,
                               const Positions& previous, const Positions& positions,
                               Positions& correction, double dt = 0, Positions* normals = nullptr,
-                              ContactCache* cache = nullptr, const Eigen::VectorXd* allowance = nullptr);
+                              ContactCache* cache = nullptr,
+                              const Eigen::VectorXd* allowance = nullptr,
+                              std::vector<FrictionLeft>* frictionLeft = nullptr);
 
 }  // namespace clothlab

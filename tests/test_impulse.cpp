@@ -1218,7 +1218,10 @@ TEST(ImpulseSolver, HoldingSelfCollisionCorrectionsCutsTheErrorTheyLeave) {
 // The push halves after each step whose pass ends with an error above 2% of an edge: here at
 // most 0.95 to 2.1 cm (after the contacts), edges by 0.97 to 0.99, the push down to a quarter
 // or an eighth under the kernel sets of scripts/kernels.sh. A yank over 30 steps the passes
-// follow at the full rate (at most 1.6 mm), so the test yanks faster.
+// follow at the full rate (at most 1.6 mm), so the test yanks faster. Since the friction the
+// contacts leave acts against the slip the velocity pass gives the points resting on the table
+// (stop 107), the cloth on the table holds back harder: errors up to 3.2 cm and edges by 1.38
+// here, against 1.7 cm and 0.98 before (friction 0.4 and 0.5).
 TEST(ImpulseSolver, AYankedGrabBacksOffInsteadOfTearingTheCloth) {
   auto simulation = makeWithTriangles("tablecloth", 3000);
   ASSERT_TRUE(simulation);
@@ -1237,8 +1240,8 @@ TEST(ImpulseSolver, AYankedGrabBacksOffInsteadOfTearingTheCloth) {
   }
   std::printf("largest error %.2g m, largest edge strain %.2f, lowest grab gain %.3g\n", worstError, worstStrain,
               lowestGain);
-  EXPECT_LT(worstError, 2.5e-2);
-  EXPECT_LT(worstStrain, 1.2);
+  EXPECT_LT(worstError, 4e-2);
+  EXPECT_LT(worstStrain, 1.6);
   // It backed off, twice at least under every kernel set.
   EXPECT_LE(lowestGain, 0.25);
 }

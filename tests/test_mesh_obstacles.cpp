@@ -880,7 +880,9 @@ double medianOfSteps100To300(Simulation& sim, Stat stat) {
 // impulse-nc holds the points the apex pushes in its later passes (hold_feature_corrections, on
 // by default), as it holds the points contacts put back. The median errors, without and with:
 // 4.6 and 0.90 mm; under the other floating-point variants of scripts/kernels.sh 4.0 to 4.8 and
-// 0.44 to 0.87 mm: the ratio (0.09 to 0.2) moves with where the sheet lands.
+// 0.44 to 0.87 mm: the ratio (0.09 to 0.2) moves with where the sheet lands. Since the friction the
+// contacts leave acts against the velocity pass's slip (stop 107), the sheet on the spike's
+// slopes slides less: 3.3 and 1.2 mm (a ratio of 0.38).
 TEST(DropOnSpikeImpulse, LaterPassesHoldThePointsTheApexPushes) {
   double median[2];
   for (bool hold : {false, true}) {
@@ -891,7 +893,7 @@ TEST(DropOnSpikeImpulse, LaterPassesHoldThePointsTheApexPushes) {
                 median[hold], sim->surface().col(1).maxCoeff() > 0.29 ? "yes" : "no");
     EXPECT_GT(sim->surface().col(1).maxCoeff(), 0.29);
   }
-  EXPECT_LT(median[1], 0.3 * median[0]);
+  EXPECT_LT(median[1], 0.5 * median[0]);
 }
 
 // xpbd resolves the apex in its sweeps, between the distance constraints, as it resolves the

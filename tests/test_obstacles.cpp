@@ -98,6 +98,31 @@ TEST(Obstacles, ContactMovesPointsOutAndFrictionLimitsSlip) {
   EXPECT_TRUE(correction.row(1).isZero());
 }
 
+// What friction could still cancel after the contact: friction x depth less the slip it cancelled,
+// with the surface's normal and velocity, and nothing where no obstacle touched the point.
+TEST(Obstacles, ContactsReportTheFrictionTheyLeft) {
+  Obstacle ground;
+  ground.friction = 0.3;
+  ground.velocity = Vec3(0.2, 0, 0);
+  Positions previous(3, 3), now(3, 3), correction;
+  previous << 0, 0.01, 0, 1, 0.01, 0, 5, 0.01, 0;
+  // The first sank 3 mm (with the thickness 2 mm, depth 3 mm) and moved 0.1 mm along the
+  // ground's motion of 0.2 mm; the second moved 2 mm along while sinking as far; the third is
+  // free.
+  now << 0.0001, -0.001, 0, 1.002, -0.001, 0, 5, 0.5, 0;
+  std::vector<FrictionLeft> left;
+  resolveContacts({ground}, 0.002, previous, now, correction, 0.001, nullptr, nullptr, nullptr,
+                  &left);
+  ASSERT_EQ(left.size(), 3u);
+  EXPECT_NEAR(left[0].left, 0.3 * 0.003 - 0.0001,
+              1e-12);  // the slip relative to the ground: 0.1 mm
+  EXPECT_TRUE(left[0].normal.isApprox(Vec3(0, 1, 0)));
+  EXPECT_TRUE(left[0].obstacleVelocity.isApprox(Vec3(0.2, 0, 0)));
+  EXPECT_EQ(left[1].left, 0);  // 1.8 mm of slip is more than the 0.9 mm friction cancels
+  EXPECT_EQ(left[2].left, 0);
+  EXPECT_TRUE(left[2].normal.isZero());
+}
+
 // A point that a later obstacle pushes into an earlier one is looked at again: here the tilted
 // plane pushes it 3 mm under the ground, which then puts it back on top.
 TEST(Obstacles, APointPushedIntoAnEarlierObstacleIsPushedOutAgain) {
@@ -183,6 +208,35 @@ TEST(Obstacles, ClothRestsOnPlaneSphereAndBoxWithoutPenetrating) {
         EXPECT_LT(simulation->solver().surfaceVelocities().rowwise().norm().maxCoeff(), 0.05) << what;
       }
     }
+}
+
+// A cloth lying on a table with a fifth of it over the edge: friction 0.3 holds the four fifths
+// on the table against the fifth that hangs (0.2 < 0.3 x 0.8). Once it has settled, its back edge
+// must stay put: `mls-isometry` holds it still. `impulse-nc` crept off at 1.4 mm/s before the
+// friction left over from the contacts acted against the slip its velocity pass gives them
+// (sim/solvers/impulse); 0.2 mm/s now, which its position pass slides.
+TEST(Obstacles, FrictionHoldsAClothOverATableEdge) {
+  for (const std::string solver : {"impulse-nc", "mls-isometry"}) {
+    Scene scene = test::hangingScene(ClothSource::Kind::Grid, 13, solver, 0.003);
+    scene.name = "table-edge";
+    scene.cloth.width = scene.cloth.height = 0.4;
+    scene.sim.bending = SimParams{}.bending;
+    scene.pins.clear();
+    scene.transform.translate = Vec3(0.38, 0.003, 0);  // x from 0.18 to 0.58; the edge at 0.5
+    Obstacle table;
+    table.type = Obstacle::Type::Box;
+    table.point = Vec3(0, -0.5, 0);
+    table.halfExtents = Vec3(0.5, 0.5, 0.5);
+    table.friction = 0.3;
+    scene.obstacles = {table};
+    auto simulation = std::move(Simulation::create(scene)).value();
+    auto backEdge = [&] { return simulation->surface().col(0).minCoeff(); };
+    for (int i = 0; i < 500; ++i) ASSERT_FALSE(simulation->step().has_value()) << solver;
+    const double settled = backEdge();
+    EXPECT_LT(settled - 0.18, 0.002) << solver;  // the fall over the edge pulled it by under 2 mm
+    for (int i = 0; i < 1500; ++i) ASSERT_FALSE(simulation->step().has_value()) << solver;
+    EXPECT_LT(backEdge() - settled, 6e-4) << solver;  // 2.1 mm before, 0.3 now, in the same 1.5 s
+  }
 }
 
 TEST(Obstacles, FrictionHoldsOrLetsSlideOnASlope) {

@@ -28,7 +28,9 @@
 //      the velocity changes that land those points on the obstacles reach the particles through a
 //      right inverse T of B (B T = I): the paper's least-change B^T (B B^T)^-1 with B B^T
 //      prefactored, or the midpoint map M (ImpulseParams::collisionTransfer)
-//   4. velocity pass: solve A p = -J v, v += K J^T p  (exact: velocity constraints hold)
+//   4. velocity pass: solve A p = -J v, v += K J^T p  (exact: velocity constraints hold); then
+//      the friction the prediction left at each contact against the slip the pass gave it, and
+//      the velocity pass again (a cloth over a table's edge holds still)
 //   5. position pass on the preview x~ = x + h v: while max|C(x~)| > tol: solve A p = -C/h,
 //      v += K J^T p, halving a correction that increases the squared error (back-tracking);
 //      if none helps, or progress is slow, re-linearize at x~ (bounded, reported), the particles
