@@ -1136,8 +1136,9 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // overhanging at friction 0.3: 15 mm in 6 s; `xpbd` and `mls-isometry` held it). Against that
   // slip, what each point's friction can still cancel, as a change of the surface's velocities
   // through the midpoint map (B M = I: the surface changes by exactly that, and carries its
-  // momentum; T cost 2 ms more per step on sphere-drop), then the velocity pass again (2.3 ms
-  // there). Measured: that cloth holds still; a 0.4 m one of 13 x 13 vertices creeps 0.2 mm/s
+  // momentum; T cost 2 ms more per step on sphere-drop), then the velocity pass again
+  // (`clothlab-cli bench`: sphere-drop's contact steps 43.9 → 46.5 ms, tablecloth 6.4 → 7.3 ms).
+  // Measured: that cloth holds still; a 0.4 m one of 13 x 13 vertices creeps 0.2 mm/s
   // instead of 1.4 (the position pass slides it). Friction once more after the second velocity
   // pass left J v off zero, and a sheet rising out of its thickness on a plane bucked up at
   // 0.07 m/s; with a third velocity pass the small cloth held still too, at 2.3 ms more.
