@@ -114,8 +114,8 @@ TEST(Obstacles, ContactsReportTheFrictionTheyLeft) {
   resolveContacts({ground}, 0.002, previous, now, correction, 0.001, nullptr, nullptr, nullptr,
                   &left);
   ASSERT_EQ(left.size(), 3u);
-  EXPECT_NEAR(left[0].left, 0.3 * 0.003 - 0.0001,
-              1e-12);  // the slip relative to the ground: 0.1 mm
+  // The slip relative to the ground: 0.1 mm.
+  EXPECT_NEAR(left[0].left, 0.3 * 0.003 - 0.0001, 1e-12);
   EXPECT_TRUE(left[0].normal.isApprox(Vec3(0, 1, 0)));
   EXPECT_TRUE(left[0].obstacleVelocity.isApprox(Vec3(0.2, 0, 0)));
   EXPECT_EQ(left[1].left, 0);  // 1.8 mm of slip is more than the 0.9 mm friction cancels
@@ -223,13 +223,11 @@ TEST(Obstacles, FrictionHoldsAClothOverATableEdge) {
     scene.sim.bending = SimParams{}.bending;
     scene.pins.clear();
     scene.transform.translate = Vec3(0.38, 0.003, 0);  // x from 0.18 to 0.58; the edge at 0.5
-    Obstacle table;
-    table.type = Obstacle::Type::Box;
-    table.point = Vec3(0, -0.5, 0);
-    table.halfExtents = Vec3(0.5, 0.5, 0.5);
+    Obstacle table = test::boxObstacle(Vec3(0, -0.5, 0), Vec3(0.5, 0.5, 0.5));
     table.friction = 0.3;
     scene.obstacles = {table};
-    auto simulation = std::move(Simulation::create(scene)).value();
+    auto simulation = test::makeSimulation(scene);
+    ASSERT_TRUE(simulation) << solver;
     auto backEdge = [&] { return simulation->surface().col(0).minCoeff(); };
     for (int i = 0; i < 500; ++i) ASSERT_FALSE(simulation->step().has_value()) << solver;
     const double settled = backEdge();

@@ -1159,7 +1159,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     if (changed) v_ += toParticles(change, /*own=*/true);
     return changed;
   };
-  if (!frictionLeft.empty() && frictionAgainstSlip())
+  if (stats.contacts > 0 && frictionAgainstSlip())  // no contact, no friction: nothing to look at
     rowImpulse += s.velocityPass(inverseMass_, v_).head(s.distanceRows);
   stats.msVelocity = msSince(t0);
 
