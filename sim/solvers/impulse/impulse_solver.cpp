@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <limits>
 #include <map>
 
 #include "sim/air.h"
@@ -46,8 +45,6 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
        &ImpulseParams::holdPairCorrections},
       {"hold_feature_corrections", "", "later passes hold points moved by mesh obstacles' sharp features",
        &ImpulseParams::holdFeatureCorrections},
-      {"feature_friction", "", "static friction where mesh obstacles' sharp features carry the cloth, as rows in the later passes",
-       &ImpulseParams::featureFriction},
       {"parallel_forces", "", "forces and contact prediction on a second thread while A is factorized",
        &ImpulseParams::parallelForces},
       {"geometric_stiffness", "", "re-linearizations make particles heavier by their rows' impulses (lumped geometric stiffness)",
@@ -1168,9 +1165,6 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
 
   // 5. Position pass on the preview x~ = x + h v.
   t0 = Clock::now();
-  // The impulses the passes apply along the held rows (6, below), from row firstHeldRow on.
-  Eigen::VectorXd heldImpulse;
-  int firstHeldRow = -1;
   Eigen::VectorXd c;
   Positions preview = x_ + h * v_;
   double error = 0;
@@ -1363,8 +1357,6 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
           }
           s.forChangedRows([&](int r) {
             if (r < s.distanceRows) rowImpulse[r] += scale * p[r];
-            else if (firstHeldRow >= 0 && r >= firstHeldRow)
-              heldImpulse[r - firstHeldRow] += scale * p[r];
           });
           error = s.maxError(c);
           break;
@@ -1445,46 +1437,6 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   const bool holdFeatures = features && (params_.holdFeatureCorrections || params_.holdPairCorrections);
   const bool holdSelf = ctx.sim.selfCollision && params_.holdPairCorrections;
   const bool holdPairs = holdFeatures || holdSelf;
-  // Static friction where the features carry the cloth (ImpulseParams::featureFriction), at the
-  // friction of the mesh obstacles (the largest, where they differ) and their motion: a pushed
-  // point gets, besides its row along the push, two rows that hold it along the surface where it
-  // was at the start of the step. stuckRow: the index in `held` of a stuck point's push row (its
-  // two rows along the surface follow); a point whose rows carried more than static friction
-  // bears is let go for the rest of the step.
-  const Obstacle* featureObstacle = nullptr;
-  for (const Obstacle& o : ctx.obstacles)
-    if (o.type == Obstacle::Type::Mesh && o.friction > 0 &&
-        (!featureObstacle || o.friction > featureObstacle->friction))
-      featureObstacle = &o;
-  const bool stickFeatures = holdFeatures && params_.featureFriction && featureObstacle;
-  std::vector<int> stuckRow(surface_.rows(), -1);
-  std::vector<char> letGo(surface_.rows(), 0);
-  Eigen::VectorXd pushImpulse =
-      Eigen::VectorXd::Zero(surface_.rows());  // m |push| / h of a stuck point
-  bool lettingGo = false;  // points were let go: the pass runs again without their rows
-  // Lets go of the stuck points whose rows along the surface carry more than the friction times
-  // the normal impulse (their push's and its row's), their rows taken out of `held`.
-  auto letGoOfSliding = [&] {
-    bool any = false;
-    for (int vertex = 0; vertex < surface_.rows(); ++vertex) {
-      const int row = stuckRow[vertex];
-      if (row < 0) continue;
-      const double normal = pushImpulse[vertex] + heldImpulse[row];
-      const double along = std::hypot(heldImpulse[row + 1], heldImpulse[row + 2]);
-      if (along <= featureObstacle->friction * std::max(normal, 0.0)) continue;
-      held.erase(held.begin() + row + 1, held.begin() + row + 3);
-      const Eigen::Index after = heldImpulse.size() - row - 3;
-      heldImpulse.segment(row + 1, after) = heldImpulse.tail(after).eval();
-      heldImpulse.conservativeResize(heldImpulse.size() - 2);
-      for (int& other : stuckRow)
-        if (other > row) other -= 2;
-      stuckRow[vertex] = -1;
-      letGo[vertex] = 1;
-      any = true;
-    }
-    if (any) heldRows = std::numeric_limits<size_t>::max();  // the rows changed: append them again
-    return any;
-  };
   // The passes move points little: each point's nearby mesh triangles are gathered once.
   ContactCache contactCache(ctx.sim.thickness);
   for (int round = 1;; ++round) {
@@ -1498,19 +1450,10 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
                 .contactCount > 0;
     if (contacted) correctPreview(contactCorrection, /*own=*/false);
     if (holdPairs) correctPairs(round, holdFeatures, holdSelf, pairCorrection);
-    // Points pushed by the features that static friction is to hold.
-    auto toStick = [&](int vertex) {
-      return stickFeatures && !isHeld[vertex] && !letGo[vertex] && pairCorrection.rows() > 0 &&
-             pairCorrection.row(vertex).squaredNorm() > 0;
-    };
-    bool sticking = false;
-    for (int vertex = 0; vertex < pairCorrection.rows() && stickFeatures && !sticking; ++vertex)
-      sticking = toStick(vertex);
-    if (!contacted && pairCorrection.rows() == 0 && !lettingGo) break;
+    if (!contacted && pairCorrection.rows() == 0) break;
     if (round >= params_.contactRounds || !passMet) break;
     s.evaluate(model_, preview, c);
-    if (s.maxError(c, /*withGrab=*/false) <= params_.tolerance && !sticking && !lettingGo) break;
-    lettingGo = false;
+    if (s.maxError(c, /*withGrab=*/false) <= params_.tolerance) break;
     // The corrections broke constraints the pass met: hold the points they moved, along the
     // obstacle's normal or the direction they were pushed, and run the pass again.
     auto hold = [&](int vertex, const Vec3& direction) {
@@ -1522,19 +1465,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       if (contactCorrection.row(vertex).squaredNorm() > 0) hold(vertex, contactNormals.row(vertex).transpose());
     for (int vertex = 0; vertex < pairCorrection.rows(); ++vertex) {
       const double pushed = pairCorrection.row(vertex).norm();
-      if (!(pushed > 0)) continue;
-      const Vec3 direction = pairCorrection.row(vertex).transpose() / pushed;
-      const bool stick = toStick(vertex);
-      hold(vertex, direction);
-      if (!stick) continue;
-      // Where the point was at the start of the step, moved with the obstacle's surface.
-      const Vec3 start = previousSurface.row(vertex).transpose();
-      const Vec3 stay = start + h * featureObstacle->surfaceVelocity(start);
-      const Vec3 along = direction.unitOrthogonal();
-      stuckRow[vertex] = static_cast<int>(held.size()) - 1;
-      held.push_back(Impl::heldRow(model_, *cloth_, vertex, stay, along));
-      held.push_back(Impl::heldRow(model_, *cloth_, vertex, stay, direction.cross(along)));
-      pushImpulse[vertex] = vertexMass[vertex] * pushed / h;
+      if (pushed > 0) hold(vertex, pairCorrection.row(vertex).transpose() / pushed);
     }
     const auto passStart = Clock::now();
     if (held.size() != heldRows) {  // else the last pass's rows, pattern and analysis serve again
@@ -1544,10 +1475,6 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         return restore(*e);
       }
       heldRows = held.size();
-      firstHeldRow = s.rowCount() - static_cast<int>(held.size());
-      const Eigen::Index before = heldImpulse.size();
-      heldImpulse.conservativeResize(static_cast<Eigen::Index>(held.size()));
-      heldImpulse.tail(heldImpulse.size() - before).setZero();
     }
     s.setLinearTargets(ctx.pins, grabTarget);
     ++heldPasses;
@@ -1566,7 +1493,6 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     if (stopped) return restore(kStepStopped);
     heldPassFactorizations += refactorizations - refactorizationsBefore;
     heldPassMs += msSince(passStart);
-    if (stickFeatures) lettingGo = letGoOfSliding();
   }
   s.restoreStructure();  // the next step's rows hold no contacts
   if ((features && !holdFeatures) || (ctx.sim.selfCollision && !holdSelf)) {
@@ -1574,12 +1500,6 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     correctPairs(1, features && !holdFeatures, ctx.sim.selfCollision && !holdSelf, pairCorrection);
   }
   stats.extra["held_contacts"] = static_cast<int>(held.size());
-  if (stickFeatures) {
-    stats.extra["feature_points_stuck"] = static_cast<int>(
-        std::count_if(stuckRow.begin(), stuckRow.end(), [](int r) { return r >= 0; }));
-    stats.extra["feature_points_let_go"] =
-        static_cast<int>(std::count(letGo.begin(), letGo.end(), 1));
-  }
   stats.extra["held_passes"] = heldPasses;
   stats.extra["held_pass_factorizations"] = heldPassFactorizations;
   x_ = preview;

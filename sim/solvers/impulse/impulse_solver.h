@@ -39,9 +39,7 @@
 //   6. x <- x~; surface points the pass left inside an obstacle are put back on it (through T);
 //      where that breaks constraints the pass met, the pass runs again holding those points on
 //      the obstacle (contact_rounds); then mesh features and self-collision, split by inverse
-//      mass and sent through M, so that the cloth's pushes on itself keep its momentum; the
-//      points a feature pushed are held along the push in the later passes, and along the
-//      surface where they were while static friction bears it (feature_friction)
+//      mass and sent through M, so that the cloth's pushes on itself keep its momentum
 //   Pulled by a grab: the push backs off while the pass is left far above the tolerance
 // A non-finite or runaway state restores the state before the step and reports the step.
 #include <memory>
@@ -122,17 +120,6 @@ struct ImpulseParams {
   // falls from 1.6e-2 to 1.3e-3 m, on Spot from 6.8e-4 to 1.0e-5 m, at 1.5 to 1.7 times the
   // time. Nothing changes without sharp features.
   bool holdFeatureCorrections = true;
-  // Static friction where those features carry the cloth (with hold_feature_corrections). Friction
-  // at a few points, as a change of their velocities, cannot hold an inextensible cloth: the
-  // velocity pass spreads it over the cloth by mass, and a cloth hanging on a feature (a scanned
-  // bunny's top) slid off it without resistance. So a pushed point also gets two rows that hold
-  // it along the surface where it was at the start of the step (moved with the obstacle), and
-  // the later passes meet them while the impulse they carry stays within the obstacle's friction
-  // times the normal impulse (the push's and its held row's); a point whose rows carry more is
-  // let go, held along the push only, and the pass runs again without its rows (while
-  // contact_rounds allow; after the last round the step keeps what the pass did). The friction
-  // and motion are the mesh obstacles' (the largest friction, where they differ).
-  bool featureFriction = true;
   // The step's forces (the implicit bending and damping solve) and its contact prediction do not
   // use A: they run on a second thread while A is assembled and factorized, whenever the
   // simulation steps in progress leave a hardware thread free. Same results either way.
