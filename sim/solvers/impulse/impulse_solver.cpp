@@ -59,6 +59,8 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
        &ImpulseParams::collisionTransfer, 0, 0, false, {"midpoint", "bbt"}},
       {"bending_model", "", "bending energy: Crouzeix-Raviart on the particles, or the hinges of the surface drawn",
        &ImpulseParams::bendingModel, 0, 0, false, {"crouzeix-raviart", "surface"}},
+      {"feature_contacts", "", "the velocity pass holds the points mesh features pushed as contacts with friction",
+       &ImpulseParams::featureContacts},
   };
   return table;
 }
@@ -98,6 +100,11 @@ constexpr int kMaxStartSkips = 16;
 // lowers the squared error of the rows it aims at; the large ones, a little larger for it, are
 // then left to local re-linearizations (docs/measurements.md, "The step's factor in contact").
 constexpr double kMaskedRowsFactor = 10;
+
+// Solves of the velocity pass with contact rows (contactVelocityPass): each after the first lets
+// go of the points whose normal impulse pulled and sets sliding those whose friction exceeded its
+// bound.
+constexpr int kContactRounds = 4;
 
 // Upper triangle of a symmetric sparse matrix.
 SparseMatrix upperOf(const SparseMatrix& m) {
@@ -534,6 +541,132 @@ struct ImpulseSolver::Impl : RowStructure {
     return rhs;
   }
 
+  // A point of the surface resting on an obstacle, held in the velocity pass: its velocity along
+  // the obstacle's normal no less than `normalTarget`, and along the surface the obstacle's, with
+  // an impulse there of at most friction x the normal one.
+  struct ContactPoint {
+    int vertex = 0;
+    Vec3 normal{0, 0, 1};
+    Vec3 obstacleVelocity{0, 0, 0};  // [m/s]
+    double normalTarget = 0;         // [m/s]
+    double friction = 0;
+  };
+
+  // The velocity pass with `points` as rows of the same solve (three per point: its normal, two
+  // along the surface), beside J v = 0: a Coulomb contact met as an active set. A point whose
+  // normal impulse pulls lets go (its rows cut out of A); one whose impulse along the surface
+  // exceeds friction x its normal impulse slides: that impulse becomes friction x the normal one,
+  // along the one the solve gave it, applied as a known impulse, and its rows along the surface
+  // are cut out. Cut rows keep only their diagonal entry. Up to kContactRounds solves, each a
+  // factorization of A with the rows appended (A's pattern at x(t) and its ordering). Returns
+  // the distance rows' impulses; `released` and `sliding` count the points.
+  std::optional<std::string> contactVelocityPass(const ImpulseModel& model, const ClothModel& cloth,
+                                                 const std::vector<ContactPoint>& points,
+                                                 const Eigen::VectorXd& inverseMass,
+                                                 double baseShift, const std::string& backend,
+                                                 Positions& v, Eigen::VectorXd& distanceImpulse,
+                                                 int& released, int& sliding, int& factorizations) {
+    std::vector<ContactRow> rows;
+    for (const ContactPoint& point : points) {
+      const Vec3 t1 = point.normal.unitOrthogonal(), t2 = point.normal.cross(t1);
+      for (const Vec3& d : {point.normal, t1, t2})
+        rows.push_back(heldRow(model, cloth, point.vertex, Vec3::Zero(), d));
+    }
+    keepStructure();
+    if (auto e = appendContactRows(*withoutContacts, rows, backend)) {
+      restoreStructure();
+      return e;
+    }
+    const int first = withoutContacts->rowCount();
+    const Positions v0 = v;
+    enum State : char { Stuck, Sliding, Released };
+    std::vector<char> state(points.size(), Stuck);
+    std::vector<Vec3> slip(points.size(), Vec3::Zero());  // a sliding point's direction (t1, t2, 0)
+    std::vector<double> normalImpulse(points.size(), 0.0);
+    auto cut = [&](int row) {  // whether the row is out of the solve
+      if (row < first) return false;
+      const int i = (row - first) / 3;
+      return state[i] == Released || (state[i] == Sliding && (row - first) % 3 > 0);
+    };
+    for (int round = 0;; ++round) {
+      v = v0;
+      for (size_t i = 0; i < points.size(); ++i)
+        if (state[i] == Sliding) {
+          const int r = first + 3 * static_cast<int>(i);
+          const double f = points[i].friction * normalImpulse[i];
+          applyImpulse(r + 1, f * slip[i][0], inverseMass, v);
+          applyImpulse(r + 2, f * slip[i][1], inverseMass, v);
+        }
+      assemble(inverseMass);
+      for (int column = 0; column < matrix.outerSize(); ++column) {
+        const bool columnCut = cut(column);
+        for (SparseMatrix::InnerIterator it(matrix, column); it; ++it) {
+          const int row = static_cast<int>(it.row());
+          if (row != column && (columnCut || cut(row))) it.valueRef() = 0;
+        }
+      }
+      double shift = 0;
+      ++factorizations;
+      if (auto e = factorize(baseShift, shift)) {
+        restoreStructure();
+        return e;
+      }
+      Eigen::VectorXd p;
+      velocityErrors(v, p);
+      p = -p;
+      for (size_t i = 0; i < points.size(); ++i) {
+        const int r = first + 3 * static_cast<int>(i);
+        p[r] += points[i].normalTarget;
+        for (int k = 1; k < 3; ++k)
+          p[r + k] += rows[3 * i + k].normal.dot(points[i].obstacleVelocity);
+      }
+      solve(p);
+      bool changed = false;
+      const bool last = round + 1 >= kContactRounds;
+      for (size_t i = 0; i < points.size(); ++i) {
+        const int r = first + 3 * static_cast<int>(i);
+        if (state[i] == Released) {
+          p[r] = p[r + 1] = p[r + 2] = 0;
+          continue;
+        }
+        if (state[i] == Sliding) p[r + 1] = p[r + 2] = 0;
+        if (p[r] < 0) {  // pulls: lets go
+          if (last) {
+            p[r] = p[r + 1] = p[r + 2] = 0;
+            continue;
+          }
+          state[i] = Released;
+          changed = true;
+          continue;
+        }
+        const double limit = points[i].friction * std::max(p[r], 0.0);
+        if (state[i] == Sliding) {
+          normalImpulse[i] = p[r];
+          continue;
+        }
+        const double along = std::hypot(p[r + 1], p[r + 2]);
+        if (!(along > limit)) continue;
+        if (last) {  // scaled to the bound
+          p[r + 1] *= limit / along;
+          p[r + 2] *= limit / along;
+          continue;
+        }
+        state[i] = Sliding;
+        slip[i] = Vec3(p[r + 1], p[r + 2], 0) / along;
+        normalImpulse[i] = p[r];
+        changed = true;
+      }
+      if (changed && !last) continue;
+      applyImpulses(p, 1.0, inverseMass, v);
+      distanceImpulse = p.head(distanceRows);
+      break;
+    }
+    released = static_cast<int>(std::count(state.begin(), state.end(), Released));
+    sliding = static_cast<int>(std::count(state.begin(), state.end(), Sliding));
+    restoreStructure();
+    return std::nullopt;
+  }
+
   // Inverse masses with a lumped geometric stiffness: each particle heavier by
   // gain * h * sum |P_c| / d_c over its distance rows, P_c the impulse applied along row c so far
   // in the step (force P_c / h, transverse stiffness P_c / (h d_c), as mass h^2 times that).
@@ -809,13 +942,15 @@ namespace {
 struct ImpulseMemory {
   int startRejections, startSkipsLeft, startSkipRun;
   double grabGain;
+  Positions featurePush;
 };
 }  // namespace
 
 SolverState ImpulseSolver::state() const {
   return {x_, v_,
-          std::make_shared<const ImpulseMemory>(ImpulseMemory{
-              impl_->startRejections, impl_->startSkipsLeft, impl_->startSkipRun, grabGain_})};
+          std::make_shared<const ImpulseMemory>(
+              ImpulseMemory{impl_->startRejections, impl_->startSkipsLeft, impl_->startSkipRun,
+                            grabGain_, featurePush_})};
 }
 
 void ImpulseSolver::setState(const SolverState& state) {
@@ -826,6 +961,7 @@ void ImpulseSolver::setState(const SolverState& state) {
   impl_->startSkipsLeft = memory.startSkipsLeft;
   impl_->startSkipRun = memory.startSkipRun;
   grabGain_ = memory.grabGain;
+  featurePush_ = memory.featurePush;
 }
 
 std::string ImpulseSolver::id() const {
@@ -875,6 +1011,7 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
     for (int e : incident) extraMass_[e] += mass / incident.size();
   }
   surface_ = surfaceFromParticles(model_, x_);
+  featurePush_ = Positions::Zero(surface_.rows(), 3);
   vertexAreaShare_ = vertexAreaShares(cloth_->mesh);
   vertexPointMass_ = vertexPointMasses(*cloth_);
   grabGain_ = 1;
@@ -931,6 +1068,7 @@ void ImpulseSolver::setParticleState(const Positions& x, const Positions& v) {
   x_ = x;
   v_ = v;
   surface_ = surfaceFromParticles(model_, x_);
+  featurePush_ = Positions::Zero(surface_.rows(), 3);
 }
 
 Positions ImpulseSolver::surfaceVelocities() const { return surfaceFromParticles(model_, v_); }
@@ -1159,8 +1297,45 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     if (changed) v_ += toParticles(change, /*own=*/true);
     return changed;
   };
-  if (stats.contacts > 0 && frictionAgainstSlip())  // no contact, no friction: nothing to look at
+  // The features' contacts inside the solve (ImpulseParams::featureContacts): the points the
+  // features pushed in the last step.
+  std::vector<Impl::ContactPoint> contactPoints;
+  if (params_.featureContacts && featurePush_.rows() == surface_.rows()) {
+    for (int vertex = 0; vertex < surface_.rows(); ++vertex) {
+      const double pushed = featurePush_.row(vertex).norm();
+      if (!(pushed > 0) || vertexInverseMass[vertex] == 0) continue;
+      // The features' obstacle: the mesh obstacle nearest the point (by its bounding sphere).
+      const Vec3 p = surface_.row(vertex).transpose();
+      const Obstacle* nearest = nullptr;
+      double nearestGap = 1e300;
+      for (const Obstacle& ob : ctx.obstacles) {
+        if (ob.type != Obstacle::Type::Mesh || !ob.shape) continue;
+        const double gap = (p - ob.center()).norm() - ob.shape->radius();
+        if (gap < nearestGap) nearestGap = gap, nearest = &ob;
+      }
+      if (!nearest) continue;
+      const Vec3 normal = featurePush_.row(vertex).transpose() / pushed;
+      const Vec3 obstacleVelocity = nearest->surfaceVelocity(p);
+      contactPoints.push_back(
+          {vertex, normal, obstacleVelocity, normal.dot(obstacleVelocity), nearest->friction});
+    }
+  }
+  const bool slipCancelled = stats.contacts > 0 && frictionAgainstSlip();
+  if (!contactPoints.empty()) {
+    Eigen::VectorXd impulse;
+    int released = 0, sliding = 0, factorizations = 0;
+    if (auto e = s.contactVelocityPass(model_, *cloth_, contactPoints, inverseMass_,
+                                       params_.regularization, params_.linearSolver, v_, impulse,
+                                       released, sliding, factorizations))
+      return restore(*e);
+    rowImpulse += impulse;
+    stats.extra["contact_points"] = static_cast<int>(contactPoints.size());
+    stats.extra["contact_points_released"] = released;
+    stats.extra["contact_points_sliding"] = sliding;
+    stats.extra["contact_factorizations"] = factorizations;
+  } else if (slipCancelled) {  // no contact, no friction: nothing to look at
     rowImpulse += s.velocityPass(inverseMass_, v_).head(s.distanceRows);
+  }
   stats.msVelocity = msSince(t0);
 
   // 5. Position pass on the preview x~ = x + h v.
@@ -1415,18 +1590,29 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // The features' pairs are found once, with the thickness as a margin for what the later passes
   // move, and searched again where a point moved farther.
   std::optional<ObstacleFeaturePairs> featurePairs;
+  Positions featurePush = Positions::Zero(surface_.rows(), 3);
   auto correctPairs = [&](int round, bool features, bool self, Positions& pairCorrection) {
     const Eigen::VectorXd& weights = vertexInverseMass;
     Positions corrected = surface_;
     const double selfMs = stats.extra.value("ms_self_collision", 0.0);
-    if (features && (!featurePairs || !featurePairs->covers(corrected)))
-      featurePairs.emplace(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights, ctx.sim.thickness,
-                           ctx.obstacles, ctx.sim.thickness);
-    if (resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, previousSurface, corrected,
-                                         weights, ctx.sim.thickness, self,
-                                         features ? ctx.obstacles : std::vector<Obstacle>{}, stats,
-                                         features ? &*featurePairs : nullptr, ctx.contactAllowance,
-                                         &cloth_->stitches, nullptr, &s.selfPairs) > 0) {
+    int resolved = 0;
+    // The features first, then self-collision (what resolveFeaturesAndSelfCollisions does in one
+    // call), so that the features' pushes are known apart: they bound their friction in the next
+    // step.
+    if (features) {
+      if (!featurePairs || !featurePairs->covers(corrected))
+        featurePairs.emplace(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights,
+                             ctx.sim.thickness, ctx.obstacles, ctx.sim.thickness);
+      resolved += resolveFeaturesAndSelfCollisions(
+          cloth_->mesh, cloth_->topology, previousSurface, corrected, weights, ctx.sim.thickness,
+          false, ctx.obstacles, stats, &*featurePairs, ctx.contactAllowance);
+      featurePush += corrected - surface_;
+    }
+    if (self)
+      resolved += resolveFeaturesAndSelfCollisions(
+          cloth_->mesh, cloth_->topology, previousSurface, corrected, weights, ctx.sim.thickness,
+          true, {}, stats, nullptr, ctx.contactAllowance, &cloth_->stitches, nullptr, &s.selfPairs);
+    if (resolved > 0) {
       pairCorrection = corrected - surface_;
       correctPreview(pairCorrection, /*own=*/true);
     }
@@ -1499,6 +1685,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     Positions pairCorrection;
     correctPairs(1, features && !holdFeatures, ctx.sim.selfCollision && !holdSelf, pairCorrection);
   }
+  featurePush_ = featurePush;
   stats.extra["held_contacts"] = static_cast<int>(held.size());
   stats.extra["held_passes"] = heldPasses;
   stats.extra["held_pass_factorizations"] = heldPassFactorizations;

@@ -30,7 +30,10 @@
 //      prefactored, or the midpoint map M (ImpulseParams::collisionTransfer)
 //   4. velocity pass: solve A p = -J v, v += K J^T p  (exact: velocity constraints hold); then
 //      the friction the prediction left at each contact against the slip the pass gave it, and
-//      the velocity pass again (a cloth over a table's edge holds still)
+//      the velocity pass again (a cloth over a table's edge holds still); where mesh obstacles'
+//      features pushed points in the last step, that second pass holds them as contacts with
+//      Coulomb friction in the same solve (feature_contacts: an active set over rows appended to
+//      A, one factorization per round)
 //   5. position pass on the preview x~ = x + h v: while max|C(x~)| > tol: solve A p = -C/h,
 //      v += K J^T p, halving a correction that increases the squared error (back-tracking);
 //      if none helps, or progress is slow, re-linearize at x~ (bounded, reported), the particles
@@ -143,6 +146,16 @@ struct ImpulseParams {
   // (tips 15 to 46% below xpbd's); with the surface's only the kink at the clamp's jagged edge
   // is left, where the pins make the triangles rigid.
   std::string bendingModel = "crouzeix-raviart";
+  // Contacts with mesh obstacles' sharp features in the velocity pass. The features' pushes come
+  // after the passes, as position corrections without friction; where a feature carries the
+  // cloth (a cloth hung on the scanned bunny's top) it slid off over that frictionless point,
+  // and friction applied after the pass at those few points was spread over the whole cloth by
+  // the next pass. With this, each point a feature pushed in the last step is held in the next
+  // velocity pass as a contact of the same solve (its velocity along the push no less than the
+  // obstacle's, along the surface the obstacle's, that impulse within the obstacle's friction x
+  // the normal one; ImpulseSolver::Impl::contactVelocityPass). Nothing changes without sharp
+  // features.
+  bool featureContacts = true;
   static const ParamTable<ImpulseParams>& table();
 };
 
@@ -210,6 +223,9 @@ class ImpulseSolver final : public Solver {
   double meanEdgeLength_ = 0;  // of the rest mesh [m], which scales the push's floor
   Positions surface_;       // B x [m]
   Eigen::VectorXd inverseMass_;
+  // Per surface vertex, what mesh obstacles' features pushed it by in the last step [m]: the
+  // normal impulse that bounds their friction in the next step's velocity pass.
+  Positions featurePush_;
 };
 
 }  // namespace clothlab
