@@ -717,6 +717,20 @@ TEST(ObstacleFeatures, PairsFoundFartherThanTheirMarginAreSearchedAgain) {
   EXPECT_TRUE(passed == exact);
 }
 
+// The simulation of scene `j`, its solver's parameters updated with `params`, with `ob` (a mesh
+// obstacle) after the scene's own obstacles.
+std::unique_ptr<Simulation> simulationWithMesh(nlohmann::json j, const nlohmann::json& params,
+                                               const Obstacle& ob) {
+  j["solver"].update(params);
+  auto scene = parseScene(j, j["name"].get<std::string>(), "");
+  EXPECT_TRUE(scene) << scene.error();
+  if (!scene) return nullptr;
+  scene->obstacles.push_back(ob);
+  auto sim = Simulation::create(*scene);
+  EXPECT_TRUE(sim) << sim.error();
+  return sim ? std::move(*sim) : nullptr;
+}
+
 // A square cloth of `triangles` triangles, twice as wide as the apex is high, dropped from `above`
 // the apex of spike(apex, apex / 6) (below it: it starts through the apex).
 // The cloth `above` the apex (< 0: the pyramid through it). A scene may not start with the cloth
@@ -726,30 +740,29 @@ std::unique_ptr<Simulation> spikeDrop(const char* solver, int triangles, double 
                                       const nlohmann::json& params = nlohmann::json::object()) {
   nlohmann::json j = {
       {"name", "spike"},
-      {"cloth", {{"generator", {{"type", "irregular-rectangle"}, {"width", 2 * apex}, {"height", 2 * apex}, {"triangles", triangles}, {"seed", 2}}},
-                 {"transform", {{"rotate_deg", {-90, 0, 0}}, {"translate", {0.013, apex + above, 0.021}}}}}},
+      {"cloth",
+       {{"generator",
+         {{"type", "irregular-rectangle"},
+          {"width", 2 * apex},
+          {"height", 2 * apex},
+          {"triangles", triangles},
+          {"seed", 2}}},
+        {"transform", {{"rotate_deg", {-90, 0, 0}}, {"translate", {0.013, apex + above, 0.021}}}}}},
       {"simulation", {{"dt", 0.002}, {"damping", 0.5}, {"thickness", 0.004}, {"bending", 1e-3}}},
       {"obstacles", {{{"type", "plane"}, {"point", {0, 0, 0}}, {"normal", {0, 1, 0}}}}},
       {"solver", {{"id", solver}}}};
-  j["solver"].update(params);
-  auto scene = parseScene(j, "spike", "");
-  EXPECT_TRUE(scene) << scene.error();
-  if (!scene) return nullptr;
   Obstacle ob;
   ob.type = Obstacle::Type::Mesh;
   ob.shape = spike(apex, apex / 6);
   const double sunk = above < 0 ? 2 * apex : 0;
   ob.point.y() = -sunk;
-  scene->obstacles.push_back(ob);
-  auto sim = Simulation::create(*scene);
-  EXPECT_TRUE(sim) << sim.error();
-  if (!sim) return nullptr;
-  if (sunk > 0) {
-    auto raised = (*sim)->obstacles();
+  auto sim = simulationWithMesh(j, params, ob);
+  if (sim && sunk > 0) {
+    auto raised = sim->obstacles();
     raised.back().point.y() = 0;
-    EXPECT_FALSE((*sim)->setObstacles(raised).has_value());
+    EXPECT_FALSE(sim->setObstacles(raised).has_value());
   }
-  return std::move(*sim);
+  return sim;
 }
 
 // A triangle held at two corners (pins) that meets the apex near them: only the third corner can
@@ -924,18 +937,11 @@ std::unique_ptr<Simulation> spikeBed(double friction,
          {{"rotate_deg", {-90, 0, 15}}, {"translate", {lift.x(), lift.y(), lift.z()}}}}}},
       {"simulation", {{"dt", 0.002}, {"damping", 0.5}, {"thickness", 0.004}, {"bending", 1e-4}}},
       {"solver", {{"id", "impulse-nc"}}}};
-  j["solver"].update(params);
-  auto scene = parseScene(j, "spike-bed", "");
-  EXPECT_TRUE(scene) << scene.error();
-  if (!scene) return nullptr;
   Obstacle ob;
   ob.type = Obstacle::Type::Mesh;
   ob.shape = std::make_shared<const MeshShape>(std::move(bed));
   ob.friction = friction;
-  scene->obstacles.push_back(ob);
-  auto sim = Simulation::create(*scene);
-  EXPECT_TRUE(sim) << sim.error();
-  return sim ? std::move(*sim) : nullptr;
+  return simulationWithMesh(j, params, ob);
 }
 
 // How far the cloth's centroid has moved down the bed's slope since `start` [m].
