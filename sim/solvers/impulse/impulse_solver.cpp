@@ -555,11 +555,12 @@ struct ImpulseSolver::Impl : RowStructure {
   // The velocity pass with `points` as rows of the same solve (three per point: its normal, two
   // along the surface), beside J v = 0: a Coulomb contact met as an active set. A point whose
   // normal impulse pulls lets go (its rows cut out of A); one whose impulse along the surface
-  // exceeds friction x its normal impulse slides: that impulse becomes friction x the normal one,
-  // along the one the solve gave it, applied as a known impulse, and its rows along the surface
-  // are cut out. Cut rows keep only their diagonal entry. Up to kContactRounds solves, each a
-  // factorization of A with the rows appended (A's pattern at x(t) and its ordering). Returns
-  // the distance rows' impulses; `released` and `sliding` count the points.
+  // exceeds friction x its normal impulse slides: that impulse becomes friction x the normal one
+  // (as the round before solved it), along the one the solve gave it, applied as a known impulse,
+  // and its rows along the surface are cut out. Cut rows keep only their diagonal entry. Up to
+  // kContactRounds solves, each a factorization of A with the rows appended (A's pattern at x(t)
+  // and its ordering). Returns the distance rows' impulses; `released` and `sliding` count the
+  // points.
   std::optional<std::string> contactVelocityPass(const ImpulseModel& model, const ClothModel& cloth,
                                                  const std::vector<ContactPoint>& points,
                                                  const Eigen::VectorXd& inverseMass,
@@ -1597,8 +1598,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     const double selfMs = stats.extra.value("ms_self_collision", 0.0);
     int resolved = 0;
     // The features first, then self-collision (what resolveFeaturesAndSelfCollisions does in one
-    // call), so that the features' pushes are known apart: they bound their friction in the next
-    // step.
+    // call), so that the features' pushes are known apart: they are the next step's contacts in
+    // the velocity pass.
     if (features) {
       if (!featurePairs || !featurePairs->covers(corrected))
         featurePairs.emplace(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights,

@@ -224,7 +224,7 @@ class ImpulseSolver final : public Solver {
   Positions surface_;       // B x [m]
   Eigen::VectorXd inverseMass_;
   // Per surface vertex, what mesh obstacles' features pushed it by in the last step [m]: the
-  // normal impulse that bounds their friction in the next step's velocity pass.
+  // points the next step's velocity pass holds as contacts, each along its push.
   Positions featurePush_;
 };
 
