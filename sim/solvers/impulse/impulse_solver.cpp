@@ -1012,7 +1012,7 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
     for (int e : incident) extraMass_[e] += mass / incident.size();
   }
   surface_ = surfaceFromParticles(model_, x_);
-  featurePush_ = Positions::Zero(surface_.rows(), 3);
+  featurePush_ = Positions();
   vertexAreaShare_ = vertexAreaShares(cloth_->mesh);
   vertexPointMass_ = vertexPointMasses(*cloth_);
   grabGain_ = 1;
@@ -1069,7 +1069,7 @@ void ImpulseSolver::setParticleState(const Positions& x, const Positions& v) {
   x_ = x;
   v_ = v;
   surface_ = surfaceFromParticles(model_, x_);
-  featurePush_ = Positions::Zero(surface_.rows(), 3);
+  featurePush_ = Positions();
 }
 
 Positions ImpulseSolver::surfaceVelocities() const { return surfaceFromParticles(model_, v_); }
@@ -1591,7 +1591,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // The features' pairs are found once, with the thickness as a margin for what the later passes
   // move, and searched again where a point moved farther.
   std::optional<ObstacleFeaturePairs> featurePairs;
-  Positions featurePush = Positions::Zero(surface_.rows(), 3);
+  Positions featurePush;  // sized when a feature pushes
   auto correctPairs = [&](int round, bool features, bool self, Positions& pairCorrection) {
     const Eigen::VectorXd& weights = vertexInverseMass;
     Positions corrected = surface_;
@@ -1607,6 +1607,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       resolved += resolveFeaturesAndSelfCollisions(
           cloth_->mesh, cloth_->topology, previousSurface, corrected, weights, ctx.sim.thickness,
           false, ctx.obstacles, stats, &*featurePairs, ctx.contactAllowance);
+      if (featurePush.rows() == 0) featurePush = Positions::Zero(surface_.rows(), 3);
       featurePush += corrected - surface_;
     }
     if (self)
@@ -1686,7 +1687,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     Positions pairCorrection;
     correctPairs(1, features && !holdFeatures, ctx.sim.selfCollision && !holdSelf, pairCorrection);
   }
-  featurePush_ = featurePush;
+  featurePush_ = std::move(featurePush);
   stats.extra["held_contacts"] = static_cast<int>(held.size());
   stats.extra["held_passes"] = heldPasses;
   stats.extra["held_pass_factorizations"] = heldPassFactorizations;

@@ -224,7 +224,8 @@ class ImpulseSolver final : public Solver {
   Positions surface_;       // B x [m]
   Eigen::VectorXd inverseMass_;
   // Per surface vertex, what mesh obstacles' features pushed it by in the last step [m]: the
-  // points the next step's velocity pass holds as contacts, each along its push.
+  // points the next step's velocity pass holds as contacts, each along its push. Empty where no
+  // feature pushed (every scene without sharp features keeps it so: nothing to copy or scan).
   Positions featurePush_;
 };
 
