@@ -90,6 +90,46 @@ TEST(SpdSolver, BlasFreeSolvesAgreeWithCholmods) {
   }
 }
 
+// B^T A^-1 B for a sparse B (a few entries per column, some shared, one column empty): the
+// supernodal factor's form, which follows each column only up its paths in the elimination tree,
+// and the solves of every other back end agree with B^T X, X from Eigen's own solves, on a
+// matrix large enough for supernodes wider than one column, in CHOLMOD's ordering and in the
+// natural one (a deeper elimination tree).
+TEST(SpdSolver, TheInverseQuadraticFormOfSparseColumnsAgreesWithSolves) {
+  const SparseMatrix upper = laplacian(60, 0.01);
+  const int n = static_cast<int>(upper.rows()), k = 40;
+  std::vector<Eigen::Triplet<double>> entries;
+  std::srand(7);
+  for (int c = 0; c < k; ++c) {
+    if (c == 5) continue;  // an empty column
+    const int count = 1 + c % 4;
+    for (int e = 0; e < count; ++e)
+      entries.emplace_back(std::rand() % n, c, std::rand() / double(RAND_MAX) - 0.5);
+    if (c % 7 == 0) entries.emplace_back(n / 2, c, 1.0);  // a row several columns share
+  }
+  SparseMatrix B(n, k);
+  B.setFromTriplets(entries.begin(), entries.end());
+  Eigen::SimplicialLDLT<SparseMatrix> reference(
+      SparseMatrix(upper.selfadjointView<Eigen::Upper>()));
+  ASSERT_EQ(reference.info(), Eigen::Success);
+  const Eigen::MatrixXd expected = B.transpose() * reference.solve(Eigen::MatrixXd(B));
+  std::vector<int> natural(n);
+  for (int i = 0; i < n; ++i) natural[i] = i;
+  for (const char* id : {"cholmod", "cholmod natural", "cholmod-simplicial", "eigen-ldlt"}) {
+    const bool givenOrdering = std::strcmp(id, "cholmod natural") == 0;
+    auto solver = makeSpdSolver(givenOrdering ? "cholmod" : id);
+    ASSERT_FALSE(
+        (givenOrdering ? solver->analyze(upper, natural, "natural") : solver->analyze(upper))
+            .has_value());
+    std::string message;
+    ASSERT_EQ(solver->factorize(upper, &message), SpdSolver::Status::Ok) << message;
+    const Eigen::MatrixXd form = solver->inverseQuadraticForm(B);
+    EXPECT_LT((form - expected).norm() / expected.norm(), 1e-12) << id;
+    EXPECT_EQ((form - form.transpose()).norm(), 0.0) << id;
+    EXPECT_EQ(form.row(5).norm(), 0.0) << id;
+  }
+}
+
 // A factor of two tridiagonal blocks of `half` rows and a separator of `separator` rows coupled
 // to both (the shape of a nested dissection's first level), one column per supernode: the
 // elimination tree has two chains meeting at the separator, which SupernodalSolve splits between

@@ -185,6 +185,11 @@ class CholmodSolver final : public SpdSolver {
       for (int i = 0; i < n; ++i) rhs(perm_[i], c) = x[c * n + i];
   }
 
+  Eigen::MatrixXd inverseQuadraticForm(const SparseMatrix& B) override {
+    if (factor_ && factor_->is_super) return supernodalInverseQuadraticForm(layout(), perm_, B);
+    return SpdSolver::inverseQuadraticForm(B);
+  }
+
   bool useIndefiniteFallback() override {
     if (ldlFallback_) return false;
     ldlFallback_ = true;
@@ -356,6 +361,20 @@ std::vector<int> orderingWithRowsAfterNeighbours(const SparseMatrix& upper, cons
     for (; next != later.end() && next->first == p; ++next) ordering.push_back(next->second);
   }
   return ordering;
+}
+
+Eigen::MatrixXd SpdSolver::inverseQuadraticForm(const SparseMatrix& B) {
+  constexpr Eigen::Index kColumnsPerSolve = 64;  // bounds the dense block of A^-1 B held at once
+  const Eigen::Index k = B.cols();
+  Eigen::MatrixXd form(k, k), block;
+  for (Eigen::Index first = 0; first < k; first += kColumnsPerSolve) {
+    const Eigen::Index width = std::min(kColumnsPerSolve, k - first);
+    block = Eigen::MatrixXd(B.middleCols(first, width));
+    solve(block);
+    form.middleCols(first, width).noalias() = B.transpose() * block;
+  }
+  form.triangularView<Eigen::StrictlyUpper>() = form.transpose();  // symmetric to the bit
+  return form;
 }
 
 Result<size_t> analyzeFewestFlops(SpdSolver& solver, const SparseMatrix& upper,

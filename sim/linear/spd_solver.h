@@ -50,6 +50,10 @@ class SpdSolver {
   virtual Status factorize(const SparseMatrix& upper, std::string* message) = 0;
   // Overwrites each column of rhs with the solution.
   virtual void solve(Eigen::MatrixXd& rhs) = 0;
+  // B^T A^-1 B (B.cols() square) for a sparse B whose columns have few entries; here by solves
+  // of B's columns, a block at a time; a supernodal factor follows each column only where it
+  // reaches (supernodalInverseQuadraticForm).
+  virtual Eigen::MatrixXd inverseQuadraticForm(const SparseMatrix& B);
   // Switches to a factorization that tolerates indefinite matrices (LDL'), if this back end has
   // one. Returns false when there is nothing left to try. Re-analysis is done internally.
   virtual bool useIndefiniteFallback() { return false; }

@@ -1,5 +1,6 @@
 #include "sim/linear/supernodal_solve.h"
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cstring>
 
@@ -229,6 +230,87 @@ void SupernodalSolve::solve(Eigen::MatrixXd& columns, bool secondThread) {
     double* x[1] = {columns.col(first).data()};
     solveColumns<1>(x, secondThread);
   }
+}
+
+Eigen::MatrixXd supernodalInverseQuadraticForm(
+    const SupernodalLayout& L, const std::vector<int>& perm,
+    const Eigen::SparseMatrix<double, Eigen::ColMajor, int>& B) {
+  const int n = L.size(), count = L.supernodes, k = static_cast<int>(B.cols());
+  Eigen::MatrixXd form = Eigen::MatrixXd::Zero(k, k);
+  std::vector<int> inverse(n), supernodeOf(n), parent(count, -1);
+  for (int i = 0; i < n; ++i) inverse[perm[i]] = i;
+  for (int s = 0; s < count; ++s)
+    for (int j = L.firstColumn[s]; j < L.firstColumn[s + 1]; ++j) supernodeOf[j] = s;
+  for (int s = 0; s < count; ++s) {
+    const int width = L.firstColumn[s + 1] - L.firstColumn[s];
+    if (L.rowStart[s + 1] - L.rowStart[s] > width)
+      parent[s] = supernodeOf[L.rows[L.rowStart[s] + width]];
+  }
+  // The columns of B that reach each supernode, ascending (a column's path stops where it joins
+  // one it has marked).
+  std::vector<std::vector<int>> reach(count);
+  std::vector<int> marked(count, -1);
+  for (int c = 0; c < k; ++c)
+    for (Eigen::SparseMatrix<double, Eigen::ColMajor, int>::InnerIterator it(B, c); it; ++it)
+      for (int s = supernodeOf[inverse[it.row()]]; s >= 0 && marked[s] != c; s = parent[s]) {
+        marked[s] = c;
+        reach[s].push_back(c);
+      }
+  // Y on each supernode's own rows and its columns: width x (columns reaching it), column-major.
+  std::vector<size_t> offset(count + 1, 0);
+  for (int s = 0; s < count; ++s)
+    offset[s + 1] =
+        offset[s] + static_cast<size_t>(L.firstColumn[s + 1] - L.firstColumn[s]) * reach[s].size();
+  std::vector<double> y(offset[count], 0.0);
+  auto localColumn = [&](int s, int c) {
+    return static_cast<int>(std::lower_bound(reach[s].begin(), reach[s].end(), c) -
+                            reach[s].begin());
+  };
+  for (int c = 0; c < k; ++c)
+    for (Eigen::SparseMatrix<double, Eigen::ColMajor, int>::InnerIterator it(B, c); it; ++it) {
+      const int r = inverse[it.row()], s = supernodeOf[r];
+      const int width = L.firstColumn[s + 1] - L.firstColumn[s];
+      y[offset[s] + static_cast<size_t>(localColumn(s, c)) * width + (r - L.firstColumn[s])] +=
+          it.value();
+    }
+  std::vector<int> position;  // a supernode's columns among those of the one it updates
+  Eigen::MatrixXd update, share;
+  for (int s = 0; s < count; ++s) {
+    const int m = static_cast<int>(reach[s].size());
+    if (m == 0) continue;
+    const int first = L.firstColumn[s], width = L.firstColumn[s + 1] - first;
+    const int height = L.rowStart[s + 1] - L.rowStart[s], below = height - width;
+    const Eigen::Map<const Eigen::MatrixXd, 0, Eigen::OuterStride<>> block(
+        L.values + L.valueStart[s], height, width, Eigen::OuterStride<>(height));
+    Eigen::Map<Eigen::MatrixXd> own(y.data() + offset[s], width, m);
+    block.topRows(width).triangularView<Eigen::Lower>().solveInPlace(own);
+    share.setZero(m, m);  // its lower triangle: the form's is summed, then mirrored
+    share.selfadjointView<Eigen::Lower>().rankUpdate(own.transpose());
+    for (int b = 0; b < m; ++b)
+      for (int a = b; a < m; ++a) form(reach[s][a], reach[s][b]) += share(a, b);
+    if (below == 0) continue;
+    update.noalias() = block.bottomRows(below) * own;
+    const int* rows = L.rows + L.rowStart[s] + width;
+    for (int i = 0; i < below;) {  // runs of rows in one supernode
+      const int target = supernodeOf[rows[i]], targetFirst = L.firstColumn[target];
+      const int targetWidth = L.firstColumn[target + 1] - targetFirst;
+      int end = i + 1;
+      while (end < below && supernodeOf[rows[end]] == target) ++end;
+      position.resize(m);
+      for (int q = 0, t = 0; q < m; ++q) {  // reach[s] is a subset of reach[target]
+        while (reach[target][t] != reach[s][q]) ++t;
+        position[q] = t;
+      }
+      for (int q = 0; q < m; ++q) {
+        double* column = y.data() + offset[target] +
+                         static_cast<size_t>(position[q]) * targetWidth - targetFirst;
+        for (int r = i; r < end; ++r) column[rows[r]] -= update(r, q);
+      }
+      i = end;
+    }
+  }
+  form.triangularView<Eigen::StrictlyUpper>() = form.transpose();
+  return form;
 }
 
 }  // namespace clothlab

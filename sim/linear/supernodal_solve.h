@@ -15,9 +15,9 @@
 // The arithmetic is the same whether the second thread runs or not (the second half's updates
 // to the shared rows are summed apart and added after the first half's), so results never
 // depend on whether a core was free.
-#include <vector>
-
 #include <Eigen/Core>
+#include <Eigen/SparseCore>
+#include <vector>
 
 namespace clothlab {
 
@@ -61,5 +61,16 @@ class SupernodalSolve {
   int secondBegin_ = 0, secondEnd_ = 0, top_ = 0, sharedFrom_ = 0;
   std::vector<double> firstGathered_, secondGathered_, shared_;  // workspaces
 };
+
+// B^T A^-1 B for A = P' L L' P, L the supernodal factor `layout` (row i of P A P' is row perm[i]
+// of A), and B sparse in A's rows, each column with few entries: with Y = L^-1 P B it is Y^T Y.
+// Column c of Y is nonzero only in the supernodes on the elimination tree's paths from its
+// entries to the root, so each supernode solves and updates only the columns that reach it,
+// and adds its own rows' share of Y^T Y: a small part of a solve per column where a solve of
+// each column would go through all of L (the contact rows' Schur complement in impulse-nc's
+// velocity pass: docs/measurements.md, "The features' contacts on the step's factor").
+Eigen::MatrixXd supernodalInverseQuadraticForm(
+    const SupernodalLayout& layout, const std::vector<int>& perm,
+    const Eigen::SparseMatrix<double, Eigen::ColMajor, int>& B);
 
 }  // namespace clothlab
