@@ -1,5 +1,6 @@
 #include "sim/solvers/impulse/impulse_solver.h"
 
+#include <Eigen/Cholesky>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -101,7 +102,7 @@ constexpr int kMaxStartSkips = 16;
 // then left to local re-linearizations (docs/measurements.md, "The step's factor in contact").
 constexpr double kMaskedRowsFactor = 10;
 
-// Solves of the velocity pass with contact rows (contactVelocityPass): each after the first lets
+// Rounds of the velocity pass with contact rows (contactVelocityPass): each after the first lets
 // go of the points whose normal impulse pulled and sets sliding those whose friction exceeded its
 // bound.
 constexpr int kContactRounds = 4;
@@ -552,119 +553,195 @@ struct ImpulseSolver::Impl : RowStructure {
     double friction = 0;
   };
 
-  // The velocity pass with `points` as rows of the same solve (three per point: its normal, two
-  // along the surface), beside J v = 0: a Coulomb contact met as an active set. A point whose
-  // normal impulse pulls lets go (its rows cut out of A); one whose impulse along the surface
-  // exceeds friction x its normal impulse slides: that impulse becomes friction x the normal one
-  // (as the round before solved it), along the one the solve gave it, applied as a known impulse,
-  // and its rows along the surface are cut out. Cut rows keep only their diagonal entry. Up to
-  // kContactRounds solves, each a factorization of A with the rows appended (A's pattern at x(t)
-  // and its ordering). Returns the distance rows' impulses; `released` and `sliding` count the
-  // points.
+  // The velocity pass with `points` held beside J v = 0, three rows per point (its normal, two
+  // along the surface): a Coulomb contact met as an active set. A point whose normal impulse
+  // pulls lets go (its rows cut out); one whose impulse along the surface exceeds friction x its
+  // normal impulse slides: that impulse becomes friction x the normal one (as the round before
+  // solved it), along the one the solve gave it, applied as a known impulse, and its rows along
+  // the surface are cut out. Up to kContactRounds rounds.
+  //
+  // Solved on the step's factor of A at x(t), by the Schur complement of the contact rows: with
+  // B = J K J_c^T (A's rows against the contact rows J_c) and D = J_c K J_c^T, the contact rows'
+  // impulses q solve (D - B^T A^-1 B) q = s - B^T A^-1 r, and then A p = r - B q. A cut row no
+  // longer acts on the others, so a round drops it from the complement: each round factorizes
+  // the dense complement of the rows left (a few hundred), where A with the rows appended was
+  // factorized again before (docs/measurements.md, "The features' contacts on the step's
+  // factor"). `usedShift`: the step factor's diagonal shift, relative to A's largest diagonal
+  // entry, which the contact rows take too. Returns the distance rows' impulses; `released` and
+  // `sliding` count the points, `factorizations` the complements factorized.
   std::optional<std::string> contactVelocityPass(const ImpulseModel& model, const ClothModel& cloth,
                                                  const std::vector<ContactPoint>& points,
                                                  const Eigen::VectorXd& inverseMass,
-                                                 double baseShift, const std::string& backend,
-                                                 Positions& v, Eigen::VectorXd& distanceImpulse,
-                                                 int& released, int& sliding, int& factorizations) {
-    std::vector<ContactRow> rows;
-    for (const ContactPoint& point : points) {
+                                                 double usedShift, Positions& v,
+                                                 Eigen::VectorXd& distanceImpulse, int& released,
+                                                 int& sliding, int& factorizations) {
+    const int n = rowCount();
+    const int k = 3 * static_cast<int>(points.size());
+    // The contact rows as (particle, gradient) slots, and the obstacle's velocity along each.
+    std::vector<int> start{0}, slotParticleC;
+    std::vector<Vec3> slotGradientC;
+    Eigen::VectorXd target(k);
+    for (size_t i = 0; i < points.size(); ++i) {
+      const ContactPoint& point = points[i];
       const Vec3 t1 = point.normal.unitOrthogonal(), t2 = point.normal.cross(t1);
-      for (const Vec3& d : {point.normal, t1, t2})
-        rows.push_back(heldRow(model, cloth, point.vertex, Vec3::Zero(), d));
+      const Vec3 directions[3] = {point.normal, t1, t2};
+      for (int a = 0; a < 3; ++a) {
+        const ContactRow row = heldRow(model, cloth, point.vertex, Vec3::Zero(), directions[a]);
+        for (const auto& [particle, w] : row.weights) {
+          if (w == 0) continue;
+          slotParticleC.push_back(particle);
+          slotGradientC.push_back(w * directions[a]);
+        }
+        start.push_back(static_cast<int>(slotParticleC.size()));
+        target[3 * i + a] = a == 0 ? point.normalTarget : directions[a].dot(point.obstacleVelocity);
+      }
     }
-    keepStructure();
-    if (auto e = appendContactRows(*withoutContacts, rows, backend)) {
-      restoreStructure();
-      return e;
-    }
-    const int first = withoutContacts->rowCount();
+    // B from A's slots at each contact slot's particle; D from the contact slots sharing one.
+    std::vector<Eigen::Triplet<double>> bEntries;
+    std::map<int, std::vector<int>> contactSlotsAt;  // particle -> contact slots
+    std::vector<int> slotContactRow(slotParticleC.size());
+    for (int c = 0; c < k; ++c)
+      for (int s = start[c]; s < start[c + 1]; ++s) {
+        const int particle = slotParticleC[s];
+        slotContactRow[s] = c;
+        contactSlotsAt[particle].push_back(s);
+        for (int b = particleSlotStart[particle]; b < particleSlotStart[particle + 1]; ++b) {
+          const int slot = particleSlots[b];
+          bEntries.emplace_back(slotRow[slot], c,
+                                inverseMass[particle] * slotGradient[slot].dot(slotGradientC[s]));
+        }
+      }
+    SparseMatrix B(n, k);
+    B.setFromTriplets(bEntries.begin(), bEntries.end());
+    Eigen::MatrixXd complement = Eigen::MatrixXd::Zero(k, k);  // D, then D - B^T A^-1 B
+    for (const auto& [particle, slots] : contactSlotsAt)
+      for (int a : slots)
+        for (int b : slots)
+          complement(slotContactRow[a], slotContactRow[b]) +=
+              inverseMass[particle] * slotGradientC[a].dot(slotGradientC[b]);
+    // A's diagonal holds the step factor's shift: usedShift x its largest entry before it.
+    double largest = 0;
+    for (int r = 0; r < n; ++r) largest = std::max(largest, matrix.valuePtr()[diagonalValue[r]]);
+    complement.diagonal().array() += usedShift * largest / (1 + usedShift);
+    // J_c v, and v += K J_c^T q.
+    auto contactVelocities = [&](const Positions& velocity) {
+      Eigen::VectorXd jv(k);
+      for (int c = 0; c < k; ++c) {
+        double value = 0;
+        for (int s = start[c]; s < start[c + 1]; ++s)
+          value += slotGradientC[s].dot(velocity.row(slotParticleC[s]).transpose());
+        jv[c] = value;
+      }
+      return jv;
+    };
+    auto applyContactImpulse = [&](int c, double magnitude, Positions& velocity) {
+      for (int s = start[c]; s < start[c + 1]; ++s)
+        velocity.row(slotParticleC[s]) +=
+            (inverseMass[slotParticleC[s]] * magnitude) * slotGradientC[s].transpose();
+    };
+
+    const Eigen::MatrixXd form = factor->inverseQuadraticForm(B);  // B^T A^-1 B
+    complement -= form;
+
+    // A's rows' right-hand side r0 = -J v at the pass's start, and B^T A^-1 r0. A round's known
+    // impulses q' (the sliding points') make it r0 - B q', so B^T A^-1 r = B^T A^-1 r0 - form q':
+    // the rounds need no solve with A, only the last one to find p.
     const Positions v0 = v;
+    Eigen::VectorXd r0;
+    velocityErrors(v0, r0);
+    r0 = -r0;
+    Eigen::VectorXd z = r0;
+    solve(z);
+    const Eigen::VectorXd reachedStart = B.transpose() * z;
     enum State : char { Stuck, Sliding, Released };
     std::vector<char> state(points.size(), Stuck);
     std::vector<Vec3> slip(points.size(), Vec3::Zero());  // a sliding point's direction (t1, t2, 0)
     std::vector<double> normalImpulse(points.size(), 0.0);
-    auto cut = [&](int row) {  // whether the row is out of the solve
-      if (row < first) return false;
-      const int i = (row - first) / 3;
-      return state[i] == Released || (state[i] == Sliding && (row - first) % 3 > 0);
+    auto cut = [&](int c) {  // whether contact row c is out of the solve
+      const int i = c / 3;
+      return state[i] == Released || (state[i] == Sliding && c % 3 > 0);
     };
+    Eigen::VectorXd known(k), q(k);
+    std::vector<int> kept;
     for (int round = 0;; ++round) {
       v = v0;
+      known.setZero();
       for (size_t i = 0; i < points.size(); ++i)
         if (state[i] == Sliding) {
-          const int r = first + 3 * static_cast<int>(i);
+          const int c = 3 * static_cast<int>(i);
           const double f = points[i].friction * normalImpulse[i];
-          applyImpulse(r + 1, f * slip[i][0], inverseMass, v);
-          applyImpulse(r + 2, f * slip[i][1], inverseMass, v);
+          known[c + 1] = f * slip[i][0];
+          known[c + 2] = f * slip[i][1];
+          applyContactImpulse(c + 1, known[c + 1], v);
+          applyContactImpulse(c + 2, known[c + 2], v);
         }
-      assemble(inverseMass);
-      for (int column = 0; column < matrix.outerSize(); ++column) {
-        const bool columnCut = cut(column);
-        for (SparseMatrix::InnerIterator it(matrix, column); it; ++it) {
-          const int row = static_cast<int>(it.row());
-          if (row != column && (columnCut || cut(row))) it.valueRef() = 0;
-        }
+      const Eigen::VectorXd reached = reachedStart - form * known;  // B^T A^-1 r
+      const Eigen::VectorXd s = target - contactVelocities(v);
+      kept.clear();
+      for (int c = 0; c < k; ++c)
+        if (!cut(c)) kept.push_back(c);
+      const int m = static_cast<int>(kept.size());
+      Eigen::MatrixXd reduced(m, m);
+      Eigen::VectorXd rhs(m);
+      for (int a = 0; a < m; ++a) {
+        for (int b = 0; b < m; ++b) reduced(a, b) = complement(kept[a], kept[b]);
+        rhs[a] = s[kept[a]] - reached[kept[a]];
       }
-      double shift = 0;
       ++factorizations;
-      if (auto e = factorize(baseShift, shift)) {
-        restoreStructure();
-        return e;
+      Eigen::VectorXd solved;
+      Eigen::LLT<Eigen::MatrixXd> llt(reduced);
+      if (llt.info() == Eigen::Success) {
+        solved = llt.solve(rhs);
+      } else {
+        Eigen::LDLT<Eigen::MatrixXd> ldlt(reduced);
+        if (ldlt.info() != Eigen::Success)
+          return "the contact rows' Schur complement could not be factorized";
+        solved = ldlt.solve(rhs);
       }
-      Eigen::VectorXd p;
-      velocityErrors(v, p);
-      p = -p;
-      for (size_t i = 0; i < points.size(); ++i) {
-        const int r = first + 3 * static_cast<int>(i);
-        p[r] += points[i].normalTarget;
-        for (int k = 1; k < 3; ++k)
-          p[r + k] += rows[3 * i + k].normal.dot(points[i].obstacleVelocity);
-      }
-      solve(p);
+      q.setZero();
+      for (int a = 0; a < m; ++a) q[kept[a]] = solved[a];
       bool changed = false;
       const bool last = round + 1 >= kContactRounds;
       for (size_t i = 0; i < points.size(); ++i) {
-        const int r = first + 3 * static_cast<int>(i);
-        if (state[i] == Released) {
-          p[r] = p[r + 1] = p[r + 2] = 0;
-          continue;
-        }
-        if (state[i] == Sliding) p[r + 1] = p[r + 2] = 0;
-        if (p[r] < 0) {  // pulls: lets go
-          if (last) {
-            p[r] = p[r + 1] = p[r + 2] = 0;
-            continue;
-          }
+        const int c = 3 * static_cast<int>(i);
+        if (state[i] == Released) continue;
+        if (q[c] < 0) {  // pulls: lets go
+          q[c] = q[c + 1] = q[c + 2] = 0;
+          if (last) continue;
           state[i] = Released;
           changed = true;
           continue;
         }
-        const double limit = points[i].friction * std::max(p[r], 0.0);
+        const double limit = points[i].friction * q[c];
         if (state[i] == Sliding) {
-          normalImpulse[i] = p[r];
+          normalImpulse[i] = q[c];
           continue;
         }
-        const double along = std::hypot(p[r + 1], p[r + 2]);
+        const double along = std::hypot(q[c + 1], q[c + 2]);
         if (!(along > limit)) continue;
         if (last) {  // scaled to the bound
-          p[r + 1] *= limit / along;
-          p[r + 2] *= limit / along;
+          q[c + 1] *= limit / along;
+          q[c + 2] *= limit / along;
           continue;
         }
         state[i] = Sliding;
-        slip[i] = Vec3(p[r + 1], p[r + 2], 0) / along;
-        normalImpulse[i] = p[r];
+        slip[i] = Vec3(q[c + 1], q[c + 2], 0) / along;
+        normalImpulse[i] = q[c];
         changed = true;
       }
       if (changed && !last) continue;
+      // A p = r0 - B (q + q') with the impulses kept (a round that changed nothing left them as
+      // solved); the known ones are in v already.
+      Eigen::VectorXd p = r0 - B * (q + known);
+      solve(p);
       applyImpulses(p, 1.0, inverseMass, v);
+      for (int c = 0; c < k; ++c)
+        if (q[c] != 0) applyContactImpulse(c, q[c], v);
       distanceImpulse = p.head(distanceRows);
       break;
     }
     released = static_cast<int>(std::count(state.begin(), state.end(), Released));
     sliding = static_cast<int>(std::count(state.begin(), state.end(), Sliding));
-    restoreStructure();
     return std::nullopt;
   }
 
@@ -1325,9 +1402,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   if (!contactPoints.empty()) {
     Eigen::VectorXd impulse;
     int released = 0, sliding = 0, factorizations = 0;
-    if (auto e = s.contactVelocityPass(model_, *cloth_, contactPoints, inverseMass_,
-                                       params_.regularization, params_.linearSolver, v_, impulse,
-                                       released, sliding, factorizations))
+    if (auto e = s.contactVelocityPass(model_, *cloth_, contactPoints, inverseMass_, shift, v_,
+                                       impulse, released, sliding, factorizations))
       return restore(*e);
     rowImpulse += impulse;
     stats.extra["contact_points"] = static_cast<int>(contactPoints.size());
