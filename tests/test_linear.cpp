@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "sim/generators.h"
+#include "sim/linear/added_rows.h"
 #include "sim/linear/runtime.h"
 #include "sim/linear/spd_solver.h"
 #include "sim/linear/supernodal_solve.h"
@@ -127,6 +128,67 @@ TEST(SpdSolver, TheInverseQuadraticFormOfSparseColumnsAgreesWithSolves) {
     EXPECT_LT((form - expected).norm() / expected.norm(), 1e-12) << id;
     EXPECT_EQ((form - form.transpose()).norm(), 0.0) << id;
     EXPECT_EQ(form.row(5).norm(), 0.0) << id;
+  }
+}
+
+// Rows added beside a factorized A, solved through their Schur complement: over the rows kept,
+// with known impulses along others moved to the right-hand side, p and q are those of the whole
+// system solved densely, and a row not kept has q = 0.
+TEST(AddedRows, TheComplementSolvesTheWholeSystemOverTheRowsKept) {
+  const SparseMatrix upper = laplacian(20, 0.1);
+  const int n = static_cast<int>(upper.rows()), k = 24;
+  const Eigen::MatrixXd A = SparseMatrix(upper.selfadjointView<Eigen::Upper>());
+  std::vector<Eigen::Triplet<double>> entries;
+  std::srand(11);
+  for (int c = 0; c < k; ++c)
+    for (int e = 0; e < 3; ++e)
+      entries.emplace_back(std::rand() % n, c, std::rand() / double(RAND_MAX) - 0.5);
+  SparseMatrix B(n, k);
+  B.setFromTriplets(entries.begin(), entries.end());
+  const Eigen::MatrixXd Bd(B);
+  // D such that the whole matrix is positive definite: its complement is R R^T + I.
+  const Eigen::MatrixXd R = Eigen::MatrixXd::Random(k, k);
+  const Eigen::MatrixXd D =
+      Bd.transpose() * A.llt().solve(Bd) + R * R.transpose() + Eigen::MatrixXd::Identity(k, k);
+  const Eigen::VectorXd r = Eigen::VectorXd::Random(n), s = Eigen::VectorXd::Random(k);
+
+  auto factor = makeSpdSolver("cholmod");
+  ASSERT_FALSE(factor->analyze(upper).has_value());
+  std::string message;
+  ASSERT_EQ(factor->factorize(upper, &message), SpdSolver::Status::Ok) << message;
+  const AddedRows added(*factor, B, D, r);
+  std::vector<int> kept;
+  Eigen::VectorXd known = Eigen::VectorXd::Zero(k);
+  for (int c = 0; c < k; ++c) {
+    if (c % 3 == 1)
+      known[c] = 0.3 * (c % 5) - 0.5;  // a sliding point's impulse, say
+    else if (c % 7 != 0)
+      kept.push_back(c);  // every seventh row let go
+  }
+  const std::optional<Eigen::VectorXd> q = added.solveAdded(kept, s, known);
+  ASSERT_TRUE(q);
+  const Eigen::VectorXd p = added.solveBase(*q + known);
+
+  const int m = static_cast<int>(kept.size());
+  Eigen::MatrixXd whole = Eigen::MatrixXd::Zero(n + m, n + m);
+  Eigen::VectorXd rhs(n + m);
+  whole.topLeftCorner(n, n) = A;
+  rhs.head(n) = r - Bd * known;
+  for (int a = 0; a < m; ++a) {
+    whole.block(0, n + a, n, 1) = Bd.col(kept[a]);
+    whole.block(n + a, 0, 1, n) = Bd.col(kept[a]).transpose();
+    for (int b = 0; b < m; ++b) whole(n + a, n + b) = D(kept[a], kept[b]);
+    rhs[n + a] = s[kept[a]];
+  }
+  const Eigen::VectorXd expected = whole.ldlt().solve(rhs);
+  EXPECT_LT((p - expected.head(n)).norm() / expected.head(n).norm(), 1e-10);
+  for (int c = 0, a = 0; c < k; ++c) {
+    if (a < m && kept[a] == c) {
+      EXPECT_NEAR((*q)[c], expected[n + a], 1e-10 * expected.tail(m).norm()) << "row " << c;
+      ++a;
+    } else {
+      EXPECT_EQ((*q)[c], 0.0) << "row " << c << " is not kept";
+    }
   }
 }
 

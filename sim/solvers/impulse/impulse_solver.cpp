@@ -11,6 +11,7 @@
 #include "sim/bending.h"
 #include "sim/format.h"
 #include "sim/grab.h"  // kGrabPushFloor
+#include "sim/linear/added_rows.h"
 #include "sim/metrics.h"
 #include "sim/self_collision.h"
 #include "sim/steps_in_progress.h"
@@ -560,15 +561,14 @@ struct ImpulseSolver::Impl : RowStructure {
   // solved it), along the one the solve gave it, applied as a known impulse, and its rows along
   // the surface are cut out. Up to kContactRounds rounds.
   //
-  // Solved on the step's factor of A at x(t), by the Schur complement of the contact rows: with
-  // B = J K J_c^T (A's rows against the contact rows J_c) and D = J_c K J_c^T, the contact rows'
-  // impulses q solve (D - B^T A^-1 B) q = s - B^T A^-1 r, and then A p = r - B q. A cut row no
-  // longer acts on the others, so a round drops it from the complement: each round factorizes
-  // the dense complement of the rows left (a few hundred), where A with the rows appended was
-  // factorized again before (docs/measurements.md, "The features' contacts on the step's
-  // factor"). `usedShift`: the step factor's diagonal shift, relative to A's largest diagonal
-  // entry, which the contact rows take too. Returns the distance rows' impulses; `released` and
-  // `sliding` count the points, `factorizations` the complements factorized.
+  // Solved on the step's factor of A at x(t) through the contact rows' Schur complement
+  // (AddedRows, with B = J K J_c^T for the contact rows J_c and D = J_c K J_c^T): a cut row no
+  // longer acts on the others, so each round factorizes only the dense complement of the rows
+  // left, where A with the rows appended was factorized again before (docs/measurements.md, "The
+  // features' contacts on the step's factor"). `usedShift`: the step factor's diagonal shift,
+  // relative to A's largest diagonal entry, which the contact rows take too. Returns the distance
+  // rows' impulses; `released` and `sliding` count the points, `factorizations` the complements
+  // factorized.
   std::optional<std::string> contactVelocityPass(const ImpulseModel& model, const ClothModel& cloth,
                                                  const std::vector<ContactPoint>& points,
                                                  const Eigen::VectorXd& inverseMass,
@@ -613,16 +613,16 @@ struct ImpulseSolver::Impl : RowStructure {
       }
     SparseMatrix B(n, k);
     B.setFromTriplets(bEntries.begin(), bEntries.end());
-    Eigen::MatrixXd complement = Eigen::MatrixXd::Zero(k, k);  // D, then D - B^T A^-1 B
+    Eigen::MatrixXd D = Eigen::MatrixXd::Zero(k, k);
     for (const auto& [particle, slots] : contactSlotsAt)
       for (int a : slots)
         for (int b : slots)
-          complement(slotContactRow[a], slotContactRow[b]) +=
+          D(slotContactRow[a], slotContactRow[b]) +=
               inverseMass[particle] * slotGradientC[a].dot(slotGradientC[b]);
     // A's diagonal holds the step factor's shift: usedShift x its largest entry before it.
     double largest = 0;
     for (int r = 0; r < n; ++r) largest = std::max(largest, matrix.valuePtr()[diagonalValue[r]]);
-    complement.diagonal().array() += usedShift * largest / (1 + usedShift);
+    D.diagonal().array() += usedShift * largest / (1 + usedShift);
     // J_c v, and v += K J_c^T q.
     auto contactVelocities = [&](const Positions& velocity) {
       Eigen::VectorXd jv(k);
@@ -640,19 +640,12 @@ struct ImpulseSolver::Impl : RowStructure {
             (inverseMass[slotParticleC[s]] * magnitude) * slotGradientC[s].transpose();
     };
 
-    const Eigen::MatrixXd form = factor->inverseQuadraticForm(B);  // B^T A^-1 B
-    complement -= form;
-
-    // A's rows' right-hand side r0 = -J v at the pass's start, and B^T A^-1 r0. A round's known
-    // impulses q' (the sliding points') make it r0 - B q', so B^T A^-1 r = B^T A^-1 r0 - form q':
-    // the rounds need no solve with A, only the last one to find p.
+    // A's rows' right-hand side -J v at the pass's start; a round's known impulses q' (the
+    // sliding points') are applied to v and moved to the right-hand side as AddedRows says.
     const Positions v0 = v;
     Eigen::VectorXd r0;
     velocityErrors(v0, r0);
-    r0 = -r0;
-    Eigen::VectorXd z = r0;
-    solve(z);
-    const Eigen::VectorXd reachedStart = B.transpose() * z;
+    const AddedRows contacts(*factor, std::move(B), D, -r0);
     enum State : char { Stuck, Sliding, Released };
     std::vector<char> state(points.size(), Stuck);
     std::vector<Vec3> slip(points.size(), Vec3::Zero());  // a sliding point's direction (t1, t2, 0)
@@ -661,7 +654,7 @@ struct ImpulseSolver::Impl : RowStructure {
       const int i = c / 3;
       return state[i] == Released || (state[i] == Sliding && c % 3 > 0);
     };
-    Eigen::VectorXd known(k), q(k);
+    Eigen::VectorXd known(k);
     std::vector<int> kept;
     for (int round = 0;; ++round) {
       v = v0;
@@ -675,31 +668,14 @@ struct ImpulseSolver::Impl : RowStructure {
           applyContactImpulse(c + 1, known[c + 1], v);
           applyContactImpulse(c + 2, known[c + 2], v);
         }
-      const Eigen::VectorXd reached = reachedStart - form * known;  // B^T A^-1 r
       const Eigen::VectorXd s = target - contactVelocities(v);
       kept.clear();
       for (int c = 0; c < k; ++c)
         if (!cut(c)) kept.push_back(c);
-      const int m = static_cast<int>(kept.size());
-      Eigen::MatrixXd reduced(m, m);
-      Eigen::VectorXd rhs(m);
-      for (int a = 0; a < m; ++a) {
-        for (int b = 0; b < m; ++b) reduced(a, b) = complement(kept[a], kept[b]);
-        rhs[a] = s[kept[a]] - reached[kept[a]];
-      }
       ++factorizations;
-      Eigen::VectorXd solved;
-      Eigen::LLT<Eigen::MatrixXd> llt(reduced);
-      if (llt.info() == Eigen::Success) {
-        solved = llt.solve(rhs);
-      } else {
-        Eigen::LDLT<Eigen::MatrixXd> ldlt(reduced);
-        if (ldlt.info() != Eigen::Success)
-          return "the contact rows' Schur complement could not be factorized";
-        solved = ldlt.solve(rhs);
-      }
-      q.setZero();
-      for (int a = 0; a < m; ++a) q[kept[a]] = solved[a];
+      std::optional<Eigen::VectorXd> solved = contacts.solveAdded(kept, s, known);
+      if (!solved) return "the contact rows' Schur complement could not be factorized";
+      Eigen::VectorXd& q = *solved;
       bool changed = false;
       const bool last = round + 1 >= kContactRounds;
       for (size_t i = 0; i < points.size(); ++i) {
@@ -730,10 +706,9 @@ struct ImpulseSolver::Impl : RowStructure {
         changed = true;
       }
       if (changed && !last) continue;
-      // A p = r0 - B (q + q') with the impulses kept (a round that changed nothing left them as
-      // solved); the known ones are in v already.
-      Eigen::VectorXd p = r0 - B * (q + known);
-      solve(p);
+      // A's rows' impulses for the contacts' kept (a round that changed nothing left them as
+      // solved) and known ones; the known ones are in v already.
+      const Eigen::VectorXd p = contacts.solveBase(q + known);
       applyImpulses(p, 1.0, inverseMass, v);
       for (int c = 0; c < k; ++c)
         if (q[c] != 0) applyContactImpulse(c, q[c], v);
