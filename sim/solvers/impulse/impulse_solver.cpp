@@ -2,6 +2,7 @@
 
 #include <Eigen/Cholesky>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -555,11 +556,16 @@ struct ImpulseSolver::Impl : RowStructure {
   };
 
   // The velocity pass with `points` held beside J v = 0, three rows per point (its normal, two
-  // along the surface): a Coulomb contact met as an active set. A point whose normal impulse
-  // pulls lets go (its rows cut out); one whose impulse along the surface exceeds friction x its
-  // normal impulse slides: that impulse becomes friction x the normal one (as the round before
-  // solved it), along the one the solve gave it, applied as a known impulse, and its rows along
-  // the surface are cut out. Up to kContactRounds rounds.
+  // along the surface): Coulomb contacts met as an active set. A point whose normal impulse pulls
+  // lets go (its rows cut out). Friction bounds each patch of points, the points joined by the
+  // cloth's edges: where the patch's impulse along the surface exceeds the sum of friction x
+  // normal impulse over its points, each of them slides along the patch's impulse (its own
+  // bound friction x its normal impulse, as the round before solved it, applied as a known
+  // impulse, its rows along the surface cut out). A patch, not each point, because the rows of
+  // the corners of a triangle that a tip pokes also carry the cloth's tension pulling them
+  // apart: opposite impulses along the surface that cancel in the patch (a cloth on a bed of
+  // spikes tilted by 15 degrees slid at friction 0.4 with a bound per point, and holds with one
+  // per patch; docs/measurements.md, "Friction per patch"). Up to kContactRounds rounds.
   //
   // Solved on the step's factor of A at x(t) through the contact rows' Schur complement
   // (AddedRows, with B = J K J_c^T for the contact rows J_c and D = J_c K J_c^T): a cut row no
@@ -581,10 +587,13 @@ struct ImpulseSolver::Impl : RowStructure {
     std::vector<int> start{0}, slotParticleC;
     std::vector<Vec3> slotGradientC;
     Eigen::VectorXd target(k);
+    std::vector<std::array<Vec3, 2>> tangent(
+        points.size());  // each point's directions along the surface
     for (size_t i = 0; i < points.size(); ++i) {
       const ContactPoint& point = points[i];
-      const Vec3 t1 = point.normal.unitOrthogonal(), t2 = point.normal.cross(t1);
-      const Vec3 directions[3] = {point.normal, t1, t2};
+      tangent[i][0] = point.normal.unitOrthogonal();
+      tangent[i][1] = point.normal.cross(tangent[i][0]);
+      const Vec3 directions[3] = {point.normal, tangent[i][0], tangent[i][1]};
       for (int a = 0; a < 3; ++a) {
         const ContactRow row = heldRow(model, cloth, point.vertex, Vec3::Zero(), directions[a]);
         for (const auto& [particle, w] : row.weights) {
@@ -654,6 +663,22 @@ struct ImpulseSolver::Impl : RowStructure {
       const int i = c / 3;
       return state[i] == Released || (state[i] == Sliding && c % 3 > 0);
     };
+    // The patches: the points joined by the cloth's edges, each named by one of its points
+    // (union-find).
+    std::vector<int> patch(points.size()), pointAt(cloth.mesh.positions.rows(), -1);
+    for (size_t i = 0; i < points.size(); ++i)
+      patch[i] = pointAt[points[i].vertex] = static_cast<int>(i);
+    auto root = [&](int i) {
+      while (patch[i] != i) i = patch[i] = patch[patch[i]];
+      return i;
+    };
+    for (size_t i = 0; i < points.size(); ++i)
+      for (int neighbour : cloth.topology.vertexNeighbours[points[i].vertex])
+        if (pointAt[neighbour] >= 0) patch[root(static_cast<int>(i))] = root(pointAt[neighbour]);
+    for (size_t i = 0; i < points.size(); ++i) patch[i] = root(static_cast<int>(i));
+    std::vector<double> patchBound(points.size());  // friction x normal impulse, summed per patch
+    std::vector<Vec3> patchAlong(points.size());    // impulse along the surface, summed per patch
+
     Eigen::VectorXd known(k);
     std::vector<int> kept;
     for (int round = 0;; ++round) {
@@ -678,6 +703,8 @@ struct ImpulseSolver::Impl : RowStructure {
       Eigen::VectorXd& q = *solved;
       bool changed = false;
       const bool last = round + 1 >= kContactRounds;
+      std::fill(patchBound.begin(), patchBound.end(), 0.0);
+      std::fill(patchAlong.begin(), patchAlong.end(), Vec3::Zero());
       for (size_t i = 0; i < points.size(); ++i) {
         const int c = 3 * static_cast<int>(i);
         if (state[i] == Released) continue;
@@ -688,20 +715,29 @@ struct ImpulseSolver::Impl : RowStructure {
           changed = true;
           continue;
         }
-        const double limit = points[i].friction * q[c];
         if (state[i] == Sliding) {
           normalImpulse[i] = q[c];
           continue;
         }
-        const double along = std::hypot(q[c + 1], q[c + 2]);
-        if (!(along > limit)) continue;
-        if (last) {  // scaled to the bound
-          q[c + 1] *= limit / along;
-          q[c + 2] *= limit / along;
+        patchBound[patch[i]] += points[i].friction * q[c];
+        patchAlong[patch[i]] += q[c + 1] * tangent[i][0] + q[c + 2] * tangent[i][1];
+      }
+      for (size_t i = 0; i < points.size(); ++i) {
+        const int c = 3 * static_cast<int>(i);
+        if (state[i] != Stuck || q[c] < 0) continue;  // (a point let go in the last round)
+        const Vec3& along = patchAlong[patch[i]];
+        if (!(along.norm() > patchBound[patch[i]])) continue;
+        // Along the patch's impulse, in the point's own surface directions.
+        Vec3 direction(along.dot(tangent[i][0]), along.dot(tangent[i][1]), 0);
+        if (!(direction.norm() > 0)) continue;
+        direction.normalize();
+        if (last) {  // at the bound
+          q[c + 1] = points[i].friction * q[c] * direction[0];
+          q[c + 2] = points[i].friction * q[c] * direction[1];
           continue;
         }
         state[i] = Sliding;
-        slip[i] = Vec3(q[c + 1], q[c + 2], 0) / along;
+        slip[i] = direction;
         normalImpulse[i] = q[c];
         changed = true;
       }

@@ -33,8 +33,9 @@
 //      the velocity pass again (a cloth over a table's edge holds still); where mesh obstacles'
 //      features pushed points in the last step, that second pass holds them as contacts with
 //      Coulomb friction in the same solve (feature_contacts: an active set over three rows per
-//      point, solved on the step's factor of A through the contact rows' dense Schur complement,
-//      one factorization of it per round)
+//      point, friction bounding each patch of points joined by the cloth's edges, solved on the
+//      step's factor of A through the contact rows' dense Schur complement, one factorization of
+//      it per round)
 //   5. position pass on the preview x~ = x + h v: while max|C(x~)| > tol: solve A p = -C/h,
 //      v += K J^T p, halving a correction that increases the squared error (back-tracking);
 //      if none helps, or progress is slow, re-linearize at x~ (bounded, reported), the particles
