@@ -1,6 +1,5 @@
 #include "sim/solvers/impulse/impulse_solver.h"
 
-#include <Eigen/Cholesky>
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -587,8 +586,8 @@ struct ImpulseSolver::Impl : RowStructure {
     std::vector<int> start{0}, slotParticleC;
     std::vector<Vec3> slotGradientC;
     Eigen::VectorXd target(k);
-    std::vector<std::array<Vec3, 2>> tangent(
-        points.size());  // each point's directions along the surface
+    // Each point's two directions along the surface.
+    std::vector<std::array<Vec3, 2>> tangent(points.size());
     for (size_t i = 0; i < points.size(); ++i) {
       const ContactPoint& point = points[i];
       tangent[i][0] = point.normal.unitOrthogonal();
@@ -724,7 +723,7 @@ struct ImpulseSolver::Impl : RowStructure {
       }
       for (size_t i = 0; i < points.size(); ++i) {
         const int c = 3 * static_cast<int>(i);
-        if (state[i] != Stuck || q[c] < 0) continue;  // (a point let go in the last round)
+        if (state[i] != Stuck) continue;
         const Vec3& along = patchAlong[patch[i]];
         if (!(along.norm() > patchBound[patch[i]])) continue;
         // Along the patch's impulse, in the point's own surface directions.
