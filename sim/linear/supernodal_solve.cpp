@@ -133,16 +133,29 @@ void inParallel(bool allowed, First first, Second second) {
   other.get();
 }
 
+// The elimination tree of L's supernodes: the supernode of each column, and each supernode's
+// parent, the one that holds the first row below its block (-1 for a root).
+void supernodalTree(const SupernodalLayout& L, std::vector<int>& supernodeOf,
+                    std::vector<int>& parent) {
+  supernodeOf.resize(L.size());
+  for (int s = 0; s < L.supernodes; ++s)
+    std::fill(supernodeOf.begin() + L.firstColumn[s], supernodeOf.begin() + L.firstColumn[s + 1],
+              s);
+  parent.assign(L.supernodes, -1);
+  for (int s = 0; s < L.supernodes; ++s) {
+    const int width = L.firstColumn[s + 1] - L.firstColumn[s];
+    if (L.rowStart[s + 1] - L.rowStart[s] > width)
+      parent[s] = supernodeOf[L.rows[L.rowStart[s] + width]];
+  }
+}
+
 }  // namespace
 
 SupernodalSolve::SupernodalSolve(const SupernodalLayout& layout) : layout_(layout) {
   const int count = layout_.supernodes;
   if (count <= 0) return;
-  // The elimination tree of the supernodes: each one's parent holds the first row below its block.
-  std::vector<int> supernodeOf(layout_.size());
-  for (int s = 0; s < count; ++s)
-    std::fill(supernodeOf.begin() + layout_.firstColumn[s], supernodeOf.begin() + layout_.firstColumn[s + 1], s);
-  std::vector<int> parent(count, -1);
+  std::vector<int> supernodeOf, parent;
+  supernodalTree(layout_, supernodeOf, parent);
   std::vector<double> work(count), subtreeWork(count), beforeWork(count + 1, 0.0);
   std::vector<int> subtreeSize(count, 1);
   int tallest = 0;
@@ -152,7 +165,6 @@ SupernodalSolve::SupernodalSolve(const SupernodalLayout& layout) : layout_(layou
     tallest = std::max(tallest, height - width);
     work[s] = static_cast<double>(height) * width;
     beforeWork[s + 1] = beforeWork[s] + work[s];
-    if (height > width) parent[s] = supernodeOf[layout_.rows[layout_.rowStart[s] + width]];
   }
   firstGathered_.resize(3 * static_cast<size_t>(tallest));
   secondGathered_.resize(3 * static_cast<size_t>(tallest));
@@ -237,15 +249,9 @@ Eigen::MatrixXd supernodalInverseQuadraticForm(
     const Eigen::SparseMatrix<double, Eigen::ColMajor, int>& B) {
   const int n = L.size(), count = L.supernodes, k = static_cast<int>(B.cols());
   Eigen::MatrixXd form = Eigen::MatrixXd::Zero(k, k);
-  std::vector<int> inverse(n), supernodeOf(n), parent(count, -1);
+  std::vector<int> inverse(n), supernodeOf, parent;
   for (int i = 0; i < n; ++i) inverse[perm[i]] = i;
-  for (int s = 0; s < count; ++s)
-    for (int j = L.firstColumn[s]; j < L.firstColumn[s + 1]; ++j) supernodeOf[j] = s;
-  for (int s = 0; s < count; ++s) {
-    const int width = L.firstColumn[s + 1] - L.firstColumn[s];
-    if (L.rowStart[s + 1] - L.rowStart[s] > width)
-      parent[s] = supernodeOf[L.rows[L.rowStart[s] + width]];
-  }
+  supernodalTree(L, supernodeOf, parent);
   // The columns of B that reach each supernode, ascending (a column's path stops where it joins
   // one it has marked).
   std::vector<std::vector<int>> reach(count);

@@ -118,8 +118,10 @@ SparseMatrix upperOf(const SparseMatrix& m) {
 // Factorizes matrix + shift * max diag * I (diagonalValue: where its diagonal entries are stored).
 // The shift grows (x100, three tries) while the matrix is not positive definite, then the back
 // end's indefinite fallback is tried.
-std::optional<std::string> factorizeShifted(SparseMatrix& matrix, const std::vector<int>& diagonalValue,
-                                            SpdSolver& factor, double baseShift, double& usedShift) {
+std::optional<std::string> factorizeShifted(SparseMatrix& matrix,
+                                            const std::vector<int>& diagonalValue,
+                                            SpdSolver& factor, double baseShift, double& usedShift,
+                                            double* absoluteShift = nullptr) {
   double* values = matrix.valuePtr();
   double maxDiagonal = 0;
   std::vector<double> diagonal(diagonalValue.size());
@@ -138,6 +140,7 @@ std::optional<std::string> factorizeShifted(SparseMatrix& matrix, const std::vec
       std::string message;
       if (factor.factorize(matrix, &message) == SpdSolver::Status::Ok) {
         usedShift = shift;
+        if (absoluteShift) *absoluteShift = shift * maxDiagonal;
         return std::nullopt;
       }
       tried += (tried.empty() ? "" : "; ") + factor.name() + " with relative shift " +
@@ -156,14 +159,46 @@ struct LinearRow {
   double offset = 0;  // a pin's row: its triangle's prediction less the vertex, when set [m]
 };
 
-// Constraint rows as lists of (particle, gradient) slots, the fixed pattern of A with the value
-// slot of every particle-local contribution, and A's factorization: what a pass with contact rows
-// sets aside and puts back as a whole.
-struct RowStructure {
-  // Rows: distance rows first, then linear rows (pins, grab, contacts).
+// Constraint rows as lists of (particle, gradient) slots (J), with J v and v += K J^T p.
+struct SlotRows {
   std::vector<int> rowStart{0};  // slots of row r: [rowStart[r], rowStart[r+1])
   std::vector<int> slotParticle;
   std::vector<Vec3> slotGradient;  // dC_r / dx_particle
+
+  int rowCount() const { return static_cast<int>(rowStart.size()) - 1; }
+  // (J v)_r
+  double rowVelocity(int r, const Positions& v) const {
+    double value = 0;
+    for (int s = rowStart[r]; s < rowStart[r + 1]; ++s)
+      value += slotGradient[s].dot(v.row(slotParticle[s]).transpose());
+    return value;
+  }
+  // J v for every row.
+  void velocityErrors(const Positions& v, Eigen::VectorXd& c) const {
+    c.resize(rowCount());
+    for (int r = 0; r < rowCount(); ++r) c[r] = rowVelocity(r, v);
+  }
+  // v += K J^T (magnitude e_r)
+  void applyImpulse(int r, double magnitude, const Eigen::VectorXd& inverseMass,
+                    Positions& v) const {
+    if (magnitude == 0) return;
+    for (int s = rowStart[r]; s < rowStart[r + 1]; ++s) {
+      const int particle = slotParticle[s];
+      v.row(particle) += (inverseMass[particle] * magnitude) * slotGradient[s].transpose();
+    }
+  }
+  // v += scale * K J^T p
+  void applyImpulses(const Eigen::VectorXd& p, double scale, const Eigen::VectorXd& inverseMass,
+                     Positions& v) const {
+    for (int r = 0; r < rowCount(); ++r) applyImpulse(r, scale * p[r], inverseMass, v);
+  }
+};
+
+// The constraint rows, the fixed pattern of A with the value slot of every particle-local
+// contribution, and A's factorization: what a pass with contact rows sets aside and puts back as
+// a whole.
+struct RowStructure : SlotRows {
+  // Rows: distance rows first, then linear rows (pins, grab, contacts).
   std::vector<LinearRow> linearRows;  // row distanceRows + i
   int distanceRows = 0;
 
@@ -177,12 +212,11 @@ struct RowStructure {
   std::vector<int> diagonalValue;
   SparseMatrix matrix;  // upper triangle of A, fixed pattern
   std::unique_ptr<SpdSolver> factor;
+  double factorShift = 0;  // what factorize added to A's diagonal for `factor` (absolute)
   // Where the factor's symbolic analysis waits for the first factorization (rows with contacts
   // appended, which a pass may solve locally only): the ordering it will take.
   std::optional<std::vector<int>> pendingOrdering;
   std::string pendingOrderingMethod;
-
-  int rowCount() const { return static_cast<int>(rowStart.size()) - 1; }
 
   // particleSlotStart and particleSlots from slotParticle.
   void groupSlotsByParticle(int particleCount) {
@@ -270,13 +304,19 @@ struct ImpulseSolver::Impl : RowStructure {
     return weights;
   }
 
-  // The row that holds surface vertex `vertex` at `point` along `direction`.
-  static ContactRow heldRow(const ImpulseModel& model, const ClothModel& cloth, int vertex, const Vec3& point,
-                            const Vec3& direction) {
+  // Particle weights of surface vertex `vertex` (its row of B).
+  static std::map<int, double> vertexWeights(const ImpulseModel& model, const ClothModel& cloth,
+                                             int vertex) {
     const int t = cloth.topology.vertexTris[vertex].front();
     const Tri& f = cloth.mesh.triangles[t];
     const Vec3 corner(f[0] == vertex, f[1] == vertex, f[2] == vertex);
-    return {surfacePointWeights(model, cloth, t, corner), direction, direction.dot(point)};
+    return surfacePointWeights(model, cloth, t, corner);
+  }
+
+  // The row that holds surface vertex `vertex` at `point` along `direction`.
+  static ContactRow heldRow(const ImpulseModel& model, const ClothModel& cloth, int vertex,
+                            const Vec3& point, const Vec3& direction) {
+    return {vertexWeights(model, cloth, vertex), direction, direction.dot(point)};
   }
 
   // Rebuilds all rows and the pattern of A; analyses it with the chosen back end.
@@ -521,7 +561,7 @@ struct ImpulseSolver::Impl : RowStructure {
       if (auto e = factor->analyze(matrix, *pendingOrdering, pendingOrderingMethod)) return e;
       pendingOrdering.reset();
     }
-    return factorizeShifted(matrix, diagonalValue, *factor, baseShift, usedShift);
+    return factorizeShifted(matrix, diagonalValue, *factor, baseShift, usedShift, &factorShift);
   }
 
   // Impulse directions at x, A = J K J^T, and its factorization (shift reported in usedShift).
@@ -570,21 +610,18 @@ struct ImpulseSolver::Impl : RowStructure {
   // (AddedRows, with B = J K J_c^T for the contact rows J_c and D = J_c K J_c^T): a cut row no
   // longer acts on the others, so each round factorizes only the dense complement of the rows
   // left, where A with the rows appended was factorized again before (docs/measurements.md, "The
-  // features' contacts on the step's factor"). `usedShift`: the step factor's diagonal shift,
-  // relative to A's largest diagonal entry, which the contact rows take too. Returns the distance
-  // rows' impulses; `released` and `sliding` count the points, `factorizations` the complements
-  // factorized.
+  // features' contacts on the step's factor"). The contact rows take the step factor's diagonal
+  // shift too. Returns the distance rows' impulses; `released` and `sliding` count the points,
+  // `factorizations` the complements factorized.
   std::optional<std::string> contactVelocityPass(const ImpulseModel& model, const ClothModel& cloth,
                                                  const std::vector<ContactPoint>& points,
-                                                 const Eigen::VectorXd& inverseMass,
-                                                 double usedShift, Positions& v,
+                                                 const Eigen::VectorXd& inverseMass, Positions& v,
                                                  Eigen::VectorXd& distanceImpulse, int& released,
                                                  int& sliding, int& factorizations) {
     const int n = rowCount();
     const int k = 3 * static_cast<int>(points.size());
-    // The contact rows as (particle, gradient) slots, and the obstacle's velocity along each.
-    std::vector<int> start{0}, slotParticleC;
-    std::vector<Vec3> slotGradientC;
+    // The contact rows, and the obstacle's velocity along each.
+    SlotRows rows;
     Eigen::VectorXd target(k);
     // Each point's two directions along the surface.
     std::vector<std::array<Vec3, 2>> tangent(points.size());
@@ -593,30 +630,31 @@ struct ImpulseSolver::Impl : RowStructure {
       tangent[i][0] = point.normal.unitOrthogonal();
       tangent[i][1] = point.normal.cross(tangent[i][0]);
       const Vec3 directions[3] = {point.normal, tangent[i][0], tangent[i][1]};
+      const std::map<int, double> weights = vertexWeights(model, cloth, point.vertex);
       for (int a = 0; a < 3; ++a) {
-        const ContactRow row = heldRow(model, cloth, point.vertex, Vec3::Zero(), directions[a]);
-        for (const auto& [particle, w] : row.weights) {
+        for (const auto& [particle, w] : weights) {
           if (w == 0) continue;
-          slotParticleC.push_back(particle);
-          slotGradientC.push_back(w * directions[a]);
+          rows.slotParticle.push_back(particle);
+          rows.slotGradient.push_back(w * directions[a]);
         }
-        start.push_back(static_cast<int>(slotParticleC.size()));
+        rows.rowStart.push_back(static_cast<int>(rows.slotParticle.size()));
         target[3 * i + a] = a == 0 ? point.normalTarget : directions[a].dot(point.obstacleVelocity);
       }
     }
     // B from A's slots at each contact slot's particle; D from the contact slots sharing one.
     std::vector<Eigen::Triplet<double>> bEntries;
     std::map<int, std::vector<int>> contactSlotsAt;  // particle -> contact slots
-    std::vector<int> slotContactRow(slotParticleC.size());
+    std::vector<int> slotContactRow(rows.slotParticle.size());
     for (int c = 0; c < k; ++c)
-      for (int s = start[c]; s < start[c + 1]; ++s) {
-        const int particle = slotParticleC[s];
+      for (int s = rows.rowStart[c]; s < rows.rowStart[c + 1]; ++s) {
+        const int particle = rows.slotParticle[s];
         slotContactRow[s] = c;
         contactSlotsAt[particle].push_back(s);
         for (int b = particleSlotStart[particle]; b < particleSlotStart[particle + 1]; ++b) {
           const int slot = particleSlots[b];
-          bEntries.emplace_back(slotRow[slot], c,
-                                inverseMass[particle] * slotGradient[slot].dot(slotGradientC[s]));
+          bEntries.emplace_back(
+              slotRow[slot], c,
+              inverseMass[particle] * slotGradient[slot].dot(rows.slotGradient[s]));
         }
       }
     SparseMatrix B(n, k);
@@ -626,27 +664,8 @@ struct ImpulseSolver::Impl : RowStructure {
       for (int a : slots)
         for (int b : slots)
           D(slotContactRow[a], slotContactRow[b]) +=
-              inverseMass[particle] * slotGradientC[a].dot(slotGradientC[b]);
-    // A's diagonal holds the step factor's shift: usedShift x its largest entry before it.
-    double largest = 0;
-    for (int r = 0; r < n; ++r) largest = std::max(largest, matrix.valuePtr()[diagonalValue[r]]);
-    D.diagonal().array() += usedShift * largest / (1 + usedShift);
-    // J_c v, and v += K J_c^T q.
-    auto contactVelocities = [&](const Positions& velocity) {
-      Eigen::VectorXd jv(k);
-      for (int c = 0; c < k; ++c) {
-        double value = 0;
-        for (int s = start[c]; s < start[c + 1]; ++s)
-          value += slotGradientC[s].dot(velocity.row(slotParticleC[s]).transpose());
-        jv[c] = value;
-      }
-      return jv;
-    };
-    auto applyContactImpulse = [&](int c, double magnitude, Positions& velocity) {
-      for (int s = start[c]; s < start[c + 1]; ++s)
-        velocity.row(slotParticleC[s]) +=
-            (inverseMass[slotParticleC[s]] * magnitude) * slotGradientC[s].transpose();
-    };
+              inverseMass[particle] * rows.slotGradient[a].dot(rows.slotGradient[b]);
+    D.diagonal().array() += factorShift;
 
     // A's rows' right-hand side -J v at the pass's start; a round's known impulses q' (the
     // sliding points') are applied to v and moved to the right-hand side as AddedRows says.
@@ -689,10 +708,12 @@ struct ImpulseSolver::Impl : RowStructure {
           const double f = points[i].friction * normalImpulse[i];
           known[c + 1] = f * slip[i][0];
           known[c + 2] = f * slip[i][1];
-          applyContactImpulse(c + 1, known[c + 1], v);
-          applyContactImpulse(c + 2, known[c + 2], v);
+          rows.applyImpulse(c + 1, known[c + 1], inverseMass, v);
+          rows.applyImpulse(c + 2, known[c + 2], inverseMass, v);
         }
-      const Eigen::VectorXd s = target - contactVelocities(v);
+      Eigen::VectorXd s;
+      rows.velocityErrors(v, s);
+      s = target - s;
       kept.clear();
       for (int c = 0; c < k; ++c)
         if (!cut(c)) kept.push_back(c);
@@ -745,8 +766,7 @@ struct ImpulseSolver::Impl : RowStructure {
       // solved) and known ones; the known ones are in v already.
       const Eigen::VectorXd p = contacts.solveBase(q + known);
       applyImpulses(p, 1.0, inverseMass, v);
-      for (int c = 0; c < k; ++c)
-        if (q[c] != 0) applyContactImpulse(c, q[c], v);
+      rows.applyImpulses(q, 1.0, inverseMass, v);
       distanceImpulse = p.head(distanceRows);
       break;
     }
@@ -819,30 +839,6 @@ struct ImpulseSolver::Impl : RowStructure {
   }
   // Sum of C^2 over all rows: the Gauss-Newton correction is a descent direction for it.
   static double squaredError(const Eigen::VectorXd& c) { return c.squaredNorm(); }
-
-  // J v for every row.
-  void velocityErrors(const Positions& v, Eigen::VectorXd& c) const {
-    c.resize(rowCount());
-    for (int r = 0; r < rowCount(); ++r) {
-      double value = 0;
-      for (int s = rowStart[r]; s < rowStart[r + 1]; ++s)
-        value += slotGradient[s].dot(v.row(slotParticle[s]).transpose());
-      c[r] = value;
-    }
-  }
-
-  // v += scale * K J^T p
-  void applyImpulses(const Eigen::VectorXd& p, double scale, const Eigen::VectorXd& inverseMass,
-                     Positions& v) const {
-    for (int r = 0; r < rowCount(); ++r) applyImpulse(r, scale * p[r], inverseMass, v);
-  }
-  void applyImpulse(int r, double magnitude, const Eigen::VectorXd& inverseMass, Positions& v) const {
-    if (magnitude == 0) return;
-    for (int s = rowStart[r]; s < rowStart[r + 1]; ++s) {
-      const int particle = slotParticle[s];
-      v.row(particle) += (inverseMass[particle] * magnitude) * slotGradient[s].transpose();
-    }
-  }
 
   void solve(Eigen::VectorXd& rhs) {
     Eigen::MatrixXd column = rhs;
@@ -1412,8 +1408,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   if (!contactPoints.empty()) {
     Eigen::VectorXd impulse;
     int released = 0, sliding = 0, factorizations = 0;
-    if (auto e = s.contactVelocityPass(model_, *cloth_, contactPoints, inverseMass_, shift, v_,
-                                       impulse, released, sliding, factorizations))
+    if (auto e = s.contactVelocityPass(model_, *cloth_, contactPoints, inverseMass_, v_, impulse,
+                                       released, sliding, factorizations))
       return restore(*e);
     rowImpulse += impulse;
     stats.extra["contact_points"] = static_cast<int>(contactPoints.size());
