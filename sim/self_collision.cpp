@@ -1050,13 +1050,25 @@ double restoredGap(double thickness, const Eigen::VectorXd* allowance,
   return kept;
 }
 
+// Who pushed whom, for solvePairs: `owner` labels the rows of `end` from `clothRows` on (static
+// vertices: each one's obstacle), and `pushedBy` (clothRows entries) receives, for each cloth
+// vertex a pair with a labelled vertex moved, the label of the pair that moved it the most.
+struct PushOwners {
+  int clothRows;
+  const std::vector<int>& owner;
+  std::vector<int>& pushedBy;
+};
+
 // The pairs' responses at `end`: `iterations` Gauss-Seidel sweeps, until one applies none.
 SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tri>& triangles,
-                               const std::vector<std::array<int, 2>>& edges, const Positions& start, Positions& end,
-                               const Eigen::VectorXd& w, double thickness, int iterations,
-                               const Eigen::VectorXd* allowance = nullptr) {
+                               const std::vector<std::array<int, 2>>& edges, const Positions& start,
+                               Positions& end, const Eigen::VectorXd& w, double thickness,
+                               int iterations, const Eigen::VectorXd* allowance = nullptr,
+                               const PushOwners* owners = nullptr) {
   SelfCollisionResult result;
   result.candidates = static_cast<int>(pairs.vt.size() + pairs.ee.size());
+  std::vector<double> largestMove;  // per cloth vertex, with `owners`: the largest move recorded
+  if (owners) largestMove.assign(owners->clothRows, 0.0);
   // Pushes a pair's row out to its gap along its normal, the move split by the vertices' weights.
   auto push = [&](const SelfCollisionRow& row, bool crossed, int sweep) {
     const double gap = restoredGap(thickness, allowance, row.vertices);
@@ -1071,6 +1083,18 @@ SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tr
         limitedImpulse(gap - row.separation, weight,
                        {c[0] * w[v[0]], c[1] * w[v[1]], c[2] * w[v[2]], c[3] * w[v[3]]});
     for (int k = 0; k < 4; ++k) end.row(v[k]) += (w[v[k]] * c[k] * lambda) * row.normal.transpose();
+    if (owners) {
+      int owner = -1;
+      for (int k = 0; k < 4 && owner < 0; ++k)
+        if (v[k] >= owners->clothRows) owner = owners->owner[v[k] - owners->clothRows];
+      for (int k = 0; k < 4 && owner >= 0; ++k) {
+        const double move = std::abs(w[v[k]] * c[k] * lambda);
+        if (v[k] < owners->clothRows && move > largestMove[v[k]]) {
+          largestMove[v[k]] = move;
+          owners->pushedBy[v[k]] = owner;
+        }
+      }
+    }
     return true;
   };
   for (int sweep = 0; sweep < iterations; ++sweep) {
@@ -1202,6 +1226,7 @@ struct ObstacleFeaturePairs::Pairs {
   const std::vector<Tri>& triangles;
   std::vector<std::array<int, 2>> edges;  // the cloth's, then the features' between static vertices
   Positions start;                        // the cloth's rows, then the static vertices'
+  std::vector<int> obstacleOf;            // per static vertex: its obstacle's index
   Eigen::VectorXd weights;
   double thickness;
   PairCandidates candidates;
@@ -1221,12 +1246,14 @@ ObstacleFeaturePairs::ObstacleFeaturePairs(const TriangleMesh& mesh, const MeshT
   cloth.min().array() -= 2 * thickness + margin;
   cloth.max().array() += 2 * thickness + margin;
   std::vector<Vec3> extra;
+  std::vector<int> obstacleOf;
   std::vector<std::array<int, 2>> edges = topology.edges;
   const int clothVertices = static_cast<int>(start.rows());
   // Per vertex, cloth's then obstacles': a sharp obstacle vertex (MeshShape::sharpVertex), the
   // only static vertices that meet the cloth's triangles.
   std::vector<char> featureVertices(clothVertices, 0);
-  for (const Obstacle& ob : obstacles) {
+  for (size_t o = 0; o < obstacles.size(); ++o) {
+    const Obstacle& ob = obstacles[o];
     if (ob.type != Obstacle::Type::Mesh || !ob.shape || !ob.shape->hasSharpFeatures()) continue;
     // The whole obstacle out of reach (its bounding sphere misses the cloth's box): nothing to add.
     const double radius = ob.shape->radius();
@@ -1245,6 +1272,7 @@ ObstacleFeaturePairs::ObstacleFeaturePairs(const TriangleMesh& mesh, const MeshT
         if (index[k] < 0 && ob.shape->featureVertex(k)) {
           index[k] = clothVertices + static_cast<int>(extra.size());
           extra.push_back(world[k]);
+          obstacleOf.push_back(static_cast<int>(o));
           featureVertices.push_back(ob.shape->sharpVertex(k));
         }
     }
@@ -1270,7 +1298,8 @@ ObstacleFeaturePairs::ObstacleFeaturePairs(const TriangleMesh& mesh, const MeshT
   // on the analytic sphere).
   PairCandidates candidates =
       findFeaturePairs(mesh.triangles, edges, allStart, allEnd, weights, thickness, margin, featureVertices);
-  pairs_.reset(new Pairs{mesh.triangles, std::move(edges), std::move(allStart), std::move(weights), thickness,
+  pairs_.reset(new Pairs{mesh.triangles, std::move(edges), std::move(allStart),
+                         std::move(obstacleOf), std::move(weights), thickness,
                          std::move(candidates)});
 }
 
@@ -1281,14 +1310,21 @@ bool ObstacleFeaturePairs::covers(const Positions& end) const {
 }
 
 SelfCollisionResult ObstacleFeaturePairs::resolve(Positions& end, int iterations,
-                                                  const Eigen::VectorXd* allowance) const {
+                                                  const Eigen::VectorXd* allowance,
+                                                  std::vector<int>* pushedBy) const {
   if (!pairs_) return {};
   const Pairs& p = *pairs_;
   const Eigen::Index clothVertices = end.rows();
   Positions allEnd = p.start;
   allEnd.topRows(clothVertices) = end;
+  std::optional<PushOwners> owners;
+  if (pushedBy) {
+    pushedBy->resize(clothVertices, -1);
+    owners.emplace(PushOwners{static_cast<int>(clothVertices), p.obstacleOf, *pushedBy});
+  }
   const SelfCollisionResult result =
-      solvePairs(p.candidates, p.triangles, p.edges, p.start, allEnd, p.weights, p.thickness, iterations, allowance);
+      solvePairs(p.candidates, p.triangles, p.edges, p.start, allEnd, p.weights, p.thickness,
+                 iterations, allowance, owners ? &*owners : nullptr);
   end = allEnd.topRows(clothVertices);
   return result;
 }

@@ -165,7 +165,12 @@ class ObstacleFeaturePairs {
   // Pushes the cloth's positions `end` (the start's rows) off the features: `iterations`
   // Gauss-Seidel sweeps over the pairs. A pair is pushed to the thickness less the largest
   // `allowance` of its cloth vertices (StepContext::contactAllowance) when one is given.
-  SelfCollisionResult resolve(Positions& end, int iterations = 4, const Eigen::VectorXd* allowance = nullptr) const;
+  // `pushedBy`, when given, is sized to the cloth's vertices (new entries -1), and each vertex a
+  // feature moved gets the index in `obstacles` of the obstacle whose feature moved it the most
+  // in this call; the other entries are left as they were.
+  SelfCollisionResult resolve(Positions& end, int iterations = 4,
+                              const Eigen::VectorXd* allowance = nullptr,
+                              std::vector<int>* pushedBy = nullptr) const;
 
   // Whether the pairs hold every pair within reach of the cloth at `end`: no point of it is
   // farther than the margin from where they were found.

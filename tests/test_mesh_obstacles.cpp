@@ -629,6 +629,37 @@ TEST(ObstacleFeatures, AnApexPushesTheClothTriangleAway) {
   EXPECT_NEAR(std::abs((Vec3(0, 0.3, 0) - Vec3(end.row(0))).dot(n)), 0.004, 1e-6);
 }
 
+// Each cloth vertex a feature moves is reported with the index of the obstacle whose feature
+// moved it (in the list as given, other kinds of obstacle included), the others left as they were:
+// two triangles pushed through two spikes' apexes, a third far from both.
+TEST(ObstacleFeatures, EachPushIsReportedWithTheObstacleThatMadeIt) {
+  TriangleMesh cloth;
+  cloth.positions.resize(9, 3);
+  for (int t = 0; t < 3; ++t) {
+    const double x = -1.0 + t;  // over the spikes at x = -1 and x = 1; the middle one over nothing
+    cloth.positions.middleRows(3 * t, 3) << x - 0.3, 0.35, -0.2, x + 0.3, 0.35, -0.2, x, 0.35, 0.4;
+    cloth.triangles.push_back({3 * t, 3 * t + 1, 3 * t + 2});
+  }
+  const MeshTopology topology = buildTopology(cloth);
+  Positions end = cloth.positions;
+  end.col(1).array() -= 0.1;  // y = 0.25: the apexes (y = 0.3) are through the outer triangles
+  std::vector<Obstacle> obstacles(3);
+  obstacles[0].type = Obstacle::Type::Sphere;
+  obstacles[0].point = Vec3(0, -5, 0);
+  for (int o : {1, 2}) {
+    obstacles[o].type = Obstacle::Type::Mesh;
+    obstacles[o].shape = spike(0.3, 0.05);
+    obstacles[o].point = Vec3(o == 1 ? -1 : 1, 0, 0);
+  }
+  const ObstacleFeaturePairs pairs(cloth, topology, cloth.positions, end, Eigen::VectorXd::Ones(9),
+                                   0.004, obstacles);
+  std::vector<int> pushedBy(9, -1);
+  pushedBy[4] = 5;  // left as it was: nothing pushes the middle triangle
+  EXPECT_GT(pairs.resolve(end, 4, nullptr, &pushedBy).resolved, 0);
+  EXPECT_EQ(pushedBy, (std::vector<int>{1, 1, 1, -1, 5, -1, 2, 2, 2}));
+  EXPECT_EQ((end.middleRows(3, 3) - cloth.positions.middleRows(3, 3)).col(1).maxCoeff(), -0.1);
+}
+
 // A ridge 1 m long along x (a prism: its sharp top edge at y = 0.1, z = 0; its base 0.1 m wide at
 // y = 0) under a strip of cloth 0.6 m by 0.2 m across it, flat at `height`, with vertices every
 // 0.02 m and rows at z = -0.01 and 0.01 on either side of the ridge's top: 31 edges across the
@@ -994,6 +1025,41 @@ TEST(SpikeBedImpulse, FeatureContactsHoldTheClothWithinTheFrictionCone) {
       EXPECT_GT(at1 - at06, 0.02);
     }
   }
+}
+
+// Each feature contact takes the friction and velocity of the obstacle whose feature pushed the
+// point. A second, frictionless mesh obstacle (a floor 4 m wide, 0.5 m under the bed) encloses
+// the bed's spikes in its bounding sphere far deeper than the bed's own does: stop 110's guess
+// (the obstacle nearest by bounding sphere) took the floor's friction, 0, and the cloth slid
+// 0.52 m down the slope in 1 s; with the obstacle reported per push it holds at the bed's 0.5
+// (11 mm, as on the bed alone).
+TEST(SpikeBedImpulse, AContactTakesTheFrictionOfTheObstacleThatPushedIt) {
+  auto sim = spikeBed(0.5);
+  ASSERT_TRUE(sim);
+  TriangleMesh floor;
+  floor.positions.resize(4, 3);
+  floor.positions << -2, -0.5, -2, 2, -0.5, -2, 2, -0.5, 2, -2, -0.5, 2;
+  floor.triangles = {{0, 2, 1}, {0, 3, 2}};
+  Obstacle ob;
+  ob.type = Obstacle::Type::Mesh;
+  ob.shape = std::make_shared<const MeshShape>(std::move(floor));
+  ob.friction = 0;
+  auto obstacles = sim->obstacles();
+  obstacles.insert(obstacles.begin(), ob);  // first, so that the bed's index changes too
+  ASSERT_FALSE(sim->setObstacles(obstacles).has_value());
+  const Vec3 start = sim->surface().colwise().mean();
+  int held = 0;
+  for (int i = 1; i <= 500; ++i) {
+    ASSERT_FALSE(sim->step().has_value()) << "step " << i;
+    held = std::max(held, sim->lastStats().extra.value("contact_points", 0));
+  }
+  const double slid = downTheSlope(sim->surface(), start);
+  std::printf(
+      "with a frictionless floor beside the bed: %.4f m down the slope at 1 s; at most %d points "
+      "held\n",
+      slid, held);
+  EXPECT_GT(held, 0);
+  EXPECT_LT(slid, 0.06);
 }
 
 // The features' pushes of the last step, which bound the next step's contacts, go back with a

@@ -1027,6 +1027,7 @@ struct ImpulseMemory {
   int startRejections, startSkipsLeft, startSkipRun;
   double grabGain;
   Positions featurePush;
+  std::vector<int> featureObstacle;
 };
 }  // namespace
 
@@ -1034,7 +1035,7 @@ SolverState ImpulseSolver::state() const {
   return {x_, v_,
           std::make_shared<const ImpulseMemory>(
               ImpulseMemory{impl_->startRejections, impl_->startSkipsLeft, impl_->startSkipRun,
-                            grabGain_, featurePush_})};
+                            grabGain_, featurePush_, featureObstacle_})};
 }
 
 void ImpulseSolver::setState(const SolverState& state) {
@@ -1046,6 +1047,7 @@ void ImpulseSolver::setState(const SolverState& state) {
   impl_->startSkipRun = memory.startSkipRun;
   grabGain_ = memory.grabGain;
   featurePush_ = memory.featurePush;
+  featureObstacle_ = memory.featureObstacle;
 }
 
 std::string ImpulseSolver::id() const {
@@ -1096,6 +1098,7 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
   }
   surface_ = surfaceFromParticles(model_, x_);
   featurePush_ = Positions();
+  featureObstacle_.clear();
   vertexAreaShare_ = vertexAreaShares(cloth_->mesh);
   vertexPointMass_ = vertexPointMasses(*cloth_);
   grabGain_ = 1;
@@ -1153,6 +1156,7 @@ void ImpulseSolver::setParticleState(const Positions& x, const Positions& v) {
   v_ = v;
   surface_ = surfaceFromParticles(model_, x_);
   featurePush_ = Positions();
+  featureObstacle_.clear();
 }
 
 Positions ImpulseSolver::surfaceVelocities() const { return surfaceFromParticles(model_, v_); }
@@ -1384,24 +1388,21 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // The features' contacts inside the solve (ImpulseParams::featureContacts): the points the
   // features pushed in the last step.
   std::vector<Impl::ContactPoint> contactPoints;
-  if (params_.featureContacts && featurePush_.rows() == surface_.rows()) {
+  if (params_.featureContacts && featurePush_.rows() == surface_.rows() &&
+      featureObstacle_.size() == static_cast<size_t>(surface_.rows())) {
     for (int vertex = 0; vertex < surface_.rows(); ++vertex) {
       const double pushed = featurePush_.row(vertex).norm();
       if (!(pushed > 0) || vertexInverseMass[vertex] == 0) continue;
-      // The features' obstacle: the mesh obstacle nearest the point (by its bounding sphere).
-      const Vec3 p = surface_.row(vertex).transpose();
-      const Obstacle* nearest = nullptr;
-      double nearestGap = 1e300;
-      for (const Obstacle& ob : ctx.obstacles) {
-        if (ob.type != Obstacle::Type::Mesh || !ob.shape) continue;
-        const double gap = (p - ob.center()).norm() - ob.shape->radius();
-        if (gap < nearestGap) nearestGap = gap, nearest = &ob;
-      }
-      if (!nearest) continue;
+      // The obstacle whose feature pushed the point hardest (its friction and velocity).
+      const int o = featureObstacle_[vertex];
+      if (o < 0 || o >= static_cast<int>(ctx.obstacles.size()) ||
+          ctx.obstacles[o].type != Obstacle::Type::Mesh)
+        continue;  // the obstacle was taken away since
+      const Obstacle& pusher = ctx.obstacles[o];
       const Vec3 normal = featurePush_.row(vertex).transpose() / pushed;
-      const Vec3 obstacleVelocity = nearest->surfaceVelocity(p);
+      const Vec3 obstacleVelocity = pusher.surfaceVelocity(surface_.row(vertex).transpose());
       contactPoints.push_back(
-          {vertex, normal, obstacleVelocity, normal.dot(obstacleVelocity), nearest->friction});
+          {vertex, normal, obstacleVelocity, normal.dot(obstacleVelocity), pusher.friction});
     }
   }
   const bool slipCancelled = stats.contacts > 0 && frictionAgainstSlip();
@@ -1674,21 +1675,21 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // move, and searched again where a point moved farther.
   std::optional<ObstacleFeaturePairs> featurePairs;
   Positions featurePush;  // sized when a feature pushes
+  std::vector<int> featureObstacle;  // per vertex, the obstacle whose feature pushed it (-1: none)
   auto correctPairs = [&](int round, bool features, bool self, Positions& pairCorrection) {
     const Eigen::VectorXd& weights = vertexInverseMass;
     Positions corrected = surface_;
     const double selfMs = stats.extra.value("ms_self_collision", 0.0);
     int resolved = 0;
     // The features first, then self-collision (what resolveFeaturesAndSelfCollisions does in one
-    // call), so that the features' pushes are known apart: they are the next step's contacts in
-    // the velocity pass.
+    // call), so that the features' pushes, and the obstacles that made them, are known apart: they
+    // are the next step's contacts in the velocity pass.
     if (features) {
       if (!featurePairs || !featurePairs->covers(corrected))
         featurePairs.emplace(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights,
                              ctx.sim.thickness, ctx.obstacles, ctx.sim.thickness);
-      resolved += resolveFeaturesAndSelfCollisions(
-          cloth_->mesh, cloth_->topology, previousSurface, corrected, weights, ctx.sim.thickness,
-          false, ctx.obstacles, stats, &*featurePairs, ctx.contactAllowance);
+      resolved +=
+          featurePairs->resolve(corrected, 4, ctx.contactAllowance, &featureObstacle).resolved;
       if (featurePush.rows() == 0) featurePush = Positions::Zero(surface_.rows(), 3);
       featurePush += corrected - surface_;
     }
@@ -1770,6 +1771,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     correctPairs(1, features && !holdFeatures, ctx.sim.selfCollision && !holdSelf, pairCorrection);
   }
   featurePush_ = std::move(featurePush);
+  featureObstacle_ = std::move(featureObstacle);
   stats.extra["held_contacts"] = static_cast<int>(held.size());
   stats.extra["held_passes"] = heldPasses;
   stats.extra["held_pass_factorizations"] = heldPassFactorizations;

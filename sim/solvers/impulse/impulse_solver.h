@@ -229,6 +229,8 @@ class ImpulseSolver final : public Solver {
   // points the next step's velocity pass holds as contacts, each along its push. Empty where no
   // feature pushed (every scene without sharp features keeps it so: nothing to copy or scan).
   Positions featurePush_;
+  std::vector<int>
+      featureObstacle_;  // per vertex, the index in the step's obstacles of the one that pushed it
 };
 
 }  // namespace clothlab
