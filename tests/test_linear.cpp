@@ -133,8 +133,7 @@ TEST(SpdSolver, TheInverseQuadraticFormOfSparseColumnsAgreesWithSolves) {
 
 // Rows added beside a factorized A, solved through their Schur complement: over the rows kept,
 // with known impulses along others moved to the right-hand side, p and q are those of the whole
-// system solved densely, and a row not kept has q = 0. What the solution leaves at every added
-// row, B^T p + D q - s, is zero at the kept rows and, at the others, what p and q give.
+// system solved densely, and a row not kept has q = 0.
 TEST(AddedRows, TheComplementSolvesTheWholeSystemOverTheRowsKept) {
   const SparseMatrix upper = laplacian(20, 0.1);
   const int n = static_cast<int>(upper.rows()), k = 24;
@@ -191,11 +190,6 @@ TEST(AddedRows, TheComplementSolvesTheWholeSystemOverTheRowsKept) {
       EXPECT_EQ((*q)[c], 0.0) << "row " << c << " is not kept";
     }
   }
-  const Eigen::VectorXd left = Bd.transpose() * p + D * *q - s;
-  const Eigen::VectorXd residual = added.residual(s, known, *q);
-  EXPECT_LT((residual - left).norm() / left.norm(), 1e-10);
-  for (int c : kept)
-    EXPECT_NEAR(residual[c], 0.0, 1e-10 * left.norm()) << "row " << c << " is kept";
 }
 
 // A factor of two tridiagonal blocks of `half` rows and a separator of `separator` rows coupled

@@ -40,13 +40,6 @@ std::optional<Eigen::VectorXd> AddedRows::solveAdded(const std::vector<int>& kep
   return q;
 }
 
-// B^T p = B^T A^-1 (r - B (q' + q)) = reached_ - form_ (q' + q), so B^T p + D q - s is
-// reached_ - form_ q' + complement_ q - s.
-Eigen::VectorXd AddedRows::residual(const Eigen::VectorXd& s, const Eigen::VectorXd& known,
-                                    const Eigen::VectorXd& q) const {
-  return reached_ - form_ * known + complement_ * q - s;
-}
-
 Eigen::VectorXd AddedRows::solveBase(const Eigen::VectorXd& total) const {
   Eigen::MatrixXd p = r_ - B_ * total;
   factor_->solve(p);

@@ -29,11 +29,6 @@ class AddedRows {
   // no solve with A. Empty where the complement could not be factorized.
   std::optional<Eigen::VectorXd> solveAdded(const std::vector<int>& kept, const Eigen::VectorXd& s,
                                             const Eigen::VectorXd& known) const;
-  // What solveAdded's q (for the same s and q') leaves at every added row, kept or not:
-  // B^T p + D q - s, which is zero at the kept rows; at a row not kept, how far its velocity is
-  // from its target. No solve with A.
-  Eigen::VectorXd residual(const Eigen::VectorXd& s, const Eigen::VectorXd& known,
-                           const Eigen::VectorXd& q) const;
   // p for q + q' (`total`): A p = r - B total. One solve with A.
   Eigen::VectorXd solveBase(const Eigen::VectorXd& total) const;
 

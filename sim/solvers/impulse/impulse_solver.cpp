@@ -104,12 +104,9 @@ constexpr int kMaxStartSkips = 16;
 constexpr double kMaskedRowsFactor = 10;
 
 // Rounds of the velocity pass with contact rows (contactVelocityPass): each after the first lets
-// go of the points whose normal impulse pulled, sets sliding those whose friction exceeded its
-// bound, and turns the sliding ones' friction against the slip the round before left them with.
+// go of the points whose normal impulse pulled and sets sliding those whose friction exceeded its
+// bound.
 constexpr int kContactRounds = 4;
-// A sliding patch's friction turned by more than this (its cosine: 2.6 degrees) runs the round
-// again.
-constexpr double kSlipTurnCosine = 0.999;
 
 // Upper triangle of a symmetric sparse matrix.
 SparseMatrix upperOf(const SparseMatrix& m) {
@@ -607,12 +604,7 @@ struct ImpulseSolver::Impl : RowStructure {
   // the corners of a triangle that a tip pokes also carry the cloth's tension pulling them
   // apart: opposite impulses along the surface that cancel in the patch (a cloth on a bed of
   // spikes tilted by 15 degrees slid at friction 0.4 with a bound per point, and holds with one
-  // per patch; docs/measurements.md, "Friction per patch"). The patch's impulse is where a
-  // sliding patch starts; each later round turns its friction against the slip the round before
-  // left it with (AddedRows::residual at its rows along the surface), towards the direction of
-  // greatest dissipation: the impulse alone spent part of the bound across the slip, and a cloth
-  // whose quads were all split the same way slid off that bed at friction 0.3
-  // (docs/measurements.md, "Friction against the slip"). Up to kContactRounds rounds.
+  // per patch; docs/measurements.md, "Friction per patch"). Up to kContactRounds rounds.
   //
   // Solved on the step's factor of A at x(t) through the contact rows' Schur complement
   // (AddedRows, with B = J K J_c^T for the contact rows J_c and D = J_c K J_c^T): a cut row no
@@ -704,8 +696,6 @@ struct ImpulseSolver::Impl : RowStructure {
     for (size_t i = 0; i < points.size(); ++i) patch[i] = root(static_cast<int>(i));
     std::vector<double> patchBound(points.size());  // friction x normal impulse, summed per patch
     std::vector<Vec3> patchAlong(points.size());    // impulse along the surface, summed per patch
-    std::vector<Vec3> patchSlip(
-        points.size());  // a sliding patch's velocity along the surface, summed
 
     Eigen::VectorXd known(k);
     std::vector<int> kept;
@@ -733,25 +723,6 @@ struct ImpulseSolver::Impl : RowStructure {
       Eigen::VectorXd& q = *solved;
       bool changed = false;
       const bool last = round + 1 >= kContactRounds;
-      // The sliding patches' friction turned against the slip this round left them with.
-      if (!last && std::count(state.begin(), state.end(), Sliding) > 0) {
-        const Eigen::VectorXd after = contacts.residual(s, known, q);
-        std::fill(patchSlip.begin(), patchSlip.end(), Vec3::Zero());
-        for (size_t i = 0; i < points.size(); ++i)
-          if (state[i] == Sliding) {
-            const int c = 3 * static_cast<int>(i);
-            patchSlip[patch[i]] += after[c + 1] * tangent[i][0] + after[c + 2] * tangent[i][1];
-          }
-        for (size_t i = 0; i < points.size(); ++i) {
-          if (state[i] != Sliding) continue;
-          const Vec3& slipped = patchSlip[patch[i]];
-          Vec3 direction(-slipped.dot(tangent[i][0]), -slipped.dot(tangent[i][1]), 0);
-          if (!(direction.norm() > 0)) continue;
-          direction.normalize();
-          if (direction.dot(slip[i]) < kSlipTurnCosine) changed = true;
-          slip[i] = direction;
-        }
-      }
       std::fill(patchBound.begin(), patchBound.end(), 0.0);
       std::fill(patchAlong.begin(), patchAlong.end(), Vec3::Zero());
       for (size_t i = 0; i < points.size(); ++i) {
