@@ -1397,7 +1397,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       const int o = featureObstacle_[vertex];
       if (o < 0 || o >= static_cast<int>(ctx.obstacles.size()) ||
           ctx.obstacles[o].type != Obstacle::Type::Mesh)
-        continue;  // the obstacle was taken away since
+        continue;  // the list changed since and that index is no mesh now (an edit of the list
+                   // between two steps can also give one step's contacts another mesh's friction)
       const Obstacle& pusher = ctx.obstacles[o];
       const Vec3 normal = featurePush_.row(vertex).transpose() / pushed;
       const Vec3 obstacleVelocity = pusher.surfaceVelocity(surface_.row(vertex).transpose());
