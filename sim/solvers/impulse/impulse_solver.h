@@ -225,12 +225,14 @@ class ImpulseSolver final : public Solver {
   double meanEdgeLength_ = 0;  // of the rest mesh [m], which scales the push's floor
   Positions surface_;       // B x [m]
   Eigen::VectorXd inverseMass_;
-  // Per surface vertex, what mesh obstacles' features pushed it by in the last step [m]: the
-  // points the next step's velocity pass holds as contacts, each along its push. Empty where no
-  // feature pushed (every scene without sharp features keeps it so: nothing to copy or scan).
+  // Per surface vertex, what mesh obstacles' features pushed it by in the last step, or in one of
+  // the kFeatureContactSteps steps before and not since [m]: the points the next step's velocity
+  // pass holds as contacts, each along its push. Empty where no feature pushed (every scene
+  // without sharp features keeps it so: nothing to copy or scan).
   Positions featurePush_;
   std::vector<int>
-      featureObstacle_;  // per vertex, the index in the step's obstacles of the one that pushed it
+      featureObstacle_;  // per vertex, the index in the obstacles of the one that pushed it
+  std::vector<int> featurePushAge_;  // per vertex, the steps since that push (0: the last step)
 };
 
 }  // namespace clothlab
