@@ -109,13 +109,15 @@ constexpr double kMaskedRowsFactor = 10;
 constexpr int kContactRounds = 4;
 
 // A point a mesh obstacle's feature pushed stays a contact of the velocity pass (feature_contacts)
-// for this many steps after the step of its last push, along that push: a point resting on a tip
-// is pushed only in some steps (a fifth of the contacts were new in each step on the tilted spike
-// bed), and in the steps between it slid without friction. Kept for 2 steps, the test's bed holds
-// the cloth for 10 s at friction 0.3 (it slid off after 5 s with none) and still lets it slide at
-// 0.25; kept for 3, it held at 0.25 for 9 s too (docs/measurements.md, "Feature contacts kept for
-// two steps"). The velocity pass lets go of a kept point that pulls, as of any other.
-constexpr int kFeatureContactSteps = 2;
+// for this long after the step of its last push [s], along that push (in whole steps, at least
+// one): a point resting on a tip is pushed only in some steps (a fifth of the contacts were new in
+// each step on the tilted spike bed), and in the steps between it slid without friction. Kept for
+// 2 steps of 2 ms, the test's bed holds the cloth for 10 s at friction 0.3 (it slid off after 5 s
+// with none) and still lets it slide at 0.25; kept for 3, it held at 0.25 for 9 s too. At 1 ms, 2
+// steps let a cloth slide off at 0.3 at once, 4 steps after 4 s (docs/measurements.md, "Feature
+// contacts kept for two steps"). The velocity pass lets go of a kept point that pulls, as of any
+// other.
+constexpr double kFeatureContactKeep = 0.004;
 
 // Upper triangle of a symmetric sparse matrix.
 SparseMatrix upperOf(const SparseMatrix& m) {
@@ -1784,7 +1786,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     correctPairs(1, features && !holdFeatures, ctx.sim.selfCollision && !holdSelf, pairCorrection);
   }
   // The points pushed in earlier steps and not in this one stay contacts for a while
-  // (kFeatureContactSteps), with their last push and obstacle.
+  // (kFeatureContactKeep), with their last push and obstacle.
+  const int keepSteps = std::max(1, static_cast<int>(std::lround(kFeatureContactKeep / h)));
   if (featurePush_.rows() == surface_.rows() &&
       featureObstacle_.size() == static_cast<size_t>(surface_.rows()) &&
       featurePushAge_.size() == static_cast<size_t>(surface_.rows())) {
@@ -1794,7 +1797,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       if (featurePush.row(vertex).squaredNorm() > 0) {
         featurePushAge_[vertex] = 0;
       } else if (featurePush_.row(vertex).squaredNorm() > 0 &&
-                 featurePushAge_[vertex] < kFeatureContactSteps) {
+                 featurePushAge_[vertex] < keepSteps) {
         featurePush.row(vertex) = featurePush_.row(vertex);
         featureObstacle[vertex] = featureObstacle_[vertex];
         ++featurePushAge_[vertex];

@@ -226,9 +226,9 @@ class ImpulseSolver final : public Solver {
   Positions surface_;       // B x [m]
   Eigen::VectorXd inverseMass_;
   // Per surface vertex, what mesh obstacles' features pushed it by in the last step, or in one of
-  // the kFeatureContactSteps steps before and not since [m]: the points the next step's velocity
-  // pass holds as contacts, each along its push. Empty where no feature pushed (every scene
-  // without sharp features keeps it so: nothing to copy or scan).
+  // the steps before within kFeatureContactKeep and not since [m]: the points the next step's
+  // velocity pass holds as contacts, each along its push. Empty where no feature pushed (every
+  // scene without sharp features keeps it so: nothing to copy or scan).
   Positions featurePush_;
   std::vector<int>
       featureObstacle_;  // per vertex, the index in the obstacles of the one that pushed it
