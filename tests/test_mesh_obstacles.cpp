@@ -1039,7 +1039,7 @@ TEST(SpikeBedImpulse, FeatureContactsHoldTheClothWithinTheFrictionCone) {
 // the bed's spikes in its bounding sphere far deeper than the bed's own does: stop 110's guess
 // (the obstacle nearest by bounding sphere) took the floor's friction, 0, and the cloth slid
 // 0.52 m down the slope in 1 s; with the obstacle reported per push it holds at the bed's 0.5
-// (11 mm, as on the bed alone).
+// (5.5 mm at 1 s, as on the bed alone).
 TEST(SpikeBedImpulse, AContactTakesTheFrictionOfTheObstacleThatPushedIt) {
   auto sim = spikeBed(0.5);
   ASSERT_TRUE(sim);
