@@ -1037,8 +1037,7 @@ namespace {
 struct ImpulseMemory {
   int startRejections, startSkipsLeft, startSkipRun;
   double grabGain;
-  Positions featurePush;
-  std::vector<int> featureObstacle, featurePushAge;
+  ImpulseSolver::FeaturePushes featurePushes;
 };
 }  // namespace
 
@@ -1046,7 +1045,7 @@ SolverState ImpulseSolver::state() const {
   return {x_, v_,
           std::make_shared<const ImpulseMemory>(
               ImpulseMemory{impl_->startRejections, impl_->startSkipsLeft, impl_->startSkipRun,
-                            grabGain_, featurePush_, featureObstacle_, featurePushAge_})};
+                            grabGain_, featurePushes_})};
 }
 
 void ImpulseSolver::setState(const SolverState& state) {
@@ -1057,9 +1056,7 @@ void ImpulseSolver::setState(const SolverState& state) {
   impl_->startSkipsLeft = memory.startSkipsLeft;
   impl_->startSkipRun = memory.startSkipRun;
   grabGain_ = memory.grabGain;
-  featurePush_ = memory.featurePush;
-  featureObstacle_ = memory.featureObstacle;
-  featurePushAge_ = memory.featurePushAge;
+  featurePushes_ = memory.featurePushes;
 }
 
 std::string ImpulseSolver::id() const {
@@ -1109,9 +1106,7 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
     for (int e : incident) extraMass_[e] += mass / incident.size();
   }
   surface_ = surfaceFromParticles(model_, x_);
-  featurePush_ = Positions();
-  featureObstacle_.clear();
-  featurePushAge_.clear();
+  featurePushes_ = FeaturePushes();
   vertexAreaShare_ = vertexAreaShares(cloth_->mesh);
   vertexPointMass_ = vertexPointMasses(*cloth_);
   grabGain_ = 1;
@@ -1168,9 +1163,7 @@ void ImpulseSolver::setParticleState(const Positions& x, const Positions& v) {
   x_ = x;
   v_ = v;
   surface_ = surfaceFromParticles(model_, x_);
-  featurePush_ = Positions();
-  featureObstacle_.clear();
-  featurePushAge_.clear();
+  featurePushes_ = FeaturePushes();
 }
 
 Positions ImpulseSolver::surfaceVelocities() const { return surfaceFromParticles(model_, v_); }
@@ -1400,21 +1393,20 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     return changed;
   };
   // The features' contacts inside the solve (ImpulseParams::featureContacts): the points the
-  // features pushed in the last step.
+  // features pushed in the last step, or not long before (kFeatureContactKeep).
   std::vector<Impl::ContactPoint> contactPoints;
-  if (params_.featureContacts && featurePush_.rows() == surface_.rows() &&
-      featureObstacle_.size() == static_cast<size_t>(surface_.rows())) {
+  if (params_.featureContacts && featurePushes_.covers(surface_.rows())) {
     for (int vertex = 0; vertex < surface_.rows(); ++vertex) {
-      const double pushed = featurePush_.row(vertex).norm();
+      const double pushed = featurePushes_.push.row(vertex).norm();
       if (!(pushed > 0) || vertexInverseMass[vertex] == 0) continue;
       // The obstacle whose feature pushed the point hardest (its friction and velocity).
-      const int o = featureObstacle_[vertex];
+      const int o = featurePushes_.obstacle[vertex];
       if (o < 0 || o >= static_cast<int>(ctx.obstacles.size()) ||
           ctx.obstacles[o].type != Obstacle::Type::Mesh)
         continue;  // the list changed since and that index is no mesh now (an edit of the list
                    // between two steps can also give one step's contacts another mesh's friction)
       const Obstacle& pusher = ctx.obstacles[o];
-      const Vec3 normal = featurePush_.row(vertex).transpose() / pushed;
+      const Vec3 normal = featurePushes_.push.row(vertex).transpose() / pushed;
       const Vec3 obstacleVelocity = pusher.surfaceVelocity(surface_.row(vertex).transpose());
       contactPoints.push_back(
           {vertex, normal, obstacleVelocity, normal.dot(obstacleVelocity), pusher.friction});
@@ -1689,8 +1681,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // The features' pairs are found once, with the thickness as a margin for what the later passes
   // move, and searched again where a point moved farther.
   std::optional<ObstacleFeaturePairs> featurePairs;
-  Positions featurePush;  // sized when a feature pushes
-  std::vector<int> featureObstacle;  // per vertex, the obstacle whose feature pushed it (-1: none)
+  // This step's pushes (`push` sized when a feature pushes; `age` set at the end).
+  FeaturePushes pushes;
   auto correctPairs = [&](int round, bool features, bool self, Positions& pairCorrection) {
     const Eigen::VectorXd& weights = vertexInverseMass;
     Positions corrected = surface_;
@@ -1704,9 +1696,9 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
         featurePairs.emplace(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights,
                              ctx.sim.thickness, ctx.obstacles, ctx.sim.thickness);
       resolved +=
-          featurePairs->resolve(corrected, 4, ctx.contactAllowance, &featureObstacle).resolved;
-      if (featurePush.rows() == 0) featurePush = Positions::Zero(surface_.rows(), 3);
-      featurePush += corrected - surface_;
+          featurePairs->resolve(corrected, 4, ctx.contactAllowance, &pushes.obstacle).resolved;
+      if (pushes.push.rows() == 0) pushes.push = Positions::Zero(surface_.rows(), 3);
+      pushes.push += corrected - surface_;
     }
     if (self)
       resolved += resolveFeaturesAndSelfCollisions(
@@ -1787,27 +1779,22 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   }
   // The points pushed in earlier steps and not in this one stay contacts for a while
   // (kFeatureContactKeep), with their last push and obstacle.
-  const int keepSteps = std::max(1, static_cast<int>(std::lround(kFeatureContactKeep / h)));
-  if (featurePush_.rows() == surface_.rows() &&
-      featureObstacle_.size() == static_cast<size_t>(surface_.rows()) &&
-      featurePushAge_.size() == static_cast<size_t>(surface_.rows())) {
-    if (featurePush.rows() == 0) featurePush = Positions::Zero(surface_.rows(), 3);
-    featureObstacle.resize(surface_.rows(), -1);
-    for (int vertex = 0; vertex < surface_.rows(); ++vertex) {
-      if (featurePush.row(vertex).squaredNorm() > 0) {
-        featurePushAge_[vertex] = 0;
-      } else if (featurePush_.row(vertex).squaredNorm() > 0 &&
-                 featurePushAge_[vertex] < keepSteps) {
-        featurePush.row(vertex) = featurePush_.row(vertex);
-        featureObstacle[vertex] = featureObstacle_[vertex];
-        ++featurePushAge_[vertex];
+  const FeaturePushes& last = featurePushes_;
+  const Eigen::Index vertices = surface_.rows();
+  if (pushes.push.rows() == vertices || last.covers(vertices)) {
+    if (pushes.push.rows() == 0) pushes.push = Positions::Zero(vertices, 3);
+    pushes.obstacle.resize(vertices, -1);
+    pushes.age.assign(vertices, 0);
+    const int keepSteps = std::max(1, static_cast<int>(std::lround(kFeatureContactKeep / h)));
+    for (Eigen::Index vertex = 0; last.covers(vertices) && vertex < vertices; ++vertex)
+      if (!(pushes.push.row(vertex).squaredNorm() > 0) && last.push.row(vertex).squaredNorm() > 0 &&
+          last.age[vertex] < keepSteps) {
+        pushes.push.row(vertex) = last.push.row(vertex);
+        pushes.obstacle[vertex] = last.obstacle[vertex];
+        pushes.age[vertex] = last.age[vertex] + 1;
       }
-    }
-  } else if (featurePush.rows() == surface_.rows()) {
-    featurePushAge_.assign(surface_.rows(), 0);
   }
-  featurePush_ = std::move(featurePush);
-  featureObstacle_ = std::move(featureObstacle);
+  featurePushes_ = std::move(pushes);
   stats.extra["held_contacts"] = static_cast<int>(held.size());
   stats.extra["held_passes"] = heldPasses;
   stats.extra["held_pass_factorizations"] = heldPassFactorizations;
