@@ -108,17 +108,6 @@ constexpr double kMaskedRowsFactor = 10;
 // bound.
 constexpr int kContactRounds = 4;
 
-// A point a mesh obstacle's feature pushed stays a contact of the velocity pass (feature_contacts)
-// for this long after the step of its last push [s], along that push (in whole steps, at least
-// one): a point resting on a tip is pushed only in some steps (a fifth of the contacts were new in
-// each step on the tilted spike bed), and in the steps between it slid without friction. Kept for
-// 2 steps of 2 ms, the test's bed holds the cloth for 10 s at friction 0.3 (it slid off after 5 s
-// with none) and still lets it slide at 0.25; kept for 3, it held at 0.25 for 9 s too. At 1 ms, 2
-// steps let a cloth slide off at 0.3 at once, 4 steps after 4 s (docs/measurements.md, "Feature
-// contacts kept for two steps"). The velocity pass lets go of a kept point that pulls, as of any
-// other.
-constexpr double kFeatureContactKeep = 0.004;
-
 // Upper triangle of a symmetric sparse matrix.
 SparseMatrix upperOf(const SparseMatrix& m) {
   SparseMatrix upper = m.triangularView<Eigen::Upper>();
@@ -614,8 +603,11 @@ struct ImpulseSolver::Impl : RowStructure {
   // impulse, its rows along the surface cut out). A patch, not each point, because the rows of
   // the corners of a triangle that a tip pokes also carry the cloth's tension pulling them
   // apart: opposite impulses along the surface that cancel in the patch (a cloth on a bed of
-  // spikes tilted by 15 degrees slid at friction 0.4 with a bound per point, and holds with one
-  // per patch; docs/measurements.md, "Friction per patch"). Up to kContactRounds rounds.
+  // spikes tilted by 15 degrees slid at friction 0.4 with a bound per point when the contacts were
+  // the points pushed in the steps before, and with the contacts from the prediction slid off at
+  // 0.3 at h = 1 ms; with patches it holds, also somewhat below Coulomb's bound, since each corner
+  // is held along the push and the triangle cannot turn about the tip; docs/measurements.md,
+  // "Friction per patch", "Feature contacts from the prediction"). Up to kContactRounds rounds.
   //
   // Solved on the step's factor of A at x(t) through the contact rows' Schur complement
   // (AddedRows, with B = J K J_c^T for the contact rows J_c and D = J_c K J_c^T): a cut row no
@@ -1037,15 +1029,13 @@ namespace {
 struct ImpulseMemory {
   int startRejections, startSkipsLeft, startSkipRun;
   double grabGain;
-  ImpulseSolver::FeaturePushes featurePushes;
 };
 }  // namespace
 
 SolverState ImpulseSolver::state() const {
   return {x_, v_,
-          std::make_shared<const ImpulseMemory>(
-              ImpulseMemory{impl_->startRejections, impl_->startSkipsLeft, impl_->startSkipRun,
-                            grabGain_, featurePushes_})};
+          std::make_shared<const ImpulseMemory>(ImpulseMemory{
+              impl_->startRejections, impl_->startSkipsLeft, impl_->startSkipRun, grabGain_})};
 }
 
 void ImpulseSolver::setState(const SolverState& state) {
@@ -1056,7 +1046,6 @@ void ImpulseSolver::setState(const SolverState& state) {
   impl_->startSkipsLeft = memory.startSkipsLeft;
   impl_->startSkipRun = memory.startSkipRun;
   grabGain_ = memory.grabGain;
-  featurePushes_ = memory.featurePushes;
 }
 
 std::string ImpulseSolver::id() const {
@@ -1106,7 +1095,6 @@ std::optional<std::string> ImpulseSolver::reset(std::shared_ptr<const ClothModel
     for (int e : incident) extraMass_[e] += mass / incident.size();
   }
   surface_ = surfaceFromParticles(model_, x_);
-  featurePushes_ = FeaturePushes();
   vertexAreaShare_ = vertexAreaShares(cloth_->mesh);
   vertexPointMass_ = vertexPointMasses(*cloth_);
   grabGain_ = 1;
@@ -1163,7 +1151,6 @@ void ImpulseSolver::setParticleState(const Positions& x, const Positions& v) {
   x_ = x;
   v_ = v;
   surface_ = surfaceFromParticles(model_, x_);
-  featurePushes_ = FeaturePushes();
 }
 
 Positions ImpulseSolver::surfaceVelocities() const { return surfaceFromParticles(model_, v_); }
@@ -1393,20 +1380,26 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     return changed;
   };
   // The features' contacts inside the solve (ImpulseParams::featureContacts): the points the
-  // features pushed in the last step, or not long before (kFeatureContactKeep).
+  // features would push at the velocities' prediction, each along its push, as the contacts'
+  // prediction (step 3) finds the points an obstacle's triangles hold. A point resting on a tip
+  // comes within the thickness in the prediction whenever it is not moving off. The pairs found
+  // here, over the step with the thickness as a margin, serve the position passes too.
+  std::optional<ObstacleFeaturePairs> featurePairs;
+  const bool features = hasMeshObstacle(ctx.obstacles);
   std::vector<Impl::ContactPoint> contactPoints;
-  if (params_.featureContacts && featurePushes_.covers(surface_.rows())) {
+  if (params_.featureContacts && features) {
+    const Positions predicted = surface_ + h * surfaceFromParticles(model_, v_);
+    featurePairs.emplace(cloth_->mesh, cloth_->topology, previousSurface, predicted,
+                         vertexInverseMass, ctx.sim.thickness, ctx.obstacles, ctx.sim.thickness);
+    Positions pushed = predicted;
+    std::vector<int> pushedBy;  // the obstacle whose feature pushed each point the most
+    featurePairs->resolve(pushed, 4, ctx.contactAllowance, &pushedBy);
     for (int vertex = 0; vertex < surface_.rows(); ++vertex) {
-      const double pushed = featurePushes_.push.row(vertex).norm();
-      if (!(pushed > 0) || vertexInverseMass[vertex] == 0) continue;
-      // The obstacle whose feature pushed the point hardest (its friction and velocity).
-      const int o = featurePushes_.obstacle[vertex];
-      if (o < 0 || o >= static_cast<int>(ctx.obstacles.size()) ||
-          ctx.obstacles[o].type != Obstacle::Type::Mesh)
-        continue;  // the list changed since and that index is no mesh now (an edit of the list
-                   // between two steps can also give one step's contacts another mesh's friction)
-      const Obstacle& pusher = ctx.obstacles[o];
-      const Vec3 normal = featurePushes_.push.row(vertex).transpose() / pushed;
+      const Vec3 push = (pushed.row(vertex) - predicted.row(vertex)).transpose();
+      const double distance = push.norm();
+      if (!(distance > 0) || vertexInverseMass[vertex] == 0 || pushedBy[vertex] < 0) continue;
+      const Obstacle& pusher = ctx.obstacles[pushedBy[vertex]];
+      const Vec3 normal = push / distance;
       const Vec3 obstacleVelocity = pusher.surfaceVelocity(surface_.row(vertex).transpose());
       contactPoints.push_back(
           {vertex, normal, obstacleVelocity, normal.dot(obstacleVelocity), pusher.friction});
@@ -1678,27 +1671,21 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   };
   // Pair corrections (mesh obstacles' features, self-collision) applied to the preview; their
   // surface correction in `pairCorrection`.
-  // The features' pairs are found once, with the thickness as a margin for what the later passes
-  // move, and searched again where a point moved farther.
-  std::optional<ObstacleFeaturePairs> featurePairs;
-  // This step's pushes (`push` sized when a feature pushes; `age` set at the end).
-  FeaturePushes pushes;
+  // The features' pairs (found with the contacts above, or on the first pass here) are found
+  // once, with the thickness as a margin for what the later passes move, and searched again where
+  // a point moved farther.
   auto correctPairs = [&](int round, bool features, bool self, Positions& pairCorrection) {
     const Eigen::VectorXd& weights = vertexInverseMass;
     Positions corrected = surface_;
     const double selfMs = stats.extra.value("ms_self_collision", 0.0);
     int resolved = 0;
-    // The features first, then self-collision (what resolveFeaturesAndSelfCollisions does in one
-    // call), so that the features' pushes, and the obstacles that made them, are known apart: they
-    // are the next step's contacts in the velocity pass.
+    // The features first, on their pairs found once, then self-collision (what
+    // resolveFeaturesAndSelfCollisions does in one call).
     if (features) {
       if (!featurePairs || !featurePairs->covers(corrected))
         featurePairs.emplace(cloth_->mesh, cloth_->topology, previousSurface, corrected, weights,
                              ctx.sim.thickness, ctx.obstacles, ctx.sim.thickness);
-      resolved +=
-          featurePairs->resolve(corrected, 4, ctx.contactAllowance, &pushes.obstacle).resolved;
-      if (pushes.push.rows() == 0) pushes.push = Positions::Zero(surface_.rows(), 3);
-      pushes.push += corrected - surface_;
+      resolved += featurePairs->resolve(corrected, 4, ctx.contactAllowance).resolved;
     }
     if (self)
       resolved += resolveFeaturesAndSelfCollisions(
@@ -1711,7 +1698,6 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     if (round > 1 && self)
       stats.extra["ms_self_collision"] = selfMs + stats.extra.value("ms_self_collision", 0.0);
   };
-  const bool features = hasMeshObstacle(ctx.obstacles);
   const bool holdFeatures = features && (params_.holdFeatureCorrections || params_.holdPairCorrections);
   const bool holdSelf = ctx.sim.selfCollision && params_.holdPairCorrections;
   const bool holdPairs = holdFeatures || holdSelf;
@@ -1777,24 +1763,6 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     Positions pairCorrection;
     correctPairs(1, features && !holdFeatures, ctx.sim.selfCollision && !holdSelf, pairCorrection);
   }
-  // The points pushed in earlier steps and not in this one stay contacts for a while
-  // (kFeatureContactKeep), with their last push and obstacle.
-  const FeaturePushes& last = featurePushes_;
-  const Eigen::Index vertices = surface_.rows();
-  if (pushes.push.rows() == vertices || last.covers(vertices)) {
-    if (pushes.push.rows() == 0) pushes.push = Positions::Zero(vertices, 3);
-    pushes.obstacle.resize(vertices, -1);
-    pushes.age.assign(vertices, 0);
-    const int keepSteps = std::max(1, static_cast<int>(std::lround(kFeatureContactKeep / h)));
-    for (Eigen::Index vertex = 0; last.covers(vertices) && vertex < vertices; ++vertex)
-      if (!(pushes.push.row(vertex).squaredNorm() > 0) && last.push.row(vertex).squaredNorm() > 0 &&
-          last.age[vertex] < keepSteps) {
-        pushes.push.row(vertex) = last.push.row(vertex);
-        pushes.obstacle[vertex] = last.obstacle[vertex];
-        pushes.age[vertex] = last.age[vertex] + 1;
-      }
-  }
-  featurePushes_ = std::move(pushes);
   stats.extra["held_contacts"] = static_cast<int>(held.size());
   stats.extra["held_passes"] = heldPasses;
   stats.extra["held_pass_factorizations"] = heldPassFactorizations;

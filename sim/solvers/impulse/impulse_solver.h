@@ -201,19 +201,6 @@ class ImpulseSolver final : public Solver {
   // Position errors of all distance rows at the current positions [m].
   Eigen::VectorXd distanceErrors() const;
 
-  // What mesh obstacles' features pushed the surface's vertices by (the state a moment keeps
-  // beside the particles; featurePushes_ below).
-  struct FeaturePushes {
-    Positions push;             // [m]
-    std::vector<int> obstacle;  // the index in the obstacles of the one that pushed (-1: none)
-    std::vector<int> age;       // the steps since that push (0: the last step)
-    // Whether all three hold `vertices` rows.
-    bool covers(Eigen::Index vertices) const {
-      return push.rows() == vertices && obstacle.size() == static_cast<size_t>(vertices) &&
-             age.size() == static_cast<size_t>(vertices);
-    }
-  };
-
  private:
   struct Impl;
   // Runs `inspect` on the current rows, with the rows holding `held` appended while it runs.
@@ -238,11 +225,6 @@ class ImpulseSolver final : public Solver {
   double meanEdgeLength_ = 0;  // of the rest mesh [m], which scales the push's floor
   Positions surface_;       // B x [m]
   Eigen::VectorXd inverseMass_;
-  // Per surface vertex, what mesh obstacles' features pushed it by in the last step, or in one of
-  // the steps before within kFeatureContactKeep and not since: the points the next step's
-  // velocity pass holds as contacts, each along its push. Empty where no feature pushed (every
-  // scene without sharp features keeps it so: nothing to copy or scan).
-  FeaturePushes featurePushes_;
 };
 
 }  // namespace clothlab
