@@ -946,7 +946,7 @@ TEST(DropOnSpikeImpulse, LaterPassesHoldThePointsTheApexPushes) {
 constexpr double kBedSlope = 15 * M_PI / 180;
 std::unique_ptr<Simulation> spikeBed(double friction,
                                      const nlohmann::json& params = nlohmann::json::object(),
-                                     double dt = 0.002) {
+                                     double dt = 0.002, const char* diagonal = "alternating") {
   const Eigen::Matrix3d tilt = Eigen::AngleAxisd(kBedSlope, Vec3::UnitZ()).toRotationMatrix();
   const auto one = spike(0.08, 0.03);
   TriangleMesh bed;
@@ -964,7 +964,12 @@ std::unique_ptr<Simulation> spikeBed(double friction,
       {"name", "spike-bed"},
       {"cloth",
        {{"generator",
-         {{"type", "grid"}, {"width", 0.4}, {"height", 0.4}, {"columns", 13}, {"rows", 13}}},
+         {{"type", "grid"},
+          {"width", 0.4},
+          {"height", 0.4},
+          {"columns", 13},
+          {"rows", 13},
+          {"diagonal", diagonal}}},
         {"transform",
          {{"rotate_deg", {-90, 0, 15}}, {"translate", {lift.x(), lift.y(), lift.z()}}}}}},
       {"simulation", {{"dt", dt}, {"damping", 0.5}, {"thickness", 0.004}, {"bending", 1e-4}}},
@@ -1097,6 +1102,27 @@ TEST(SpikeBedImpulse, AtFriction03TheClothComesToRestAndStays) {
   std::printf("friction 0.3: %.4f m down the slope at 3 s, %.4f at 6 s\n", at3, at6);
   EXPECT_LT(at6, 0.06);
   EXPECT_LT(std::abs(at6 - at3), 0.003);
+}
+
+// The same at friction 0.3 with the grid's quads all split one way (as most OBJ cloths are): the
+// cloth rests (0.0429 m down the slope at 2 and at 5 s; 0.043 m at 2 and 10 s on a bed of the same
+// spikes laid from an OBJ, measured). With the points a feature pushed in the last 4 ms as the
+// contacts it crept 2.9 mm from 2 to 5 s here, and slid off the OBJ bed after about 3 s
+// (docs/measurements.md, "Feature contacts kept for two steps").
+TEST(SpikeBedImpulse, AClothWithItsQuadsSplitOneWayRestsAt03) {
+  auto sim = spikeBed(0.3, nlohmann::json::object(), 0.002, "same");
+  ASSERT_TRUE(sim);
+  const Vec3 start = sim->surface().colwise().mean();
+  double at2 = 0;
+  for (int i = 1; i <= 2500; ++i) {
+    ASSERT_FALSE(sim->step().has_value()) << "step " << i;
+    if (i == 1000) at2 = downTheSlope(sim->surface(), start);
+  }
+  const double at5 = downTheSlope(sim->surface(), start);
+  std::printf("quads split one way, friction 0.3: %.4f m down the slope at 2 s, %.4f at 5 s\n", at2,
+              at5);
+  EXPECT_LT(at5, 0.08);
+  EXPECT_LT(std::abs(at5 - at2), 0.0015);
 }
 
 // Going back to a moment on the bed, the steps that follow repeat to the bit: the features'
