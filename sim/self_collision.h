@@ -23,6 +23,7 @@
 // And an exact-predicate triangle-triangle intersection test for counting how tangled a mesh is.
 #include <array>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "sim/material_wrap.h"
@@ -167,10 +168,16 @@ class ObstacleFeaturePairs {
   // `allowance` of its cloth vertices (StepContext::contactAllowance) when one is given.
   // `pushedBy`, when given, is sized to the cloth's vertices (new entries -1), and each vertex a
   // feature moved gets the index in `obstacles` of the obstacle whose feature moved it the most
-  // in this call; the other entries are left as they were.
+  // in this call; the other entries are left as they were. `frictionStep`, when given, is the
+  // step [s] over which the cloth moved from the start to `end`: each push then also cancels the
+  // pair's tangential motion over it (against the obstacle's surface, moving with it) up to the
+  // obstacle's friction times the push, as resolveContacts does for its faces. Without it the
+  // pushes are frictionless (a solver that takes friction elsewhere: impulse-nc's velocity pass,
+  // mls-isometry's held contacts).
   SelfCollisionResult resolve(Positions& end, int iterations = 4,
                               const Eigen::VectorXd* allowance = nullptr,
-                              std::vector<int>* pushedBy = nullptr) const;
+                              std::vector<int>* pushedBy = nullptr,
+                              std::optional<double> frictionStep = std::nullopt) const;
 
   // Whether the pairs hold every pair within reach of the cloth at `end`: no point of it is
   // farther than the margin from where they were found.
@@ -194,16 +201,15 @@ SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const Mesh
 // `found`, when given, holds the features' pairs found for this step (the same start, weights
 // and thickness): where they cover `end` they are resolved instead of searching again.
 // `allowance` (StepContext::contactAllowance) goes to the features and the self-collisions,
-// `stitches` (a garment's, ClothModel::stitches) and `flat` to the self-collisions.
-int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopology& topology,
-                                     const Positions& start, Positions& end,
-                                     const Eigen::VectorXd& inverseMass, double thickness,
-                                     bool selfCollision, const std::vector<Obstacle>& obstacles,
-                                     StepStats& stats, const ObstacleFeaturePairs* found = nullptr,
-                                     const Eigen::VectorXd* allowance = nullptr,
-                                     const std::vector<Stitch>* stitches = nullptr,
-                                     const FlatNearness* flat = nullptr,
-                                     SelfPairCache* cache = nullptr);
+// `stitches` (a garment's, ClothModel::stitches) and `flat` to the self-collisions;
+// `frictionStep` to the features (ObstacleFeaturePairs::resolve).
+int resolveFeaturesAndSelfCollisions(
+    const TriangleMesh& mesh, const MeshTopology& topology, const Positions& start, Positions& end,
+    const Eigen::VectorXd& inverseMass, double thickness, bool selfCollision,
+    const std::vector<Obstacle>& obstacles, StepStats& stats,
+    const ObstacleFeaturePairs* found = nullptr, const Eigen::VectorXd* allowance = nullptr,
+    const std::vector<Stitch>* stitches = nullptr, const FlatNearness* flat = nullptr,
+    SelfPairCache* cache = nullptr, std::optional<double> frictionStep = std::nullopt);
 
 // Whether triangles (a0, a1, a2) and (b0, b1, b2) intersect (share a point), by orientation
 // signs; triangles that share a vertex index are the caller's to skip.

@@ -666,7 +666,7 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
   }
   resolveFeaturesAndSelfCollisions(mesh_->restMesh(), mesh_->topology(), x_, x, inverseMass,
                                    ctx.sim.thickness, ctx.sim.selfCollision, ctx.obstacles, stats,
-                                   nullptr, allowancePtr, &cloth_->stitches, &flat, &selfPairs_);
+                                   nullptr, allowancePtr, &cloth_->stitches, &flat, &selfPairs_, h);
   stats.msCollision = collisionMs + msSince(t);
   if (!ctx.obstacles.empty() || ctx.sim.selfCollision) violation = worstViolation(x);
 

@@ -151,7 +151,7 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
       if (!features)
         features.emplace(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness, ctx.obstacles,
                          ctx.sim.thickness);
-      features->resolve(x, 4, ctx.contactAllowance);
+      features->resolve(x, 4, ctx.contactAllowance, nullptr, h);
       collisionMs += msSince(ct);
     }
     if (worst <= params_.tolerance) break;
@@ -164,7 +164,7 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
     resolveFeaturesAndSelfCollisions(cloth_->mesh, cloth_->topology, x_, x, w, ctx.sim.thickness,
                                      ctx.sim.selfCollision, ctx.obstacles, stats,
                                      features ? &*features : nullptr, ctx.contactAllowance,
-                                     &cloth_->stitches, nullptr, &selfPairs_);
+                                     &cloth_->stitches, nullptr, &selfPairs_, h);
     collisionMs += msSince(featureStart);
   }
   stats.msCollision = collisionMs;
