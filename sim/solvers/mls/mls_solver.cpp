@@ -159,11 +159,12 @@ struct ProjectionContacts {
 
   // Points of x (the candidate after the contacts) within the thickness of an obstacle start
   // stuck where they began the step (carried by the obstacle's surface, on it), with reactions
-  // R = m (T - x~); a group outside the friction cone slides from there (slipGroups). A point
-  // moving away from the obstacle is left free. A point that was not in contact at the start of
-  // the step (it arrives now) starts where the contacts put it.
-  void start(const std::vector<Obstacle>& obstacles, double thickness, double h, const Positions& begin,
-             const Positions& candidate, const Eigen::VectorXd& mass, Positions& x) {
+  // R = m (T - x~); a group outside the friction cone slides from there (slipFromCandidate, once
+  // the features' points are held too). A point moving away from the obstacle is left free. A point
+  // that was not in contact at the start of the step (it arrives now) starts where the contacts put
+  // it.
+  void start(const std::vector<Obstacle>& obstacles, double thickness, double h,
+             const Positions& begin, const Positions& candidate, Positions& x) {
     const double reach = 1.001 * thickness + 1e-9;
     for (int i = 0; i < static_cast<int>(x.rows()); ++i) {
       if (exempt[i]) continue;
@@ -187,6 +188,15 @@ struct ProjectionContacts {
       obstacle[i] = k;
       held.push_back(i);
     }
+  }
+
+  // After start() and holdFeatures(): each group outside the friction cone slides by the part of
+  // its motion friction cannot take (slipGroups), with the reactions R = m (x - x~) of where the
+  // points are held against the candidate x~ before the contacts. Run before the features were
+  // held, it left their points stuck where they began the step whatever the friction: a cloth on
+  // a 15-degree bed of spikes did not move at friction 0.
+  void slipFromCandidate(const std::vector<Obstacle>& obstacles, const Positions& candidate,
+                         const Eigen::VectorXd& mass, Positions& x) {
     slipGroups(obstacles, mass,
                [&](int i) { return Vec3(mass[i] * (x.row(i) - candidate.row(i)).transpose()); }, true, x);
   }
@@ -916,8 +926,9 @@ std::optional<std::string> MlsSolver::step(const StepContext& ctx, StepStats& st
   holds.allowance = ctx.contactAllowance;
   const bool holding = params_.contactProjection && !ctx.obstacles.empty();
   if (holding) {
-    holds.start(ctx.obstacles, ctx.sim.thickness, h, x_, candidate, mass, x);
+    holds.start(ctx.obstacles, ctx.sim.thickness, h, x_, candidate, x);
     holds.holdFeatures(cloth_->mesh, cloth_->topology, ctx.obstacles, ctx.sim.thickness, x_, mass, x);
+    holds.slipFromCandidate(ctx.obstacles, candidate, mass, x);
   }
   stats.msCollision = msSince(t);
 
