@@ -26,7 +26,8 @@
 //      the tolerance times the mean edge. There is no elasticity inside the limits: the cloth is
 //      free between them (but for the smoothing's pull within its band of a limit), and
 //      inextensible at them.
-//   3. the contacts once more (with friction), mesh features and self-collision on the nodes;
+//   3. the contacts once more (with friction), mesh features (with friction too) and
+//      self-collision on the nodes;
 //      v = (x - x_n) / h.
 //   4. every `remesh_interval` steps, the remesher; the nodes it adds over an obstacle are
 //      pushed out of it.
