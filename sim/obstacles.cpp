@@ -273,8 +273,7 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
                               const Positions& previous, const Positions& positions,
                               Positions& correction, double dt, Positions* normals,
                               ContactCache* cache, const Eigen::VectorXd* allowance,
-                              std::vector<FrictionLeft>* frictionLeft,
-                              ContactFrictionSums* frictionSums) {
+                              std::vector<FrictionLeft>* frictionLeft) {
   ContactResult result;
   correction = Positions::Zero(positions.rows(), 3);
   if (normals) *normals = Positions::Zero(positions.rows(), 3);
@@ -287,13 +286,7 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
     cache->entries.assign(positions.rows() * obstacleCount, ContactCache::Entry{});
     cache->triangles.clear();
   }
-  if (frictionSums && frictionSums->pushed.size() != positions.rows() * obstacleCount) {
-    frictionSums->pushed.assign(positions.rows() * obstacleCount, 0.0);
-    frictionSums->held.assign(positions.rows() * obstacleCount, Vec3::Zero());
-  }
-  // The distances that matter; with sums, a little farther: a point an earlier call left at the
-  // thickness still rubs.
-  const double reach = (frictionSums ? 1.01 : 1.0) * thickness + 1e-6;
+  const double reach = thickness + 1e-6;  // the distances that matter
   for (Eigen::Index i = 0; i < positions.rows(); ++i) {
     Vec3 p = positions.row(i).transpose();
     const double target = thicknessKept(thickness, allowance, i);
@@ -317,31 +310,15 @@ ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thi
         const Vec3 start = previous.row(i).transpose() + dt * obstacle.surfaceVelocity(previous.row(i).transpose());
         const double distance = entry ? meshObstacleDistance(obstacle, q, &n, &start, reach, cache, entry)
                                       : signedDistance(obstacle, p, &n, &start, reach);
-        const size_t slot = static_cast<size_t>(i) * obstacleCount + k;
-        const bool rubbing = frictionSums && frictionSums->pushed[slot] > 0 && distance < reach;
-        if (distance >= target && !rubbing) continue;
-        const double depth = std::max(target - distance, 0.0);
+        if (distance >= target) continue;
+        const double depth = target - distance;
         result.maxDepth = std::max(result.maxDepth, depth);
         p += depth * n;
         // Friction: cancel tangential motion of this step up to friction x depth.
         const Vec3 motion = p - previous.row(i).transpose() - dt * obstacle.surfaceVelocity(p);
         const Vec3 tangential = motion - motion.dot(n) * n;
         const double slip = tangential.norm();
-        if (frictionSums) {
-          // ... summed over the calls: the friction's move so far and this call's together
-          // within friction x the depths summed (ContactFrictionSums).
-          double& pushed = frictionSums->pushed[slot];
-          Vec3& held = frictionSums->held[slot];
-          pushed += depth;
-          held -= held.dot(n) * n;
-          Vec3 total = held - tangential;
-          const double bound = obstacle.friction * pushed;
-          if (total.norm() > bound) total *= bound / total.norm();
-          p += total - held;
-          held = total;
-        } else if (slip > 0) {
-          p -= tangential * std::min(1.0, obstacle.friction * depth / slip);
-        }
+        if (slip > 0) p -= tangential * std::min(1.0, obstacle.friction * depth / slip);
         if (normals) normals->row(i) = n.transpose();
         if (frictionLeft)
           (*frictionLeft)[i] = {n, obstacle.surfaceVelocity(p),

@@ -173,25 +173,11 @@ struct FrictionLeft {
   Vec3 obstacleVelocity{0, 0, 0};  // [m/s]
   double left = 0;
 };
-// Friction summed over the calls within one step, for a solver that calls resolveContacts again
-// and again while its other constraints move the points (xpbd's sweeps): per point and obstacle,
-// the depths pushed out so far in the step [m] and the friction's move along the surface so far
-// [m]. With it, each call keeps the friction's summed move (this call's and the earlier ones')
-// within friction x the summed depths, as a sequential-impulse solver clamps its accumulated
-// friction impulse, and a point an earlier call pushed still rubs while it stays within the
-// thickness. Bounded per call instead, the later sweeps' edge corrections slid what the first
-// sweep's push had stopped. Sized by the first call; one per step, for the same obstacles and
-// points.
-struct ContactFrictionSums {
-  std::vector<double> pushed;
-  std::vector<Vec3> held;
-};
 ContactResult resolveContacts(const std::vector<Obstacle>& obstacles, double thickness,
                               const Positions& previous, const Positions& positions,
                               Positions& correction, double dt = 0, Positions* normals = nullptr,
                               ContactCache* cache = nullptr,
                               const Eigen::VectorXd* allowance = nullptr,
-                              std::vector<FrictionLeft>* frictionLeft = nullptr,
-                              ContactFrictionSums* frictionSums = nullptr);
+                              std::vector<FrictionLeft>* frictionLeft = nullptr);
 
 }  // namespace clothlab

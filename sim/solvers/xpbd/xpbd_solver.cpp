@@ -114,7 +114,6 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
   // Each point's mesh obstacle triangles within twice the thickness, gathered in the first sweep,
   // serve the later sweeps while the point stays within the thickness of where they were gathered.
   ContactCache contactCache(ctx.sim.thickness);
-  ContactFrictionSums frictionSums;  // the contacts' friction, summed over the sweeps
   while (sweeps < params_.iterations) {
     if (ctx.stopRequested()) return restore(kStepStopped);
     ++sweeps;
@@ -140,7 +139,7 @@ std::optional<std::string> XpbdSolver::step(const StepContext& ctx, StepStats& s
     if (!ctx.obstacles.empty()) {
       const auto ct = Clock::now();
       contacts = resolveContacts(ctx.obstacles, ctx.sim.thickness, x_, x, correction, h, nullptr,
-                                 &contactCache, ctx.contactAllowance, nullptr, &frictionSums)
+                                 &contactCache, ctx.contactAllowance)
                      .contactCount;
       for (int i = 0; i < n; ++i)
         if (w[i] > 0) x.row(i) += correction.row(i);

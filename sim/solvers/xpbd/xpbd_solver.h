@@ -14,11 +14,12 @@
 //        l_e += dl,  x_a += w_a dl n,  x_b -= w_b dl n
 //      (w = 1/m, 0 for pins; the grabbed triangle's corners, moved beforehand so that its
 //      point lands on its target, weigh 100 times their mass: sim/grab.h); the obstacles push
-//      points out after every sweep, and mesh obstacles' sharp features push the cloth's
-//      triangles and edges, both with Coulomb friction bounded by the pushes summed over the
-//      sweeps (ContactFrictionSums, ObstacleFeaturePairs::resolve with a step). A garment's stitches (sim/stitches.h) are
-//      swept first in each sweep, each gap brought within its allowance, so that the edges have
-//      the last word. The sweeps stop early once every |C| is below `tolerance`.
+//      points out after every sweep, with friction bounded by each sweep's depth, and mesh
+//      obstacles' sharp features push the cloth's triangles and edges, with friction bounded by
+//      the pushes summed over the sweeps (ObstacleFeaturePairs::resolve with a step). A
+//      garment's stitches (sim/stitches.h) are swept first in each sweep, each gap brought
+//      within its allowance, so that the edges have the last word. The sweeps stop early once
+//      every |C| is below `tolerance`.
 //   3. v = (x - x_n) / h.
 // Stats: position_iterations = sweeps, max_position_error = the largest |C| over edges after the
 // step [m]; converged = below tolerance. A garment's steps add max_stitch_gap (its widest stitch
