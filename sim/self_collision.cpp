@@ -1059,15 +1059,17 @@ struct PushOwners {
   std::vector<int>& pushedBy;
 };
 
-// Friction on the pushes of obstacles' features (ObstacleFeaturePairs::resolve). Per static
-// vertex (rows from `clothRows` on): its obstacle's coefficient and the motion of the obstacle's
-// surface there over the step [m]. Per pair (the vertex-triangle pairs, then the edge-edge
-// ones): the normal move its pushes made in this step, and the tangential move its friction made,
-// both of its cloth point against the feature [m], carried over the calls within one step.
+// Friction on the pushes of obstacles' features (ObstacleFeaturePairs::resolve) over a step of
+// `dt` [s]. Per static vertex (rows from `clothRows` on): its obstacle's coefficient and the
+// velocity of the obstacle's surface there [m/s]. Per pair (the vertex-triangle pairs, then the
+// edge-edge ones): the normal move its pushes made in this step, and the tangential move its
+// friction made, both of its cloth point against the feature [m], carried over the calls within one
+// step.
 struct PairFriction {
   int clothRows;
   const std::vector<double>& coefficient;
-  const Positions& surfaceMotion;
+  const Positions& surfaceVelocity;
+  double dt;
   std::vector<double>& pushed;
   std::vector<Vec3>& held;
 };
@@ -1102,7 +1104,8 @@ SelfCollisionResult solvePairs(const PairCandidates& pairs, const std::vector<Tr
     for (int k = 0; k < 4; ++k) {
       if (v[k] >= friction->clothRows) {
         mu = friction->coefficient[v[k] - friction->clothRows];
-        motion += c[k] * friction->surfaceMotion.row(v[k] - friction->clothRows).transpose();
+        motion += (c[k] * friction->dt) *
+                  friction->surfaceVelocity.row(v[k] - friction->clothRows).transpose();
       } else {
         motion += c[k] * (end.row(v[k]) - start.row(v[k])).transpose();
       }
@@ -1265,12 +1268,11 @@ int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopolog
                                      const Eigen::VectorXd* allowance,
                                      const std::vector<Stitch>* stitches, const FlatNearness* flat,
                                      SelfPairCache* cache, std::optional<double> frictionStep) {
-  int resolved =
-      found && found->covers(end)
-          ? found->resolve(end, 4, allowance, nullptr, frictionStep).resolved
-          : ObstacleFeaturePairs(mesh, topology, start, end, inverseMass, thickness, obstacles)
-                .resolve(end, 4, allowance, nullptr, frictionStep)
-                .resolved;
+  int resolved = found && found->covers(end)
+                     ? found->resolve(end, 4, allowance, nullptr, frictionStep).resolved
+                     : resolveObstacleFeatures(mesh, topology, start, end, inverseMass, thickness,
+                                               obstacles, 4, allowance, frictionStep)
+                           .resolved;
   if (selfCollision) {
     const auto selfStart = Clock::now();
     const SelfCollisionResult self = resolveSelfCollisions(
@@ -1403,7 +1405,6 @@ SelfCollisionResult ObstacleFeaturePairs::resolve(Positions& end, int iterations
     pushedBy->resize(clothVertices, -1);
     owners.emplace(PushOwners{static_cast<int>(clothVertices), p.obstacleOf, *pushedBy});
   }
-  std::optional<Positions> surfaceMotion;
   std::optional<PairFriction> friction;
   if (frictionStep) {
     const size_t count = p.candidates.vt.size() + p.candidates.ee.size();
@@ -1411,9 +1412,8 @@ SelfCollisionResult ObstacleFeaturePairs::resolve(Positions& end, int iterations
       p.pushed.assign(count, 0.0);
       p.held.assign(count, Vec3::Zero());
     }
-    surfaceMotion.emplace(*frictionStep * p.surfaceVelocity);
-    friction.emplace(PairFriction{static_cast<int>(clothVertices), p.friction, *surfaceMotion,
-                                  p.pushed, p.held});
+    friction.emplace(PairFriction{static_cast<int>(clothVertices), p.friction, p.surfaceVelocity,
+                                  *frictionStep, p.pushed, p.held});
   }
   const SelfCollisionResult result = solvePairs(
       p.candidates, p.triangles, p.edges, p.start, allEnd, p.weights, p.thickness, iterations,
@@ -1423,10 +1423,13 @@ SelfCollisionResult ObstacleFeaturePairs::resolve(Positions& end, int iterations
 }
 
 SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const MeshTopology& topology,
-                                            const Positions& start, Positions& end, const Eigen::VectorXd& w,
-                                            double thickness, const std::vector<Obstacle>& obstacles,
-                                            int iterations, const Eigen::VectorXd* allowance) {
-  return ObstacleFeaturePairs(mesh, topology, start, end, w, thickness, obstacles).resolve(end, iterations, allowance);
+                                            const Positions& start, Positions& end,
+                                            const Eigen::VectorXd& w, double thickness,
+                                            const std::vector<Obstacle>& obstacles, int iterations,
+                                            const Eigen::VectorXd* allowance,
+                                            std::optional<double> frictionStep) {
+  return ObstacleFeaturePairs(mesh, topology, start, end, w, thickness, obstacles)
+      .resolve(end, iterations, allowance, nullptr, frictionStep);
 }
 
 }  // namespace clothlab

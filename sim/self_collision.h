@@ -169,10 +169,12 @@ class ObstacleFeaturePairs {
   // `pushedBy`, when given, is sized to the cloth's vertices (new entries -1), and each vertex a
   // feature moved gets the index in `obstacles` of the obstacle whose feature moved it the most
   // in this call; the other entries are left as they were. `frictionStep`, when given, is the
-  // step [s] over which the cloth moved from the start to `end`: each push then also cancels the
-  // pair's tangential motion over it (against the obstacle's surface, moving with it) up to the
-  // obstacle's friction times the push, as resolveContacts does for its faces. Without it the
-  // pushes are frictionless (a solver that takes friction elsewhere: impulse-nc's velocity pass,
+  // step [s] over which the cloth moved from the start to `end`: each pair in contact then also
+  // cancels its tangential motion over it (against the obstacle's surface, moving with it) within
+  // the obstacle's friction times the pair's pushes, both summed over every call with friction on
+  // these pairs (they are one step's: xpbd's sweeps call again and again, and per call the later
+  // sweeps' edge corrections slid what the first push had stopped). Without it the pushes are
+  // frictionless (a solver that takes friction elsewhere: impulse-nc's velocity pass,
   // mls-isometry's held contacts).
   SelfCollisionResult resolve(Positions& end, int iterations = 4,
                               const Eigen::VectorXd* allowance = nullptr,
@@ -192,9 +194,12 @@ class ObstacleFeaturePairs {
 
 // ObstacleFeaturePairs found and resolved at once.
 SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const MeshTopology& topology,
-                                            const Positions& start, Positions& end, const Eigen::VectorXd& inverseMass,
-                                            double thickness, const std::vector<Obstacle>& obstacles,
-                                            int iterations = 4, const Eigen::VectorXd* allowance = nullptr);
+                                            const Positions& start, Positions& end,
+                                            const Eigen::VectorXd& inverseMass, double thickness,
+                                            const std::vector<Obstacle>& obstacles,
+                                            int iterations = 4,
+                                            const Eigen::VectorXd* allowance = nullptr,
+                                            std::optional<double> frictionStep = std::nullopt);
 
 // What every solver runs after its step: resolveObstacleFeatures, then, with `selfCollision`,
 // resolveSelfCollisions (its figures recorded in stats). Returns the pair corrections applied.

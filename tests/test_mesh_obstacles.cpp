@@ -1216,8 +1216,8 @@ TEST(SpikeBedImpulse, AMomentOnTheBedRepeatsTheSteps) {
 // summed over the step: on the 15-degree bed (tan 15 = 0.268) the cloth rests at 0.3 and slides
 // at 0.22. Frictionless, both slid about 1 m in the first second at any friction (on the OBJ bed of
 // docs/measurements.md, "Friction on the features' pushes"). Measured at h = 2 ms, down the slope
-// at 2 and 5 s: xpbd 0.0076 and 0.0102 m at 0.3, 1.39 and 12.0 m at 0.22; strain-limit-remesh
-// 0.0055 and 0.0084 m at 0.3, 1.54 and 12.3 m at 0.22.
+// at 2 and 5 s: xpbd 0.0014 and 0.0014 m at 0.3, 1.39 and 12.0 m at 0.22; strain-limit-remesh
+// 0.0055 and 0.0084 m at 0.3, 1.57 and 12.4 m at 0.22.
 class SpikeBedFriction : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SpikeBedFriction, TheClothRestsAt03AndSlidesAt022) {
