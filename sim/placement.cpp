@@ -2,6 +2,7 @@
 
 #include <Eigen/Dense>
 #include <Eigen/Geometry>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <numbers>
@@ -154,25 +155,107 @@ Result<Vec3> layFlatRotation(const Scene& scene, const Positions& rest) {
   return degrees;
 }
 
-PlacedObstacle meshObstacleUnderCloth(TriangleMesh mesh, const std::string& path,
-                                      const Vec3& clothLo, const Vec3& clothHi, double friction) {
-  const Positions& p = mesh.positions;
-  const Vec3 lo = p.colwise().minCoeff(), hi = p.colwise().maxCoeff();
-  PlacedObstacle placed;
-  const double clothSize = std::max((clothHi - clothLo).maxCoeff(), 0.1);
-  placed.scale = 0.6 * clothSize / std::max((hi - lo).maxCoeff(), 1e-9);
-  const Vec3 centre = 0.5 * (lo + hi);
-  Transform transform;
-  transform.scale = placed.scale;
-  transform.translate = Vec3(0.5 * (clothLo.x() + clothHi.x()) - placed.scale * centre.x(),
-                             clothLo.y() - 0.02 - placed.scale * hi.y(),
-                             0.5 * (clothLo.z() + clothHi.z()) - placed.scale * centre.z());
-  const nlohmann::json spec = {
-      {"type", "mesh"},
-      {"obj", std::filesystem::absolute(path).lexically_normal().string()},
-      {"transform", {{"scale", transform.scale}, {"translate", vecJson(transform.translate)}}}};
-  placed.obstacle.friction = friction;
-  placeMeshObstacle(std::move(mesh), transform, spec, placed.obstacle);
+std::optional<Eigen::AlignedBox3d> obstacleBounds(const Obstacle& obstacle) {
+  switch (obstacle.type) {
+    case Obstacle::Type::Plane:
+      return std::nullopt;
+    case Obstacle::Type::Sphere:
+      return Eigen::AlignedBox3d(obstacle.point - Vec3::Constant(obstacle.radius),
+                                 obstacle.point + Vec3::Constant(obstacle.radius));
+    case Obstacle::Type::Box:
+      return Eigen::AlignedBox3d(obstacle.point - obstacle.halfExtents,
+                                 obstacle.point + obstacle.halfExtents);
+    case Obstacle::Type::Mesh: {
+      if (!obstacle.shape) return std::nullopt;
+      const Eigen::AlignedBox3d own(obstacle.shape->lo(), obstacle.shape->hi());
+      Eigen::AlignedBox3d box;
+      for (int c = 0; c < 8; ++c)
+        box.extend(obstacle.toWorld(own.corner(static_cast<Eigen::AlignedBox3d::CornerType>(c))));
+      return box;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<PlacedObstacle> meshObstaclesUnderCloth(std::vector<ObjToPlace> objs,
+                                                    const Vec3& clothLo, const Vec3& clothHi,
+                                                    double friction,
+                                                    const std::vector<Obstacle>& present) {
+  constexpr double kGap = 0.02;  // between the cloth and the tops, and between neighbours [m]
+  const size_t n = objs.size();
+  if (n == 0) return {};
+  const Vec3 clothExtent = clothHi - clothLo;
+  const double clothSize = std::max(clothExtent.maxCoeff(), 0.1);
+  const int along = clothExtent.x() >= clothExtent.z() ? 0 : 2;  // the row's horizontal axis
+  const Vec3 clothCentre = 0.5 * (clothLo + clothHi);
+  // Each OBJ scaled, its bounding box's centre at the origin (x, z) and its top 2 cm below the
+  // cloth (y); widths along the row.
+  std::vector<Transform> transforms(n);
+  std::vector<Eigen::AlignedBox3d> boxes(n);
+  double widths = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Positions& p = objs[i].mesh.positions;
+    const Vec3 lo = p.colwise().minCoeff(), hi = p.colwise().maxCoeff();
+    Transform& t = transforms[i];
+    t.scale = 0.6 * clothSize / static_cast<double>(n) / std::max((hi - lo).maxCoeff(), 1e-9);
+    const Vec3 centre = 0.5 * (lo + hi);
+    t.translate =
+        Vec3(-t.scale * centre.x(), clothLo.y() - kGap - t.scale * hi.y(), -t.scale * centre.z());
+    boxes[i] = Eigen::AlignedBox3d(t.scale * lo + t.translate, t.scale * hi + t.translate);
+    widths += boxes[i].sizes()[along];
+  }
+  // Spread over the cloth's length, as evenly spaced as the widths leave room for.
+  const double gap = std::max(kGap, (clothExtent[along] - widths) / static_cast<double>(n));
+  double at = clothCentre[along] - 0.5 * (widths + static_cast<double>(n) * gap) + 0.5 * gap;
+  for (size_t i = 0; i < n; ++i) {
+    Vec3 move(clothCentre.x(), 0, clothCentre.z());
+    move[along] = at + 0.5 * boxes[i].sizes()[along];
+    at += boxes[i].sizes()[along] + gap;
+    transforms[i].translate += move;
+    boxes[i].translate(move);
+  }
+  // Beside the obstacles present, where the row would cut into one: the least shift along the
+  // row that clears them all (beyond the farthest of them always does).
+  std::vector<Eigen::AlignedBox3d> taken;
+  for (const Obstacle& obstacle : present)
+    if (auto box = obstacleBounds(obstacle)) taken.push_back(*box);
+  Eigen::AlignedBox3d row;
+  for (const auto& box : boxes) row.extend(box);
+  const auto clear = [&](double shift) {
+    Vec3 move = Vec3::Zero();
+    move[along] = shift;
+    for (const auto& box : boxes)
+      for (const auto& other : taken)
+        if (box.translated(move).intersects(other)) return false;
+    return true;
+  };
+  double shift = 0;
+  if (!clear(0)) {
+    std::vector<double> shifts;
+    for (const auto& other : taken) {
+      shifts.push_back(other.max()[along] + kGap - row.min()[along]);
+      shifts.push_back(other.min()[along] - kGap - row.max()[along]);
+    }
+    std::sort(shifts.begin(), shifts.end(),
+              [](double a, double b) { return std::abs(a) < std::abs(b); });
+    for (double s : shifts)
+      if (clear(s)) {
+        shift = s;
+        break;
+      }
+  }
+  std::vector<PlacedObstacle> placed(n);
+  for (size_t i = 0; i < n; ++i) {
+    Transform& t = transforms[i];
+    t.translate[along] += shift;
+    const nlohmann::json spec = {
+        {"type", "mesh"},
+        {"obj", std::filesystem::absolute(objs[i].path).lexically_normal().string()},
+        {"transform", {{"scale", t.scale}, {"translate", vecJson(t.translate)}}}};
+    placed[i].scale = t.scale;
+    placed[i].obstacle.friction = friction;
+    placeMeshObstacle(std::move(objs[i].mesh), t, spec, placed[i].obstacle);
+  }
   return placed;
 }
 

@@ -51,17 +51,34 @@ Result<Vec3> layFlatRotation(const Scene& scene, const Positions& rest);
 // gravity.
 bool standsOnEdge(const Positions& placed, const Vec3& gravity);
 
-// An OBJ's mesh `mesh` (loaded from `path`) added as a mesh obstacle under the cloth (the
-// viewer's and clothlab-cli's `--obstacle`, the panel's "an .obj is: obstacle"): scaled to 60% of
-// the cloth's largest extent (at least 0.1 m) and centred under it, its top 2 cm below the
-// cloth's lowest point, since an OBJ's own units and origin are arbitrary. `clothLo`, `clothHi`:
-// the cloth's bounds where it is now. The obstacle's `meshSpec` is what a scene file holds for it
-// (the OBJ's absolute path and the transform), so a saved scene opens with it in the same place.
+// OBJs' meshes added as mesh obstacles under the cloth (the viewer's and clothlab-cli's
+// `--obstacle`, the panel's "an .obj is: obstacle"), since an OBJ's own units and origin are
+// arbitrary. `clothLo`, `clothHi`: the cloth's bounds where it is now.
+// - One OBJ is scaled to 60% of the cloth's largest extent (at least 0.1 m) and centred under
+//   it, its top 2 cm below the cloth's lowest point.
+// - n OBJs given together stand in a row along the cloth's longer horizontal side, each scaled to
+//   60% of 1/n of that extent, spread evenly over the cloth's length (2 cm apart at least).
+// - Where the row would cut into one of the obstacles `present` (a sphere, box or mesh; a plane
+//   has no side to stand beside), it is moved along that side by the least distance that puts
+//   it beside them, 2 cm away: so an OBJ added to a scene whose spot under the cloth is taken
+//   stands next to what is there.
+// Each obstacle's `meshSpec` is what a scene file holds for it (the OBJ's absolute path and the
+// transform), so a saved scene opens with it in the same place.
+struct ObjToPlace {
+  TriangleMesh mesh;
+  std::string path;  // as given; the scene file holds it absolute
+};
 struct PlacedObstacle {
   Obstacle obstacle;
   double scale = 1;  // the OBJ's own units to the scene's
 };
-PlacedObstacle meshObstacleUnderCloth(TriangleMesh mesh, const std::string& path,
-                                      const Vec3& clothLo, const Vec3& clothHi, double friction);
+std::vector<PlacedObstacle> meshObstaclesUnderCloth(std::vector<ObjToPlace> objs,
+                                                    const Vec3& clothLo, const Vec3& clothHi,
+                                                    double friction,
+                                                    const std::vector<Obstacle>& present);
+
+// The axis-aligned box that holds an obstacle as it stands (a mesh turned by its rotation, by
+// the corners of its own box); nothing for a plane.
+std::optional<Eigen::AlignedBox3d> obstacleBounds(const Obstacle& obstacle);
 
 }  // namespace clothlab

@@ -2,6 +2,7 @@
 // masses, lifted out of the ground, laid flat.
 #include <gtest/gtest.h>
 
+#include "sim/generators.h"
 #include "sim/metrics.h"
 #include "sim/placement.h"
 #include "sim/simulation.h"
@@ -278,4 +279,112 @@ TEST(Placement, AnUnpinnedClothStandingOnEdgeIsWarnedOf) {
   Positions bent = standing;
   for (int i = 0; i < bent.rows(); ++i) bent(i, 2) = 0.3 * bent(i, 0) * bent(i, 0);
   EXPECT_FALSE(standsOnEdge(bent, Vec3(0, -9.81, 0)));
+}
+
+namespace {
+
+// A shape in its own units and place, as OBJs come: an ellipsoid `radii` across, 50 units up.
+ObjToPlace objOf(const Vec3& radii, const std::string& name) {
+  TriangleMesh mesh = makeEllipsoid(radii, 24, 12);
+  mesh.positions.rowwise() += Eigen::RowVector3d(7, 50, -3);
+  return {std::move(mesh), name};
+}
+
+Eigen::AlignedBox3d boundsOf(const Obstacle& obstacle) {
+  auto box = obstacleBounds(obstacle);
+  EXPECT_TRUE(box.has_value());
+  return box.value_or(Eigen::AlignedBox3d());
+}
+
+// Each of `placed` against every other and every one of `others`: apart by at least `gap` along
+// some axis.
+void expectApart(const std::vector<Eigen::AlignedBox3d>& boxes, double gap) {
+  for (size_t i = 0; i < boxes.size(); ++i)
+    for (size_t j = i + 1; j < boxes.size(); ++j) {
+      double apart = -1e300;
+      for (int d = 0; d < 3; ++d)
+        apart = std::max(
+            {apart, boxes[j].min()[d] - boxes[i].max()[d], boxes[i].min()[d] - boxes[j].max()[d]});
+      EXPECT_GE(apart, gap - 1e-9) << "boxes " << i << " and " << j;
+    }
+}
+
+const Vec3 kClothLo(-0.5, 1.0, -0.25), kClothHi(0.5, 1.0, 0.25);  // 1 m along x, 0.5 m along z
+
+}  // namespace
+
+TEST(ObstaclesUnderCloth, OneIsScaledTo60PercentAndCentredUnderTheCloth) {
+  auto placed =
+      meshObstaclesUnderCloth({objOf(Vec3(10, 4, 6), "a.obj")}, kClothLo, kClothHi, 0.4, {});
+  ASSERT_EQ(placed.size(), 1u);
+  const Eigen::AlignedBox3d box = boundsOf(placed[0].obstacle);
+  EXPECT_NEAR(box.sizes().maxCoeff(), 0.6, 1e-9);  // 60% of the cloth's 1 m
+  EXPECT_NEAR(placed[0].scale, 0.03, 1e-9);        // 20 units across
+  EXPECT_NEAR(box.center().x(), 0, 1e-9);
+  EXPECT_NEAR(box.center().z(), 0, 1e-9);
+  EXPECT_NEAR(box.max().y(), 0.98, 1e-9);  // its top 2 cm below the cloth
+  EXPECT_EQ(placed[0].obstacle.friction, 0.4);
+  EXPECT_EQ(placed[0].obstacle.meshSpec["transform"]["scale"], placed[0].scale);
+}
+
+TEST(ObstaclesUnderCloth, SeveralStandInARowAlongTheClothsLongerSide) {
+  for (bool alongZ : {false, true}) {
+    SCOPED_TRACE(alongZ ? "the cloth longer along z" : "the cloth longer along x");
+    Vec3 lo = kClothLo, hi = kClothHi;
+    if (alongZ) std::swap(lo.x(), lo.z()), std::swap(hi.x(), hi.z());
+    const int along = alongZ ? 2 : 0, across = alongZ ? 0 : 2;
+    auto placed =
+        meshObstaclesUnderCloth({objOf(Vec3(10, 4, 6), "a.obj"), objOf(Vec3(1, 3, 1), "b.obj"),
+                                 objOf(Vec3(5, 5, 5), "c.obj")},
+                                lo, hi, 0.3, {});
+    ASSERT_EQ(placed.size(), 3u);
+    std::vector<Eigen::AlignedBox3d> boxes;
+    for (const PlacedObstacle& p : placed) boxes.push_back(boundsOf(p.obstacle));
+    for (size_t i = 0; i < boxes.size(); ++i) {
+      EXPECT_NEAR(boxes[i].sizes().maxCoeff(), 0.2, 1e-9);  // 60% of a third of the cloth
+      EXPECT_NEAR(boxes[i].max().y(), 0.98, 1e-9);
+      EXPECT_NEAR(boxes[i].center()[across], 0, 1e-9);
+      // Under the cloth, in the order given.
+      EXPECT_GE(boxes[i].min()[along], lo[along]);
+      EXPECT_LE(boxes[i].max()[along], hi[along]);
+      if (i > 0) EXPECT_GT(boxes[i].center()[along], boxes[i - 1].center()[along]);
+    }
+    expectApart(boxes, 0.02);
+  }
+}
+
+TEST(ObstaclesUnderCloth, OneAddedWhereAnotherStandsGoesBesideIt) {
+  std::vector<Obstacle> present;
+  present.push_back(
+      meshObstaclesUnderCloth({objOf(Vec3(10, 4, 6), "a.obj")}, kClothLo, kClothHi, 0.3, {})[0]
+          .obstacle);
+  Obstacle ground;  // a plane has no side to stand beside: it is passed by
+  present.push_back(ground);
+  Obstacle far;  // nowhere near: passed by
+  far.type = Obstacle::Type::Sphere;
+  far.point = Vec3(30, 0, 0);
+  far.radius = 1;
+  present.push_back(far);
+  auto placed =
+      meshObstaclesUnderCloth({objOf(Vec3(5, 5, 5), "b.obj")}, kClothLo, kClothHi, 0.3, present);
+  ASSERT_EQ(placed.size(), 1u);
+  const Eigen::AlignedBox3d first = boundsOf(present[0]), added = boundsOf(placed[0].obstacle);
+  EXPECT_NEAR(added.sizes().maxCoeff(), 0.6, 1e-9);  // the size it would have alone
+  EXPECT_NEAR(added.max().y(), 0.98, 1e-9);
+  EXPECT_NEAR(added.center().z(), 0, 1e-9);
+  // Beside it along the cloth's longer side, 2 cm away: the least move that clears it.
+  const double gapRight = added.min().x() - first.max().x();
+  const double gapLeft = first.min().x() - added.max().x();
+  EXPECT_NEAR(std::max(gapRight, gapLeft), 0.02, 1e-9);
+  // A table under the cloth: the OBJ stands beside it rather than inside it.
+  Obstacle table;
+  table.type = Obstacle::Type::Box;
+  table.point = Vec3(0.1, 0.6, 0);
+  table.halfExtents = Vec3(0.4, 0.39, 0.3);
+  auto besideTable =
+      meshObstaclesUnderCloth({objOf(Vec3(5, 5, 5), "b.obj")}, kClothLo, kClothHi, 0.3, {table});
+  const Eigen::AlignedBox3d box = boundsOf(besideTable[0].obstacle);
+  EXPECT_NEAR(box.max().x(), table.point.x() - table.halfExtents.x() - 0.02,
+              1e-9);  // the nearer side
+  EXPECT_FALSE(box.intersects(*obstacleBounds(table)));
 }

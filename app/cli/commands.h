@@ -17,8 +17,9 @@ constexpr int kExitDiverged = 3;
 // Median of the values (0 for none).
 double median(std::vector<double> values);
 
-// Adds each OBJ in `paths` to `simulation` as a mesh obstacle, scaled to 60% of the cloth and
-// placed under it as the viewer's --obstacle does (sim/placement.h meshObstacleUnderCloth). Fails
+// Adds each OBJ in `paths` to `simulation` as a mesh obstacle, scaled and placed under the cloth
+// as the viewer's --obstacle does (sim/placement.h meshObstaclesUnderCloth: one at 60% of the
+// cloth, several in a row, beside the scene's own obstacles where those stand there). Fails
 // with a message that starts "--obstacle: " and names the file (and line) or the obstacle the
 // simulation refuses; nothing is added then. The files' warnings go to stderr.
 std::optional<std::string> addObstaclesUnderCloth(Simulation& simulation,

@@ -1,5 +1,5 @@
 // --obstacle of `run` and `compare`: OBJs added as mesh obstacles under the cloth, placed as the
-// viewer's --obstacle places them (sim/placement.h meshObstacleUnderCloth).
+// viewer's --obstacle places them (sim/placement.h meshObstaclesUnderCloth): several in a row.
 #include <iostream>
 
 #include "app/cli/commands.h"
@@ -14,15 +14,17 @@ std::optional<std::string> addObstaclesUnderCloth(Simulation& simulation,
   if (paths.empty()) return std::nullopt;
   const Positions& surface = simulation.surface();
   const Vec3 lo = surface.colwise().minCoeff(), hi = surface.colwise().maxCoeff();
-  std::vector<Obstacle> obstacles = simulation.obstacles();
+  std::vector<ObjToPlace> objs;
   for (const std::string& path : paths) {
     auto loaded = loadObj(path);
     if (!loaded) return "--obstacle: " + loaded.error();
     for (const std::string& warning : loaded->warnings) std::cerr << "warning: " << warning << "\n";
-    obstacles.push_back(
-        meshObstacleUnderCloth(std::move(loaded->mesh), path, lo, hi, simulation.sim().friction)
-            .obstacle);
+    objs.push_back({std::move(loaded->mesh), path});
   }
+  std::vector<Obstacle> obstacles = simulation.obstacles();
+  for (PlacedObstacle& placed :
+       meshObstaclesUnderCloth(std::move(objs), lo, hi, simulation.sim().friction, obstacles))
+    obstacles.push_back(std::move(placed.obstacle));
   if (auto e = simulation.setObstacles(std::move(obstacles))) return "--obstacle: " + *e;
   return std::nullopt;
 }

@@ -393,7 +393,7 @@ void Viewer::frame(bool last) {
   consumeSnapshot();
   if (!obstaclesFromCommandLine_ && snapshot_) {  // placed under the cloth: needs its first snapshot
     obstaclesFromCommandLine_ = true;
-    for (const std::string& path : options_.obstacles) loadObjObstacle(path, ObjAs::ObstacleMesh);
+    loadMeshObstacles(options_.obstacles);  // together: in a row under the cloth
   }
 
   glfwGetFramebufferSize(window_, &fbWidth_, &fbHeight_);
@@ -863,21 +863,15 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
     if (shapeWarning) message(RunnerMessage::Kind::Warning, *shapeWarning);
     return;
   }
+  if (as == ObjAs::ObstacleMesh) {
+    addMeshObstacles({path}, {std::move(*mesh)});
+    return;
+  }
   Obstacle ob;
   ob.point = 0.5 * (lo + hi);
   ob.friction = sim_.friction;
   const bool sphere = as == ObjAs::ObstacleSphere;
-  std::string what = sphere ? "a bounding-sphere obstacle" : "a bounding-box obstacle";
-  if (as == ObjAs::ObstacleMesh) {
-    Vec3 clothLo = Vec3::Zero(), clothHi = Vec3::Zero();
-    if (snapshot_) snapshot_->clothBounds(clothLo, clothHi);
-    PlacedObstacle placed =
-        meshObstacleUnderCloth(std::move(mesh->mesh), path, clothLo, clothHi, sim_.friction);
-    ob = std::move(placed.obstacle);
-    what = "a mesh obstacle (" + std::to_string(ob.shape->mesh().triangleCount()) + " triangles, " +
-           (ob.shape->closed() ? "closed" : "open") + ", scaled by " +
-           std::to_string(placed.scale).substr(0, 6) + ")";
-  } else if (sphere) {
+  if (sphere) {
     ob.type = Obstacle::Type::Sphere;
     ob.radius = 0;
     for (Eigen::Index i = 0; i < p.rows(); ++i) ob.radius = std::max(ob.radius, (p.row(i).transpose() - ob.point).norm());
@@ -885,16 +879,67 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
     ob.type = Obstacle::Type::Box;
     ob.halfExtents = (0.5 * (hi - lo)).cwiseMax(1e-3);
   }
-  postSceneEdit("add obstacle", EditedPart::Obstacles, [ob](int) {
-    return [ob](Simulation& s) {
-      auto obstacles = s.obstacles();
-      obstacles.push_back(ob);
-      return s.setObstacles(obstacles);
-    };
-  });  // (not editObstacles: an addition does not depend on the list the panel saw)
-  log_.write("obstacle_added", {{"path", path}, {"type", obstacleTypeName(ob.type)}});
-  message(RunnerMessage::Kind::Info, path + ": added as " + what);
-  for (const std::string& warning : mesh->warnings) message(RunnerMessage::Kind::Warning, warning);
+  addObstacles(
+      {{std::move(ob), path, sphere ? "a bounding-sphere obstacle" : "a bounding-box obstacle",
+        std::move(mesh->warnings)}});
+}
+
+void Viewer::loadMeshObstacles(const std::vector<std::string>& paths) {
+  std::vector<std::string> loadedPaths;
+  std::vector<LoadedMesh> loaded;
+  for (const std::string& path : paths) {
+    auto mesh = loadObj(path);
+    if (!mesh) {
+      message(RunnerMessage::Kind::Error, mesh.error());
+      continue;
+    }
+    addRecent(path);
+    loadedPaths.push_back(path);
+    loaded.push_back(std::move(*mesh));
+  }
+  if (!loaded.empty()) addMeshObstacles(loadedPaths, std::move(loaded));
+}
+
+void Viewer::addMeshObstacles(const std::vector<std::string>& paths,
+                              std::vector<LoadedMesh> loaded) {
+  Vec3 clothLo = Vec3::Zero(), clothHi = Vec3::Zero();
+  std::vector<Obstacle> present;
+  if (snapshot_) {
+    snapshot_->clothBounds(clothLo, clothHi);
+    present = snapshot_->obstacles;
+  }
+  std::vector<ObjToPlace> objs;
+  for (size_t i = 0; i < paths.size(); ++i) objs.push_back({std::move(loaded[i].mesh), paths[i]});
+  std::vector<PlacedObstacle> placed =
+      meshObstaclesUnderCloth(std::move(objs), clothLo, clothHi, sim_.friction, present);
+  std::vector<AddedObstacle> added;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const MeshShape& shape = *placed[i].obstacle.shape;
+    std::string what = "a mesh obstacle (" + std::to_string(shape.mesh().triangleCount()) +
+                       " triangles, " + (shape.closed() ? "closed" : "open") + ", scaled by " +
+                       std::to_string(placed[i].scale).substr(0, 6) + ")";
+    added.push_back(
+        {std::move(placed[i].obstacle), paths[i], std::move(what), std::move(loaded[i].warnings)});
+  }
+  addObstacles(std::move(added));
+}
+
+void Viewer::addObstacles(std::vector<AddedObstacle> added) {
+  std::vector<Obstacle> obstacles;
+  for (const AddedObstacle& a : added) obstacles.push_back(a.obstacle);
+  postSceneEdit(added.size() == 1 ? "add obstacle" : "add obstacles", EditedPart::Obstacles,
+                [obstacles](int) {
+                  return [obstacles](Simulation& s) {
+                    auto all = s.obstacles();
+                    all.insert(all.end(), obstacles.begin(), obstacles.end());
+                    return s.setObstacles(all);
+                  };
+                });  // (not editObstacles: an addition does not depend on the list the panel saw)
+  for (const AddedObstacle& a : added) {
+    log_.write("obstacle_added", {{"path", a.path}, {"type", obstacleTypeName(a.obstacle.type)}});
+    message(RunnerMessage::Kind::Info, a.path + ": added as " + a.what);
+    for (const std::string& warning : a.warnings) message(RunnerMessage::Kind::Warning, warning);
+  }
 }
 
 void Viewer::saveScene(const std::string& path) {

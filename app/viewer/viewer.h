@@ -22,6 +22,7 @@
 #include "render/renderer.h"
 #include "sim/compare_presets.h"
 #include "sim/locking_metrics.h"
+#include "sim/obj_io.h"
 #include "sim/placement.h"
 
 struct GLFWwindow;
@@ -131,6 +132,19 @@ class Viewer {
   void printProbes();
   void openPath(const std::string& path, const std::string& how);
   void loadObjObstacle(const std::string& path, ObjAs as);
+  // OBJs loaded and added as mesh obstacles under the cloth together (sim/placement.h
+  // meshObstaclesUnderCloth: in a row, beside the obstacles there); a file that cannot be read is
+  // named in an error and the others are added.
+  void loadMeshObstacles(const std::vector<std::string>& paths);
+  void addMeshObstacles(const std::vector<std::string>& paths, std::vector<LoadedMesh> loaded);
+  // Obstacles added to the scene as one edit of the history, each announced with its file, what
+  // it was added as and the file's warnings.
+  struct AddedObstacle {
+    Obstacle obstacle;
+    std::string path, what;
+    std::vector<std::string> warnings;
+  };
+  void addObstacles(std::vector<AddedObstacle> added);
   void saveScene(const std::string& path);
   void exportObj(const std::string& path);
   bool takeScreenshot(const std::string& path);  // false (and an error shown) if not written
