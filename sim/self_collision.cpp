@@ -1264,7 +1264,7 @@ int resolveFeaturesAndSelfCollisions(const TriangleMesh& mesh, const MeshTopolog
                                      const Positions& start, Positions& end,
                                      const Eigen::VectorXd& inverseMass, double thickness,
                                      bool selfCollision, const std::vector<Obstacle>& obstacles,
-                                     StepStats& stats, const ObstacleFeaturePairs* found,
+                                     StepStats& stats, ObstacleFeaturePairs* found,
                                      const Eigen::VectorXd* allowance,
                                      const std::vector<Stitch>* stitches, const FlatNearness* flat,
                                      SelfPairCache* cache, std::optional<double> frictionStep) {
@@ -1292,8 +1292,8 @@ struct ObstacleFeaturePairs::Pairs {
   Positions surfaceVelocity;              // ... its obstacle's surface velocity there [m/s]
   // Per pair, what its friction has done in this step (PairFriction), from the first call of
   // resolve with friction on.
-  mutable std::vector<double> pushed;
-  mutable std::vector<Vec3> held;
+  std::vector<double> pushed;
+  std::vector<Vec3> held;
   Eigen::VectorXd weights;
   double thickness;
   PairCandidates candidates;
@@ -1394,9 +1394,9 @@ bool ObstacleFeaturePairs::covers(const Positions& end) const {
 SelfCollisionResult ObstacleFeaturePairs::resolve(Positions& end, int iterations,
                                                   const Eigen::VectorXd* allowance,
                                                   std::vector<int>* pushedBy,
-                                                  std::optional<double> frictionStep) const {
+                                                  std::optional<double> frictionStep) {
   if (!pairs_) return {};
-  const Pairs& p = *pairs_;
+  Pairs& p = *pairs_;
   const Eigen::Index clothVertices = end.rows();
   Positions allEnd = p.start;
   allEnd.topRows(clothVertices) = end;

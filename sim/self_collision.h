@@ -173,13 +173,14 @@ class ObstacleFeaturePairs {
   // cancels its tangential motion over it (against the obstacle's surface, moving with it) within
   // the obstacle's friction times the pair's pushes, both summed over every call with friction on
   // these pairs (they are one step's: xpbd's sweeps call again and again, and per call the later
-  // sweeps' edge corrections slid what the first push had stopped). Without it the pushes are
+  // sweeps' edge corrections slid what the first push had stopped); the pairs keep those sums,
+  // so a call with friction changes them. Without it the pushes are
   // frictionless (a solver that takes friction elsewhere: impulse-nc's velocity pass,
   // mls-isometry's held contacts).
   SelfCollisionResult resolve(Positions& end, int iterations = 4,
                               const Eigen::VectorXd* allowance = nullptr,
                               std::vector<int>* pushedBy = nullptr,
-                              std::optional<double> frictionStep = std::nullopt) const;
+                              std::optional<double> frictionStep = std::nullopt);
 
   // Whether the pairs hold every pair within reach of the cloth at `end`: no point of it is
   // farther than the margin from where they were found.
@@ -211,10 +212,10 @@ SelfCollisionResult resolveObstacleFeatures(const TriangleMesh& mesh, const Mesh
 int resolveFeaturesAndSelfCollisions(
     const TriangleMesh& mesh, const MeshTopology& topology, const Positions& start, Positions& end,
     const Eigen::VectorXd& inverseMass, double thickness, bool selfCollision,
-    const std::vector<Obstacle>& obstacles, StepStats& stats,
-    const ObstacleFeaturePairs* found = nullptr, const Eigen::VectorXd* allowance = nullptr,
-    const std::vector<Stitch>* stitches = nullptr, const FlatNearness* flat = nullptr,
-    SelfPairCache* cache = nullptr, std::optional<double> frictionStep = std::nullopt);
+    const std::vector<Obstacle>& obstacles, StepStats& stats, ObstacleFeaturePairs* found = nullptr,
+    const Eigen::VectorXd* allowance = nullptr, const std::vector<Stitch>* stitches = nullptr,
+    const FlatNearness* flat = nullptr, SelfPairCache* cache = nullptr,
+    std::optional<double> frictionStep = std::nullopt);
 
 // Whether triangles (a0, a1, a2) and (b0, b1, b2) intersect (share a point), by orientation
 // signs; triangles that share a vertex index are the caller's to skip.

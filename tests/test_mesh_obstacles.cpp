@@ -664,8 +664,8 @@ TEST(ObstacleFeatures, WithAStepThePushesRubUpToFrictionTimesThePush) {
     t.ob.velocity = Vec3(c.spikeSpeed, 0, 0);
     Positions end = t.end;
     end.col(0).array() += 0.02;
-    const ObstacleFeaturePairs pairs(t.cloth, t.topology, t.cloth.positions, end, w, 0.004, {t.ob},
-                                     0.004);
+    ObstacleFeaturePairs pairs(t.cloth, t.topology, t.cloth.positions, end, w, 0.004, {t.ob},
+                               0.004);
     ASSERT_GT(pairs.resolve(end, 4, nullptr, nullptr, 0.2).resolved, 0);
     EXPECT_NEAR(alongX(t, end), c.kept, 1e-3);
     EXPECT_EQ(clothObstacleIntersections(t.cloth, end, *t.ob.shape), 0);
@@ -673,8 +673,7 @@ TEST(ObstacleFeatures, WithAStepThePushesRubUpToFrictionTimesThePush) {
   TriangleThroughTheApex t(0.4);
   t.ob.friction = 1;
   Positions end = t.end;
-  const ObstacleFeaturePairs pairs(t.cloth, t.topology, t.cloth.positions, end, w, 0.004, {t.ob},
-                                   0.004);
+  ObstacleFeaturePairs pairs(t.cloth, t.topology, t.cloth.positions, end, w, 0.004, {t.ob}, 0.004);
   ASSERT_GT(pairs.resolve(end, 4, nullptr, nullptr, 0.2).resolved, 0);
   EXPECT_NEAR(alongX(t, end), 0, 1e-3);
   end.col(0).array() += 0.03;  // within the pushes' 0.054 m: held where it was
@@ -713,8 +712,8 @@ TEST(ObstacleFeatures, EachPushIsReportedWithTheObstacleThatMadeIt) {
     obstacles[o].shape = spike(0.3, 0.05);
     obstacles[o].point = Vec3(o == 1 ? -1 : 1, 0, 0);
   }
-  const ObstacleFeaturePairs pairs(cloth, topology, cloth.positions, end, Eigen::VectorXd::Ones(9),
-                                   0.004, obstacles);
+  ObstacleFeaturePairs pairs(cloth, topology, cloth.positions, end, Eigen::VectorXd::Ones(9), 0.004,
+                             obstacles);
   std::vector<int> pushedBy(9, -1);
   pushedBy[4] = 5;  // left as it was: nothing pushes the middle triangle
   EXPECT_GT(pairs.resolve(end, 4, nullptr, &pushedBy).resolved, 0);
@@ -771,7 +770,7 @@ TEST(ObstacleFeatures, PairsFoundWithAMarginResolveLikeThePassAtTheEnd) {
   StripOverRidge t(0.106);
   const Eigen::VectorXd w = Eigen::VectorXd::Ones(t.cloth.vertexCount());
   const Positions& start = t.cloth.positions;
-  const ObstacleFeaturePairs pairs(t.cloth, t.topology, start, t.at(0.1015), w, 0.004, {t.ob}, 0.005);
+  ObstacleFeaturePairs pairs(t.cloth, t.topology, start, t.at(0.1015), w, 0.004, {t.ob}, 0.005);
   Positions once = t.at(0.0995), exact = once;
   const SelfCollisionResult r = pairs.resolve(once);
   const SelfCollisionResult e = resolveObstacleFeatures(t.cloth, t.topology, start, exact, w, 0.004, {t.ob});
@@ -798,7 +797,7 @@ TEST(ObstacleFeatures, PairsFoundFartherThanTheirMarginAreSearchedAgain) {
   StripOverRidge t(0.2);
   const Eigen::VectorXd w = Eigen::VectorXd::Ones(t.cloth.vertexCount());
   const Positions& start = t.cloth.positions;
-  const ObstacleFeaturePairs pairs(t.cloth, t.topology, start, t.at(0.19), w, 0.004, {t.ob}, 0.004);
+  ObstacleFeaturePairs pairs(t.cloth, t.topology, start, t.at(0.19), w, 0.004, {t.ob}, 0.004);
   Positions alone = t.at(0.0995), passed = alone, exact = alone;
   EXPECT_FALSE(pairs.covers(passed));
   EXPECT_EQ(pairs.resolve(alone).resolved, 0);
