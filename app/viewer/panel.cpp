@@ -338,8 +338,11 @@ void Viewer::drawSceneSection() {
   ImGui::SameLine();
   ImGui::SetNextItemWidth(-1);
   ImGui::Combo("##objas", &objAs_, kObjAsNames, IM_ARRAYSIZE(kObjAsNames));
-  tooltip("what an opened or dropped .obj becomes: the cloth, or an obstacle: the mesh itself (scaled to the "
-          "cloth and placed under it) or its bounding box or sphere");
+  layout("obj_as");
+  tooltip(
+      "what an opened or dropped .obj becomes: the cloth, or an obstacle: the mesh itself (scaled "
+      "to the "
+      "cloth and placed under it, or beside the obstacles there) or its bounding box or sphere");
   if (!recent_.empty() && ImGui::TreeNode("recent files")) {
     for (const auto& r : recent_)
       if (ImGui::Selectable(r.c_str())) {

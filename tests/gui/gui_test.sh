@@ -20,7 +20,8 @@
 #   nor does a large scene's first step, and with sphere-drop running the window keeps redrawing
 #   (frame rate measured), at the full rate while the mouse moves and at 30 a second once left
 #   alone; paused and left alone it draws 10 a second; the pillowcase's seams close as it runs; a
-#   missing file or an unknown solver on the command line opens the window with the error shown.
+#   missing file or an unknown solver on the command line opens the window with the error shown;
+#   two --obstacle OBJs and a third opened in the panel stand apart under the cloth.
 # Usage: gui_test.sh CLOTHLAB_BINARY OUT_DIR
 # Exit 0 all passed, 1 a check failed, 77 skipped (no Xvfb/xdotool: run scripts/setup.sh).
 set -uo pipefail
@@ -798,6 +799,38 @@ check "a 500 x 400 window: the panel starts collapsed" \
   test "$(grep '^LAYOUT panel ' "$OUT/small.out" | tail -n1 | awk '{print $6 - $4}')" -lt 40
 check "a 1280 x 800 window: the panel starts open" \
   test "$(grep '^LAYOUT panel ' "$OUT/hanging.out" | head -n1 | awk '{print $6 - $4}')" -gt 400
+
+# ---- obstacles from the command line and from the panel -----------------------------------------
+# Two --obstacle OBJs stand side by side under the cloth, not inside each other; a third opened
+# from the panel as an obstacle ("an .obj is": its second entry) goes beside them. Save scene
+# writes where they stand.
+printf 'v 0 60 0\nv 0 40 0\nv 10 50 0\nv -10 50 0\nv 0 50 10\nv 0 50 -10\nf 1 3 5\nf 1 5 4\nf 1 4 6\nf 1 6 3\nf 2 5 3\nf 2 4 5\nf 2 6 4\nf 2 3 6\n' >"$OUT/octa.obj"
+start_app obstacles hanging --paused --obstacle "$OUT/octa.obj" --obstacle "$OUT/octa.obj"
+LOG="$OUT/obstacles.jsonl"
+scroll_panel_to obj_as "$OUT/obstacles.out" 560
+read -r ax ay <<< "$(layout obj_as "$OUT/obstacles.out")"
+xdotool mousemove --window "$WID" "$ax" "$ay" sleep 0.3 click 1 sleep 0.5 mousemove --window "$WID" "$ax" $((ay + 24 + 17)) sleep 0.3 click 1
+sleep 0.5
+open_typed "$OUT/obstacles.out" "$OUT/octa.obj"
+sleep 1
+click_panel save_scene "$OUT/obstacles.out"
+sleep 1
+check "obstacles: two from the command line and one from the panel stand apart under the cloth" python3 -c "
+import json, sys
+added = [json.loads(l) for l in open('$LOG') if '\"obstacle_added\"' in l]
+octa = [(0, 60, 0), (0, 40, 0), (10, 50, 0), (-10, 50, 0), (0, 50, 10), (0, 50, -10)]
+boxes = []
+for o in json.load(open('$OUT/scene.json'))['obstacles']:
+    if o['type'] != 'mesh':
+        continue
+    t = o['transform']
+    p = [[t['scale'] * v[d] + t['translate'][d] for d in range(3)] for v in octa]
+    boxes.append([[min(q[d] for q in p) for d in range(3)], [max(q[d] for q in p) for d in range(3)]])
+apart = [max(max(b[0][d] - a[1][d], a[0][d] - b[1][d]) for d in range(3))
+         for i, a in enumerate(boxes) for b in boxes[i + 1:]]
+print('added:', len(added), '; mesh obstacles saved:', len(boxes), '; gaps between them [m]:', [round(g, 4) for g in apart])
+sys.exit(0 if len(added) == 3 and len(boxes) == 3 and min(apart) >= 0.0199 else 1)"
+stop_app
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
