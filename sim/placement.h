@@ -57,7 +57,8 @@ bool standsOnEdge(const Positions& placed, const Vec3& gravity);
 // - One OBJ is scaled to 60% of the cloth's largest extent (at least 0.1 m) and centred under
 //   it, its top 2 cm below the cloth's lowest point.
 // - n OBJs given together stand in a row along the cloth's longer horizontal side, each scaled to
-//   60% of 1/n of that extent, spread evenly over the cloth's length (2 cm apart at least).
+//   60% of 1/n of the cloth's largest extent, spread evenly over the cloth's length along that
+//   side (2 cm apart at least).
 // - Where the row would cut into one of the obstacles `present` (a sphere, box or mesh; a plane
 //   has no side to stand beside), it is moved along that side by the least distance that puts
 //   it beside them, 2 cm away: so an OBJ added to a scene whose spot under the cloth is taken

@@ -174,9 +174,8 @@ class ObstacleFeaturePairs {
   // the obstacle's friction times the pair's pushes, both summed over every call with friction on
   // these pairs (they are one step's: xpbd's sweeps call again and again, and per call the later
   // sweeps' edge corrections slid what the first push had stopped); the pairs keep those sums,
-  // so a call with friction changes them. Without it the pushes are
-  // frictionless (a solver that takes friction elsewhere: impulse-nc's velocity pass,
-  // mls-isometry's held contacts).
+  // so a call with friction changes them. Without it the pushes are frictionless (a solver that
+  // takes friction elsewhere: impulse-nc's velocity pass, mls-isometry's held contacts).
   SelfCollisionResult resolve(Positions& end, int iterations = 4,
                               const Eigen::VectorXd* allowance = nullptr,
                               std::vector<int>* pushedBy = nullptr,

@@ -341,8 +341,8 @@ void Viewer::drawSceneSection() {
   layout("obj_as");
   tooltip(
       "what an opened or dropped .obj becomes: the cloth, or an obstacle: the mesh itself (scaled "
-      "to the "
-      "cloth and placed under it, or beside the obstacles there) or its bounding box or sphere");
+      "to the cloth and placed under it, or beside the obstacles there) or its bounding box or "
+      "sphere");
   if (!recent_.empty() && ImGui::TreeNode("recent files")) {
     for (const auto& r : recent_)
       if (ImGui::Selectable(r.c_str())) {
