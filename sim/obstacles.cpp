@@ -55,6 +55,28 @@ std::string obstacleTypeName(Obstacle::Type type) {
   return "?";
 }
 
+std::optional<Eigen::AlignedBox3d> obstacleBounds(const Obstacle& obstacle) {
+  switch (obstacle.type) {
+    case Obstacle::Type::Plane:
+      return std::nullopt;
+    case Obstacle::Type::Sphere:
+      return Eigen::AlignedBox3d(obstacle.point - Vec3::Constant(obstacle.radius),
+                                 obstacle.point + Vec3::Constant(obstacle.radius));
+    case Obstacle::Type::Box:
+      return Eigen::AlignedBox3d(obstacle.point - obstacle.halfExtents,
+                                 obstacle.point + obstacle.halfExtents);
+    case Obstacle::Type::Mesh: {
+      if (!obstacle.shape) return std::nullopt;
+      const Eigen::AlignedBox3d own(obstacle.shape->lo(), obstacle.shape->hi());
+      Eigen::AlignedBox3d box;
+      for (int c = 0; c < 8; ++c)
+        box.extend(obstacle.toWorld(own.corner(static_cast<Eigen::AlignedBox3d::CornerType>(c))));
+      return box;
+    }
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 // The closest surface point within `radius` of p: by the hierarchy, or among the triangles an

@@ -3,14 +3,14 @@
 // response used on the conforming surface: a point closer than `thickness` to an obstacle is
 // moved out along the surface normal, and its tangential motion over the step is reduced by
 // Coulomb friction (the tangential correction is at most friction x normal correction).
+#include <Eigen/Geometry>
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
-
-#include <memory>
-#include <optional>
-#include <nlohmann/json.hpp>
 
 #include "sim/mesh.h"
 #include "sim/mesh_shape.h"
@@ -74,6 +74,10 @@ struct Obstacle {
 };
 
 std::string obstacleTypeName(Obstacle::Type type);
+
+// The axis-aligned box that holds an obstacle as it stands (a mesh turned by its rotation, by
+// the corners of its own box); nothing for a plane.
+std::optional<Eigen::AlignedBox3d> obstacleBounds(const Obstacle& obstacle);
 
 // An error naming `at` (e.g. "obstacles[2]") and the field when an obstacle would put non-finite
 // numbers into the step or the renderer: a position or size beyond kMaxObstacleCoordinate, a

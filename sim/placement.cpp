@@ -155,28 +155,6 @@ Result<Vec3> layFlatRotation(const Scene& scene, const Positions& rest) {
   return degrees;
 }
 
-std::optional<Eigen::AlignedBox3d> obstacleBounds(const Obstacle& obstacle) {
-  switch (obstacle.type) {
-    case Obstacle::Type::Plane:
-      return std::nullopt;
-    case Obstacle::Type::Sphere:
-      return Eigen::AlignedBox3d(obstacle.point - Vec3::Constant(obstacle.radius),
-                                 obstacle.point + Vec3::Constant(obstacle.radius));
-    case Obstacle::Type::Box:
-      return Eigen::AlignedBox3d(obstacle.point - obstacle.halfExtents,
-                                 obstacle.point + obstacle.halfExtents);
-    case Obstacle::Type::Mesh: {
-      if (!obstacle.shape) return std::nullopt;
-      const Eigen::AlignedBox3d own(obstacle.shape->lo(), obstacle.shape->hi());
-      Eigen::AlignedBox3d box;
-      for (int c = 0; c < 8; ++c)
-        box.extend(obstacle.toWorld(own.corner(static_cast<Eigen::AlignedBox3d::CornerType>(c))));
-      return box;
-    }
-  }
-  return std::nullopt;
-}
-
 std::vector<PlacedObstacle> meshObstaclesUnderCloth(std::vector<ObjToPlace> objs,
                                                     const Vec3& clothLo, const Vec3& clothHi,
                                                     double friction,

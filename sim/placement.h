@@ -78,8 +78,4 @@ std::vector<PlacedObstacle> meshObstaclesUnderCloth(std::vector<ObjToPlace> objs
                                                     double friction,
                                                     const std::vector<Obstacle>& present);
 
-// The axis-aligned box that holds an obstacle as it stands (a mesh turned by its rotation, by
-// the corners of its own box); nothing for a plane.
-std::optional<Eigen::AlignedBox3d> obstacleBounds(const Obstacle& obstacle);
-
 }  // namespace clothlab

@@ -32,20 +32,16 @@ void Snapshot::bounds(Vec3& lo, Vec3& hi) const {
   if (vertexCount() > 0) clothBounds(lo, hi);
   for (const auto* list : {&obstacles, &jellies})
     for (const auto& o : *list) {
-      Vec3 half = Vec3::Zero();
-      if (o.type == Obstacle::Type::Sphere)
-        half.setConstant(o.radius);
-      else if (o.type == Obstacle::Type::Box)
-        half = o.halfExtents;
-      else if (o.type == Obstacle::Type::Mesh && o.shape) {
+      // A mesh by its bounding sphere about the centre it spins about, which holds it at every
+      // turn: the frame does not follow a spinning mesh's box.
+      if (o.type == Obstacle::Type::Mesh && o.shape) {
         const Vec3 c = o.center(), r = Vec3::Constant(o.shape->radius());
         lo = lo.cwiseMin(c - r);
         hi = hi.cwiseMax(c + r);
-        continue;
-      } else
-        continue;
-      lo = lo.cwiseMin(o.point - half);
-      hi = hi.cwiseMax(o.point + half);
+      } else if (const auto box = obstacleBounds(o)) {
+        lo = lo.cwiseMin(box->min());
+        hi = hi.cwiseMax(box->max());
+      }
     }
 }
 

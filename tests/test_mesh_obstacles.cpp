@@ -921,18 +921,6 @@ TEST(DropOnSpikeMls, TheProjectionMeetsTheToleranceWithTheClothOnTheApex) {
   EXPECT_GT(sim->surface().col(1).maxCoeff(), 0.29);  // still on the apex
 }
 
-// Each vertex's share of the cloth's area [m^2], a third of each triangle's: its mass over the
-// density.
-Eigen::VectorXd areaShares(const TriangleMesh& mesh) {
-  Eigen::VectorXd share = Eigen::VectorXd::Zero(mesh.vertexCount());
-  for (const Tri& t : mesh.triangles) {
-    const Vec3 a = mesh.positions.row(t[0]), b = mesh.positions.row(t[1]),
-               c = mesh.positions.row(t[2]);
-    for (int k : t) share[k] += (b - a).cross(c - a).norm() / 6;
-  }
-  return share;
-}
-
 // The largest rise of a spike drop's kinetic and potential energy [J/kg] over any earlier moment
 // from the 100th step to the 600th (the bending energy the cloth lets go of is not counted), and
 // the highest its top reaches [m].
@@ -943,7 +931,7 @@ EnergyRise energyRiseOnTheApex(const char* solver, double above) {
   auto sim = spikeDrop(solver, 1000, 0.3, above);
   EXPECT_TRUE(sim);
   if (!sim) return {};
-  const Eigen::VectorXd mass = areaShares(sim->cloth().mesh);
+  const Eigen::VectorXd mass = vertexAreaShares(sim->cloth().mesh);  // over the density
   const Vec3 gravity = sim->sim().gravity;
   double lowest = 1e300;
   EnergyRise result;

@@ -827,7 +827,11 @@ Transform Viewer::jellyUnderCloth(const Positions& vertices) const {
 }
 
 void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
-  // The mesh itself, or an analytic stand-in: its bounding box or bounding sphere.
+  if (as == ObjAs::ObstacleMesh) {
+    loadMeshObstacles({path});
+    return;
+  }
+  // A jelly, or an analytic stand-in: the mesh's bounding box or bounding sphere.
   auto mesh = loadObj(path);
   if (!mesh) {
     message(RunnerMessage::Kind::Error, mesh.error());
@@ -863,10 +867,6 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
     if (shapeWarning) message(RunnerMessage::Kind::Warning, *shapeWarning);
     return;
   }
-  if (as == ObjAs::ObstacleMesh) {
-    addMeshObstacles({path}, {std::move(*mesh)});
-    return;
-  }
   Obstacle ob;
   ob.point = 0.5 * (lo + hi);
   ob.friction = sim_.friction;
@@ -885,8 +885,9 @@ void Viewer::loadObjObstacle(const std::string& path, ObjAs as) {
 }
 
 void Viewer::loadMeshObstacles(const std::vector<std::string>& paths) {
-  std::vector<std::string> loadedPaths;
-  std::vector<LoadedMesh> loaded;
+  std::vector<ObjToPlace> objs;
+  std::vector<std::string> loaded;  // the paths of objs, which the placement takes
+  std::vector<std::vector<std::string>> warnings;
   for (const std::string& path : paths) {
     auto mesh = loadObj(path);
     if (!mesh) {
@@ -894,32 +895,27 @@ void Viewer::loadMeshObstacles(const std::vector<std::string>& paths) {
       continue;
     }
     addRecent(path);
-    loadedPaths.push_back(path);
-    loaded.push_back(std::move(*mesh));
+    objs.push_back({std::move(mesh->mesh), path});
+    loaded.push_back(path);
+    warnings.push_back(std::move(mesh->warnings));
   }
-  if (!loaded.empty()) addMeshObstacles(loadedPaths, std::move(loaded));
-}
-
-void Viewer::addMeshObstacles(const std::vector<std::string>& paths,
-                              std::vector<LoadedMesh> loaded) {
+  if (objs.empty()) return;
   Vec3 clothLo = Vec3::Zero(), clothHi = Vec3::Zero();
   std::vector<Obstacle> present;
   if (snapshot_) {
     snapshot_->clothBounds(clothLo, clothHi);
     present = snapshot_->obstacles;
   }
-  std::vector<ObjToPlace> objs;
-  for (size_t i = 0; i < paths.size(); ++i) objs.push_back({std::move(loaded[i].mesh), paths[i]});
   std::vector<PlacedObstacle> placed =
       meshObstaclesUnderCloth(std::move(objs), clothLo, clothHi, sim_.friction, present);
   std::vector<AddedObstacle> added;
-  for (size_t i = 0; i < paths.size(); ++i) {
+  for (size_t i = 0; i < placed.size(); ++i) {
     const MeshShape& shape = *placed[i].obstacle.shape;
     std::string what = "a mesh obstacle (" + std::to_string(shape.mesh().triangleCount()) +
                        " triangles, " + (shape.closed() ? "closed" : "open") + ", scaled by " +
                        std::to_string(placed[i].scale).substr(0, 6) + ")";
     added.push_back(
-        {std::move(placed[i].obstacle), paths[i], std::move(what), std::move(loaded[i].warnings)});
+        {std::move(placed[i].obstacle), loaded[i], std::move(what), std::move(warnings[i])});
   }
   addObstacles(std::move(added));
 }

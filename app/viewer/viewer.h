@@ -22,7 +22,6 @@
 #include "render/renderer.h"
 #include "sim/compare_presets.h"
 #include "sim/locking_metrics.h"
-#include "sim/obj_io.h"
 #include "sim/placement.h"
 
 struct GLFWwindow;
@@ -136,7 +135,6 @@ class Viewer {
   // meshObstaclesUnderCloth: in a row, beside the obstacles there); a file that cannot be read is
   // named in an error and the others are added.
   void loadMeshObstacles(const std::vector<std::string>& paths);
-  void addMeshObstacles(const std::vector<std::string>& paths, std::vector<LoadedMesh> loaded);
   // Obstacles added to the scene as one edit of the history, each announced with its file, what
   // it was added as and the file's warnings.
   struct AddedObstacle {
