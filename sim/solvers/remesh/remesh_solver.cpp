@@ -637,8 +637,19 @@ std::optional<std::string> RemeshSolver::step(const StepContext& ctx, StepStats&
       for (int i = 0; i < n; ++i) {
         if (fixed[i] || held[i] || correction.row(i).isZero() || normals.row(i).isZero()) continue;
         held[i] = 1;
-        contactRows.push_back({i, normals.row(i).normalized().transpose(),
-                               (x.row(i) + correction.row(i)).transpose()});
+        const Vec3 normal = normals.row(i).normalized().transpose();
+        const Vec3 push = correction.row(i).transpose();
+        contactRows.push_back({i, normal, x.row(i).transpose() + push});
+        // Friction's part of the candidate's corrections (across the normal) moves the
+        // projection's target. Held along the normal alone, a node on an obstacle went on
+        // wherever its candidate went, and the contacts' pass after the projection found it on
+        // the surface with no depth to take friction from: a sheet slid 0.85 m down a 10-degree
+        // slope with friction 0.3 in 1 s, and a ground moving under it left it behind
+        // (docs/measurements.md, "strain-limit-remesh on a plane: friction where the projection
+        // runs"). Later rounds' corrections are not: their nodes' motion over the step was
+        // taken by the first round's friction, and taking friction again there threw a drape
+        // on a sphere 0.7 beyond its limits.
+        if (round == 0) x.row(i) += (push - push.dot(normal) * normal).transpose();
         ++added;
       }
       collisionMs += msSince(ct);

@@ -19,8 +19,9 @@
 //      ARCSim minimizes it by nonlinear conjugate gradients), the multipliers updated, mu raised
 //      tenfold when the violation does not fall to a quarter, until every face is within
 //      `tolerance` of its limits. The obstacles' contacts are held in it as
-//      inequalities n . (p - x) <= 0: those of the candidate, then those of its result while
-//      new ones appear, each such round in half as many solves as the first at most. A garment's
+//      inequalities n . (p - x) <= 0: those of the candidate (friction's part of their
+//      corrections, across n, moving the target x~), then those of its result while new ones
+//      appear, each such round in half as many solves as the first at most. A garment's
 //      stitches (sim/stitches.h) are held the same way, as |d| - allowance <= 0 with d the stitch's
 //      point minus its vertex (the cloth's vertices keep their indices among the nodes), met within
 //      the tolerance times the mean edge. There is no elasticity inside the limits: the cloth is
