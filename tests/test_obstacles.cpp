@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <numbers>
+#include <optional>
 
 #include "sim/obstacles.h"
 #include "sim/simulation.h"
@@ -238,6 +239,46 @@ TEST(Obstacles, FrictionHoldsAClothOverATableEdge) {
   }
 }
 
+namespace {
+// A square sheet (a grid of `resolution` x `resolution` vertices, `width` m across) lying 2 mm
+// above a plane tilted by `degrees` (rising to +x) with `friction`, the plane moving at
+// `groundVelocity`, stepped 500 times: the sheet's mean displacement along the plane [m].
+struct SheetOnAPlane {
+  const char* solver;
+  int resolution;
+  double width, degrees, friction;
+  Vec3 groundVelocity = Vec3::Zero();
+  std::optional<double> damping{}, dt{};  // else hangingScene's and the scene's defaults
+};
+Vec3 slideOnAPlane(const SheetOnAPlane& sheet) {
+  const double angle = sheet.degrees * std::numbers::pi / 180;
+  Scene scene = test::hangingScene(ClothSource::Kind::Grid, sheet.resolution, sheet.solver, 0.0);
+  scene.cloth.width = scene.cloth.height = sheet.width;
+  scene.pins.clear();
+  scene.sim.thickness = 0.002;
+  if (sheet.damping) scene.sim.damping = *sheet.damping;
+  if (sheet.dt) scene.sim.dt = *sheet.dt;
+  scene.transform.rotateDeg = Vec3(-90, 0, sheet.degrees);  // on the plane, 2 mm above it
+  scene.transform.translate = Vec3(0, 0.002, 0);
+  Obstacle plane;
+  plane.normal = Vec3(-std::sin(angle), std::cos(angle), 0);
+  plane.friction = sheet.friction;
+  plane.velocity = sheet.groundVelocity;
+  scene.obstacles = {plane};
+  auto simulation = test::makeSimulation(scene);
+  EXPECT_TRUE(simulation) << sheet.solver;
+  if (!simulation) return Vec3::Constant(1e9);
+  const Vec3 start = simulation->surface().colwise().mean().transpose();
+  for (int i = 0; i < 500; ++i) {
+    const auto error = simulation->step();
+    EXPECT_FALSE(error.has_value()) << sheet.solver << ": " << *error;
+    if (error) break;
+  }
+  const Vec3 moved = simulation->surface().colwise().mean().transpose() - start;
+  return moved - moved.dot(plane.normal) * plane.normal;
+}
+}  // namespace
+
 // Every solver's friction, on a 0.3 m sheet lying on a plane with friction 0.3 for 1 s: a
 // 10-degree slope (tan 10 = 0.18 < 0.3) holds it; down a 20-degree one it slides with
 // g (sin 20 - 0.3 cos 20) = 0.59 m/s^2, 0.29 m in 1 s; a ground moving at 0.5 m/s under it
@@ -250,38 +291,21 @@ TEST(Obstacles, FrictionHoldsAClothOverATableEdge) {
 class FrictionOnAPlane : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(FrictionOnAPlane, HoldsOnAGentleSlopeSlidesOnASteepOneAndIsCarriedByAMovingGround) {
-  // The sheet's mean displacement along the plane after 1 s.
-  auto travel = [](const char* solver, double degrees, const Vec3& groundVelocity) {
-    const double angle = degrees * std::numbers::pi / 180;
-    Scene scene = test::hangingScene(ClothSource::Kind::Grid, 16, solver, 0.0);
-    scene.cloth.width = scene.cloth.height = 0.3;
-    scene.pins.clear();
-    scene.sim.thickness = 0.002;
-    scene.sim.damping = 0;
-    scene.sim.dt = 0.002;                               // 500 steps: 1 s
-    scene.transform.rotateDeg = Vec3(-90, 0, degrees);  // on the slope (rising to +x), 2 mm above
-    scene.transform.translate = Vec3(0, 0.002, 0);
-    Obstacle plane;
-    plane.normal = Vec3(-std::sin(angle), std::cos(angle), 0);
-    plane.friction = 0.3;
-    plane.velocity = groundVelocity;
-    scene.obstacles = {plane};
-    auto simulation = test::makeSimulation(scene);
-    EXPECT_TRUE(simulation) << solver;
-    if (!simulation) return Vec3(Vec3::Constant(1e9));
-    const Vec3 start = simulation->surface().colwise().mean().transpose();
-    for (int i = 0; i < 500; ++i) {
-      const auto error = simulation->step();
-      EXPECT_FALSE(error.has_value()) << solver << ": " << *error;
-      if (error) break;
-    }
-    const Vec3 moved = simulation->surface().colwise().mean().transpose() - start;
-    return Vec3(moved - moved.dot(plane.normal) * plane.normal);
-  };
   const char* solver = GetParam();
-  const double gentle = travel(solver, 10, Vec3::Zero()).norm();
-  const double steep = travel(solver, 20, Vec3::Zero()).norm();
-  const Vec3 carried = travel(solver, 0, Vec3(0.5, 0, 0));
+  // 500 steps of 2 ms: 1 s, undamped.
+  auto travel = [&](double degrees, const Vec3& groundVelocity) {
+    return slideOnAPlane({.solver = solver,
+                          .resolution = 16,
+                          .width = 0.3,
+                          .degrees = degrees,
+                          .friction = 0.3,
+                          .groundVelocity = groundVelocity,
+                          .damping = 0.0,
+                          .dt = 0.002});
+  };
+  const double gentle = travel(10, Vec3::Zero()).norm();
+  const double steep = travel(20, Vec3::Zero()).norm();
+  const Vec3 carried = travel(0, Vec3(0.5, 0, 0));
   std::printf("%s: 10 degrees %.4f m, 20 degrees %.3f m, carried %.3f m\n", solver, gentle, steep,
               carried.x());
   EXPECT_LT(gentle, 0.005);
@@ -301,22 +325,14 @@ INSTANTIATE_TEST_SUITE_P(Solvers, FrictionOnAPlane,
                          });
 
 TEST(Obstacles, FrictionHoldsOrLetsSlideOnASlope) {
+  // A 0.2 m sheet for 0.5 s.
   auto slide = [](double friction) {
-    const double angle = 20.0 * std::numbers::pi / 180;
-    Scene scene = test::hangingScene(ClothSource::Kind::Grid, 6, "impulse-nc", 0.0);
-    scene.cloth.width = scene.cloth.height = 0.2;
-    scene.pins.clear();
-    scene.sim.thickness = 0.002;
-    scene.transform.rotateDeg = Vec3(-90, 0, 20);  // lie on the slope (rising to +x), 2 mm above it
-    scene.transform.translate = Vec3(0, 0.002, 0);
-    Obstacle slope;
-    slope.normal = Vec3(-std::sin(angle), std::cos(angle), 0);
-    slope.friction = friction;
-    scene.obstacles = {slope};
-    auto simulation = std::move(Simulation::create(scene)).value();
-    const Vec3 start = simulation->surface().colwise().mean().transpose();
-    for (int i = 0; i < 500; ++i) EXPECT_FALSE(simulation->step().has_value());
-    return (Vec3(simulation->surface().colwise().mean().transpose()) - start).norm();
+    return slideOnAPlane({.solver = "impulse-nc",
+                          .resolution = 6,
+                          .width = 0.2,
+                          .degrees = 20,
+                          .friction = friction})
+        .norm();
   };
   const double sticky = slide(1.0), slippery = slide(0.0);
   // tan(20 deg) = 0.36 < 1: static friction holds; without friction it slides g sin(20) t^2 / 2.
