@@ -123,6 +123,16 @@ PlaneFit fitPlane(const Positions& points) {
 
 }  // namespace
 
+Obstacle groundBelowCloth(const Positions& placed, double friction) {
+  const double size = (placed.colwise().maxCoeff() - placed.colwise().minCoeff()).norm();
+  Obstacle ground;
+  ground.type = Obstacle::Type::Plane;
+  ground.point = Vec3(0, placed.col(1).minCoeff() - 0.5 * size, 0);
+  ground.normal = Vec3::UnitY();
+  ground.friction = friction;
+  return ground;
+}
+
 bool standsOnEdge(const Positions& placed, const Vec3& gravity) {
   if (placed.rows() < 3 || !(gravity.norm() > 0)) return false;
   const PlaneFit fit = fitPlane(placed);

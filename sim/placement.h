@@ -51,6 +51,12 @@ Result<Vec3> layFlatRotation(const Scene& scene, const Positions& rest);
 // gravity.
 bool standsOnEdge(const Positions& placed, const Vec3& gravity);
 
+// The ground under a cloth opened from a bare OBJ (Scene::groundBelowCloth): a plane facing up
+// (+y) half the cloth's size (the diagonal of its bounding box at `placed`) below its lowest
+// point, with the scene's `friction`. An OBJ's units and origin are arbitrary, so the ground goes
+// where the cloth is; the viewer frames it with the ground it lands on.
+Obstacle groundBelowCloth(const Positions& placed, double friction);
+
 // OBJs' meshes added as mesh obstacles under the cloth (the viewer's and clothlab-cli's
 // `--obstacle`, the panel's "an .obj is: obstacle"), since an OBJ's own units and origin are
 // arbitrary. `clothLo`, `clothHi`: the cloth's bounds where it is now.

@@ -661,6 +661,7 @@ Scene sceneForObj(const std::string& objPath) {
   scene.cloth.kind = ClothSource::Kind::Obj;
   scene.cloth.objPath = objPath;
   scene.cloth.json = json{{"obj", objPath}};
+  scene.groundBelowCloth = true;
   // A garment opens under the fastest of the solvers that sew it (Codim-IPC's dress: xpbd 48 ms
   // per step, impulse-nc 266).
   if (hasStitchRecords(objPath)) {

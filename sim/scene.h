@@ -122,6 +122,10 @@ struct Scene {
   SimParams sim;
   std::vector<PinSpec> pins;
   std::vector<Obstacle> obstacles;
+  // A cloth opened from a bare OBJ (sceneForObj) lands on a ground plane that Simulation::create
+  // puts below it (groundBelowCloth, sim/placement.h) once the cloth is built and placed; from
+  // then on the ground is one of the simulation's obstacles (currentScene) and this is false.
+  bool groundBelowCloth = false;
   struct PointMass {
     PinSpec where;     // Vertex or Near (target unused)
     double mass = 0;   // [kg]
@@ -137,8 +141,9 @@ struct Scene {
 Result<Scene> parseScene(const nlohmann::json& json, const std::string& source,
                          const std::string& baseDir);
 Result<Scene> loadSceneFile(const std::string& path);
-// A scene that just holds an OBJ cloth with default parameters and no pins; a garment (an OBJ
-// with `stitch` records) under xpbd, the fastest of the solvers that sew it.
+// A scene that just holds an OBJ cloth with default parameters and no pins, over the ground
+// (groundBelowCloth); a garment (an OBJ with `stitch` records) under xpbd, the fastest of the
+// solvers that sew it.
 Scene sceneForObj(const std::string& objPath);
 // Makes `obstacle` a mesh obstacle: `mesh` (in its own coordinates) placed by `transform`, its
 // triangles stored in world coordinates; `spec` is the JSON a saved scene writes for it.

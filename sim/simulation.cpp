@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/format.h"
+#include "sim/placement.h"
 #include "sim/self_collision.h"
 #include "sim/solver_registry.h"
 #include "sim/steps_in_progress.h"
@@ -58,8 +59,17 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene, Cloth
   return build(scene, std::move(cloth));
 }
 
-Result<std::unique_ptr<Simulation>> Simulation::build(const Scene& scene, ClothModel cloth) {
+Result<std::unique_ptr<Simulation>> Simulation::build(const Scene& asked, ClothModel cloth) {
   std::unique_ptr<Simulation> simulation(new Simulation());
+  Scene scene = asked;
+  if (scene.groundBelowCloth) {
+    const Obstacle ground = groundBelowCloth(cloth.mesh.positions, scene.sim.friction);
+    if (auto e = validateObstacle(ground, "ground"))  // beyond kMaxObstacleCoordinate
+      return Error{scene.sourcePath +
+                   ": the cloth lies too far from the origin for a ground below it (" + *e + ")"};
+    scene.obstacles.push_back(ground);
+    scene.groundBelowCloth = false;  // the ground is an obstacle of the scene now
+  }
   simulation->scene_ = scene;
   simulation->sim_ = scene.sim;
   auto solver = createSolver(scene.solverId);

@@ -57,6 +57,14 @@ check "info counts the pillowcase's stitches" python3 -c "import json, sys; asse
 check "info has no warning for a garment under strain-limit-remesh, which sews too" bash -c "'$cli' info pillow --solver strain-limit-remesh | grep -q '\"warnings\": \\[\\]'"
 check "run sews the pillowcase under xpbd" "$cli" run pillow --steps 5 --quiet --stats "$work/pillow.jsonl"
 check "its stats carry the widest stitch" grep -q '"max_stitch_gap"' "$work/pillow.jsonl"
+# A bare OBJ's cloth lands on the ground below it, as in the viewer: half its diagonal (0.71 m)
+# down, reached after about 0.38 s; its last steps touch the ground and have stopped falling.
+"$cli" run "$work/flatquad.obj" --steps 300 --dt 0.005 --quiet --stats "$work/flatquad_stats.jsonl"
+check "run lands an OBJ's cloth on the ground below it" python3 - "$work/flatquad_stats.jsonl" <<'PY'
+import json, sys
+last = [json.loads(line) for line in open(sys.argv[1])][-1]
+assert last["contacts"] == 4 and last["max_speed"] < 0.05, last
+PY
 printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\nstitch 2 3 0 2.5\n' >"$work/badstitch.obj"
 check "a stitch beyond its edge is refused naming the line" expect_exit 2 "badstitch.obj: line 7: stitch position '2.5'" -- run "$work/badstitch.obj" --steps 2 --out "$work/badstitch_frames"
 check "the refused run wrote nothing" test ! -e "$work/badstitch_frames"

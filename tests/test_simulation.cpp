@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <sstream>
 
 #include "sim/format.h"
 #include "sim/scene.h"
@@ -869,6 +870,61 @@ TEST(Simulation, LayersLaidWithinTheThicknessPartWithoutBeingThrown) {
     ASSERT_FALSE(simulation->setSimParams(on));
     EXPECT_LT(parting(*simulation, 20), 1.2 * kContactRecoverySpeed);
   }
+}
+
+// A cloth opened from a bare OBJ (its units and origin arbitrary) lands on a ground that the
+// simulation puts half the cloth's size below it, in the viewer and clothlab-cli alike; before,
+// only the viewer added it and `clothlab-cli run sheet.obj` fell forever (24.5 m/s after 2.5 s).
+// The ground is then one of the scene's obstacles, so a restart does not add a second.
+TEST(Simulation, AClothOpenedFromAnObjLandsOnTheGroundBelowIt) {
+  const auto sheet = [](double x0, double y) {
+    std::ostringstream obj;
+    const int n = 7;  // a 0.6 m square of n x n vertices, level at height y
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) obj << "v " << x0 + 0.1 * i << " " << y << " " << 0.1 * j << "\n";
+    for (int j = 0; j + 1 < n; ++j)
+      for (int i = 0; i + 1 < n; ++i) {
+        const int a = j * n + i + 1;
+        obj << "f " << a << " " << a + 1 << " " << a + n << "\nf " << a + 1 << " " << a + n + 1
+            << " " << a + n << "\n";
+      }
+    return obj.str();
+  };
+  const std::string path = test::writeFile("ground_below_sheet.obj", sheet(3, 1.2));
+  for (const std::string solver : {"impulse-nc", "xpbd", "mls-isometry", "strain-limit-remesh"}) {
+    SCOPED_TRACE(solver);
+    Scene scene = sceneForObj(path);
+    useSolver(scene, solver);
+    scene.sim.dt = 0.005;
+    auto simulation = test::makeSimulation(scene);
+    ASSERT_TRUE(simulation);
+    ASSERT_EQ(simulation->obstacles().size(), 1u);
+    const Obstacle& ground = simulation->obstacles()[0];
+    EXPECT_EQ(ground.type, Obstacle::Type::Plane);
+    EXPECT_EQ(ground.normal, Vec3::UnitY());
+    const double below = 1.2 - 0.5 * std::sqrt(2 * 0.6 * 0.6);  // half the diagonal down
+    EXPECT_NEAR(ground.point.y(), below, 1e-9);
+    EXPECT_EQ(ground.friction, scene.sim.friction);
+    const Scene now = simulation->currentScene();
+    EXPECT_FALSE(now.groundBelowCloth);
+    auto restarted = test::makeSimulation(now);
+    ASSERT_TRUE(restarted);
+    EXPECT_EQ(restarted->obstacles().size(), 1u);
+    // Falls the 0.42 m in 0.3 s and lies on it.
+    for (int step = 0; step < 200; ++step) ASSERT_FALSE(simulation->step()) << "step " << step;
+    const Eigen::VectorXd y = simulation->surface().col(1);
+    EXPECT_GT(y.minCoeff(), below);
+    EXPECT_LT(y.maxCoeff(), below + 2 * scene.sim.thickness);
+    EXPECT_GT(simulation->lastStats().contacts, 0);
+  }
+  // Too far from the origin for the ground's plane: refused, naming the file.
+  const std::string far = test::writeFile("ground_below_far.obj", sheet(0, 2e6));
+  auto refused = Simulation::create(sceneForObj(far));
+  ASSERT_FALSE(refused);
+  EXPECT_NE(
+      refused.error().find(far + ": the cloth lies too far from the origin for a ground below it"),
+      std::string::npos)
+      << refused.error();
 }
 
 // Every solver takes every one of its parameters before reset (clothlab-cli checks --tol and

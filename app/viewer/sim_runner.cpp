@@ -304,34 +304,6 @@ int SimRunner::loadsGivenUpStillRunning() const {
   return loadersRunning_ - (progress_.active ? 1 : 0);
 }
 
-std::optional<std::string> addGroundBelow(Simulation& simulation) {
-  const Positions& p = simulation.surface();
-  const double size = (p.colwise().maxCoeff() - p.colwise().minCoeff()).norm();
-  Obstacle ground;
-  ground.type = Obstacle::Type::Plane;
-  ground.point = Vec3(0, p.col(1).minCoeff() - 0.5 * size, 0);
-  ground.friction = simulation.sim().friction;
-  auto obstacles = simulation.obstacles();
-  obstacles.push_back(ground);
-  if (auto e = simulation.setObstacles(obstacles)) return "the ground below the cloth: " + *e;
-  return std::nullopt;
-}
-
-namespace {
-// `simulation` with the ground below a bare .obj cloth (addGroundBelow).
-Result<std::unique_ptr<Simulation>> groundedIfObj(Result<std::unique_ptr<Simulation>> simulation,
-                                                  const std::string& argument) {
-  if (simulation && isObjPath(argument))
-    if (auto e = addGroundBelow(**simulation)) return Error{argument + ": " + *e};
-  return simulation;
-}
-}  // namespace
-
-Result<std::unique_ptr<Simulation>> createSimulation(const Scene& scene,
-                                                     const std::string& argument) {
-  return groundedIfObj(Simulation::create(scene), argument);
-}
-
 Result<std::unique_ptr<Simulation>> loadSimulation(const std::string& argument,
                                                    const LoadStage& stage) {
   const Error givenUp{"given up"};
@@ -342,7 +314,7 @@ Result<std::unique_ptr<Simulation>> loadSimulation(const std::string& argument,
   auto cloth = buildClothModel(*scene);
   if (!cloth) return Error{cloth.error()};
   if (!stage("setting up the " + scene->solverId + " solver")) return givenUp;
-  return groundedIfObj(Simulation::create(*scene, std::move(*cloth)), argument);
+  return Simulation::create(*scene, std::move(*cloth));
 }
 
 std::string loadedMessage(const Simulation& simulation) {

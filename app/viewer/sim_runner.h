@@ -54,16 +54,6 @@ struct LoadProgress {
   double seconds = 0;  // since the load started
 };
 
-// Adds a ground plane half the cloth's size below its lowest point, so that a cloth opened from
-// a bare OBJ (no pins, no obstacles) lands somewhere instead of falling forever.
-// Refused ("the ground below the cloth: " and setObstacles' message) where the plane would lie
-// beyond kMaxObstacleCoordinate (a cloth that far from the origin).
-std::optional<std::string> addGroundBelow(Simulation& simulation);
-
-// The Simulation of `scene`, opened from `argument` (built-in name, scene .json or .obj): a bare
-// .obj cloth also gets the ground below it, a refusal of which names the argument.
-Result<std::unique_ptr<Simulation>> createSimulation(const Scene& scene, const std::string& argument);
-
 // Told each stage of a load by name; returns false when the load has been given up, which then
 // ends before its next stage (a stage itself cannot be stopped part-way).
 using LoadStage = std::function<bool(const std::string&)>;
@@ -179,7 +169,7 @@ class SimRunner {
   // save clicked just before quitting); its error then goes to stderr, there being no panel.
   void postLasting(std::string label, Edit edit);
   // Rebuilds the simulation from `argument` (built-in name, scene .json or .obj) on the loader
-  // thread (see above). A bare .obj cloth gets a ground plane below it (addGroundBelow).
+  // thread (see above). A bare .obj cloth lands on a ground below it (Scene::groundBelowCloth).
   void load(std::string argument);
   // Gives the load in progress up: its progress goes, and its result is dropped when its thread
   // ends (the reading and the solver's set-up cannot be stopped part-way). A load started while

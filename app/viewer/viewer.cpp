@@ -36,24 +36,24 @@ std::string recentFile() {
 }  // namespace
 
 Viewer::FirstScene Viewer::firstScene(const std::string& argument, const std::string& solver) {
-  // `scene` under `solverId` (its own when empty), opened from `from` (an OBJ gets the ground).
-  auto create = [](const Scene& scene, const std::string& solverId, const std::string& from) {
+  // `scene` under `solverId` (its own when empty).
+  auto create = [](const Scene& scene, const std::string& solverId) {
     Scene asked = scene;
     if (!solverId.empty()) useSolver(asked, solverId);
-    return createSimulation(asked, from);
+    return Simulation::create(asked);
   };
   FirstScene first;
   auto scene = resolveScene(argument);
   if (!scene) {
     first.error = scene.error();
-  } else if (auto simulation = create(*scene, solver, argument)) {
+  } else if (auto simulation = create(*scene, solver)) {
     first.simulation = std::move(*simulation);
     first.opened = true;
   } else {
     first.error = simulation.error();
     // The solver asked for refused the cloth: the scene runs under its own solver instead.
     if (!solver.empty() && solver != scene->solverId) {
-      if (auto own = create(*scene, "", argument)) {
+      if (auto own = create(*scene, "")) {
         first.simulation = std::move(*own);
         first.opened = true;
         first.error += " (running it under " + scene->solverId + ", its own solver)";
@@ -63,8 +63,8 @@ Viewer::FirstScene Viewer::firstScene(const std::string& argument, const std::st
   // Nothing of it runs: the default scene, under the solver asked for if it can.
   if (!first.simulation) {
     const Scene fallback = *resolveScene("hanging");
-    auto simulation = create(fallback, solver, "hanging");
-    if (!simulation) simulation = create(fallback, "", "hanging");
+    auto simulation = create(fallback, solver);
+    if (!simulation) simulation = create(fallback, "");
     first.simulation = std::move(*simulation);
     first.error += " (showing the hanging scene instead)";
   }
