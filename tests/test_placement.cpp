@@ -347,7 +347,9 @@ TEST(ObstaclesUnderCloth, SeveralStandInARowAlongTheClothsLongerSide) {
       // Under the cloth, in the order given.
       EXPECT_GE(boxes[i].min()[along], lo[along]);
       EXPECT_LE(boxes[i].max()[along], hi[along]);
-      if (i > 0) EXPECT_GT(boxes[i].center()[along], boxes[i - 1].center()[along]);
+      if (i > 0) {
+        EXPECT_GT(boxes[i].center()[along], boxes[i - 1].center()[along]);
+      }
     }
     expectApart(boxes, 0.02);
   }
