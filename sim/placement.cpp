@@ -168,7 +168,8 @@ Result<Vec3> layFlatRotation(const Scene& scene, const Positions& rest) {
 std::vector<PlacedObstacle> meshObstaclesUnderCloth(std::vector<ObjToPlace> objs,
                                                     const Vec3& clothLo, const Vec3& clothHi,
                                                     double friction,
-                                                    const std::vector<Obstacle>& present) {
+                                                    const std::vector<Obstacle>& present,
+                                                    bool clothPinned) {
   constexpr double kGap = 0.02;  // between the cloth and the tops, and between neighbours [m]
   const size_t n = objs.size();
   if (n == 0) return {};
@@ -192,6 +193,14 @@ std::vector<PlacedObstacle> meshObstaclesUnderCloth(std::vector<ObjToPlace> objs
     boxes[i] = Eigen::AlignedBox3d(t.scale * lo + t.translate, t.scale * hi + t.translate);
     widths += boxes[i].sizes()[along];
   }
+  // Under a free cloth, on the ground where there is one below: down onto it.
+  if (const std::optional<double> ground = clothPinned ? std::nullopt : groundHeight(present))
+    for (size_t i = 0; i < n; ++i) {
+      const double above = boxes[i].min().y() - *ground;
+      if (above <= 0) continue;  // the ground cuts it: left where the cloth put it
+      transforms[i].translate.y() -= above;
+      boxes[i].translate(Vec3(0, -above, 0));
+    }
   // Spread over the cloth's length, as evenly spaced as the widths leave room for.
   const double gap = std::max(kGap, (clothExtent[along] - widths) / static_cast<double>(n));
   double at = clothCentre[along] - 0.5 * (widths + static_cast<double>(n) * gap) + 0.5 * gap;

@@ -61,7 +61,11 @@ Obstacle groundBelowCloth(const Positions& placed, double friction);
 // `--obstacle`, the panel's "an .obj is: obstacle"), since an OBJ's own units and origin are
 // arbitrary. `clothLo`, `clothHi`: the cloth's bounds where it is now.
 // - One OBJ is scaled to 60% of the cloth's largest extent (at least 0.1 m) and centred under
-//   it, its top 2 cm below the cloth's lowest point.
+//   it, its top 2 cm below the cloth's lowest point. Under a cloth that nothing pins, which
+//   falls to the ground anyway, it then goes down to stand on the ground where one lies below it
+//   (the highest plane of `present` facing up, groundHeight); one that the ground would cut stays
+//   where it is. Under a pinned cloth, which may hang clear of the ground, it stays below the
+//   cloth.
 // - n OBJs given together stand in a row along the cloth's longer horizontal side, each scaled to
 //   60% of 1/n of the cloth's largest extent, spread evenly over the cloth's length along that
 //   side (2 cm apart at least).
@@ -82,6 +86,7 @@ struct PlacedObstacle {
 std::vector<PlacedObstacle> meshObstaclesUnderCloth(std::vector<ObjToPlace> objs,
                                                     const Vec3& clothLo, const Vec3& clothHi,
                                                     double friction,
-                                                    const std::vector<Obstacle>& present);
+                                                    const std::vector<Obstacle>& present,
+                                                    bool clothPinned);
 
 }  // namespace clothlab

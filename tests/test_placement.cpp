@@ -315,7 +315,7 @@ const Vec3 kClothLo(-0.5, 1.0, -0.25), kClothHi(0.5, 1.0, 0.25);  // 1 m along x
 
 TEST(ObstaclesUnderCloth, OneIsScaledTo60PercentAndCentredUnderTheCloth) {
   auto placed =
-      meshObstaclesUnderCloth({objOf(Vec3(10, 4, 6), "a.obj")}, kClothLo, kClothHi, 0.4, {});
+      meshObstaclesUnderCloth({objOf(Vec3(10, 4, 6), "a.obj")}, kClothLo, kClothHi, 0.4, {}, false);
   ASSERT_EQ(placed.size(), 1u);
   const Eigen::AlignedBox3d box = boundsOf(placed[0].obstacle);
   EXPECT_NEAR(box.sizes().maxCoeff(), 0.6, 1e-9);  // 60% of the cloth's 1 m
@@ -336,7 +336,7 @@ TEST(ObstaclesUnderCloth, SeveralStandInARowAlongTheClothsLongerSide) {
     auto placed =
         meshObstaclesUnderCloth({objOf(Vec3(10, 4, 6), "a.obj"), objOf(Vec3(1, 3, 1), "b.obj"),
                                  objOf(Vec3(5, 5, 5), "c.obj")},
-                                lo, hi, 0.3, {});
+                                lo, hi, 0.3, {}, false);
     ASSERT_EQ(placed.size(), 3u);
     std::vector<Eigen::AlignedBox3d> boxes;
     for (const PlacedObstacle& p : placed) boxes.push_back(boundsOf(p.obstacle));
@@ -356,23 +356,24 @@ TEST(ObstaclesUnderCloth, SeveralStandInARowAlongTheClothsLongerSide) {
 }
 
 TEST(ObstaclesUnderCloth, OneAddedWhereAnotherStandsGoesBesideIt) {
+  Obstacle ground;  // a plane has no side to stand beside: it is passed by (both stand on it)
   std::vector<Obstacle> present;
-  present.push_back(
-      meshObstaclesUnderCloth({objOf(Vec3(10, 4, 6), "a.obj")}, kClothLo, kClothHi, 0.3, {})[0]
-          .obstacle);
-  Obstacle ground;  // a plane has no side to stand beside: it is passed by
+  present.push_back(meshObstaclesUnderCloth({objOf(Vec3(10, 4, 6), "a.obj")}, kClothLo, kClothHi,
+                                            0.3, {ground}, false)[0]
+                        .obstacle);
   present.push_back(ground);
   Obstacle far;  // nowhere near: passed by
   far.type = Obstacle::Type::Sphere;
   far.point = Vec3(30, 0, 0);
   far.radius = 1;
   present.push_back(far);
-  auto placed =
-      meshObstaclesUnderCloth({objOf(Vec3(5, 5, 5), "b.obj")}, kClothLo, kClothHi, 0.3, present);
+  auto placed = meshObstaclesUnderCloth({objOf(Vec3(5, 5, 5), "b.obj")}, kClothLo, kClothHi, 0.3,
+                                        present, false);
   ASSERT_EQ(placed.size(), 1u);
   const Eigen::AlignedBox3d first = boundsOf(present[0]), added = boundsOf(placed[0].obstacle);
   EXPECT_NEAR(added.sizes().maxCoeff(), 0.6, 1e-9);  // the size it would have alone
-  EXPECT_NEAR(added.max().y(), 0.98, 1e-9);
+  EXPECT_NEAR(added.min().y(), 0, 1e-9);             // on the ground, as the first one
+  EXPECT_NEAR(first.min().y(), 0, 1e-9);
   EXPECT_NEAR(added.center().z(), 0, 1e-9);
   // Beside it along the cloth's longer side, 2 cm away: the least move that clears it.
   const double gapRight = added.min().x() - first.max().x();
@@ -383,10 +384,52 @@ TEST(ObstaclesUnderCloth, OneAddedWhereAnotherStandsGoesBesideIt) {
   table.type = Obstacle::Type::Box;
   table.point = Vec3(0.1, 0.6, 0);
   table.halfExtents = Vec3(0.4, 0.39, 0.3);
-  auto besideTable =
-      meshObstaclesUnderCloth({objOf(Vec3(5, 5, 5), "b.obj")}, kClothLo, kClothHi, 0.3, {table});
+  auto besideTable = meshObstaclesUnderCloth({objOf(Vec3(5, 5, 5), "b.obj")}, kClothLo, kClothHi,
+                                             0.3, {table}, false);
   const Eigen::AlignedBox3d box = boundsOf(besideTable[0].obstacle);
   EXPECT_NEAR(box.max().x(), table.point.x() - table.halfExtents.x() - 0.02,
               1e-9);  // the nearer side
   EXPECT_FALSE(box.intersects(*obstacleBounds(table)));
+}
+
+// An OBJ put under a free cloth over a ground stands on it: a bare OBJ's ground lies half the
+// cloth's diagonal below it, and a mesh put 2 cm below the cloth stood 9 cm above that ground on a
+// 1 m square. Only planes facing up count, and a ground that would cut the mesh leaves it in
+// place. Under a pinned cloth, which may hang clear of the ground (`hanging`'s did, with the mesh
+// on the ground), it stays 2 cm below the cloth.
+TEST(ObstaclesUnderCloth, OneStandsOnTheGroundBelowIt) {
+  Obstacle ground;
+  ground.point = Vec3(0, 0.1, 0);
+  Obstacle lower = ground;  // a lower ground is not the one it stands on
+  lower.point.y() = -1;
+  Obstacle slope;  // tilted by 30 degrees: not a ground
+  slope.point = Vec3(0, 0.35, 0);
+  slope.normal = Vec3(0.5, std::sqrt(0.75), 0);
+  auto placed =
+      meshObstaclesUnderCloth({objOf(Vec3(10, 4, 6), "a.obj"), objOf(Vec3(1, 3, 1), "b.obj")},
+                              kClothLo, kClothHi, 0.3, {lower, ground, slope}, false);
+  ASSERT_EQ(placed.size(), 2u);
+  const double lowest[] = {50 - 4, 50 - 3};  // the ellipsoids' lowest points in their own units
+  for (size_t i = 0; i < placed.size(); ++i) {
+    const PlacedObstacle& p = placed[i];
+    const Eigen::AlignedBox3d box = boundsOf(p.obstacle);
+    EXPECT_NEAR(box.min().y(), 0.1, 1e-9);
+    EXPECT_NEAR(box.sizes().maxCoeff(), 0.3, 1e-9);  // 60% of half the cloth, as without it
+    // A saved scene puts it in the same place.
+    EXPECT_NEAR(p.obstacle.meshSpec["transform"]["translate"][1].get<double>(),
+                0.1 - p.scale * lowest[i], 1e-9);
+  }
+  // A ground 0.5 m up would cut a 0.6 m mesh put 2 cm under the cloth: it stays there.
+  Obstacle high = ground;
+  high.point.y() = 0.5;
+  const Eigen::AlignedBox3d cut =
+      boundsOf(meshObstaclesUnderCloth({objOf(Vec3(5, 5, 5), "c.obj")}, kClothLo, kClothHi, 0.3,
+                                       {high}, false)[0]
+                   .obstacle);
+  EXPECT_NEAR(cut.max().y(), 0.98, 1e-9);
+  const Eigen::AlignedBox3d underPinned =
+      boundsOf(meshObstaclesUnderCloth({objOf(Vec3(5, 5, 5), "c.obj")}, kClothLo, kClothHi, 0.3,
+                                       {ground}, true)[0]
+                   .obstacle);
+  EXPECT_NEAR(underPinned.max().y(), 0.98, 1e-9);
 }

@@ -23,7 +23,8 @@ std::optional<std::string> addObstaclesUnderCloth(Simulation& simulation,
   }
   std::vector<Obstacle> obstacles = simulation.obstacles();
   for (PlacedObstacle& placed :
-       meshObstaclesUnderCloth(std::move(objs), lo, hi, simulation.sim().friction, obstacles))
+       meshObstaclesUnderCloth(std::move(objs), lo, hi, simulation.sim().friction, obstacles,
+                               /*clothPinned=*/!simulation.pins().empty()))
     obstacles.push_back(std::move(placed.obstacle));
   if (auto e = simulation.setObstacles(std::move(obstacles))) return "--obstacle: " + *e;
   return std::nullopt;

@@ -902,12 +902,14 @@ void Viewer::loadMeshObstacles(const std::vector<std::string>& paths) {
   if (objs.empty()) return;
   Vec3 clothLo = Vec3::Zero(), clothHi = Vec3::Zero();
   std::vector<Obstacle> present;
+  bool pinned = false;
   if (snapshot_) {
     snapshot_->clothBounds(clothLo, clothHi);
     present = snapshot_->obstacles;
+    pinned = !snapshot_->pinVertices.empty();
   }
   std::vector<PlacedObstacle> placed =
-      meshObstaclesUnderCloth(std::move(objs), clothLo, clothHi, sim_.friction, present);
+      meshObstaclesUnderCloth(std::move(objs), clothLo, clothHi, sim_.friction, present, pinned);
   std::vector<AddedObstacle> added;
   for (size_t i = 0; i < placed.size(); ++i) {
     const MeshShape& shape = *placed[i].obstacle.shape;
