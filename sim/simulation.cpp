@@ -61,7 +61,8 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const Scene& scene, Cloth
 
 Result<std::unique_ptr<Simulation>> Simulation::build(const Scene& asked, ClothModel cloth) {
   std::unique_ptr<Simulation> simulation(new Simulation());
-  Scene scene = asked;
+  simulation->scene_ = asked;
+  Scene& scene = simulation->scene_;
   if (scene.groundBelowCloth) {
     const Obstacle ground = groundBelowCloth(cloth.mesh.positions, scene.sim.friction);
     if (auto e = validateObstacle(ground, "ground"))  // beyond kMaxObstacleCoordinate
@@ -70,7 +71,6 @@ Result<std::unique_ptr<Simulation>> Simulation::build(const Scene& asked, ClothM
     scene.obstacles.push_back(ground);
     scene.groundBelowCloth = false;  // the ground is an obstacle of the scene now
   }
-  simulation->scene_ = scene;
   simulation->sim_ = scene.sim;
   auto solver = createSolver(scene.solverId);
   simulation->cloth_ = std::make_shared<const ClothModel>(std::move(cloth));
