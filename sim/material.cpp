@@ -593,7 +593,7 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
   const Eigen::MatrixX3d centred = mesh.positions.rowwise() - centroid;
   Eigen::JacobiSVD<Eigen::MatrixX3d> svd(centred, Eigen::ComputeThinV);
   const Eigen::Matrix3d basis = svd.matrixV();
-  const double size = (mesh.positions.colwise().maxCoeff() - mesh.positions.colwise().minCoeff()).norm();
+  const double size = boxDiagonal(mesh.positions);
   const double offPlane = (centred * basis.col(2)).cwiseAbs().maxCoeff();
   if (offPlane <= 1e-3 * size) {
     Eigen::MatrixX2d u = centred * basis.leftCols<2>();

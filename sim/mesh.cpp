@@ -25,6 +25,11 @@ bool isDegenerate(const TriangleMesh& mesh, int t, double relTol) {
   return !(triangleArea(mesh, t) > relTol * longest);
 }
 
+double boxDiagonal(const Positions& points) {
+  if (points.rows() == 0) return 0.0;
+  return (points.colwise().maxCoeff() - points.colwise().minCoeff()).norm();
+}
+
 MeshTopology buildTopology(const TriangleMesh& mesh) {
   MeshTopology topo;
   const int vertexCount = mesh.vertexCount();

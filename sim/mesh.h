@@ -72,6 +72,9 @@ Vec3 closestBarycentric(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3&
 // (brute force over the triangles).
 std::pair<int, Vec3> closestSurfacePoint(const TriangleMesh& mesh, const Vec3& p);
 
+// Length of the diagonal of the points' axis-aligned bounding box [m] (0 for no points).
+double boxDiagonal(const Positions& points);
+
 // Per-vertex unit normals, area-weighted from incident triangles (zero for isolated vertices).
 Positions vertexNormals(const Positions& positions, const std::vector<Tri>& triangles);
 

@@ -86,7 +86,7 @@ Result<Scene> placeClothAt(const Scene& scene, const Positions& rest, const Tran
   placed.transform = transform;
   // Within a millionth of the cloth's size of its vertex's rest position, a pin is at it (the
   // viewer's pins, as Simulation::currentScene gives them, all carry their target).
-  const double atRest = 1e-6 * (rest.colwise().maxCoeff() - rest.colwise().minCoeff()).norm();
+  const double atRest = 1e-6 * boxDiagonal(rest);
   for (PinSpec& pin : placed.pins) {
     if (pin.kind == PinSpec::Kind::Near) pin.point = carried(pin.point);
     if (!pin.target) continue;
@@ -116,7 +116,7 @@ PlaneFit fitPlane(const Positions& points) {
   const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(centred.transpose() * centred);
   PlaneFit fit;
   fit.normal = eig.eigenvectors().col(0);  // the smallest eigenvalue's: across the plane
-  fit.size = (points.colwise().maxCoeff() - points.colwise().minCoeff()).norm();
+  fit.size = boxDiagonal(points);
   fit.offPlane = (centred * fit.normal).cwiseAbs().maxCoeff();
   return fit;
 }
@@ -124,7 +124,7 @@ PlaneFit fitPlane(const Positions& points) {
 }  // namespace
 
 Obstacle groundBelowCloth(const Positions& placed, double friction) {
-  const double size = (placed.colwise().maxCoeff() - placed.colwise().minCoeff()).norm();
+  const double size = boxDiagonal(placed);
   Obstacle ground;
   ground.type = Obstacle::Type::Plane;
   ground.point = Vec3(0, placed.col(1).minCoeff() - 0.5 * size, 0);

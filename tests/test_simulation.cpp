@@ -818,19 +818,6 @@ TEST(Simulation, AClothLaidWithinTheThicknessRisesToItWithoutBeingThrown) {
   }
 }
 
-namespace {
-// The faces of an n x n grid of OBJ vertices (row by row, after `before` others), two triangles
-// per cell.
-void writeGridFaces(std::ostream& obj, int n, int before) {
-  for (int j = 0; j + 1 < n; ++j)
-    for (int i = 0; i + 1 < n; ++i) {
-      const int a = before + j * n + i + 1;
-      obj << "f " << a << " " << a + 1 << " " << a + n << "\nf " << a + 1 << " " << a + n + 1 << " "
-          << a + n << "\n";
-    }
-}
-}  // namespace
-
 // Two layers of cloth laid 1 mm apart with self-collision on (2 mm thickness): pushed apart to
 // the thickness in one step, each left at 0.5 m/s; now they part at kContactRecoverySpeed, and
 // so do they when self-collision is turned on later.
@@ -844,7 +831,7 @@ TEST(Simulation, LayersLaidWithinTheThicknessPartWithoutBeingThrown) {
         const double shift = y > 0.3 ? 1 / (3.0 * (n - 1)) : 0;
         obj << "v " << i / double(n - 1) - 0.5 + shift << " " << y << " " << j / double(n - 1) - 0.5 + shift << "\n";
       }
-  for (int layer = 0; layer < 2; ++layer) writeGridFaces(obj, n, layer * n * n);
+  for (int layer = 0; layer < 2; ++layer) test::writeGridFaces(obj, n, layer * n * n);
   const std::string path = test::writeFile("two_layers.obj", obj.str());
   // The largest vertical speed of a vertex relative to the cloth's mean (both fall together).
   auto parting = [](Simulation& simulation, int steps) {
@@ -890,7 +877,7 @@ TEST(Simulation, AClothOpenedFromAnObjLandsOnTheGroundBelowIt) {
     const int n = 7;  // a 0.6 m square of n x n vertices, level at height y
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < n; ++i) obj << "v " << x0 + 0.1 * i << " " << y << " " << 0.1 * j << "\n";
-    writeGridFaces(obj, n, 0);
+    test::writeGridFaces(obj, n);
     return obj.str();
   };
   const std::string path = test::writeFile("ground_below_sheet.obj", sheet(3, 1.2));

@@ -341,12 +341,7 @@ std::string sphericalCapObj() {
       const Vec3 d = Vec3(std::tan(a), 1, std::tan(b)).normalized();
       obj << "v " << 0.5 * d.x() << " " << 0.5 * d.y() << " " << 0.5 * d.z() << "\n";
     }
-  for (int j = 0; j + 1 < n; ++j)
-    for (int i = 0; i + 1 < n; ++i) {
-      const int a = j * n + i + 1;
-      obj << "f " << a << " " << a + 1 << " " << a + n << "\nf " << a + 1 << " " << a + n + 1 << " "
-          << a + n << "\n";
-    }
+  test::writeGridFaces(obj, n);
   return obj.str();
 }
 

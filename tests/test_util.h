@@ -11,6 +11,7 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,17 @@ inline Obstacle boxObstacle(const Vec3& center, const Vec3& halfExtents) {
   o.point = center;
   o.halfExtents = halfExtents;
   return o;
+}
+
+// The faces of an n x n grid of OBJ vertices (row by row, after `before` others), two triangles
+// per cell.
+inline void writeGridFaces(std::ostream& obj, int n, int before = 0) {
+  for (int j = 0; j + 1 < n; ++j)
+    for (int i = 0; i + 1 < n; ++i) {
+      const int a = before + j * n + i + 1;
+      obj << "f " << a << " " << a + 1 << " " << a + n << "\nf " << a + 1 << " " << a + n + 1 << " "
+          << a + n << "\n";
+    }
 }
 
 // Steps until a step fails or `maxSteps` have run; the failure's message (nullopt: none) and
