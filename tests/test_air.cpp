@@ -1,6 +1,6 @@
 // The air (sim/air.h): a falling sheet's terminal speed, the wind carrying a free sheet up to its
 // own speed and no further, no push along the faces, a pinned flag flying downwind (where the
-// conforming mesh locks); in every solver.
+// conforming mesh locks); in every solver. The built-in flag blown back round its pole.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -122,7 +122,7 @@ TEST(Air, AFlagPinnedAtItsEdgeFliesDownwind) {
 // The built-in flag's pole is a mesh, whose edges are sharp features: blown back round it, the
 // flag wraps the pole, and no edge of the pole passes through a face of the cloth. (As an
 // analytic box, which meets only the cloth's vertices, the pole's edges stood through the flag's
-// 6 cm faces in 79 of 101 frames under xpbd.)
+// 6 cm faces in 79 of these 100 frames under xpbd.)
 TEST(Air, TheBuiltInFlagBlownBackWrapsItsPoleWithoutPassingThrough) {
   Scene scene = test::builtinScene("flag", "xpbd");
   scene.sim.wind = Vec3(-4, 0, 1);
