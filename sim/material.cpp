@@ -589,14 +589,10 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
           m.where(cloth.topology) + ")";
   }
   // Plane fit.
-  const Eigen::RowVector3d centroid = mesh.positions.colwise().mean();
-  const Eigen::MatrixX3d centred = mesh.positions.rowwise() - centroid;
-  Eigen::JacobiSVD<Eigen::MatrixX3d> svd(centred, Eigen::ComputeThinV);
-  const Eigen::Matrix3d basis = svd.matrixV();
-  const double size = boxDiagonal(mesh.positions);
-  const double offPlane = (centred * basis.col(2)).cwiseAbs().maxCoeff();
-  if (offPlane <= 1e-3 * size) {
-    Eigen::MatrixX2d u = centred * basis.leftCols<2>();
+  const PlaneFit fit = fitPlane(mesh.positions);
+  const double offPlane = fit.offPlane;
+  if (fit.flatWithin(1e-3)) {
+    Eigen::MatrixX2d u = (mesh.positions.rowwise() - fit.centroid) * fit.basis.leftCols<2>();
     if (mismatch(u, MaterialWrap{}).worst <= 0.01) return FlatRest{u, MaterialWrap{}, true};
   }
   // A developable mesh (a tube, a cone, a bent sheet) laid flat.

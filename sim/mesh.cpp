@@ -1,5 +1,6 @@
 #include "sim/mesh.h"
 
+#include <Eigen/SVD>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -28,6 +29,16 @@ bool isDegenerate(const TriangleMesh& mesh, int t, double relTol) {
 double boxDiagonal(const Positions& points) {
   if (points.rows() == 0) return 0.0;
   return (points.colwise().maxCoeff() - points.colwise().minCoeff()).norm();
+}
+
+PlaneFit fitPlane(const Positions& points) {
+  PlaneFit fit;
+  fit.centroid = points.colwise().mean();
+  const Eigen::MatrixX3d centred = points.rowwise() - fit.centroid;
+  fit.basis = Eigen::JacobiSVD<Eigen::MatrixX3d>(centred, Eigen::ComputeThinV).matrixV();
+  fit.offPlane = (centred * fit.basis.col(2)).cwiseAbs().maxCoeff();
+  fit.size = boxDiagonal(points);
+  return fit;
 }
 
 MeshTopology buildTopology(const TriangleMesh& mesh) {

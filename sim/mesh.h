@@ -75,6 +75,20 @@ std::pair<int, Vec3> closestSurfacePoint(const TriangleMesh& mesh, const Vec3& p
 // Length of the diagonal of the points' axis-aligned bounding box [m] (0 for no points).
 double boxDiagonal(const Positions& points);
 
+// The least-squares plane through the points (at least one): their centroid, an orthonormal
+// basis whose first two columns span the plane (the direction of the most spread first) and whose
+// third is its normal, how far the farthest point lies off it [m] and the points' size
+// (boxDiagonal) [m].
+struct PlaneFit {
+  Eigen::RowVector3d centroid;
+  Eigen::Matrix3d basis;
+  double offPlane = 0, size = 0;
+  Vec3 normal() const { return basis.col(2); }
+  // Whether no point lies farther off the plane than `fraction` of the size (false for NaN).
+  bool flatWithin(double fraction) const { return offPlane <= fraction * size; }
+};
+PlaneFit fitPlane(const Positions& points);
+
 // Per-vertex unit normals, area-weighted from incident triangles (zero for isolated vertices).
 Positions vertexNormals(const Positions& positions, const std::vector<Tri>& triangles);
 

@@ -1,6 +1,5 @@
 #include "sim/metrics.h"
 
-#include <Eigen/SVD>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -80,11 +79,7 @@ double maxDistanceIncrease(const TriangleMesh& rest, const MeshTopology& topolog
                            const Positions& current, int reference, double minDistance) {
   const int count = rest.vertexCount();
   // Flat rest mesh: straight distances are the geodesics.
-  const Eigen::RowVector3d centre = rest.positions.colwise().mean();
-  const Eigen::MatrixX3d centred = rest.positions.rowwise() - centre;
-  Eigen::JacobiSVD<Eigen::MatrixXd> svd(centred);
-  const double size = std::max(svd.singularValues()[0], 1e-300);
-  const bool flat = svd.singularValues()[2] <= 1e-9 * size;
+  const bool flat = fitPlane(rest.positions).flatWithin(1e-9);
   Eigen::VectorXd geodesic(count);
   if (flat) {
     for (int j = 0; j < count; ++j) geodesic[j] = (rest.positions.row(j) - rest.positions.row(reference)).norm();

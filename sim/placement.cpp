@@ -102,24 +102,9 @@ Result<Scene> placeClothAt(const Scene& scene, const Positions& rest, const Tran
 
 namespace {
 
-// The best-fit plane of at least three points: its unit normal, how far the farthest point lies
-// off it [m], and the size of the points' bounding box (its diagonal) [m].
-struct PlaneFit {
-  Vec3 normal;
-  double offPlane = 0, size = 0;
-  bool flat() const { return offPlane <= 0.01 * size; }  // false for NaN
-};
-
-PlaneFit fitPlane(const Positions& points) {
-  const Eigen::RowVector3d centroid = points.colwise().mean();
-  const Eigen::MatrixX3d centred = points.rowwise() - centroid;
-  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(centred.transpose() * centred);
-  PlaneFit fit;
-  fit.normal = eig.eigenvectors().col(0);  // the smallest eigenvalue's: across the plane
-  fit.size = boxDiagonal(points);
-  fit.offPlane = (centred * fit.normal).cwiseAbs().maxCoeff();
-  return fit;
-}
+// How far off its best-fit plane a cloth may lie, as a fraction of its size, and still count as
+// flat for standing on edge and for laying flat.
+constexpr double kFlatFraction = 0.01;
 
 }  // namespace
 
@@ -136,18 +121,18 @@ Obstacle groundBelowCloth(const Positions& placed, double friction) {
 bool standsOnEdge(const Positions& placed, const Vec3& gravity) {
   if (placed.rows() < 3 || !(gravity.norm() > 0)) return false;
   const PlaneFit fit = fitPlane(placed);
-  return fit.flat() &&
-         std::abs(fit.normal.dot(gravity.normalized())) < std::sin(10 * std::numbers::pi / 180);
+  return fit.flatWithin(kFlatFraction) &&
+         std::abs(fit.normal().dot(gravity.normalized())) < std::sin(10 * std::numbers::pi / 180);
 }
 
 Result<Vec3> layFlatRotation(const Scene& scene, const Positions& rest) {
   if (rest.rows() < 3) return Error{"the cloth has fewer than 3 vertices"};
   const PlaneFit fit = fitPlane(rest);
-  if (!fit.flat())
+  if (!fit.flatWithin(kFlatFraction))
     return Error{"the cloth is not flat (up to " + formatG(fit.offPlane, 3) +
                  " m off its best-fit plane, " + formatG(100 * fit.offPlane / fit.size, 3) +
                  "% of its size); turn it with the rotation instead"};
-  Vec3 normal = fit.normal;
+  Vec3 normal = fit.normal();
   const Vec3 up =
       scene.sim.gravity.norm() > 0 ? Vec3(-scene.sim.gravity.normalized()) : Vec3::UnitY();
   if (normal.dot(up) < 0) normal = -normal;  // the least turn: a flat cloth face down stays so
