@@ -126,3 +126,28 @@ TEST(Generators, DelaunayEmptyCircumcircle) {
     for (int i = 0; i < 60; ++i) EXPECT_GE((points.row(i).transpose() - centre).norm(), r - 1e-9);
   }
 }
+
+TEST(Topology, PlaneFitFindsATiltedSheetsNormalAndItsFarthestPoint) {
+  // A 2 m by 1 m grid in a plane turned away from every axis, one point lifted 3 mm off it.
+  const Eigen::Matrix3d turn =
+      (Eigen::AngleAxisd(0.4, Vec3(1, 2, 3).normalized())).toRotationMatrix();
+  const Vec3 offset(5, -2, 1);
+  Positions points(66, 3);
+  for (int i = 0; i <= 10; ++i)
+    for (int j = 0; j <= 5; ++j)
+      points.row(i * 6 + j) = (turn * Vec3(0.2 * i, 0.2 * j, 0) + offset).transpose();
+  points.row(20) += 0.003 * turn.col(2).transpose();
+  const PlaneFit fit = fitPlane(points);
+  EXPECT_GT(std::abs(fit.normal().dot(turn.col(2))), 1 - 1e-5);
+  EXPECT_GT(std::abs(fit.basis.col(0).dot(turn.col(0))), 1 - 1e-5) << "the longer side first";
+  EXPECT_NEAR((fit.basis.transpose() * fit.basis - Eigen::Matrix3d::Identity()).norm(), 0, 1e-12);
+  // The fit leans a little toward the lifted point and passes through the centroid, which the
+  // point moved by 3 mm / 66: the point ends up nearly, but not quite, 3 mm off it.
+  EXPECT_GT(fit.offPlane, 0.0028);
+  EXPECT_LT(fit.offPlane, 0.003);
+  EXPECT_NEAR(fit.size, boxDiagonal(points), 0);
+  EXPECT_TRUE(fit.flatWithin(0.002));
+  EXPECT_FALSE(fit.flatWithin(0.001));  // 2.95 mm of a 2.24 m sheet is 0.13%
+  points.row(20) -= 0.003 * turn.col(2).transpose();
+  EXPECT_TRUE(fitPlane(points).flatWithin(1e-12));
+}
