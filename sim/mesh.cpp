@@ -35,7 +35,7 @@ PlaneFit fitPlane(const Positions& points) {
   PlaneFit fit;
   fit.centroid = points.colwise().mean();
   const Eigen::MatrixX3d centred = points.rowwise() - fit.centroid;
-  fit.basis = Eigen::JacobiSVD<Eigen::MatrixX3d>(centred, Eigen::ComputeThinV).matrixV();
+  fit.basis = Eigen::JacobiSVD<Eigen::MatrixX3d>(centred, Eigen::ComputeFullV).matrixV();
   fit.offPlane = (centred * fit.basis.col(2)).cwiseAbs().maxCoeff();
   fit.size = boxDiagonal(points);
   return fit;

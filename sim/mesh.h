@@ -75,7 +75,7 @@ std::pair<int, Vec3> closestSurfacePoint(const TriangleMesh& mesh, const Vec3& p
 // Length of the diagonal of the points' axis-aligned bounding box [m] (0 for no points).
 double boxDiagonal(const Positions& points);
 
-// The least-squares plane through the points (at least one): their centroid, an orthonormal
+// The least-squares plane through the points (at least three): their centroid, an orthonormal
 // basis whose first two columns span the plane (the direction of the most spread first) and whose
 // third is its normal, how far the farthest point lies off it [m] and the points' size
 // (boxDiagonal) [m].
