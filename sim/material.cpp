@@ -590,7 +590,6 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
   }
   // Plane fit.
   const PlaneFit fit = fitPlane(mesh.positions);
-  const double offPlane = fit.offPlane;
   if (fit.flatWithin(1e-3)) {
     Eigen::MatrixX2d u = (mesh.positions.rowwise() - fit.centroid) * fit.basis.leftCols<2>();
     if (mismatch(u, MaterialWrap{}).worst <= 0.01) return FlatRest{u, MaterialWrap{}, true};
@@ -608,7 +607,7 @@ Result<FlatRest> flatMaterialCoordinates(const ClothModel& cloth) {
   } else {
     unfolding = "cannot be unfolded: " + unfolded.error();
   }
-  return Error{"the mesh is curved (up to " + std::to_string(offPlane) +
+  return Error{"the mesh is curved (up to " + std::to_string(fit.offPlane) +
                " m off its best-fit plane)" +
                (why.empty() ? ", has no texture coordinates" : ", " + why) + ", and " + unfolding +
                "; give a flat mesh or one whose texture coordinates flatten it"};

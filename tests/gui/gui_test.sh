@@ -83,25 +83,23 @@ open_typed() {
   sleep 0.3
   xdotool mousemove --window "$WID" "$ox" "$oy" sleep 0.3 click 1
 }
-# wait_for_snapshot LOG LINE PATTERN: waits (up to 20 s) until a snapshot logged after line LINE
-# of LOG matches PATTERN; a check after it then sees that step, however slowly the scene steps.
-wait_for_snapshot() {
+# wait_until COMMAND...: waits (up to 20 s) until COMMAND succeeds; fails if it never does. While
+# a drag holds the button down it keeps the button down until the drag's check can pass: a grabbed
+# point closes on the cursor in simulated time, and on a busy host the scene steps slower than
+# real time (under two busy loops on two cores, 1.5 s after the first drag's last move the point
+# had come 0.28 m of the target's 0.415, its gap 0.166 m, short of what its check asks).
+wait_until() {
   local end=$((SECONDS + 20))
-  while [ "$SECONDS" -lt "$end" ]; do
-    tail -n +"$(($2 + 1))" "$1" | grep '"event":"snapshot"' | grep -q -- "$3" && return 0
+  until "$@" > /dev/null 2>&1; do
+    [ "$SECONDS" -lt "$end" ] || return 1
     sleep 0.2
   done
-  echo "no snapshot matching $3 within 20 s"
 }
-
-# hold_until COMMAND...: waits (up to 20 s) until COMMAND succeeds, while a drag holds the button
-# down. A grabbed point closes on the cursor in simulated time, and on a busy host the scene steps
-# slower than real time: under two busy loops on two cores, 1.5 s after the first drag's last move
-# the point had come 0.28 m of the target's 0.415 (its gap 0.166 m), short of what its check asks.
-hold_until() {
-  local end=$((SECONDS + 20))
-  while [ "$SECONDS" -lt "$end" ] && ! "$@" > /dev/null 2>&1; do sleep 0.3; done
-}
+# snapshot_after LOG LINE PATTERN: whether a snapshot logged after line LINE of LOG matches PATTERN.
+snapshot_after() { tail -n +"$(($2 + 1))" "$1" | grep '"event":"snapshot"' | grep -q -- "$3"; }
+# wait_for_snapshot LOG LINE PATTERN: waits (up to 20 s) until snapshot_after; a check after it
+# then sees that step, however slowly the scene steps.
+wait_for_snapshot() { wait_until snapshot_after "$@" || echo "no snapshot matching $3 within 20 s"; }
 
 # scroll_panel_to NAME APP_OUT [BELOW]: scrolls the panel (wheel over it) until the widget NAME
 # lies between the panel's title bar and the window's top BELOW pixels (700 unless given): down
@@ -144,7 +142,7 @@ for i in 1 2 3 4 5 6 7 8; do
   xdotool mousemove --window "$WID" $((cx + 20 * i)) $((cy - 8 * i)) sleep 0.1
 done
 sleep 1.5
-hold_until python3 "$HERE/check_log.py" grab "$LOG"
+wait_until python3 "$HERE/check_log.py" grab "$LOG"
 xdotool mouseup 1
 sleep 0.5
 check "drag: grab started on the cloth" grep -q '"event":"grab_start"' "$LOG"
@@ -513,7 +511,7 @@ for i in 1 2 3 4 5 6 7 8; do
   xdotool mousemove --window "$WID" $((cx + dx + 6 * i)) $((cy - 10 * i)) sleep 0.1
 done
 sleep 1.5
-hold_until python3 "$HERE/check_log.py" mirror "$LOG" 3
+wait_until python3 "$HERE/check_log.py" mirror "$LOG" 3
 xdotool mouseup 1
 sleep 0.5
 check "compare: the click made pane 2 active" grep -q '"event":"pane_active".*"pane":1' "$LOG"
