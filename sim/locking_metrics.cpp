@@ -83,6 +83,7 @@ MetricProbe makeMetricProbe(const ClothModel& cloth, const std::vector<int>& pin
     for (int p : probe.pinned)
       if (rest.row(p).dot(probe.up) > rest.row(probe.reference).dot(probe.up) + 1e-12) probe.reference = p;
   }
+  probe.referenceDistance = restDistancesFrom(cloth.mesh, cloth.topology, probe.reference);
   std::vector<BendingRow> rows = hingeBendingRows(cloth.mesh, cloth.topology);
   probe.hinge = bendingMatrix(rows, cloth.mesh.vertexCount());
   probe.restBend = RestBend(std::move(rows), rest);
@@ -116,7 +117,7 @@ std::vector<double> measureLockingMetrics(const MetricProbe& probe, const ClothM
             : bendingEnergy(onFine ? fine->hinge : probe.hinge, sim.bending, bent),
       onFine ? fine->maxEdgeStrain(*fineNodes) : maxEdgeStrain(cloth.mesh, cloth.topology, surface),
       residual,
-      maxDistanceIncrease(cloth.mesh, cloth.topology, surface, probe.reference),
+      maxDistanceIncrease(probe.referenceDistance, surface, probe.reference),
       cloth.stitches.empty() ? nan : stitchGaps(cloth.stitches, surface).maxCoeff(),
       msPerStep};
 }

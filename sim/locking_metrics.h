@@ -59,6 +59,7 @@ struct MetricProbe {
   std::vector<int> pinned;   // the pinned vertices
   std::vector<int> tip;      // tip_height: the vertices farthest from the pins at rest
   int reference = 0;         // max_distance_increase: the highest pinned vertex, else 0
+  Eigen::VectorXd referenceDistance;  // the rest distances from `reference` (restDistancesFrom)
   SparseMatrix hinge;        // bending_energy toward flat
   RestBend restBend;         // bending_energy toward the shape as loaded: the hinge rows
 };

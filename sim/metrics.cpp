@@ -75,40 +75,51 @@ double bendingEnergy(const SparseMatrix& hinge, double bendingStiffness, const P
   return std::max(0.0, 0.5 * bendingStiffness * (centred.transpose() * (hinge * centred)).trace());
 }
 
-double maxDistanceIncrease(const TriangleMesh& rest, const MeshTopology& topology,
-                           const Positions& current, int reference, double minDistance) {
+Eigen::VectorXd restDistancesFrom(const TriangleMesh& rest, const MeshTopology& topology,
+                                  int reference) {
   const int count = rest.vertexCount();
-  // Flat rest mesh: straight distances are the geodesics.
-  const bool flat = fitPlane(rest.positions).flatWithin(1e-9);
   Eigen::VectorXd geodesic(count);
-  if (flat) {
+  if (fitPlane(rest.positions).flatWithin(1e-9)) {  // straight distances are the geodesics
     for (int j = 0; j < count; ++j) geodesic[j] = (rest.positions.row(j) - rest.positions.row(reference)).norm();
-  } else {  // Dijkstra along rest edges
-    geodesic.setConstant(std::numeric_limits<double>::infinity());
-    geodesic[reference] = 0;
-    using Item = std::pair<double, int>;
-    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
-    queue.emplace(0.0, reference);
-    while (!queue.empty()) {
-      const auto [d, v] = queue.top();
-      queue.pop();
-      if (d > geodesic[v]) continue;
-      for (int w : topology.vertexNeighbours[v]) {
-        const double candidate = d + (rest.positions.row(w) - rest.positions.row(v)).norm();
-        if (candidate < geodesic[w]) {
-          geodesic[w] = candidate;
-          queue.emplace(candidate, w);
-        }
+    return geodesic;
+  }
+  // Dijkstra along rest edges
+  geodesic.setConstant(std::numeric_limits<double>::infinity());
+  geodesic[reference] = 0;
+  using Item = std::pair<double, int>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
+  queue.emplace(0.0, reference);
+  while (!queue.empty()) {
+    const auto [d, v] = queue.top();
+    queue.pop();
+    if (d > geodesic[v]) continue;
+    for (int w : topology.vertexNeighbours[v]) {
+      const double candidate = d + (rest.positions.row(w) - rest.positions.row(v)).norm();
+      if (candidate < geodesic[w]) {
+        geodesic[w] = candidate;
+        queue.emplace(candidate, w);
       }
     }
   }
+  return geodesic;
+}
+
+double maxDistanceIncrease(const Eigen::VectorXd& restDistance, const Positions& current,
+                           int reference, double minDistance) {
   double worst = 0;
-  for (int j = 0; j < count; ++j) {
-    if (!(geodesic[j] >= minDistance) || !std::isfinite(geodesic[j])) continue;
+  for (int j = 0; j < restDistance.size(); ++j) {
+    const double rest = restDistance[j];
+    if (!(rest >= minDistance) || !std::isfinite(rest)) continue;
     const double now = (current.row(j) - current.row(reference)).norm();
-    worst = std::max(worst, (now - geodesic[j]) / geodesic[j]);
+    worst = std::max(worst, (now - rest) / rest);
   }
   return worst;
+}
+
+double maxDistanceIncrease(const TriangleMesh& rest, const MeshTopology& topology,
+                           const Positions& current, int reference, double minDistance) {
+  return maxDistanceIncrease(restDistancesFrom(rest, topology, reference), current, reference,
+                             minDistance);
 }
 
 }  // namespace clothlab

@@ -29,11 +29,19 @@ double meanHeight(const Positions& current, const std::vector<int>& vertices, co
 // the rest mesh (sim/bending.h), k_b [N m].
 double bendingEnergy(const SparseMatrix& hinge, double bendingStiffness, const Positions& current);
 
+// Rest distances [m] from `reference` to every vertex, for the shear test below: for a flat rest
+// mesh the straight rest distance (the geodesic, exactly); otherwise the shortest path along rest
+// edges (an upper bound of the geodesic). Infinite for vertices not connected to `reference`.
+Eigen::VectorXd restDistancesFrom(const TriangleMesh& rest, const MeshTopology& topology,
+                                  int reference);
+
 // Shear test [dimensionless]: the largest relative increase of the distance from `reference` to
-// any other vertex, max_j (|x_j - x_ref| - g_j) / g_j, with g_j the rest geodesic distance. For a
-// flat rest mesh g_j is the straight rest distance (exact); otherwise the shortest path along
-// rest edges (an upper bound of the geodesic). Vertices closer than `minDistance` [m] at rest
-// are skipped (their ratio is dominated by round-off).
+// any other vertex, max_j (|x_j - x_ref| - g_j) / g_j, with g_j = restDistance[j] (from
+// restDistancesFrom, computed once per rest mesh and reference). Vertices closer than
+// `minDistance` [m] at rest are skipped (their ratio is dominated by round-off).
+double maxDistanceIncrease(const Eigen::VectorXd& restDistance, const Positions& current,
+                           int reference, double minDistance = 1e-6);
+// The same, with the rest distances computed on the spot.
 double maxDistanceIncrease(const TriangleMesh& rest, const MeshTopology& topology,
                            const Positions& current, int reference, double minDistance = 1e-6);
 

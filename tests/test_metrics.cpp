@@ -71,4 +71,18 @@ TEST(Metrics, DistanceIncreaseIsZeroForIsometriesAndMeasuresStretch) {
   TriangleMesh curved = rest;
   curved.positions = test::wrappedOntoCylinder(rest.positions, 0.4);
   EXPECT_LE(maxDistanceIncrease(curved, topology, curved.positions, 0), 1e-12);
+  // Rest distances computed once give the same figures: straight ones on the flat mesh, paths
+  // along the edges (never shorter than the chord, longer than it somewhere) on the curved one.
+  const Eigen::VectorXd straight = restDistancesFrom(rest, topology, 0);
+  EXPECT_NEAR(maxDistanceIncrease(straight, stretched, 0), 0.02, 1e-9);
+  const Eigen::VectorXd path = restDistancesFrom(curved, topology, 0);
+  double longest = 0;
+  for (int j = 0; j < rest.vertexCount(); ++j) {
+    const double chord = (curved.positions.row(j) - curved.positions.row(0)).norm();
+    EXPECT_GE(path[j], chord - 1e-12);
+    longest = std::max(longest, path[j] / std::max(chord, 1e-9));
+  }
+  EXPECT_GT(longest, 1.01);
+  EXPECT_NEAR(maxDistanceIncrease(path, stretched, 0),
+              maxDistanceIncrease(curved, topology, stretched, 0), 1e-15);
 }
