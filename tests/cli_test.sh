@@ -258,7 +258,7 @@ check "bench writes JSON" grep -q '"ms_factor"' "$work/bench.json"
 # A --json path that cannot be written is refused before the runs (it was found only after them).
 check "bench refuses an unwritable --json before running" expect_exit 2 "nonexistent/b.json: cannot write" -- bench hanging --steps 3 --json "$work/nonexistent/b.json"
 check "bench printed no table for it" bash -c "! grep -q 'ms_factor\|asm+fact' '$work/out'"
-check "bench runs the impulse solver as the paper steps too" grep -q "cholmod-supernodal, 1 per step" "$work/bench.txt"
+check "bench runs the impulse solver as the paper steps too" grep -q "auto: eigen-simplicial-ldlt, 1 per step" "$work/bench.txt"
 check "bench's JSON says which row took one factorization per step" grep -q '"one_factorization_per_step": true' "$work/bench.json"
 # A scene with jellies: their share of the step, next to the figures.
 "$cli" bench jelly-drop --steps 3 --json "$work/bench_jelly.json" >"$work/bench_jelly.txt" 2>&1

@@ -1250,3 +1250,28 @@ TEST(ImpulseSolver, AYankedGrabBacksOffInsteadOfTearingTheCloth) {
   EXPECT_LE(lowestGain, 0.25);
 }
 
+// The default back end ("auto") follows the cloth's constraint rows without contacts: Eigen's
+// SimplicialLDLT below kEigenLdltRows, CHOLMOD from there on, on the table as in the air. (The
+// systems with contact rows appended and the local ones take the same back end; the stats name
+// the step's first factor only. Mixing them changed a yanked grab's outcome: the test above.)
+TEST(ImpulseSolver, TheDefaultBackEndFollowsTheClothsSize) {
+  for (const int triangles : {1200, 2400}) {
+    auto simulation = makeWithTriangles("tablecloth", triangles);
+    ASSERT_TRUE(simulation);
+    const int rows = impulse(*simulation).counts().constraints;  // no pins
+    const bool small = rows < kEigenLdltRows;
+    EXPECT_EQ(small, triangles == 1200) << rows;
+    int contactSteps = 0;
+    for (int i = 0; i < 150; ++i) {
+      ASSERT_FALSE(simulation->step().has_value());
+      const StepStats& stats = simulation->lastStats();
+      contactSteps += stats.contacts > 0;
+      if (small)
+        EXPECT_EQ(stats.linearSolver, "eigen-simplicial-ldlt") << "step " << i;
+      else
+        EXPECT_EQ(stats.linearSolver.rfind("cholmod-supernodal", 0), 0u)
+            << stats.linearSolver << ", step " << i;
+    }
+    EXPECT_GT(contactSteps, 20) << triangles;
+  }
+}

@@ -448,18 +448,34 @@ TEST(SpdSolver, IndefiniteMatrixIsReportedAndLdlFallbackSolves) {
   upper.insert(0, 1) = 2.0;
   upper.insert(1, 1) = 1.0;  // eigenvalues 3 and -1
   upper.makeCompressed();
-  auto solver = makeSpdSolver("cholmod");
-  ASSERT_FALSE(solver->analyze(upper).has_value());
-  std::string message;
-  EXPECT_EQ(solver->factorize(upper, &message), SpdSolver::Status::NotPositiveDefinite);
-  EXPECT_NE(message.find("not positive definite"), std::string::npos) << message;
-  ASSERT_TRUE(solver->useIndefiniteFallback());
-  EXPECT_EQ(solver->factorize(upper, &message), SpdSolver::Status::Ok) << message;
-  Eigen::MatrixXd x = Eigen::Vector2d(3, 3);
-  solver->solve(x);
-  EXPECT_NEAR(x(0), 1.0, 1e-12);
-  EXPECT_NEAR(x(1), 1.0, 1e-12);
-  EXPECT_FALSE(solver->useIndefiniteFallback());  // nothing left to try
+  // Eigen's LDL' has no pivoting and would go through; it reports the negative pivot as CHOLMOD's
+  // LL' does, so that callers shift the diagonal alike.
+  for (const char* id : {"cholmod", "eigen-ldlt"}) {
+    auto solver = makeSpdSolver(id);
+    ASSERT_FALSE(solver->analyze(upper).has_value());
+    std::string message;
+    EXPECT_EQ(solver->factorize(upper, &message), SpdSolver::Status::NotPositiveDefinite) << id;
+    EXPECT_NE(message.find("not positive definite"), std::string::npos) << message;
+    ASSERT_TRUE(solver->useIndefiniteFallback()) << id;
+    EXPECT_EQ(solver->factorize(upper, &message), SpdSolver::Status::Ok) << message;
+    Eigen::MatrixXd x = Eigen::Vector2d(3, 3);
+    solver->solve(x);
+    EXPECT_NEAR(x(0), 1.0, 1e-12) << id;
+    EXPECT_NEAR(x(1), 1.0, 1e-12) << id;
+    EXPECT_FALSE(solver->useIndefiniteFallback()) << id;  // nothing left to try
+  }
+}
+
+// "auto" takes Eigen's SimplicialLDLT below kEigenLdltRows rows and CHOLMOD from there on; other
+// ids are taken as they are.
+TEST(SpdSolver, AutoTakesEigensLdltForSmallSystemsAndCholmodForLarge) {
+  EXPECT_EQ(spdSolverId("auto", kEigenLdltRows - 1), "eigen-ldlt");
+  EXPECT_EQ(spdSolverId("auto", kEigenLdltRows), "cholmod");
+  EXPECT_EQ(spdSolverId("cholmod", 10), "cholmod");
+  EXPECT_EQ(spdSolverId("eigen-ldlt", 1000000), "eigen-ldlt");
+  EXPECT_EQ(makeSpdSolver("auto", 100)->name(), "eigen-simplicial-ldlt");
+  EXPECT_EQ(makeSpdSolver("auto", kEigenLdltRows)->name().rfind("cholmod", 0), 0u);
+  EXPECT_EQ(makeSpdSolver("pardiso", 100), nullptr);
 }
 
 TEST(Runtime, OpenMpRegionsRunInlineAndConfigurationIsDescribed) {

@@ -2,10 +2,10 @@
 
 #include <cholmod.h>
 
-#include <algorithm>
-#include <vector>
-
 #include <Eigen/SparseCholesky>
+#include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "sim/linear/runtime.h"
 #include "sim/linear/supernodal_solve.h"
@@ -305,18 +305,30 @@ class EigenLdltSolver final : public SpdSolver {
     if (ldlt_.info() != Eigen::Success) return std::string("Eigen SimplicialLDLT analysis failed");
     return std::nullopt;
   }
+  // Like CHOLMOD's LL', a pivot that is not positive fails, so that the callers shift the
+  // diagonal as they do for CHOLMOD: without pivoting, LDL' would go on through a matrix that
+  // rounding made indefinite. (Not met in `hanging`, `corners-fine`, `fold-drop`, `torus-drape`,
+  // `corners-coarse` or a yanked grab: their shifted matrices stay positive definite.)
+  // useIndefiniteFallback accepts such pivots, as CHOLMOD's LDL' does.
   Status factorize(const SparseMatrix& upper, std::string* message) override {
     ldlt_.factorize(upper);
     if (ldlt_.info() != Eigen::Success) {
       if (message) *message = "Eigen SimplicialLDLT: zero pivot (matrix singular)";
       return Status::NotPositiveDefinite;
     }
+    if (!indefinite_ && !(ldlt_.vectorD().array() > 0).all()) {
+      if (message)
+        *message = "Eigen SimplicialLDLT: a pivot is not positive (matrix not positive definite)";
+      return Status::NotPositiveDefinite;
+    }
     return Status::Ok;
   }
   void solve(Eigen::MatrixXd& rhs) override { rhs = ldlt_.solve(rhs); }
+  bool useIndefiniteFallback() override { return !std::exchange(indefinite_, true); }
 
  private:
   Eigen::SimplicialLDLT<SparseMatrix, Eigen::Upper, Eigen::AMDOrdering<int>> ldlt_;
+  bool indefinite_ = false;
 };
 
 }  // namespace
@@ -407,6 +419,15 @@ std::unique_ptr<SpdSolver> makeSpdSolver(const std::string& id) {
     return std::make_unique<CholmodSolver>(/*simplicial=*/false, /*blasFreeSolves=*/true);
   if (id == "eigen-ldlt") return std::make_unique<EigenLdltSolver>();
   return nullptr;
+}
+
+std::string spdSolverId(const std::string& id, int rows) {
+  if (id != "auto") return id;
+  return rows < kEigenLdltRows ? "eigen-ldlt" : "cholmod";
+}
+
+std::unique_ptr<SpdSolver> makeSpdSolver(const std::string& id, int rows) {
+  return makeSpdSolver(spdSolverId(id, rows));
 }
 
 std::unique_ptr<SpdSolver> makeSolveOftenSpdSolver(int rows, bool blasFreeSolves) {

@@ -30,38 +30,67 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
        &ImpulseParams::regularization, 0, 0.01, false},
       {"backtrack_halvings", "", "halvings of a correction that increased the error",
        &ImpulseParams::backtrackHalvings, 0, 30, false},
-      {"linear_solver", "", "sparse factorization", &ImpulseParams::linearSolver, 0, 0, false,
-       {"cholmod", "eigen-ldlt"}},
+      {"linear_solver",
+       "",
+       "sparse factorization",
+       &ImpulseParams::linearSolver,
+       0,
+       0,
+       false,
+       {"auto", "cholmod", "eigen-ldlt"}},
       {"boundary_constraints", "", "nonconforming boundary constraints",
        &ImpulseParams::boundaryConstraints},
       {"max_speed", "m/s", "speed treated as divergence", &ImpulseParams::maxSpeed, 1, 1e6, true},
       {"max_refactorizations", "", "re-linearizations per step when the position pass stalls",
        &ImpulseParams::maxRefactorizations, 0, 20, false},
-      {"refactorization_shift_growth", "", "factor by which each re-linearization's diagonal shift grows",
+      {"refactorization_shift_growth", "",
+       "factor by which each re-linearization's diagonal shift grows",
        &ImpulseParams::refactorizationShiftGrowth, 1, 1e4, true},
-      {"slow_progress_gain", "", "re-linearize when a correction cuts the squared error by less than this fraction",
+      {"slow_progress_gain", "",
+       "re-linearize when a correction cuts the squared error by less than this fraction",
        &ImpulseParams::slowProgressGain, 0, 0.9, false},
-      {"contact_rounds", "", "position passes per step, the later ones holding points the contacts put back",
+      {"contact_rounds", "",
+       "position passes per step, the later ones holding points the contacts put back",
        &ImpulseParams::contactRounds, 1, 20, false},
-      {"hold_pair_corrections", "", "later passes also hold points moved by mesh obstacles' features and self-collision",
+      {"hold_pair_corrections", "",
+       "later passes also hold points moved by mesh obstacles' features and self-collision",
        &ImpulseParams::holdPairCorrections},
-      {"hold_feature_corrections", "", "later passes hold points moved by mesh obstacles' sharp features",
+      {"hold_feature_corrections", "",
+       "later passes hold points moved by mesh obstacles' sharp features",
        &ImpulseParams::holdFeatureCorrections},
-      {"parallel_forces", "", "forces and contact prediction on a second thread while A is factorized",
+      {"parallel_forces", "",
+       "forces and contact prediction on a second thread while A is factorized",
        &ImpulseParams::parallelForces},
-      {"geometric_stiffness", "", "re-linearizations make particles heavier by their rows' impulses (lumped geometric stiffness)",
+      {"geometric_stiffness", "",
+       "re-linearizations make particles heavier by their rows' impulses (lumped geometric "
+       "stiffness)",
        &ImpulseParams::geometricStiffness, 0, 10, false},
-      {"local_relinearization", "", "re-linearize only around the rows above the tolerance while that pays",
+      {"local_relinearization", "",
+       "re-linearize only around the rows above the tolerance while that pays",
        &ImpulseParams::localRelinearization},
       {"nonconforming_damping", "1/s", "damping of nonconforming (zig-zag) motion",
        &ImpulseParams::nonconformingDamping, 0, 1e4, false},
-      {"nonconforming_stiffness", "", "bending_model surface: stiffness of nonconforming shapes, in k_b / (mean edge)^2",
+      {"nonconforming_stiffness", "",
+       "bending_model surface: stiffness of nonconforming shapes, in k_b / (mean edge)^2",
        &ImpulseParams::nonconformingStiffness, 0, 1e4, false},
-      {"collision_transfer", "", "contact corrections to NC particles",
-       &ImpulseParams::collisionTransfer, 0, 0, false, {"midpoint", "bbt"}},
-      {"bending_model", "", "bending energy: Crouzeix-Raviart on the particles, or the hinges of the surface drawn",
-       &ImpulseParams::bendingModel, 0, 0, false, {"crouzeix-raviart", "surface"}},
-      {"feature_contacts", "", "the velocity pass holds the points mesh features pushed as contacts with friction",
+      {"collision_transfer",
+       "",
+       "contact corrections to NC particles",
+       &ImpulseParams::collisionTransfer,
+       0,
+       0,
+       false,
+       {"midpoint", "bbt"}},
+      {"bending_model",
+       "",
+       "bending energy: Crouzeix-Raviart on the particles, or the hinges of the surface drawn",
+       &ImpulseParams::bendingModel,
+       0,
+       0,
+       false,
+       {"crouzeix-raviart", "surface"}},
+      {"feature_contacts", "",
+       "the velocity pass holds the points mesh features pushed as contacts with friction",
        &ImpulseParams::featureContacts},
   };
   return table;
@@ -212,6 +241,11 @@ struct RowStructure : SlotRows {
   std::vector<int> diagonalValue;
   SparseMatrix matrix;  // upper triangle of A, fixed pattern
   std::unique_ptr<SpdSolver> factor;
+  // The back end of `factor` and of every system built from these rows (with contacts appended,
+  // local): "auto" resolved once, by the rows without contacts, so that one cloth's solves do not
+  // mix back ends (mixed, a yanked grab's outcome moved with the rounding: edges 2.4 times their
+  // length against 1.4 with CHOLMOD alone and 1.2 with Eigen alone).
+  std::string backendId;
   double factorShift = 0;  // what factorize added to A's diagonal for `factor` (absolute)
   // Where the factor's symbolic analysis waits for the first factorization (rows with contacts
   // appended, which a pass may solve locally only): the ordering it will take.
@@ -418,12 +452,17 @@ struct ImpulseSolver::Impl : RowStructure {
     diagonalValue.resize(rowCount());
     for (int r = 0; r < rowCount(); ++r) diagonalValue[r] = valueIndex(r, r);
 
-    factor = makeSpdSolver(backend);
+    const std::string id = spdSolverId(backend, rowCount());
+    backendId = id;
+    factor = makeSpdSolver(id);
     if (!factor) return "unknown linear solver '" + backend + "'";
     pendingOrdering.reset();
     // The distance rows are ordered once (the search takes 230 ms on sphere-drop's 59 398 rows);
     // pin and grab rows, which change as the user pins and drags, follow their neighbours.
-    if (structureDirty || distanceOrdering.size() != static_cast<size_t>(distanceRows)) {
+    // Eigen's back end orders the whole matrix by itself.
+    if (id == "eigen-ldlt") {
+      distanceOrdering.clear();
+    } else if (structureDirty || distanceOrdering.size() != static_cast<size_t>(distanceRows)) {
       distanceOrdering.clear();
       if (auto e = factor->analyze(SparseMatrix(matrix.topLeftCorner(distanceRows, distanceRows)))) return e;
       distanceOrdering = factor->ordering();
@@ -443,8 +482,8 @@ struct ImpulseSolver::Impl : RowStructure {
   // contact row right after its last neighbour there (no new search). Every value sums its
   // contributions in the order a full rebuild would (by particle), so the factor is the same
   // bit for bit.
-  std::optional<std::string> appendContactRows(const RowStructure& base, const std::vector<ContactRow>& contacts,
-                                               const std::string& backend) {
+  std::optional<std::string> appendContactRows(const RowStructure& base,
+                                               const std::vector<ContactRow>& contacts) {
     rowStart = base.rowStart;
     slotParticle = base.slotParticle;
     slotGradient = base.slotGradient;
@@ -514,8 +553,9 @@ struct ImpulseSolver::Impl : RowStructure {
     std::fill(matrix.valuePtr(), matrix.valuePtr() + inner.size(), 0.0);
     groupSlotsByParticle(static_cast<int>(base.particleSlotStart.size()) - 1);  // for local re-linearizations
 
-    factor = makeSpdSolver(backend);
-    if (!factor) return "unknown linear solver '" + backend + "'";
+    backendId = base.backendId;
+    factor = makeSpdSolver(backendId);
+    if (!factor) return "unknown linear solver '" + backendId + "'";
     // Analysed when first factorized (a pass that holds contacts may solve locally only).
     pendingOrdering.emplace();
     if (base.factor && baseOrdering.size() == static_cast<size_t>(baseRows))
@@ -887,9 +927,10 @@ struct ImpulseSolver::Impl : RowStructure {
 
   // False, with the current linearization kept, when the system would have more than maxShare of
   // all rows or cannot be factorized.
-  bool linearizeLocally(const ImpulseModel& model, const Positions& x, const Eigen::VectorXd& c, double threshold,
-                        int rings, double maxShare, const Eigen::VectorXd& inverseMass, const std::string& backend,
-                        double baseShift, double& usedShift, Eigen::VectorXd& movingInverseMass) {
+  bool linearizeLocally(const ImpulseModel& model, const Positions& x, const Eigen::VectorXd& c,
+                        double threshold, int rings, double maxShare,
+                        const Eigen::VectorXd& inverseMass, double baseShift, double& usedShift,
+                        Eigen::VectorXd& movingInverseMass) {
     const int particles = static_cast<int>(inverseMass.size());
     const std::vector<int>& start = particleSlotStart;
     const std::vector<int>& bySlot = particleSlots;
@@ -951,6 +992,7 @@ struct ImpulseSolver::Impl : RowStructure {
     // re-linearization. Smaller systems take AMD's ordering without a search's symbolic analysis,
     // which they are factorized once after (sphere-drop's systems above 10 000 rows: analysis 5.7
     // → 2.1 ms, factorization 2.1 → 2.4 ms; restricted orderings there took as long as a search).
+    // Eigen's back end orders by itself.
     std::vector<int> ordering;
     std::string method = "AMD";
     if (factor && n >= kNestedDissectionRows) {
@@ -961,10 +1003,10 @@ struct ImpulseSolver::Impl : RowStructure {
           if (localRow[r] >= 0) ordering.push_back(localRow[r]);
       }
       method = fullOrderingMethod();
-    } else if (n < kNestedDissectionRows) {
+    } else if (n < kNestedDissectionRows && backendId != "eigen-ldlt") {
       ordering = amdOrdering(system.matrix);  // empty if AMD failed: analyze searches then
     }
-    system.factor = makeSpdSolver(backend);
+    system.factor = makeSpdSolver(backendId);
     if (!system.factor || system.factor->analyze(system.matrix, ordering, method) ||
         factorizeShifted(system.matrix, system.diagonalValue, *system.factor, baseShift, usedShift))
       return false;
@@ -1525,9 +1567,9 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
           const Eigen::VectorXd linearizationInverseMass =
               stiffen ? s.stiffenedInverseMass(model_, inverseMass_, rowImpulse, params_.geometricStiffness, h)
                       : inverseMass_;
-          if (tryLocal && s.linearizeLocally(model_, preview, c, params_.tolerance, localRings, kLocalMaxShare,
-                                             linearizationInverseMass, params_.linearSolver, std::min(damped, 1.0),
-                                             shift, passInverseMass)) {
+          if (tryLocal && s.linearizeLocally(model_, preview, c, params_.tolerance, localRings,
+                                             kLocalMaxShare, linearizationInverseMass,
+                                             std::min(damped, 1.0), shift, passInverseMass)) {
             ++localFactorizations;
             linearized = true;
           } else if (globalLeft) {
@@ -1734,7 +1776,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     const auto passStart = Clock::now();
     if (held.size() != heldRows) {  // else the last pass's rows, pattern and analysis serve again
       s.keepStructure();
-      if (auto e = s.appendContactRows(*s.withoutContacts, held, params_.linearSolver)) {
+      if (auto e = s.appendContactRows(*s.withoutContacts, held)) {
         s.restoreStructure();
         return restore(*e);
       }
@@ -1828,7 +1870,7 @@ auto ImpulseSolver::inspectRows(const std::vector<std::pair<int, Vec3>>& held, I
   for (const auto& [vertex, direction] : held)
     rows.push_back(Impl::heldRow(model_, *cloth_, vertex, surface_.row(vertex).transpose(), direction));
   s.keepStructure();
-  s.appendContactRows(*s.withoutContacts, rows, params_.linearSolver);
+  s.appendContactRows(*s.withoutContacts, rows);
   auto result = inspect();
   s.restoreStructure();
   return result;
