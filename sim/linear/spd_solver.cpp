@@ -2,10 +2,11 @@
 
 #include <cholmod.h>
 
-#include <Eigen/SparseCholesky>
 #include <algorithm>
 #include <utility>
 #include <vector>
+
+#include <Eigen/SparseCholesky>
 
 #include "sim/linear/runtime.h"
 #include "sim/linear/supernodal_solve.h"
