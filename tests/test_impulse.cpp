@@ -1250,7 +1250,7 @@ TEST(ImpulseSolver, AYankedGrabBacksOffInsteadOfTearingTheCloth) {
   EXPECT_LE(lowestGain, 0.25);
 }
 
-// The default back end ("auto") follows the cloth's constraint rows without contacts: Eigen's
+// The default back end ("auto") follows the cloth's distance constraint rows: Eigen's
 // SimplicialLDLT below kEigenLdltRows, CHOLMOD from there on, on the table as in the air. (The
 // systems with contact rows appended and the local ones take the same back end; the stats name
 // the step's first factor only. Mixing them changed a yanked grab's outcome: the test above.)

@@ -260,7 +260,7 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
 
   nlohmann::json json{{"config", config}, {"steps", steps}, {"results", nlohmann::json::array()}};
   for (const Scene& scene : scenes) {
-    // The default ("auto", each system's back end by its size) first, then each back end alone.
+    // The default ("auto": the back end by the cloth's size) first, then each back end alone.
     BenchRow chosen = benchScene(scene, "auto", steps);
     const bool compare = hasLinearSolverChoice(scene.solverId);
     BenchRow fast = compare ? benchScene(scene, "cholmod", steps) : BenchRow{};

@@ -213,7 +213,7 @@ struct RowStructure : SlotRows {
   SparseMatrix matrix;  // upper triangle of A, fixed pattern
   std::unique_ptr<SpdSolver> factor;
   // The back end of `factor` and of every system built from these rows (with contacts appended,
-  // local): "auto" resolved once, by the rows without contacts, so that one cloth's solves do not
+  // local): "auto" resolved once, by the distance rows, so that one cloth's solves do not
   // mix back ends (mixed, a yanked grab's outcome moved with the rounding: edges 2.4 times their
   // length against 1.4 with CHOLMOD alone and 1.2 with Eigen alone).
   std::string backendId;
@@ -423,15 +423,15 @@ struct ImpulseSolver::Impl : RowStructure {
     diagonalValue.resize(rowCount());
     for (int r = 0; r < rowCount(); ++r) diagonalValue[r] = valueIndex(r, r);
 
-    const std::string id = spdSolverId(backend, rowCount());
-    backendId = id;
-    factor = makeSpdSolver(id);
+    // By the distance rows alone, so that pinning or grabbing never switches a cloth's back end.
+    backendId = spdSolverId(backend, distanceRows);
+    factor = makeSpdSolver(backendId);
     if (!factor) return "unknown linear solver '" + backend + "'";
     pendingOrdering.reset();
     // The distance rows are ordered once (the search takes 230 ms on sphere-drop's 59 398 rows);
     // pin and grab rows, which change as the user pins and drags, follow their neighbours.
     // Eigen's back end orders the whole matrix by itself.
-    if (id == "eigen-ldlt") {
+    if (backendId == "eigen-ldlt") {
       distanceOrdering.clear();
     } else if (structureDirty || distanceOrdering.size() != static_cast<size_t>(distanceRows)) {
       distanceOrdering.clear();

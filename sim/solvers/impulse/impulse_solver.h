@@ -61,8 +61,7 @@ struct ImpulseParams {
   int maxIterations = 50;        // cap on position solves per step, [1, 1000]
   double regularization = 1e-6;  // diagonal shift relative to max diag(A), [0, 0.01]
   int backtrackHalvings = 4;     // halvings of a correction that increased the error, [0, 30]
-  std::string linearSolver =
-      "auto";  // auto (by the system's size: makeSpdSolver) | cholmod | eigen-ldlt
+  std::string linearSolver = "auto";  // auto (by size: spdSolverId) | cholmod | eigen-ldlt
   bool boundaryConstraints = true;  // nonconforming boundary constraints (methods 1.3)
   double maxSpeed = 1000;        // speed treated as divergence [m/s], [1, 1e6]
   // How the obstacles' contact corrections on the surface reach the NC particles: "midpoint" moves
