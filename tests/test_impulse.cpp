@@ -253,14 +253,15 @@ TEST(ImpulseSolver, VelocityPassSatisfiesVelocityConstraints) {
   const StepContext ctx{simulation->sim(), simulation->obstacles(), simulation->pins(), noGrab};
   ASSERT_FALSE(solver.projectVelocities(ctx).has_value());
   const SparseMatrix j = solver.jacobian();
-  Eigen::VectorXd flat(3 * v.rows());
-  for (Eigen::Index p = 0; p < v.rows(); ++p) flat.segment<3>(3 * p) = solver.particleVelocities().row(p).transpose();
-  // v's rows one after the other, as J's columns take them (a 3 x n copy: a Positions cannot hold
-  // v's transpose).
-  const Eigen::Matrix3Xd columns = v.transpose();
-  const double before =
-      (j * Eigen::Map<const Eigen::VectorXd>(columns.data(), v.size())).cwiseAbs().maxCoeff();
-  const double after = (j * flat).cwiseAbs().maxCoeff();
+  // max |J v| with v's rows one after the other, as J's columns take them (a 3 x n copy: a
+  // Positions cannot hold v's transpose).
+  auto largestRate = [&](const Positions& velocities) {
+    const Eigen::Matrix3Xd columns = velocities.transpose();
+    return (j * Eigen::Map<const Eigen::VectorXd>(columns.data(), columns.size()))
+        .cwiseAbs()
+        .maxCoeff();
+  };
+  const double before = largestRate(v), after = largestRate(solver.particleVelocities());
   EXPECT_GT(before, 0.1);
   EXPECT_LT(after, 1e-3 * before);  // regularization-limited (methods 5.1 #8)
 }

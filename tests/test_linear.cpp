@@ -473,9 +473,9 @@ TEST(SpdSolver, AutoTakesEigensLdltForSmallSystemsAndCholmodForLarge) {
   EXPECT_EQ(spdSolverId("auto", kEigenLdltRows), "cholmod");
   EXPECT_EQ(spdSolverId("cholmod", 10), "cholmod");
   EXPECT_EQ(spdSolverId("eigen-ldlt", 1000000), "eigen-ldlt");
-  EXPECT_EQ(makeSpdSolver("auto", 100)->name(), "eigen-simplicial-ldlt");
-  EXPECT_EQ(makeSpdSolver("auto", kEigenLdltRows)->name().rfind("cholmod", 0), 0u);
-  EXPECT_EQ(makeSpdSolver("pardiso", 100), nullptr);
+  EXPECT_EQ(makeSpdSolver(spdSolverId("auto", 100))->name(), "eigen-simplicial-ldlt");
+  EXPECT_EQ(makeSpdSolver(spdSolverId("auto", kEigenLdltRows))->name().rfind("cholmod", 0), 0u);
+  EXPECT_EQ(makeSpdSolver(spdSolverId("pardiso", 100)), nullptr);
 }
 
 TEST(Runtime, OpenMpRegionsRunInlineAndConfigurationIsDescribed) {

@@ -427,10 +427,6 @@ std::string spdSolverId(const std::string& id, int rows) {
   return rows < kEigenLdltRows ? "eigen-ldlt" : "cholmod";
 }
 
-std::unique_ptr<SpdSolver> makeSpdSolver(const std::string& id, int rows) {
-  return makeSpdSolver(spdSolverId(id, rows));
-}
-
 std::unique_ptr<SpdSolver> makeSolveOftenSpdSolver(int rows, bool blasFreeSolves) {
   if (rows < 15000) return makeSpdSolver("cholmod-simplicial");
   return makeSpdSolver(blasFreeSolves ? "cholmod-blas-free-solves" : "cholmod");

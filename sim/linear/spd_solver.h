@@ -105,15 +105,14 @@ Result<size_t> analyzeFewestFlops(SpdSolver& solver, const SparseMatrix& upper,
 // Returns nullptr for an unknown id.
 std::unique_ptr<SpdSolver> makeSpdSolver(const std::string& id);
 
-// The same, where `id` may also be "auto": the back end for a matrix of `rows` rows factorized
-// every step, "eigen-ldlt" below kEigenLdltRows rows and "cholmod" from there on. On small
-// systems the supernodal factorization's many small BLAS calls cost more than they save:
+// The id to give makeSpdSolver for `id`, which may also be "auto": for a system of `rows` rows
+// factorized every step, "eigen-ldlt" below kEigenLdltRows rows and "cholmod" from there on
+// (any other id as it is). On small systems the supernodal factorization's many small BLAS
+// calls cost more than they save:
 // impulse-nc's step took 0.61 to 0.66 of CHOLMOD's time with Eigen's on `hanging` (3198 rows),
 // 0.75 to 0.86 on a 1600-triangle tablecloth (5065 rows), 0.75 to 1.16 at 7518 rows and 1.14 on
 // `tablecloth` (14 604 rows) (`clothlab-cli bench`; docs/measurements.md, stop 120).
 constexpr int kEigenLdltRows = 6000;
-std::unique_ptr<SpdSolver> makeSpdSolver(const std::string& id, int rows);
-// The id that makeSpdSolver(id, rows) makes ("auto" resolved; any other id as it is).
 std::string spdSolverId(const std::string& id, int rows);
 
 // The back end for a matrix of `rows` rows that is factorized rarely and solved often (the
