@@ -49,6 +49,8 @@ const ParamTable<ImpulseParams>& ImpulseParams::table() {
        &ImpulseParams::holdFeatureCorrections},
       {"parallel_forces", "", "forces and contact prediction on a second thread while A is factorized",
        &ImpulseParams::parallelForces},
+      {"skip_idle_factorization", "", "after a step that needed no impulse, factorize A only if one is needed",
+       &ImpulseParams::skipIdleFactorization},
       {"geometric_stiffness", "", "re-linearizations make particles heavier by their rows' impulses (lumped geometric stiffness)",
        &ImpulseParams::geometricStiffness, 0, 10, false},
       {"local_relinearization", "", "re-linearize only around the rows above the tolerance while that pays",
@@ -72,6 +74,11 @@ namespace {
 // Gauss-Seidel passes of the stitches over the surface's preview (stitches meeting at a corner of
 // a garment pull on the same vertices).
 constexpr int kStitchPasses = 4;
+
+// The velocity pass is skipped where no row's rate of change, over a step, exceeds this fraction
+// of the position tolerance (|J v| h): the impulses would be zero within rounding. Positions
+// drift by no more than that per step, and a position pass puts them back past the tolerance.
+constexpr double kIdleVelocityError = 1e-3;
 
 // Local re-linearizations (ImpulseParams::localRelinearization): the rows above the tolerance
 // and kLocalRings rings of particles around them move; not when that is more than kLocalMaxShare
@@ -254,6 +261,8 @@ struct ImpulseSolver::Impl : RowStructure {
   // The step's factor as a pass's first correction (kMaxStartSkips): rejected that many times in a
   // row, steps left whose pass skips it, and the next run's length.
   int startRejections = 0, startSkipsLeft = 0, startSkipRun = 1;
+  // The last step needed no factorization of A (ImpulseParams::skipIdleFactorization).
+  bool idle = false;
   // The self-collision pairs held from step to step, on the surface mesh.
   SelfPairCache selfPairs;
 
@@ -1042,13 +1051,15 @@ namespace {
 struct ImpulseMemory {
   int startRejections, startSkipsLeft, startSkipRun;
   double grabGain;
+  bool idle;
 };
 }  // namespace
 
 SolverState ImpulseSolver::state() const {
   return {x_, v_,
-          std::make_shared<const ImpulseMemory>(ImpulseMemory{
-              impl_->startRejections, impl_->startSkipsLeft, impl_->startSkipRun, grabGain_})};
+          std::make_shared<const ImpulseMemory>(
+              ImpulseMemory{impl_->startRejections, impl_->startSkipsLeft, impl_->startSkipRun,
+                            grabGain_, impl_->idle})};
 }
 
 void ImpulseSolver::setState(const SolverState& state) {
@@ -1059,6 +1070,7 @@ void ImpulseSolver::setState(const SolverState& state) {
   impl_->startSkipsLeft = memory.startSkipsLeft;
   impl_->startSkipRun = memory.startSkipRun;
   grabGain_ = memory.grabGain;
+  impl_->idle = memory.idle;
 }
 
 std::string ImpulseSolver::id() const {
@@ -1244,14 +1256,36 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     return w;
   }();
 
-  // 1. A at x(t), one factorization.
+  // 1. A at x(t), one factorization. After a step that needed none (ImpulseParams::
+  // skipIdleFactorization) only the impulse directions: A is assembled and factorized when a pass
+  // first has something to solve (factorNow).
   double shift = 0;
+  const bool deferFactor = params_.skipIdleFactorization && s.idle;
+  bool factorPending = false;
   auto linearizeAtStart = [&]() -> std::optional<std::string> {
     const auto t0 = Clock::now();
-    if (auto e = s.linearize(model_, x_, inverseMass_, params_.regularization, shift)) return e;
+    if (deferFactor) {
+      s.updateDistanceGradients(model_, x_);
+      factorPending = true;
+    } else if (auto e = s.linearize(model_, x_, inverseMass_, params_.regularization, shift)) {
+      return e;
+    }
     stats.msFactor = msSince(t0);
     return std::nullopt;
   };
+  auto factorNow = [&]() -> std::optional<std::string> {
+    if (!factorPending) return std::nullopt;
+    factorPending = false;
+    const auto t0 = Clock::now();
+    s.assemble(inverseMass_);
+    const std::optional<std::string> e = s.factorize(params_.regularization, shift);
+    stats.msFactor += msSince(t0);
+    stats.regularization = shift;
+    return e;
+  };
+  // Whether the step needed A at x(t): its velocity pass or its first position pass had something
+  // to solve. After a step that did not, the next one puts the factorization off.
+  bool neededFactor = false;
 
   // 2. Forces: gravity, implicit quadratic bending, damping. 3. Contacts predicted on the
   // preview: velocities of surface points that would end up inside an obstacle are changed so
@@ -1360,8 +1394,23 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // 4. Velocity pass, after the contact filter so that its velocity jumps are made
   // consistent with the constraints: J v = 0 after one solve.
   auto t0 = Clock::now();
-  // Impulses along the distance rows in this step so far, for the geometric stiffness.
-  Eigen::VectorXd rowImpulse = s.velocityPass(inverseMass_, v_).head(s.distanceRows);
+  // Impulses along the distance rows in this step so far, for the geometric stiffness. With the
+  // factorization put off, none where J v is zero within rounding (kIdleVelocityError).
+  Eigen::VectorXd rowImpulse;
+  {
+    Eigen::VectorXd velocityError;
+    s.velocityErrors(v_, velocityError);
+    const bool velocityIdle =
+        velocityError.size() == 0 ||
+        velocityError.lpNorm<Eigen::Infinity>() * h <= kIdleVelocityError * params_.tolerance;
+    neededFactor = !velocityIdle;
+    if (factorPending && velocityIdle) {
+      rowImpulse = Eigen::VectorXd::Zero(s.distanceRows);
+    } else {
+      if (auto e = factorNow()) return restore(*e);
+      rowImpulse = s.velocityPass(inverseMass_, v_).head(s.distanceRows);
+    }
+  }
   // The friction the contacts' prediction left (resolveContacts' FrictionLeft). The velocity pass
   // pulls the points resting on an obstacle along it (the cloth beyond them hangs on them) after
   // the prediction's friction has acted, so each step slid them by what it added: a cloth lying
@@ -1419,6 +1468,10 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     }
   }
   const bool slipCancelled = stats.contacts > 0 && frictionAgainstSlip();
+  if (slipCancelled || !contactPoints.empty()) {
+    neededFactor = true;
+    if (auto e = factorNow()) return restore(*e);
+  }
   if (!contactPoints.empty()) {
     Eigen::VectorXd impulse;
     int released = 0, sliding = 0, factorizations = 0;
@@ -1478,6 +1531,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // so, and re-linearizes before its first correction (locally where it can).
   bool globalStale = false;
   bool stopped = false;  // the pass saw a stop request (StepContext::stop)
+  std::optional<std::string> factorError;  // of a factorization put off to the first pass
   auto positionPass = [&] {
     passInverseMass = inverseMass_;
     stiffened = shiftMomentum = false;
@@ -1486,6 +1540,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     error = s.maxError(c);
     stalled = maskNext = false;
     if (firstPass && error > params_.tolerance) {
+      neededFactor = true;
+      if ((factorError = factorNow())) return;
       if (s.startSkipsLeft > 0 && (params_.maxRefactorizations > 0 || params_.localRelinearization)) {
         --s.startSkipsLeft;
         startCorrection = "skipped";
@@ -1659,6 +1715,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     }
   };
   positionPass();
+  if (factorError) return restore(*factorError);
   if (stopped) return restore(kStepStopped);
   stats.msPosition = msSince(t0);
 
@@ -1812,7 +1869,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   if (maskedCorrection) stats.extra["masked_correction"] = maskedCorrection;
   stats.extra["forces_alongside"] = forcesAlongside;
   stats.extra["forces_taken_back"] = forcesTakenBack;
-  stats.extra["factorizations"] = 1 + refactorizations;
+  stats.extra["factorizations"] = (factorPending ? 0 : 1) + refactorizations;
+  s.idle = !neededFactor;
   stats.extra["stiffened_factorizations"] = stiffenedFactorizations;
   stats.extra["local_factorizations"] = localFactorizations;
   stats.maxEdgeStrain = maxEdgeStrain(cloth_->mesh, cloth_->topology, surface_);

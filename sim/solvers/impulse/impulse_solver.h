@@ -129,6 +129,13 @@ struct ImpulseParams {
   // use A: they run on a second thread while A is assembled and factorized, whenever the
   // simulation steps in progress leave a hardware thread free. Same results either way.
   bool parallelForces = true;
+  // A cloth that needs no impulse, such as one falling freely (J v = 0 within rounding, every row
+  // within the tolerance at the preview), needs no factorization of A. After such a step the next
+  // one assembles and factorizes A only once its velocity pass or its first position pass has
+  // something to solve (then after the forces, not beside them). A cloth lying on an obstacle is
+  // not idle: the contacts and friction move its points apart by about the tolerance each step.
+  // false: A is factorized every step, as BDB11 do.
+  bool skipIdleFactorization = true;
   // Damping of nonconforming motion (impulse-nc): force -rate * mean particle mass * R v, with R
   // zero on conforming motion, so smooth motion and equilibria are unchanged while the spurious
   // zig-zag modes of the edge-midpoint mesh die out. [1/s], [0, 1e4]
