@@ -71,8 +71,8 @@ bool hasParameter(const std::string& solverId, const std::string& key) {
 bool hasLinearSolverChoice(const std::string& solverId) { return hasParameter(solverId, "linear_solver"); }
 
 // The scene as BDB11 step it: one factorization per step, on which the position pass iterates up
-// to its cap (no re-linearization, global or local, no later pass holding contacts). Nothing for
-// a solver without those parameters.
+// to its cap (no re-linearization, global or local, no later pass holding contacts), in free fall
+// too. Nothing for a solver without those parameters.
 std::optional<Scene> oneFactorizationPerStep(const Scene& base) {
   if (!hasParameter(base.solverId, "max_refactorizations") || !hasParameter(base.solverId, "contact_rounds"))
     return std::nullopt;
@@ -80,6 +80,7 @@ std::optional<Scene> oneFactorizationPerStep(const Scene& base) {
   scene.solverParams["max_refactorizations"] = 0;
   scene.solverParams["contact_rounds"] = 1;
   if (hasParameter(base.solverId, "local_relinearization")) scene.solverParams["local_relinearization"] = false;
+  if (hasParameter(base.solverId, "skip_idle_factorization")) scene.solverParams["skip_idle_factorization"] = false;
   return scene;
 }
 
@@ -286,7 +287,8 @@ int runBench(const std::vector<std::string>& sceneNames, int steps, const std::s
           std::printf(
               "%-*s   as BDB11 step it: one factorization per step, the position pass iterating on "
               "it "
-              "(max_refactorizations 0, contact_rounds 1, local_relinearization false):\n",
+              "(max_refactorizations 0, contact_rounds 1, local_relinearization false, "
+              "skip_idle_factorization false):\n",
               kSceneColumn, row->scene.c_str());
         std::printf("%-*s %-*s %-28s %9d %8d %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %6.2f %8.2g\n",
                     kSceneColumn, row->scene.c_str(), kSolverColumn, row->solver.c_str(),
