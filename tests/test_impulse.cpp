@@ -605,10 +605,13 @@ TEST(ImpulseSolver, ForcesNoHelperHasBegunAreTakenBackWithTheSameBits) {
 // A cloth falling freely needs no impulse (J v = 0 within rounding, every row within the
 // tolerance): after its first step, A is not factorized until the cloth lands; the landing step
 // factorizes it when its passes need it. The cloth ends where it ends when A is factorized every
-// step (skip_idle_factorization false), but for rounding.
+// step (skip_idle_factorization false), but for rounding. Both impulse solvers.
 TEST(ImpulseSolver, AFreelyFallingClothIsNotFactorizedUntilItLands) {
-  auto run = [](bool skip, int& unfactorized, int& firstContact) {
-    auto simulation = makeWithTriangles("tablecloth", 1200, {{"skip_idle_factorization", skip}});
+  auto run = [](const std::string& solver, bool skip, int& unfactorized, int& firstContact) {
+    Scene scene = test::builtinScene("tablecloth", solver);
+    scene.cloth.json["generator"]["triangles"] = 1200;
+    scene.solverParams = {{"skip_idle_factorization", skip}};
+    auto simulation = makeEdited(scene, "tablecloth-1200");
     unfactorized = 0;
     firstContact = -1;
     for (int i = 0; simulation && i < 150; ++i) {
@@ -618,27 +621,29 @@ TEST(ImpulseSolver, AFreelyFallingClothIsNotFactorizedUntilItLands) {
       if (stats.contacts > 0 && firstContact < 0) firstContact = i;
       if (factorizations == 0) {
         ++unfactorized;
-        EXPECT_EQ(stats.contacts, 0) << "step " << i;  // on the table the passes need A
-        EXPECT_EQ(stats.positionIterations, 0) << "step " << i;
+        EXPECT_EQ(stats.contacts, 0) << solver << ", step " << i;  // on the table the passes need A
+        EXPECT_EQ(stats.positionIterations, 0) << solver << ", step " << i;
       }
       if (firstContact < 0 && i > 0 && skip) {
-        EXPECT_EQ(factorizations, 0) << "step " << i;
+        EXPECT_EQ(factorizations, 0) << solver << ", step " << i;
       }
-      EXPECT_TRUE(stats.converged) << "step " << i;
+      EXPECT_TRUE(stats.converged) << solver << ", step " << i;
     }
     return simulation ? Positions(simulation->surface()) : Positions();
   };
-  int skippedSteps = 0, everyStep = 0, landing = 0, landingEveryStep = 0;
-  const Positions skipped = run(true, skippedSteps, landing),
-                  factorized = run(false, everyStep, landingEveryStep);
-  EXPECT_EQ(everyStep, 0);
-  EXPECT_GT(landing, 20);
-  EXPECT_EQ(landing, landingEveryStep);
-  EXPECT_EQ(skippedSteps, landing - 1);
-  ASSERT_EQ(skipped.size(), factorized.size());
-  ASSERT_GT(skipped.size(), 0);
-  // Factorized every step, the velocity passes in free fall solve for J v's rounding: 3e-12 m.
-  EXPECT_LT((skipped - factorized).cwiseAbs().maxCoeff(), 1e-9);
+  for (const std::string solver : {"impulse-nc", "conforming"}) {
+    int skippedSteps = 0, everyStep = 0, landing = 0, landingEveryStep = 0;
+    const Positions skipped = run(solver, true, skippedSteps, landing),
+                    factorized = run(solver, false, everyStep, landingEveryStep);
+    EXPECT_EQ(everyStep, 0) << solver;
+    EXPECT_GT(landing, 20) << solver;
+    EXPECT_EQ(landing, landingEveryStep) << solver;
+    EXPECT_EQ(skippedSteps, landing - 1) << solver;
+    ASSERT_EQ(skipped.size(), factorized.size()) << solver;
+    ASSERT_GT(skipped.size(), 0) << solver;
+    // Factorized every step, the velocity passes in free fall solve for J v's rounding: 3e-12 m.
+    EXPECT_LT((skipped - factorized).cwiseAbs().maxCoeff(), 1e-9) << solver;
+  }
 }
 
 TEST(ImpulseSolver, DivergenceIsCaughtAtTheStepAndNothingNonFiniteEscapes) {
