@@ -117,6 +117,7 @@ class CholmodSolver final : public SpdSolver {
     return analyzePermuted();
   }
 
+  bool takesOrdering() const override { return true; }
   std::vector<int> ordering() const override { return perm_; }
   std::string orderingMethod() const override { return method_; }
   double factorFlops() const override { return flops_; }

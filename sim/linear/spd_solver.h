@@ -33,6 +33,9 @@ class SpdSolver {
   std::optional<std::string> analyze(const SparseMatrix& upper, const std::vector<int>& ordering) {
     return analyze(upper, ordering, "");
   }
+  // Whether analyze takes a given ordering (false: the back end orders by itself, so callers
+  // need not search for one).
+  virtual bool takesOrdering() const { return false; }
   // The ordering of the last analysis, in analyze's convention (empty where not known), and the
   // search that found it ("AMD", "METIS", "NESDIS"; for a given one, the name it came with).
   virtual std::vector<int> ordering() const { return {}; }

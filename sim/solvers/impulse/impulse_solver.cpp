@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include "sim/air.h"
 #include "sim/alongside.h"
@@ -439,8 +440,8 @@ struct ImpulseSolver::Impl : RowStructure {
     pendingOrdering.reset();
     // The distance rows are ordered once (the search takes 230 ms on sphere-drop's 59 398 rows);
     // pin and grab rows, which change as the user pins and drags, follow their neighbours.
-    // Eigen's back end orders the whole matrix by itself.
-    if (backendId == "eigen-ldlt") {
+    // A back end that orders by itself (Eigen's) orders the whole matrix.
+    if (!factor->takesOrdering()) {
       distanceOrdering.clear();
     } else if (structureDirty || distanceOrdering.size() != static_cast<size_t>(distanceRows)) {
       distanceOrdering.clear();
@@ -589,15 +590,25 @@ struct ImpulseSolver::Impl : RowStructure {
                                        const Eigen::VectorXd& inverseMass, double baseShift,
                                        double& usedShift) {
     updateDistanceGradients(model, x);
+    return assembleAndFactorize(inverseMass, baseShift, usedShift);
+  }
+  // A = J K J^T at the impulse directions last updated, and its factorization.
+  std::optional<std::string> assembleAndFactorize(const Eigen::VectorXd& inverseMass,
+                                                  double baseShift, double& usedShift) {
     assemble(inverseMass);
     return factorize(baseShift, usedShift);
   }
 
   // The velocity pass: solve A p = -J v, v += K J^T p. Returns the impulses p.
   Eigen::VectorXd velocityPass(const Eigen::VectorXd& inverseMass, Positions& v) {
-    Eigen::VectorXd rhs;
-    velocityErrors(v, rhs);
-    rhs = -rhs;
+    Eigen::VectorXd errors;
+    velocityErrors(v, errors);
+    return velocityPass(inverseMass, v, std::move(errors));
+  }
+  // The same with J v given (`errors`).
+  Eigen::VectorXd velocityPass(const Eigen::VectorXd& inverseMass, Positions& v,
+                               Eigen::VectorXd errors) {
+    Eigen::VectorXd rhs = -errors;
     solve(rhs);
     applyImpulses(rhs, 1.0, inverseMass, v);
     return rhs;
@@ -983,7 +994,7 @@ struct ImpulseSolver::Impl : RowStructure {
           if (localRow[r] >= 0) ordering.push_back(localRow[r]);
       }
       method = fullOrderingMethod();
-    } else if (n < kNestedDissectionRows && backendId != "eigen-ldlt") {
+    } else if (n < kNestedDissectionRows && factor && factor->takesOrdering()) {
       ordering = amdOrdering(system.matrix);  // empty if AMD failed: analyze searches then
     }
     system.factor = makeSpdSolver(backendId);
@@ -1260,13 +1271,11 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
   // skipIdleFactorization) only the impulse directions: A is assembled and factorized when a pass
   // first has something to solve (factorNow).
   double shift = 0;
-  const bool deferFactor = params_.skipIdleFactorization && s.idle;
-  bool factorPending = false;
+  bool factorPending = params_.skipIdleFactorization && s.idle;
   auto linearizeAtStart = [&]() -> std::optional<std::string> {
     const auto t0 = Clock::now();
-    if (deferFactor) {
+    if (factorPending) {
       s.updateDistanceGradients(model_, x_);
-      factorPending = true;
     } else if (auto e = s.linearize(model_, x_, inverseMass_, params_.regularization, shift)) {
       return e;
     }
@@ -1277,8 +1286,8 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
     if (!factorPending) return std::nullopt;
     factorPending = false;
     const auto t0 = Clock::now();
-    s.assemble(inverseMass_);
-    const std::optional<std::string> e = s.factorize(params_.regularization, shift);
+    const std::optional<std::string> e =
+        s.assembleAndFactorize(inverseMass_, params_.regularization, shift);
     stats.msFactor += msSince(t0);
     stats.regularization = shift;
     return e;
@@ -1408,7 +1417,7 @@ std::optional<std::string> ImpulseSolver::step(const StepContext& ctx, StepStats
       rowImpulse = Eigen::VectorXd::Zero(s.distanceRows);
     } else {
       if (auto e = factorNow()) return restore(*e);
-      rowImpulse = s.velocityPass(inverseMass_, v_).head(s.distanceRows);
+      rowImpulse = s.velocityPass(inverseMass_, v_, std::move(velocityError)).head(s.distanceRows);
     }
   }
   // The friction the contacts' prediction left (resolveContacts' FrictionLeft). The velocity pass
