@@ -866,8 +866,11 @@ void Viewer::drawStatsSection() {
     }
     char overlay[64];
     std::snprintf(overlay, sizeof overlay, fmt, values.back(), hi);
+    // The width given, not as -80 (to the region's right less 80): Dear ImGui 1.86 drew no plot,
+    // nor its label, for a negative width, leaving only the space (seen under Xvfb).
+    const float width = std::max(40.0f, ImGui::GetContentRegionAvail().x - 80);
     ImGui::PlotLines(label, values.data(), static_cast<int>(values.size()), 0, overlay, 0.0f,
-                     hi > 0 ? hi * 1.1f : 1.0f, ImVec2(-80, 40));
+                     hi > 0 ? hi * 1.1f : 1.0f, ImVec2(width, 40));
   };
   ImGui::TextDisabled("last %.0f s", history_.back().wall - history_.front().wall);
   plot("ms/step", &Sample::msTotal, "%.2f ms (max %.2f)");
