@@ -82,6 +82,12 @@ const ParamTable<SimParams>& SimParams::table() {
        "how fast a garment's stitches close the gaps between its panels (cloth OBJs with 'stitch' "
        "records)",
        &SimParams::sewingSpeed, 1e-3, 100, true},
+      {"sleep_speed", "m/s",
+       "the cloth falls asleep (is no longer stepped) once every vertex has moved slower than this "
+       "for sleep_time; an edit, a grab or a pin wakes it (0: never)",
+       &SimParams::sleepSpeed, 0, 0.1, true},
+      {"sleep_time", "s", "how long the cloth must move slower than sleep_speed to fall asleep",
+       &SimParams::sleepTime, 0.01, 10, true},
   };
   return table;
 }

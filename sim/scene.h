@@ -62,6 +62,13 @@ struct SimParams {
   Vec3 wind{0, 0, 0};
   // How fast a garment's stitches (sim/stitches.h) close their gaps [m/s], [0.001, 100].
   double sewingSpeed = 0.2;
+  // Sleep (sim/simulation.h): once every surface vertex has moved slower than sleepSpeed [m/s]
+  // for sleepTime [s] of simulated time, with nothing that moves or changes by itself (a grab, a
+  // travelling pin, a moving obstacle, a jelly, stitches still closing, contacts recovering), the
+  // cloth stops being stepped until an edit wakes it. sleepSpeed [0, 0.1] (0: never);
+  // sleepTime [0.01, 10].
+  double sleepSpeed = 1e-3;
+  double sleepTime = 0.5;
   static const ParamTable<SimParams>& table();
 };
 

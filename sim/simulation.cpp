@@ -115,7 +115,7 @@ std::shared_ptr<const Simulation::Moment> Simulation::moment() const {
   return std::make_shared<const Moment>(
       Moment{cloth_, solver_->id(), solver_->state(), pins_, pinTravels_, movedPin_, movedPinSlack_,
              jellies_, jellySpecs_, allowance_, allowanceSettings_, sewn_, stats_, stepCount_,
-             time_, adaptiveSubsteps_, easySteps_});
+             time_, adaptiveSubsteps_, easySteps_, stillFor_, asleep_});
 }
 
 std::optional<std::string> Simulation::goBack(const Moment& m) {
@@ -133,6 +133,8 @@ std::optional<std::string> Simulation::goBack(const Moment& m) {
   sewn_ = m.sewn;
   adaptiveSubsteps_ = m.adaptiveSubsteps;
   easySteps_ = m.easySteps;
+  stillFor_ = m.stillFor;
+  asleep_ = m.asleep;  // until the pins set again below differ from the moment's
   diverged_ = false;
   // The pins and jellies as they were, then as they are: what changed since is set anew from
   // there, what did not keeps its travel or motion.
@@ -182,6 +184,24 @@ void accumulateSubstep(StepStats& total, const StepStats& sub, bool first) {
 
 std::optional<std::string> Simulation::step() {
   if (diverged_) return "the simulation diverged earlier; reset it";
+  if (asleep_ && (!(sim_.sleepSpeed > 0) || restless())) wake();
+  if (asleep_) {
+    StepStats rest;
+    rest.step = ++stepCount_;
+    time_ += sim_.dt;
+    rest.t = time_;
+    rest.substeps = 0;
+    rest.maxPositionError = stats_.maxPositionError;
+    rest.maxEdgeStrain = stats_.maxEdgeStrain;
+    rest.converged = stats_.converged;
+    rest.contacts = stats_.contacts;
+    rest.linearSolver = stats_.linearSolver;
+    for (const auto& [key, value] : stats_.extra.items())
+      if (key.starts_with("max_")) rest.extra[key] = value;
+    rest.extra["asleep"] = true;
+    stats_ = std::move(rest);
+    return std::nullopt;
+  }
   const StepInProgress inProgress;
   const int base = std::max(1, sim_.substeps);
   const int most = std::max(base, sim_.maxSubsteps);
@@ -236,9 +256,33 @@ std::optional<std::string> Simulation::step() {
         easySteps_ = 0;
       }
     }
+    noteStillness(stats);
     stats_ = std::move(stats);
     return std::nullopt;
   }
+}
+
+bool Simulation::restless() const {
+  if (grab_ || !jellies_.empty() || allowance_.size() > 0) return true;
+  if (std::any_of(pinTravels_.begin(), pinTravels_.end(),
+                  [&](const PinTravel& p) { return time_ < p.start + p.duration; }))
+    return true;
+  if (cloth_->stitchRestGaps.size() > 0 && sewn_ < cloth_->stitchRestGaps.maxCoeff()) return true;
+  return std::any_of(obstacles_.begin(), obstacles_.end(), [&](const Obstacle& o) {
+    const Obstacle now = o.at(time_);
+    return now.velocity != Vec3::Zero() || now.angularVelocity != Vec3::Zero();
+  });
+}
+
+void Simulation::noteStillness(const StepStats& stats) {
+  const Positions v = solver_->surfaceVelocities();
+  const double fastest = v.rows() > 0 ? v.rowwise().norm().maxCoeff() : 0.0;
+  if (sim_.sleepSpeed > 0 && stats.converged && fastest < sim_.sleepSpeed && !restless())
+    stillFor_ += sim_.dt;
+  else
+    stillFor_ = 0;
+  // Half a step short of sleepTime: the sum of dt rounds.
+  if (stillFor_ > 0 && stillFor_ >= sim_.sleepTime - 0.5 * sim_.dt) asleep_ = true;
 }
 
 std::optional<std::string> Simulation::takeSubsteps(int substeps, StepStats& stats) {
@@ -371,6 +415,7 @@ std::optional<std::string> Simulation::setSimParams(const SimParams& params) {
   if (auto e = validateVectors(params, "simulation")) return e;
   const bool settle = params.thickness != sim_.thickness || (params.selfCollision && !sim_.selfCollision);
   sim_ = params;
+  wake();
   if (settle) allowWhereTheClothStands();
   return std::nullopt;
 }
@@ -379,12 +424,15 @@ std::optional<std::string> Simulation::setObstacles(std::vector<Obstacle> obstac
   for (size_t i = 0; i < obstacles.size(); ++i)
     if (auto e = validateObstacle(obstacles[i], "obstacles[" + std::to_string(i) + "]")) return e;
   obstacles_ = std::move(obstacles);
+  wake();
   allowWhereTheClothStands();
   return std::nullopt;
 }
 
 std::optional<std::string> Simulation::setSolverParams(const nlohmann::json& params) {
-  return solver_->setParams(params);
+  if (auto e = solver_->setParams(params)) return e;
+  wake();
+  return std::nullopt;
 }
 
 std::optional<std::string> Simulation::pinRefusal(int vertex, const Vec3& target) const {
@@ -407,6 +455,7 @@ std::optional<std::string> Simulation::setPin(int vertex, const Vec3& target) {
   if (distance > 0) pinTravels_.push_back({vertex, from, time_, distance / kPinHandSpeed, false});
   movedPin_ = vertex;
   movedPinSlack_ = reach_->pinExcess(vertex, surface().row(vertex).transpose(), pins_);
+  wake();
   return std::nullopt;
 }
 
@@ -420,6 +469,7 @@ std::optional<std::string> Simulation::setGrab(std::optional<Grab> grab) {
                          "(and the time constant positive)");
   }
   grab_ = std::move(grab);
+  wake();
   return std::nullopt;
 }
 
@@ -454,6 +504,7 @@ std::optional<std::string> Simulation::setPins(const std::vector<std::pair<int, 
     travel.duration = duration;
     if (duration > 0) pinTravels_.push_back(travel);
   }
+  if (pins != pins_) wake();
   pins_ = pins;
   if (moved >= 0) {
     movedPin_ = moved;
@@ -463,11 +514,12 @@ std::optional<std::string> Simulation::setPins(const std::vector<std::pair<int, 
 }
 
 void Simulation::removePin(int vertex) {
-  std::erase_if(pins_, [&](const auto& p) { return p.first == vertex; });
+  if (std::erase_if(pins_, [&](const auto& p) { return p.first == vertex; }) > 0) wake();
   std::erase_if(pinTravels_, [&](const PinTravel& p) { return p.vertex == vertex; });
 }
 
 void Simulation::clearPins() {
+  if (!pins_.empty()) wake();
   pins_.clear();
   pinTravels_.clear();
 }
@@ -477,6 +529,7 @@ std::optional<std::string> Simulation::setJellies(std::vector<JellySpec> jellies
   for (size_t i = 0; i < jellies.size(); ++i)
     if (auto e = validateJelly(jellies[i], "jellies[" + std::to_string(i) + "]")) return e;
   replaceJellies(std::move(jellies), earlier);
+  wake();
   if (cloth_ && solver_) allowWhereTheClothStands();
   return std::nullopt;
 }

@@ -48,8 +48,15 @@ class Simulation {
   // With a stop flag set (setStopFlag) the step is given up as soon as the solver or the
   // sub-step loop sees the flag: the state goes back to where the step began, the step and time
   // do not advance, diverged() stays false and the message is kStepStopped.
+  // Sleep: once every surface vertex has moved slower than sim().sleepSpeed over sim().sleepTime
+  // of steps that ended within the solver's tolerance, with nothing that moves or changes by
+  // itself (restless()), the cloth falls asleep: step() then takes no solver step but advances
+  // the time and step count, and lastStats() says "asleep" with the last step's figures of the
+  // state (its max_* extras, error, strain, contacts) and no work. Any edit below that changes
+  // what acts on the cloth, a grab, and a moving or travelling thing wake it.
   std::optional<std::string> step();
   bool diverged() const { return diverged_; }
+  bool asleep() const { return asleep_; }
   // The flag step() watches (owned by the caller, outliving its use; nullptr: none).
   void setStopFlag(const std::atomic<bool>* stop) { stop_ = stop; }
 
@@ -147,6 +154,20 @@ class Simulation {
   // no retry.
   int adaptiveSubsteps_ = 0;
   int easySteps_ = 0;
+  // Whether something moves or changes by itself, so that the cloth may not sleep: a grab, a pin
+  // still travelling, a moving or spinning obstacle, a jelly, stitches still closing, contacts
+  // still recovering their allowance.
+  bool restless() const;
+  void wake() {
+    asleep_ = false;
+    stillFor_ = 0;
+  }
+  // After a step taken: adds its time to stillFor_ where every surface vertex moved slower than
+  // sleepSpeed and the step ended within the tolerance (else starts again), and falls asleep once
+  // that lasted sleepTime.
+  void noteStillness(const StepStats& stats);
+  double stillFor_ = 0;  // simulated time the cloth has moved slower than sleepSpeed [s]
+  bool asleep_ = false;
   // One solver step of sim.dt from simulated time `start`.
   std::optional<std::string> substep(const SimParams& sim, double start, StepStats& stats);
   // Where the cloth can get to in a sub-step of sim.dt: its bounds grown by the thickness and
@@ -219,6 +240,8 @@ struct Simulation::Moment {
   long steps = 0;
   double time = 0;
   int adaptiveSubsteps = 0, easySteps = 0;
+  double stillFor = 0;
+  bool asleep = false;
 };
 
 }  // namespace clothlab

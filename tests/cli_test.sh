@@ -149,6 +149,20 @@ check "--wind within its range" expect_exit 2 "--wind: 500 is outside the valid 
   run hanging --wind 0,0,500
 check "--air-density within its range" expect_exit 2 "--air-density: must be between 0 and 10" -- \
   run hanging --air-density 20
+# Sleep: a flat sheet dropped on its ground falls asleep once it lies still, and is not stepped.
+awk 'BEGIN {for (j = 0; j < 5; ++j) for (i = 0; i < 5; ++i) print "v", 0.1 * i, 1, 0.1 * j;
+  for (j = 0; j < 4; ++j) for (i = 0; i < 4; ++i) {a = j * 5 + i + 1;
+    print "f", a, a + 5, a + 1; print "f", a + 1, a + 5, a + 6}}' >"$work/sheet.obj"
+"$cli" run "$work/sheet.obj" --solver xpbd --dt 0.005 --steps 400 --stats "$work/sleep.jsonl" \
+  >"$work/sleep.txt"
+check "a sheet lying still falls asleep" grep -q 'steps asleep at rest (first from t = ' "$work/sleep.txt"
+check "asleep steps say so in the stats" grep -q '"asleep":true' "$work/sleep.jsonl"
+check "the first steps are taken" bash -c "head -1 '$work/sleep.jsonl' | grep -vq asleep"
+"$cli" run "$work/sheet.obj" --solver xpbd --dt 0.005 --steps 400 --sleep-speed 0 \
+  --stats "$work/awake.jsonl" >"$work/awake.txt"
+check "--sleep-speed 0 steps every step" bash -c "! grep -q asleep '$work/awake.jsonl' '$work/awake.txt'"
+check "--sleep-speed within its range" expect_exit 2 "--sleep-speed: must be between 0 and 0.1 m/s" -- \
+  run hanging --sleep-speed 1
 # --param: a solver parameter over the scene's (the keys of a scene file's "solver" object).
 "$cli" run cantilever-coarse --solver impulse-nc --steps 40 --out "$work/cr" --every 40 --quiet
 "$cli" run cantilever-coarse --solver impulse-nc --steps 40 --param bending_model=surface \

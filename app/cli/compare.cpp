@@ -34,7 +34,7 @@ struct PaneRun {
 
 // Runs `steps` steps and measures the metrics after each of the last `window` of them (at least
 // the last step's; the last good state's where the run diverged before the window). ms_per_step
-// is the median over all steps either way.
+// is the median over all steps taken either way (not those asleep at rest).
 void runPane(PaneRun& run, long steps, long window) {
   Simulation& simulation = *run.simulation;
   const MetricProbe probe = makeMetricProbe(simulation);
@@ -56,7 +56,8 @@ void runPane(PaneRun& run, long steps, long window) {
       run.failure = *e;
       break;
     }
-    stepMs.push_back(simulation.lastStats().msTotal);
+    if (!simulation.lastStats().extra.contains("asleep"))
+      stepMs.push_back(simulation.lastStats().msTotal);
     if (i >= steps - window) measure();
   }
   run.steps = simulation.stepCount();

@@ -151,7 +151,7 @@ struct RunOptions {
   std::string scene, solver, statsPath, outDir;
   std::optional<std::string> bendingRest;
   std::optional<long> steps;
-  std::optional<double> dt, tolerance, density, bending, airDensity;
+  std::optional<double> dt, tolerance, density, bending, airDensity, sleepSpeed;
   std::vector<double> wind;  // empty: the scene's
   std::vector<std::string> params;  // --param KEY=VALUE, the solver's parameters over the scene's
   std::vector<std::string> obstacles;  // --obstacle: OBJs placed under the cloth
@@ -215,6 +215,7 @@ int commandRun(const RunOptions& options) {
     scene.sim.bendingRest = *options.bendingRest;
   }
   if (options.airDensity) scene.sim.airDensity = *options.airDensity;
+  if (options.sleepSpeed) scene.sim.sleepSpeed = *options.sleepSpeed;
   if (!options.wind.empty()) {
     if (options.wind.size() != 3)
       return fail("--wind: give three numbers X,Y,Z [m/s], got " +
@@ -235,6 +236,7 @@ int commandRun(const RunOptions& options) {
        {Flag{"--dt", "dt", options.dt}, Flag{"--density", "density", options.density},
         Flag{"--bending", "bending", options.bending},
         Flag{"--air-density", "air_density", options.airDensity},
+        Flag{"--sleep-speed", "sleep_speed", options.sleepSpeed},
         Flag{"--substeps", "substeps", asDouble(options.substeps)},
         Flag{"--max-substeps", "max_substeps", asDouble(options.maxSubsteps)}}) {
     const auto* info = findParam(SimParams::table(), key);
@@ -293,6 +295,8 @@ int commandRun(const RunOptions& options) {
   double worstError = 0, worstStrain = 0;
   ConstraintError errorLabel{0, "max position error", " m"};  // the last step's kind
   long iterations = 0, unconverged = 0;
+  long asleep = 0;                // steps not taken: the cloth at rest (Simulation::asleep)
+  std::optional<double> sleptAt;  // when it first fell asleep [s]
   double largestSquash = 0;  // of the jellies, over the run [m]
   std::optional<std::string> failure;
   for (long i = 0; i < steps; ++i) {
@@ -301,7 +305,12 @@ int commandRun(const RunOptions& options) {
       break;
     }
     const StepStats& s = simulation.lastStats();
-    stepMs.push_back(s.msTotal);
+    if (s.extra.contains("asleep")) {
+      ++asleep;
+      if (!sleptAt) sleptAt = s.t - simulation.sim().dt;
+    } else {
+      stepMs.push_back(s.msTotal);
+    }
     errorLabel = constraintError(s);
     worstError = std::max(worstError, errorLabel.value);
     worstStrain = std::max(worstStrain, s.maxEdgeStrain);
@@ -323,15 +332,22 @@ int commandRun(const RunOptions& options) {
   const double medianMs = median(stepMs);
   const std::string framesNote =
       options.outDir.empty() ? "" : ", " + std::to_string(frames) + " frames in " + options.outDir;
+  // Steps not taken while the cloth slept; the median is of the steps taken.
+  const std::string sleepNote =
+      asleep == 0 ? ""
+                  : ", " + std::to_string(asleep) +
+                        " steps asleep at rest (first from t = " + formatG(*sleptAt) +
+                        " s; --sleep-speed 0 steps them all)";
   if (!options.quiet || failure) {
     std::printf(
         "%s: %s, %ld steps (%.3f s simulated) in %.2f s wall, median %.2f ms/step, "
         "%.2f position solves/step, %s %.3g%s, max edge strain %.3g, "
-        "%ld steps above tolerance, %d self-intersecting triangle pairs at the end%s\n",
+        "%ld steps above tolerance, %d self-intersecting triangle pairs at the end%s%s\n",
         scene.name.c_str(), scene.solverId.c_str(), simulation.stepCount(), simulation.time(), wall,
-        medianMs, simulation.stepCount() ? double(iterations) / simulation.stepCount() : 0.0,
+        medianMs, long(stepMs.size()) ? double(iterations) / double(stepMs.size()) : 0.0,
         errorLabel.name, worstError, errorLabel.unit, worstStrain, unconverged,
-        countSelfIntersections(simulation.cloth().mesh, simulation.surface()), framesNote.c_str());
+        countSelfIntersections(simulation.cloth().mesh, simulation.surface()), sleepNote.c_str(),
+        framesNote.c_str());
     for (size_t j = 0; j < simulation.jellies().size(); ++j) {
       const JellyBody& jelly = simulation.jellies()[j];
       std::printf(
@@ -402,6 +418,9 @@ int main(int argc, char** argv) {
                   "The shape the bending pulls toward: flat, or the cloth's shape as loaded");
   run->add_option("--air-density", options.airDensity,
                   "Density of the air [kg/m^3] (1.2 at sea level)");
+  run->add_option("--sleep-speed", options.sleepSpeed,
+                  "The cloth is no longer stepped once every vertex has moved slower than this "
+                  "[m/s] for the scene's sleep_time (default 0.001; 0: never)");
   run->add_option("--wind", options.wind, "The wind's velocity X,Y,Z [m/s]")
       ->delimiter(',')
       ->expected(1, 3);

@@ -339,12 +339,14 @@ void Viewer::consumePanes() {
     pane.snapshot = latest;
     if (latest->step == pane.lastStep) continue;
     pane.lastStep = latest->step;
-    pane.stepMs.push_back(latest->stats.msTotal);
+    // The steps taken: a pane asleep at rest keeps the figure of its last ones.
+    if (!latest->stats.extra.contains("asleep")) pane.stepMs.push_back(latest->stats.msTotal);
     while (pane.stepMs.size() > 200) pane.stepMs.pop_front();
     if (now - pane.metricsWall >= kMetricsInterval || pane.metrics.empty()) {
       pane.metricsWall = now;
       const Positions surface = pointRows(latest->positions);
       std::vector<double> ms(pane.stepMs.begin(), pane.stepMs.end());
+      if (ms.empty()) ms.push_back(std::numeric_limits<double>::quiet_NaN());
       std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
       const Positions nodes = pointRows(latest->finePositions);
       pane.metrics =

@@ -847,6 +847,13 @@ void Viewer::drawStatsSection() {
     }
     ImGui::EndTable();
   }
+  if (s.extra.value("asleep", false)) {
+    ImGui::TextColored(ImVec4(0.55f, 0.8f, 1.0f, 1.0f),
+                       "asleep: the cloth lies still and is not stepped");
+    tooltip(
+        "every vertex moved slower than sleep_speed for sleep_time; an edit, a grab or a pin "
+        "wakes it (sleep_speed 0: never asleep)");
+  }
   if (!s.converged) {
     const long above = std::count_if(history_.begin(), history_.end(), [](const Sample& h) { return !h.converged; });
     ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "the last step ended above the solver's tolerance");
