@@ -198,7 +198,7 @@ int runCompare(const CompareOptions& options) {
   if (options.average)
     std::printf(
         "(mean [lowest, highest] over the steps averaged; ms_per_step: the median over all "
-        "steps)\n");
+        "steps taken, not those asleep at rest)\n");
   bool diverged = false;
   for (const auto& run : runs)
     if (!run.failure.empty()) {
