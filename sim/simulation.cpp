@@ -198,7 +198,7 @@ std::optional<std::string> Simulation::step() {
     rest.linearSolver = stats_.linearSolver;
     for (const auto& [key, value] : stats_.extra.items())
       if (key.starts_with("max_")) rest.extra[key] = value;
-    rest.extra["asleep"] = true;
+    rest.extra[kAsleepKey] = true;
     stats_ = std::move(rest);
     return std::nullopt;
   }
@@ -269,15 +269,21 @@ bool Simulation::restless() const {
     return true;
   if (cloth_->stitchRestGaps.size() > 0 && sewn_ < cloth_->stitchRestGaps.maxCoeff()) return true;
   return std::any_of(obstacles_.begin(), obstacles_.end(), [&](const Obstacle& o) {
-    const Obstacle now = o.at(time_);
+    if (o.velocity == Vec3::Zero() && o.angularVelocity == Vec3::Zero()) return false;
+    const Obstacle now = o.at(time_);  // one that moved may have stopped
     return now.velocity != Vec3::Zero() || now.angularVelocity != Vec3::Zero();
   });
 }
 
-void Simulation::noteStillness(const StepStats& stats) {
+double Simulation::fastestSurfaceSpeed() const {
   const Positions v = solver_->surfaceVelocities();
-  const double fastest = v.rows() > 0 ? v.rowwise().norm().maxCoeff() : 0.0;
-  if (sim_.sleepSpeed > 0 && stats.converged && fastest < sim_.sleepSpeed && !restless())
+  return v.rows() > 0 ? v.rowwise().norm().maxCoeff() : 0.0;
+}
+
+void Simulation::noteStillness(const StepStats& stats) {
+  // The cheap checks first: the speeds are not looked at where sleep is off.
+  if (sim_.sleepSpeed > 0 && stats.converged && !restless() &&
+      fastestSurfaceSpeed() < sim_.sleepSpeed)
     stillFor_ += sim_.dt;
   else
     stillFor_ = 0;
@@ -558,7 +564,7 @@ void Simulation::replaceJellies(std::vector<JellySpec> jellies,
 Eigen::AlignedBox3d Simulation::clothReach(const SimParams& sim) const {
   const Positions& x = solver_->surface();
   if (x.rows() == 0) return {};
-  const double speed = solver_->surfaceVelocities().rowwise().norm().maxCoeff();
+  const double speed = fastestSurfaceSpeed();
   const double margin = sim.thickness + 2 * sim.dt * (speed + sim.gravity.norm() * sim.dt);
   const Vec3 lo = x.colwise().minCoeff(), hi = x.colwise().maxCoeff();
   Eigen::AlignedBox3d reach(lo.array() - margin, hi.array() + margin);

@@ -21,6 +21,11 @@ namespace clothlab {
 // boolean extras are true if any sub-step's is.
 void accumulateSubstep(StepStats& total, const StepStats& sub, bool first);
 
+// The key a step's stats carry (true) where the simulation slept through it (Simulation::step),
+// and whether `stats` are such a step's.
+inline constexpr const char* kAsleepKey = "asleep";
+inline bool sleptThrough(const StepStats& stats) { return stats.extra.value(kAsleepKey, false); }
+
 // Why `cloth` cannot start where it rests among `obstacles` (as at t = 0): vertices deeper inside
 // one than half its mean rest edge length, or `thickness` where that is more. The message names
 // the obstacle (obstacles[i]), how many vertices and the deepest. Simulation::create refuses such
@@ -166,6 +171,8 @@ class Simulation {
   // sleepSpeed and the step ended within the tolerance (else starts again), and falls asleep once
   // that lasted sleepTime.
   void noteStillness(const StepStats& stats);
+  // The largest speed of a surface vertex now [m/s] (0 for no vertex).
+  double fastestSurfaceSpeed() const;
   double stillFor_ = 0;  // simulated time the cloth has moved slower than sleepSpeed [s]
   bool asleep_ = false;
   // One solver step of sim.dt from simulated time `start`.

@@ -56,8 +56,7 @@ void runPane(PaneRun& run, long steps, long window) {
       run.failure = *e;
       break;
     }
-    if (!simulation.lastStats().extra.contains("asleep"))
-      stepMs.push_back(simulation.lastStats().msTotal);
+    if (!sleptThrough(simulation.lastStats())) stepMs.push_back(simulation.lastStats().msTotal);
     if (i >= steps - window) measure();
   }
   run.steps = simulation.stepCount();

@@ -305,7 +305,7 @@ int commandRun(const RunOptions& options) {
       break;
     }
     const StepStats& s = simulation.lastStats();
-    if (s.extra.contains("asleep")) {
+    if (sleptThrough(s)) {
       ++asleep;
       if (!sleptAt) sleptAt = s.t - simulation.sim().dt;
     } else {

@@ -340,7 +340,7 @@ void Viewer::consumePanes() {
     if (latest->step == pane.lastStep) continue;
     pane.lastStep = latest->step;
     // The steps taken: a pane asleep at rest keeps the figure of its last ones.
-    if (!latest->stats.extra.contains("asleep")) pane.stepMs.push_back(latest->stats.msTotal);
+    if (!sleptThrough(latest->stats)) pane.stepMs.push_back(latest->stats.msTotal);
     while (pane.stepMs.size() > 200) pane.stepMs.pop_front();
     if (now - pane.metricsWall >= kMetricsInterval || pane.metrics.empty()) {
       pane.metricsWall = now;

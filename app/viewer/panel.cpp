@@ -847,7 +847,7 @@ void Viewer::drawStatsSection() {
     }
     ImGui::EndTable();
   }
-  if (s.extra.value("asleep", false)) {
+  if (sleptThrough(s)) {
     ImGui::TextColored(ImVec4(0.55f, 0.8f, 1.0f, 1.0f),
                        "asleep: the cloth lies still and is not stepped");
     tooltip(

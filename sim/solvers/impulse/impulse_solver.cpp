@@ -984,6 +984,8 @@ struct ImpulseSolver::Impl : RowStructure {
     // which they are factorized once after (sphere-drop's systems above 10 000 rows: analysis 5.7
     // → 2.1 ms, factorization 2.1 → 2.4 ms; restricted orderings there took as long as a search).
     // Eigen's back end orders by itself.
+    system.factor = makeSpdSolver(backendId);
+    if (!system.factor) return false;
     std::vector<int> ordering;
     std::string method = "AMD";
     if (factor && n >= kNestedDissectionRows) {
@@ -994,11 +996,10 @@ struct ImpulseSolver::Impl : RowStructure {
           if (localRow[r] >= 0) ordering.push_back(localRow[r]);
       }
       method = fullOrderingMethod();
-    } else if (n < kNestedDissectionRows && factor && factor->takesOrdering()) {
+    } else if (n < kNestedDissectionRows && system.factor->takesOrdering()) {
       ordering = amdOrdering(system.matrix);  // empty if AMD failed: analyze searches then
     }
-    system.factor = makeSpdSolver(backendId);
-    if (!system.factor || system.factor->analyze(system.matrix, ordering, method) ||
+    if (system.factor->analyze(system.matrix, ordering, method) ||
         factorizeShifted(system.matrix, system.diagonalValue, *system.factor, baseShift, usedShift))
       return false;
     movingInverseMass = inverseMass;
