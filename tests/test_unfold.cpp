@@ -297,7 +297,11 @@ TEST(Unfolding, MlsIsometryLaysACreasedClothOntoItsConstraintsAtRest) {
 // A vertex pinned alone takes its 2-ring under mls-isometry (MlsParams::lonePinRings), but a
 // 2-ring fit across the folded sheet's creases sees them as a shrink that its 1-ring fit did not:
 // projected in the next step, that correction became a kick (42 m/s, against 3.1 before the
-// pin). Such a pin keeps its 1-ring.
+// pin). Such a pin keeps its 1-ring. The pin stops a vertex moving at 1.9 m/s, and the cloth
+// beside it whips: over the next 5 steps its fastest point moves 0.97 to 1.07 times as fast as
+// before under OpenBLAS's Prescott, Sandybridge and SkylakeX kernels, 1.32 to 1.33 times under
+// Haswell's, Zen's and Nehalem's (1.25 was the bound until a host with Haswell's kernels ran
+// it), so the bound is twice, far below the kick.
 TEST(Unfolding, MlsIsometryPinsACurvedClothWhereItIsWithoutAKick) {
   Scene scene = sceneForObj(test::writeFile("unfold_folded_pinned.obj", foldedSheetObj()));
   scene.solverId = "mls-isometry";
@@ -324,7 +328,8 @@ TEST(Unfolding, MlsIsometryPinsACurvedClothWhereItIsWithoutAKick) {
   x.col(1).minCoeff(&lowest);
   const int pin = static_cast<int>(lowest);
   ASSERT_FALSE((*sim)->setPin(pin, x.row(pin).transpose()));
-  EXPECT_LT(fastest(5), 1.25 * before);  // the cloth still falls faster
+  const double after = fastest(5);
+  EXPECT_LT(after, 2 * before) << "fastest " << before << " m/s before the pin";
   EXPECT_LE((*sim)->lastStats().extra.at("max_isometry_residual").get<double>(), 0.01);
   const MlsNeighbourhoods& n = dynamic_cast<const MlsSolver&>((*sim)->solver()).neighbourhoods();
   EXPECT_EQ(n.start[pin + 1] - n.start[pin],
